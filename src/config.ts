@@ -1,0 +1,138 @@
+/**
+ * The only reader of `process.env`: one zod schema turns the environment into a typed, nested
+ * config. A bad value stops the process with a message naming the variable.
+ */
+import { z } from 'zod';
+
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+const csv = z.string().transform((v) =>
+  v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean),
+);
+
+const EnvSchema = z.object({
+  PORT: int(0, 65535).default(3000),
+  HOST: z.string().default('127.0.0.1'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+
+  CASSANDRA_CONTACT_POINTS: csv.optional(),
+  CASSANDRA_LOCAL_DC: z.string().default('datacenter1'),
+  CASSANDRA_KEYSPACE: z
+    .string()
+    .regex(/^[a-z][a-z0-9_]{0,47}$/, 'lower-case CQL identifier')
+    .default('flocklist'),
+  CASSANDRA_REPLICATION: z
+    .string()
+    .regex(/^(simple:\d+|(\w+:\d+)(,\w+:\d+)*)$/, 'simple:RF or dc1:RF,dc2:RF')
+    .default('simple:1'),
+  CASSANDRA_CONSISTENCY: z.enum(['localOne', 'localQuorum', 'quorum', 'one', 'all']).default('localQuorum'),
+  CASSANDRA_USERNAME: z.string().optional(),
+  CASSANDRA_PASSWORD: z.string().optional(),
+  CASSANDRA_REQUEST_TIMEOUT_MS: int(100, 120_000).default(5000),
+  CASSANDRA_HEAP: z
+    .string()
+    .regex(/^\d+[MG]$/)
+    .default('1G'),
+
+  GRAPH_JWT_SECRET: z.string().min(16, 'at least 16 characters').default('dev-only-secret-change-me-please'),
+  GRAPH_CURSOR_SECRET: z.string().min(16).optional(),
+  GRAPH_MAX_FOLLOWING: int(1, 10_000_000).default(7500),
+  GRAPH_BUCKET_THRESHOLDS: z
+    .string()
+    .regex(/^\d+(,\d+)*$/, 'comma-separated list sizes, ascending')
+    .default('50000,200000,400000,800000,1600000,3200000')
+    .transform((v) => v.split(',').map(Number))
+    .refine((a) => a.every((n, i) => n > 0 && (i === 0 || n > (a[i - 1] as number))), 'must be ascending'),
+  GRAPH_RATE_LIMIT_PER_MINUTE: int(1, 1_000_000).default(300),
+  GRAPH_BODY_LIMIT_BYTES: int(1024, 16 * 1024 * 1024).default(64 * 1024),
+  GRAPH_RECEIPT_TTL_SECONDS: int(86_400, 30 * 86_400).default(2 * 86_400),
+  GRAPH_DOCS: z.enum(['true', 'false', '1', '0', 'yes', 'no']).default('true').pipe(bool),
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+});
+
+export type Env = z.infer<typeof EnvSchema>;
+
+export interface Config {
+  http: { host: string; port: number; bodyLimitBytes: number; docs: boolean };
+  log: { level: Env['LOG_LEVEL'] };
+  cassandra: {
+    /** Undefined: start (or reuse) the local Maven-jar node. */
+    contactPoints: string[] | undefined;
+    localDataCenter: string;
+    keyspace: string;
+    replication: Record<string, string | number>;
+    consistency: Env['CASSANDRA_CONSISTENCY'];
+    credentials: { username: string; password: string } | undefined;
+    requestTimeoutMs: number;
+    localHeap: string;
+  };
+  graph: {
+    jwtSecret: string;
+    cursorSecret: string;
+    maxFollowing: number;
+    /** List sizes at which a list grows from 1→2→4… buckets; index i: threshold for 2^(i+1). */
+    bucketThresholds: number[];
+    rateLimitPerMinute: number;
+    receiptTtlSeconds: number;
+  };
+}
+
+/** `simple:3` → SimpleStrategy RF 3; `dc1:3,dc2:3` → NetworkTopologyStrategy. */
+export function parseReplication(spec: string): Record<string, string | number> {
+  if (spec.startsWith('simple:')) {
+    return { class: 'SimpleStrategy', replication_factor: Number(spec.slice('simple:'.length)) };
+  }
+  const out: Record<string, string | number> = { class: 'NetworkTopologyStrategy' };
+  for (const part of spec.split(',')) {
+    const [dc, rf] = part.split(':');
+    out[dc as string] = Number(rf);
+  }
+  return out;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Parses the environment once; throws `ConfigError` naming every bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  if (e.NODE_ENV === 'production' && e.GRAPH_JWT_SECRET === 'dev-only-secret-change-me-please') {
+    throw new ConfigError('invalid configuration:\n  GRAPH_JWT_SECRET: must be set in production');
+  }
+  return {
+    http: { host: e.HOST, port: e.PORT, bodyLimitBytes: e.GRAPH_BODY_LIMIT_BYTES, docs: e.GRAPH_DOCS },
+    log: { level: e.LOG_LEVEL },
+    cassandra: {
+      contactPoints: e.CASSANDRA_CONTACT_POINTS,
+      localDataCenter: e.CASSANDRA_LOCAL_DC,
+      keyspace: e.CASSANDRA_KEYSPACE,
+      replication: parseReplication(e.CASSANDRA_REPLICATION),
+      consistency: e.CASSANDRA_CONSISTENCY,
+      credentials:
+        e.CASSANDRA_USERNAME && e.CASSANDRA_PASSWORD
+          ? { username: e.CASSANDRA_USERNAME, password: e.CASSANDRA_PASSWORD }
+          : undefined,
+      requestTimeoutMs: e.CASSANDRA_REQUEST_TIMEOUT_MS,
+      localHeap: e.CASSANDRA_HEAP,
+    },
+    graph: {
+      jwtSecret: e.GRAPH_JWT_SECRET,
+      cursorSecret: e.GRAPH_CURSOR_SECRET ?? `${e.GRAPH_JWT_SECRET}:cursor`,
+      maxFollowing: e.GRAPH_MAX_FOLLOWING,
+      bucketThresholds: e.GRAPH_BUCKET_THRESHOLDS,
+      rateLimitPerMinute: e.GRAPH_RATE_LIMIT_PER_MINUTE,
+      receiptTtlSeconds: e.GRAPH_RECEIPT_TTL_SECONDS,
+    },
+  };
+}

@@ -1,0 +1,123 @@
+/**
+ * The domain's public surface, as the HTTP layer and the jobs see it. Authorization of *who may
+ * act for whom* (token `sub` vs path id, `graph:admin`) is the HTTP layer's; the relationship
+ * rules (blocks, privacy, visibility, caps) are enforced here.
+ *
+ * Every mutation takes `MutationOptions`: `position` (admin replay/import) applies the operation
+ * at that historical position; without it the domain picks `max(now, newest position on the
+ * pair + 1)`. Mutations are idempotent in effect: repeating one changes nothing and reports
+ * `changed: false`.
+ */
+import type { Direction, ListKey, Position, Relation, UserId, UserRecord } from '../store/types.js';
+
+export interface MutationOptions {
+  /** Apply at this historical position (µs). Admin only; the end state is order-independent. */
+  position?: Position;
+}
+
+export interface MutationResult<S extends string> {
+  state: S;
+  /** False when the operation was a no-op (already in that state, or refused as a no-op). */
+  changed: boolean;
+  position: Position;
+}
+
+export type FollowState = 'none' | 'following' | 'requested';
+
+export interface FollowStatus {
+  state: FollowState;
+  /** When the current follow (or request) began; absent for `none`. */
+  since?: Position;
+}
+
+export interface Relationship {
+  following: FollowState;
+  followedBy: boolean;
+  blocking: boolean;
+  muting: boolean;
+}
+
+export interface Counts {
+  followers: number;
+  following: number;
+}
+
+export interface ListItem {
+  id: UserId;
+  /** µs position at which the edge became active (the list order key). */
+  createdAt: Position;
+}
+
+export interface ListPage {
+  items: ListItem[];
+  nextCursor: string | null;
+}
+
+export interface ScanPage {
+  ids: UserId[];
+  nextCursor: string | null;
+}
+
+/** The user-facing operations on the follow graph. */
+export interface GraphApi {
+  // users
+  putUser(user: {
+    id: UserId;
+    username: string;
+    private?: boolean;
+  }): Promise<{ user: UserRecord; created: boolean }>;
+  /** Throws `UserNotFoundError`. */
+  getUser(id: UserId): Promise<UserRecord>;
+  getUsers(ids: readonly UserId[]): Promise<Map<UserId, UserRecord>>;
+
+  // follows and requests (actor → target)
+  /** Follow, or request to follow a private account. Throws Self/Blocked/Cap/UserNotFound errors. */
+  follow(
+    actor: UserId,
+    target: UserId,
+    o?: MutationOptions,
+  ): Promise<MutationResult<'following' | 'requested'>>;
+  /** Unfollow, or cancel a pending request. Idempotent. */
+  unfollow(actor: UserId, target: UserId, o?: MutationOptions): Promise<MutationResult<'none'>>;
+  /** `owner` removes `follower` from its followers. */
+  removeFollower(owner: UserId, follower: UserId, o?: MutationOptions): Promise<MutationResult<'none'>>;
+  /** Throws `NoPendingRequestError` when there is neither a request nor an existing follow. */
+  acceptRequest(owner: UserId, requester: UserId, o?: MutationOptions): Promise<MutationResult<'following'>>;
+  declineRequest(owner: UserId, requester: UserId, o?: MutationOptions): Promise<MutationResult<'none'>>;
+
+  // blocks, mutes, close friends (actor → target)
+  block(actor: UserId, target: UserId, o?: MutationOptions): Promise<MutationResult<'blocking'>>;
+  unblock(actor: UserId, target: UserId, o?: MutationOptions): Promise<MutationResult<'none'>>;
+  mute(actor: UserId, target: UserId, o?: MutationOptions): Promise<MutationResult<'muting'>>;
+  unmute(actor: UserId, target: UserId, o?: MutationOptions): Promise<MutationResult<'none'>>;
+  addCloseFriend(actor: UserId, target: UserId, o?: MutationOptions): Promise<MutationResult<'close_friend'>>;
+  removeCloseFriend(actor: UserId, target: UserId, o?: MutationOptions): Promise<MutationResult<'none'>>;
+
+  // reads
+  getFollowStatus(source: UserId, target: UserId): Promise<FollowStatus>;
+  relationship(viewer: UserId, other: UserId): Promise<Relationship>;
+  /** The subset of `ids` that `owner` has an active `relation` edge to (direction out) or from (in), in request order. */
+  contains(
+    owner: UserId,
+    relation: Relation,
+    direction: Direction,
+    ids: readonly UserId[],
+  ): Promise<UserId[]>;
+  counts(userId: UserId): Promise<Counts>;
+  /** Newest-first page of a list; the cursor is signed and bound to `list`. */
+  listPage(list: ListKey, limit: number, cursor: string | null): Promise<ListPage>;
+  /** Fan-out scan of one slice of a list; order within a slice unspecified. */
+  scanPage(
+    list: ListKey,
+    slice: number,
+    slices: number,
+    limit: number,
+    cursor: string | null,
+  ): Promise<ScanPage>;
+
+  // visibility
+  /** Throws `HiddenError` (owner blocks viewer / deactivated) or `NotVisibleError` (private, not a follower). */
+  assertCanViewLists(viewer: UserId, owner: UserId): Promise<void>;
+  /** Throws `HiddenError` when the owner blocks the viewer. */
+  assertCanViewProfile(viewer: UserId, owner: UserId): Promise<void>;
+}

@@ -1,0 +1,68 @@
+/**
+ * `npm run cassandra -- [--fresh] [--address 127.0.0.1] [--native-port 9042] [--storage-port 7000]
+ *   [--seeds 127.0.0.1:7000] [--token 0] [--heap 1G] [--commitlog periodic|batch|group] [--dir PATH]`
+ *
+ * Runs one local node in the foreground until Ctrl-C (or SIGTERM), then stops it cleanly.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { startLocalNode } from './node.js';
+import { defaultNodeOptions, type NodeOptions } from './node-options.js';
+
+const { values } = parseArgs({
+  options: {
+    fresh: { type: 'boolean', default: false },
+    address: { type: 'string' },
+    'native-port': { type: 'string' },
+    'storage-port': { type: 'string' },
+    seeds: { type: 'string' },
+    token: { type: 'string' },
+    heap: { type: 'string' },
+    commitlog: { type: 'string' },
+    dir: { type: 'string' },
+  },
+});
+
+const overrides: Partial<NodeOptions> = {};
+if (values.address) overrides.address = values.address;
+if (values['native-port']) overrides.nativePort = Number(values['native-port']);
+if (values['storage-port']) overrides.storagePort = Number(values['storage-port']);
+if (values.seeds) overrides.seeds = values.seeds.split(',');
+if (values.token) overrides.initialToken = values.token;
+if (values.heap) overrides.heap = values.heap;
+if (values.dir) overrides.nodeDir = values.dir;
+if (values.commitlog) {
+  if (!['periodic', 'batch', 'group'].includes(values.commitlog)) {
+    console.error('--commitlog must be periodic, batch or group');
+    process.exit(2);
+  }
+  overrides.commitlogSync = values.commitlog as NodeOptions['commitlogSync'];
+}
+const options = defaultNodeOptions(overrides);
+const log = (line: string) => console.log(`[cassandra] ${line}`);
+
+const node = await startLocalNode(options, { fresh: values.fresh, log });
+if (!node.owned) {
+  log('a node is already running there; nothing to do');
+  process.exit(0);
+}
+const rss = await readFile(`/proc/${node.pid}/status`, 'utf8').catch(() => '');
+log(
+  `ready on ${node.address}:${node.nativePort} in ${(node.startupMs / 1000).toFixed(1)} s` +
+    (node.resolveMs ? ` (jar resolution ${(node.resolveMs / 1000).toFixed(1)} s)` : '') +
+    ` — data in ${options.nodeDir}; Ctrl-C stops it`,
+);
+if (rss) log(`logs: ${join(options.nodeDir, 'logs', 'system.log')}`);
+
+let stopping = false;
+const stop = async (signal: string) => {
+  if (stopping) return;
+  stopping = true;
+  log(`${signal}: stopping`);
+  await node.stop();
+  log('stopped');
+  process.exit(0);
+};
+process.on('SIGINT', () => void stop('SIGINT'));
+process.on('SIGTERM', () => void stop('SIGTERM'));

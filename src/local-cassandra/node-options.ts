@@ -1,0 +1,48 @@
+import { resolve } from 'node:path';
+
+/** Everything that distinguishes one local node from another; a 3-node cluster varies `address`. */
+export interface NodeOptions {
+  /** cassandra-all version resolved from Maven Central. */
+  version: string;
+  /** Loopback address the node binds (127.0.0.1, 127.0.0.2, …). */
+  address: string;
+  nativePort: number;
+  storagePort: number;
+  /** Seeds as `host:port`. */
+  seeds: string[];
+  /** This node's single token (fixed tokens skip allocation and its waits). */
+  initialToken: string;
+  clusterName: string;
+  /** Jar cache, shared by all nodes. */
+  cacheDir: string;
+  /** This node's data, commitlog, logs and written config. */
+  nodeDir: string;
+  heap: string;
+  commitlogSync: 'periodic' | 'batch' | 'group';
+}
+
+export const CASSANDRA_VERSION = '5.0.8';
+
+/** The project-relative home of jars and node data; git-ignored. */
+export function defaultHome(): string {
+  return resolve(process.cwd(), '.cassandra');
+}
+
+export function defaultNodeOptions(overrides: Partial<NodeOptions> = {}): NodeOptions {
+  const home = defaultHome();
+  const address = overrides.address ?? '127.0.0.1';
+  return {
+    version: CASSANDRA_VERSION,
+    address,
+    nativePort: 9042,
+    storagePort: 7000,
+    seeds: [`${address}:${overrides.storagePort ?? 7000}`],
+    initialToken: '0',
+    clusterName: 'flocklist',
+    cacheDir: resolve(home, 'cache'),
+    nodeDir: resolve(home, 'nodes', address),
+    heap: '1G',
+    commitlogSync: 'periodic',
+    ...overrides,
+  };
+}

@@ -1,0 +1,125 @@
+/**
+ * The storage boundary. The domain (`src/graph`) decides *what* to write; a store only reads and
+ * writes. Two implementations are held to one contract suite (`test/store/contract.ts`): the
+ * Cassandra store and an in-memory store for fast domain tests.
+ *
+ * Write discipline: every edge and list-row write carries the caller's `version` as its cell
+ * write time (`USING TIMESTAMP version` in Cassandra), so the store's own last-writer-wins
+ * resolves races and replays; a write with a lower version never shadows a higher one. At equal
+ * versions a delete wins over a put (Cassandra's tie rule; the memory store copies it).
+ */
+import type {
+  BucketLayout,
+  EdgeRecord,
+  EdgeWrite,
+  ListEntry,
+  ListKey,
+  ListRowWrite,
+  PairOp,
+  Position,
+  Receipt,
+  Relation,
+  UserId,
+  UserRecord,
+} from './types.js';
+
+export interface GraphStore {
+  // ---- users ----
+
+  /** The user, or null if unknown. */
+  getUser(id: UserId): Promise<UserRecord | null>;
+  /** The known users among `ids` (unknown ids are absent from the map). */
+  getUsers(ids: readonly UserId[]): Promise<Map<UserId, UserRecord>>;
+  /**
+   * Creates or updates a user. Throws `UsernameTakenError` when another id holds the username
+   * (case-insensitive). Returns whether the user was new.
+   */
+  putUser(user: UserRecord): Promise<{ created: boolean }>;
+
+  // ---- pair history ----
+
+  /** Records an operation in its pair's history. Idempotent: the same op twice is one row. */
+  appendPairOp(op: PairOp): Promise<void>;
+  /** The pair's whole history in position order (ties: source id, then kind). */
+  listPairOps(a: UserId, b: UserId): Promise<PairOp[]>;
+
+  // ---- edge state ----
+
+  /**
+   * Writes derived edge states and list rows as one logged batch (all-or-nothing eventually),
+   * every cell at write time `version`. Idempotent.
+   */
+  writeEdges(edges: readonly EdgeWrite[], rows: readonly ListRowWrite[], version: bigint): Promise<void>;
+  /** Edge states `sourceId → t` for each t in `targetIds` (absent: no edge ever). One partition. */
+  getEdgesOut(
+    sourceId: UserId,
+    relation: Relation,
+    targetIds: readonly UserId[],
+  ): Promise<Map<UserId, EdgeRecord>>;
+  /** Edge states `s → targetId` for each s in `sourceIds`. One partition. */
+  getEdgesIn(
+    targetId: UserId,
+    relation: Relation,
+    sourceIds: readonly UserId[],
+  ): Promise<Map<UserId, EdgeRecord>>;
+  /** Every edge state between `a` and `b`, all relations, both directions. */
+  getPairEdges(a: UserId, b: UserId): Promise<EdgeRecord[]>;
+
+  // ---- lists ----
+
+  /**
+   * One bucket's rows, newest first (created_at DESC, other_id DESC), strictly after `after`
+   * when given (i.e. older than it in list order), at most `limit` rows.
+   */
+  listBucket(list: ListKey, bucketCode: number, after: ListEntry | null, limit: number): Promise<ListEntry[]>;
+  /** The list's layout; `{ buckets: 1, growingTo: null, copiedThrough: 0 }` when never set. */
+  getLayout(list: ListKey): Promise<BucketLayout>;
+  putLayout(list: ListKey, layout: BucketLayout): Promise<void>;
+  /**
+   * Copies a row into another bucket code keeping its original write time, so a concurrent
+   * delete (higher version) still wins. Used by online growth.
+   */
+  copyListRow(list: ListKey, fromBucketCode: number, toBucketCode: number, entry: ListEntry): Promise<void>;
+  /** Drops a whole bucket partition (after a growth has moved past it). */
+  dropBucket(list: ListKey, bucketCode: number): Promise<void>;
+
+  // ---- counts ----
+
+  /** Adds `delta` to the list's counter shard. Not idempotent (counter semantics). */
+  incrementCount(list: ListKey, shard: number, delta: number): Promise<void>;
+  /** Sum over the list's counter shards. */
+  getCount(list: ListKey): Promise<number>;
+
+  // ---- receipts ----
+
+  getReceipt(actorId: UserId, key: string): Promise<Receipt | null>;
+  /** Stores a receipt for `ttlSeconds`; the first writer of a key wins (later puts are ignored). */
+  putReceipt(actorId: UserId, key: string, receipt: Receipt, ttlSeconds: number): Promise<void>;
+
+  // ---- lifecycle ----
+
+  /** Cheap reachability check used by `/readyz`. */
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export class UsernameTakenError extends Error {
+  override name = 'UsernameTakenError';
+  constructor(readonly username: string) {
+    super(`username ${username} is taken`);
+  }
+}
+
+/** The database cannot be reached or timed out; safe to retry later. */
+export class StoreUnavailableError extends Error {
+  override name = 'StoreUnavailableError';
+  readonly retryable = true;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+/** Helper for stores: µs position of "now". */
+export function nowPosition(): Position {
+  return BigInt(Date.now()) * 1000n;
+}

@@ -1,0 +1,104 @@
+/**
+ * The storage vocabulary shared by the domain and every store. Ids are signed 64-bit `bigint`s;
+ * positions are µs since the epoch as `bigint`.
+ */
+
+export type UserId = bigint;
+/** µs since the epoch; strictly increasing per edge. */
+export type Position = bigint;
+
+export const RELATIONS = ['follows', 'requests', 'blocks', 'mutes', 'close_friends'] as const;
+export type Relation = (typeof RELATIONS)[number];
+
+/** `out`: the owner is the edge's source (following); `in`: the owner is its target (followers). */
+export type Direction = 'out' | 'in';
+
+export type EdgeState = 'active' | 'removed';
+
+/** One operation on a pair, as recorded in the pair history. */
+export const OP_KINDS = [
+  'follow',
+  'request',
+  'accept',
+  'decline',
+  'unfollow',
+  'remove_follower',
+  'block',
+  'unblock',
+  'mute',
+  'unmute',
+  'close_friend_add',
+  'close_friend_remove',
+] as const;
+export type OpKind = (typeof OP_KINDS)[number];
+
+/**
+ * An operation on the edge `sourceId → targetId` (for `accept`, `decline` and `remove_follower`
+ * the source is the requester/follower and the target the account acting).
+ */
+export interface PairOp {
+  sourceId: UserId;
+  targetId: UserId;
+  kind: OpKind;
+  position: Position;
+}
+
+/** The stored state of one edge. */
+export interface EdgeRecord {
+  sourceId: UserId;
+  targetId: UserId;
+  relation: Relation;
+  state: EdgeState;
+  /** Position of the last transition. */
+  position: Position;
+  /** Start of the current active run (µs); meaningful when `state === 'active'`. */
+  createdAt: Position;
+}
+
+/** A list: one owner, one relation, one direction. */
+export interface ListKey {
+  userId: UserId;
+  relation: Relation;
+  direction: Direction;
+}
+
+/** One row of a list projection. */
+export interface ListEntry {
+  createdAt: Position;
+  otherId: UserId;
+}
+
+/** A list's bucket layout. `buckets` is what readers use; `growingTo` is set during a growth. */
+export interface BucketLayout {
+  buckets: number;
+  growingTo: number | null;
+  /** Old-layout buckets already copied into the new layout during a growth. */
+  copiedThrough: number;
+}
+
+/** A list-row mutation the domain derived; the store writes it to each named bucket code. */
+export interface ListRowWrite {
+  list: ListKey;
+  bucketCodes: number[];
+  entry: ListEntry;
+  op: 'put' | 'delete';
+}
+
+/** A derived edge state to write. */
+export interface EdgeWrite {
+  edge: EdgeRecord;
+}
+
+export interface UserRecord {
+  id: UserId;
+  username: string;
+  private: boolean;
+  state: 'active' | 'deactivated';
+  hideLists: boolean;
+}
+
+export interface Receipt {
+  requestHash: string;
+  status: number;
+  body: string;
+}

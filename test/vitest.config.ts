@@ -1,0 +1,31 @@
+import { defineConfig } from 'vitest/config';
+
+/**
+ * Two projects: `unit` (pure logic and the in-memory store, no database) and `integration`
+ * (the real Cassandra node started or found by the global setup). Each integration file makes
+ * its own keyspace, so files run in parallel.
+ */
+export default defineConfig({
+  test: {
+    root: new URL('..', import.meta.url).pathname,
+    testTimeout: 60_000,
+    hookTimeout: 180_000,
+    reporters: ['default'],
+    projects: [
+      {
+        extends: true,
+        test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: ['test/**/*.int.test.ts'] },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'integration',
+          globalSetup: ['test/support/global-setup.ts'],
+          include: ['test/**/*.int.test.ts'],
+          maxWorkers: 2,
+          testTimeout: 180_000,
+        },
+      },
+    ],
+  },
+});
