@@ -121,3 +121,18 @@ export interface GraphApi {
   /** Throws `HiddenError` when the owner blocks the viewer. */
   assertCanViewProfile(viewer: UserId, owner: UserId): Promise<void>;
 }
+
+/**
+ * The list side of the domain (bucketed pages, the merge cursor, scans, online growth), injected
+ * into the graph service so the write path and the read path meet only here.
+ */
+export interface ListService {
+  /** Newest-first page; `cursor` must have been issued for the same `list`. */
+  page(list: ListKey, limit: number, cursor: string | null): Promise<ListPage>;
+  /** One slice of a fan-out scan. */
+  scan(list: ListKey, slice: number, slices: number, limit: number, cursor: string | null): Promise<ScanPage>;
+  /** The layout writers must use now (may be cached briefly; a growth sets `growingTo` first). */
+  layoutForWrite(list: ListKey): Promise<import('../store/types.js').BucketLayout>;
+  /** Told the list's approximate size after a write; may start an online growth. Never throws. */
+  noteSize(list: ListKey, size: number): void;
+}
