@@ -76,10 +76,18 @@ export interface GraphStore {
   getLayout(list: ListKey): Promise<BucketLayout>;
   putLayout(list: ListKey, layout: BucketLayout): Promise<void>;
   /**
-   * Copies a row into another bucket code keeping its original write time, so a concurrent
-   * delete (higher version) still wins. Used by online growth.
+   * Copies one page of a bucket (rows strictly after `after`, newest first, at most `limit`) into
+   * the bucket codes chosen by `targetCode`, each row keeping its original write time, so a
+   * concurrent delete (a higher version) still wins over the copy. Used by online growth; resume
+   * from the returned `last` (null when the bucket is exhausted).
    */
-  copyListRow(list: ListKey, fromBucketCode: number, toBucketCode: number, entry: ListEntry): Promise<void>;
+  copyBucketPage(
+    list: ListKey,
+    fromBucketCode: number,
+    after: ListEntry | null,
+    limit: number,
+    targetCode: (otherId: UserId) => number,
+  ): Promise<{ copied: number; last: ListEntry | null }>;
   /** Drops a whole bucket partition (after a growth has moved past it). */
   dropBucket(list: ListKey, bucketCode: number): Promise<void>;
 
