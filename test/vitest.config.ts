@@ -14,7 +14,12 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: ['test/**/*.int.test.ts'] },
+        test: {
+          name: 'unit',
+          include: ['test/**/*.test.ts'],
+          exclude: ['test/**/*.int.test.ts'],
+          sequence: { groupOrder: 0 },
+        },
       },
       {
         extends: true,
@@ -23,6 +28,7 @@ export default defineConfig({
           globalSetup: ['test/support/global-setup.ts'],
           include: ['test/**/*.int.test.ts'],
           maxWorkers: 2,
+          sequence: { groupOrder: 1 },
           testTimeout: 180_000,
         },
       },

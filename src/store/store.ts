@@ -18,6 +18,7 @@ import type {
   PairOp,
   Position,
   Receipt,
+  Reconciliation,
   Relation,
   UserId,
   UserRecord,
@@ -88,8 +89,8 @@ export interface GraphStore {
     limit: number,
     targetCode: (otherId: UserId) => number,
   ): Promise<{ copied: number; last: ListEntry | null }>;
-  /** Drops a whole bucket partition (after a growth has moved past it). */
-  dropBucket(list: ListKey, bucketCode: number): Promise<void>;
+  /** Drops a whole bucket partition (after a growth has moved past it), at write time `version`. */
+  dropBucket(list: ListKey, bucketCode: number, version: bigint): Promise<void>;
 
   // ---- counts ----
 
@@ -97,6 +98,10 @@ export interface GraphStore {
   incrementCount(list: ListKey, shard: number, delta: number): Promise<void>;
   /** Sum over the list's counter shards. */
   getCount(list: ListKey): Promise<number>;
+  /** Records that the list's counter was reconciled against `counted` rows, with `drift` corrected. */
+  putReconciliation(list: ListKey, r: Reconciliation): Promise<void>;
+  /** The last reconciliation of the list, or null. */
+  getReconciliation(list: ListKey): Promise<Reconciliation | null>;
 
   // ---- receipts ----
 

@@ -102,3 +102,11 @@ export interface Receipt {
   status: number;
   body: string;
 }
+
+export interface Reconciliation {
+  reconciledAt: Date;
+  /** Rows counted in the list. */
+  counted: number;
+  /** counted − counter before the correction. */
+  drift: number;
+}

@@ -1,0 +1,39 @@
+/**
+ * The only place that inspects driver errors. Unreachable hosts, timeouts, overload and
+ * unavailable replicas become `StoreUnavailableError` (HTTP 503 with Retry-After); anything else
+ * is a programming error and propagates unchanged (but never reaches a response body).
+ */
+import cassandra from 'cassandra-driver';
+import { StoreUnavailableError } from '../store.js';
+
+const { errors, types } = cassandra;
+
+const RETRYABLE_CODES = new Set<number>([
+  types.responseErrorCodes.unavailableException,
+  types.responseErrorCodes.overloaded,
+  types.responseErrorCodes.isBootstrapping,
+  types.responseErrorCodes.writeTimeout,
+  types.responseErrorCodes.readTimeout,
+  types.responseErrorCodes.writeFailure,
+  types.responseErrorCodes.readFailure,
+  types.responseErrorCodes.truncateError,
+]);
+
+export function isUnavailable(err: unknown): boolean {
+  if (err instanceof errors.NoHostAvailableError) return true;
+  if (err instanceof errors.OperationTimedOutError) return true;
+  if (err instanceof errors.BusyConnectionError) return true;
+  if (err instanceof errors.ResponseError) return RETRYABLE_CODES.has(err.code);
+  return false;
+}
+
+/** Runs `fn`, translating unavailability into `StoreUnavailableError`. */
+export async function translated<T>(what: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (isUnavailable(err))
+      throw new StoreUnavailableError(`database unavailable during ${what}`, { cause: err });
+    throw err;
+  }
+}

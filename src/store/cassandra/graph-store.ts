@@ -1,0 +1,437 @@
+/**
+ * `GraphStore` on Cassandra / ScyllaDB.
+ *
+ * Design note. Every edge-state and list-row write carries the caller's `version` as
+ * `USING TIMESTAMP`, so Cassandra's cell-level last-writer-wins is the conflict resolution: no
+ * lightweight transactions on the edge path, no read-modify-write here. The four rows of an edge
+ * change (forward state, inverse state, the two list rows) go out as one LOGGED batch: the
+ * batchlog makes the multi-partition write all-or-nothing eventually, so a coordinator crash
+ * cannot leave one direction without the other once the batchlog replays. (`batchMode:
+ * 'unlogged'` exists only so the benchmark can measure what the batchlog costs.)
+ *
+ * LWT is used off the edge path only: claiming a username and fixing an idempotency receipt's
+ * first outcome.
+ *
+ * Counters are not idempotent and cannot carry a timestamp; they are spread over shards, fed
+ * deltas from real transitions, and reconciled against the lists by a job.
+ */
+import type cassandra from 'cassandra-driver';
+import type { GraphStore } from '../store.js';
+import { UsernameTakenError } from '../store.js';
+import type {
+  BucketLayout,
+  Direction,
+  EdgeRecord,
+  EdgeWrite,
+  ListEntry,
+  ListKey,
+  ListRowWrite,
+  OpKind,
+  PairOp,
+  Receipt,
+  Reconciliation,
+  Relation,
+  UserId,
+  UserRecord,
+} from '../types.js';
+import type { CqlClient } from './client.js';
+import { translated } from './errors.js';
+
+type Row = cassandra.types.Row;
+
+export interface CassandraGraphStoreOptions {
+  /** `logged` (default) for the dual write; `unlogged` only for measuring the batchlog's cost. */
+  batchMode?: 'logged' | 'unlogged';
+  /** Called with each query's duration in seconds (for the database latency metric). */
+  onQuery?: (name: string, seconds: number) => void;
+}
+
+const listTable = (d: Direction) => (d === 'out' ? 'following' : 'followers');
+
+const Q = {
+  getUser: 'SELECT user_id, username, private, state, hide_lists FROM users WHERE user_id = ?',
+  putUser:
+    'INSERT INTO users (user_id, username, private, state, hide_lists, updated_at) VALUES (?, ?, ?, ?, ?, toTimestamp(now()))',
+  claimUsername: 'INSERT INTO usernames (username, user_id) VALUES (?, ?) IF NOT EXISTS',
+  releaseUsername: 'DELETE FROM usernames WHERE username = ? IF user_id = ?',
+  appendOp: 'INSERT INTO pair_ops (low_id, high_id, position, source_id, kind) VALUES (?, ?, ?, ?, ?)',
+  listOps: 'SELECT position, source_id, kind FROM pair_ops WHERE low_id = ? AND high_id = ?',
+  putOut:
+    'INSERT INTO edges_out (source_id, relation, target_id, state, position, created_at) VALUES (?, ?, ?, ?, ?, ?) USING TIMESTAMP ?',
+  putIn:
+    'INSERT INTO edges_in (target_id, relation, source_id, state, position, created_at) VALUES (?, ?, ?, ?, ?, ?) USING TIMESTAMP ?',
+  getOut:
+    'SELECT target_id, state, position, created_at FROM edges_out WHERE source_id = ? AND relation = ? AND target_id IN ?',
+  getIn:
+    'SELECT source_id, state, position, created_at FROM edges_in WHERE target_id = ? AND relation = ? AND source_id IN ?',
+  getPair:
+    'SELECT relation, state, position, created_at FROM edges_out WHERE source_id = ? AND relation IN ? AND target_id = ?',
+  putRow: (d: Direction) =>
+    `INSERT INTO ${listTable(d)} (user_id, relation, bucket, created_at, other_id, position) VALUES (?, ?, ?, ?, ?, ?) USING TIMESTAMP ?`,
+  deleteRow: (d: Direction) =>
+    `DELETE FROM ${listTable(d)} USING TIMESTAMP ? WHERE user_id = ? AND relation = ? AND bucket = ? AND created_at = ? AND other_id = ?`,
+  listHead: (d: Direction) =>
+    `SELECT created_at, other_id FROM ${listTable(d)} WHERE user_id = ? AND relation = ? AND bucket = ? LIMIT ?`,
+  listAfter: (d: Direction) =>
+    `SELECT created_at, other_id FROM ${listTable(d)} WHERE user_id = ? AND relation = ? AND bucket = ? AND (created_at, other_id) < (?, ?) LIMIT ?`,
+  copyHead: (d: Direction) =>
+    `SELECT created_at, other_id, position, writetime(position) AS wt FROM ${listTable(d)} WHERE user_id = ? AND relation = ? AND bucket = ? LIMIT ?`,
+  copyAfter: (d: Direction) =>
+    `SELECT created_at, other_id, position, writetime(position) AS wt FROM ${listTable(d)} WHERE user_id = ? AND relation = ? AND bucket = ? AND (created_at, other_id) < (?, ?) LIMIT ?`,
+  dropBucket: (d: Direction) =>
+    `DELETE FROM ${listTable(d)} USING TIMESTAMP ? WHERE user_id = ? AND relation = ? AND bucket = ?`,
+  getLayout:
+    'SELECT buckets, growing_to, copied_through FROM list_layouts WHERE user_id = ? AND relation = ? AND direction = ?',
+  putLayout:
+    'INSERT INTO list_layouts (user_id, relation, direction, buckets, growing_to, copied_through, updated_at) VALUES (?, ?, ?, ?, ?, ?, toTimestamp(now()))',
+  incr: 'UPDATE list_counts SET n = n + ? WHERE user_id = ? AND relation = ? AND direction = ? AND shard = ?',
+  getCount: 'SELECT n FROM list_counts WHERE user_id = ? AND relation = ? AND direction = ?',
+  putRecon:
+    'INSERT INTO count_reconciliations (user_id, relation, direction, reconciled_at, counted, drift) VALUES (?, ?, ?, ?, ?, ?)',
+  getRecon:
+    'SELECT reconciled_at, counted, drift FROM count_reconciliations WHERE user_id = ? AND relation = ? AND direction = ?',
+  getReceipt: 'SELECT request_hash, status, body FROM receipts WHERE actor_id = ? AND key = ?',
+  putReceipt:
+    'INSERT INTO receipts (actor_id, key, request_hash, status, body, created_at) VALUES (?, ?, ?, ?, ?, toTimestamp(now())) IF NOT EXISTS USING TTL ?',
+  ping: 'SELECT release_version FROM system.local',
+} as const;
+
+const ALL_RELATIONS: Relation[] = ['follows', 'requests', 'blocks', 'mutes', 'close_friends'];
+
+function toUser(row: Row): UserRecord {
+  return {
+    id: row.user_id as bigint,
+    username: row.username as string,
+    private: Boolean(row.private),
+    state: (row.state as 'active' | 'deactivated' | null) ?? 'active',
+    hideLists: Boolean(row.hide_lists),
+  };
+}
+
+function toEdge(source: UserId, target: UserId, relation: Relation, row: Row): EdgeRecord {
+  return {
+    sourceId: source,
+    targetId: target,
+    relation,
+    state: row.state as EdgeRecord['state'],
+    position: row.position as bigint,
+    createdAt: (row.created_at as bigint | null) ?? 0n,
+  };
+}
+
+const toEntry = (row: Row): ListEntry => ({
+  createdAt: row.created_at as bigint,
+  otherId: row.other_id as bigint,
+});
+
+export class CassandraGraphStore implements GraphStore {
+  private readonly logged: boolean;
+
+  constructor(
+    private readonly client: CqlClient,
+    private readonly options: CassandraGraphStoreOptions = {},
+  ) {
+    this.logged = (options.batchMode ?? 'logged') === 'logged';
+  }
+
+  private async exec(name: string, query: string, params: unknown[], opts: cassandra.QueryOptions = {}) {
+    const started = performance.now();
+    try {
+      return await translated(name, () => this.client.execute(query, params, { prepare: true, ...opts }));
+    } finally {
+      this.options.onQuery?.(name, (performance.now() - started) / 1000);
+    }
+  }
+
+  // ---- users ----
+
+  async getUser(id: UserId): Promise<UserRecord | null> {
+    const rs = await this.exec('getUser', Q.getUser, [id]);
+    const row = rs.first();
+    return row?.username ? toUser(row) : null;
+  }
+
+  async getUsers(ids: readonly UserId[]): Promise<Map<UserId, UserRecord>> {
+    const unique = [...new Set(ids)];
+    const users = await Promise.all(unique.map((id) => this.getUser(id)));
+    const out = new Map<UserId, UserRecord>();
+    for (const u of users) if (u) out.set(u.id, u);
+    return out;
+  }
+
+  async putUser(user: UserRecord): Promise<{ created: boolean }> {
+    const existing = await this.getUser(user.id);
+    const name = user.username.toLowerCase();
+    const oldName = existing?.username.toLowerCase();
+    if (oldName !== name) {
+      const rs = await this.exec('claimUsername', Q.claimUsername, [name, user.id], { isIdempotent: false });
+      const row = rs.first();
+      if (!row?.['[applied]'] && (row?.user_id as bigint | undefined) !== user.id)
+        throw new UsernameTakenError(user.username);
+    }
+    await this.exec('putUser', Q.putUser, [user.id, user.username, user.private, user.state, user.hideLists]);
+    if (oldName !== undefined && oldName !== name) {
+      await this.exec('releaseUsername', Q.releaseUsername, [oldName, user.id], { isIdempotent: false });
+    }
+    return { created: existing === null };
+  }
+
+  // ---- pair history ----
+
+  async appendPairOp(op: PairOp): Promise<void> {
+    const [low, high] = op.sourceId < op.targetId ? [op.sourceId, op.targetId] : [op.targetId, op.sourceId];
+    await this.exec('appendPairOp', Q.appendOp, [low, high, op.position, op.sourceId, op.kind]);
+  }
+
+  async listPairOps(a: UserId, b: UserId): Promise<PairOp[]> {
+    const [low, high] = a < b ? [a, b] : [b, a];
+    const rs = await this.exec('listPairOps', Q.listOps, [low, high], { fetchSize: 10_000 });
+    return rs.rows.map((row) => {
+      const source = row.source_id as bigint;
+      return {
+        sourceId: source,
+        targetId: source === low ? high : low,
+        kind: row.kind as OpKind,
+        position: row.position as bigint,
+      };
+    });
+  }
+
+  // ---- edge state ----
+
+  async writeEdges(
+    edges: readonly EdgeWrite[],
+    rows: readonly ListRowWrite[],
+    version: bigint,
+  ): Promise<void> {
+    const queries: { query: string; params: unknown[] }[] = [];
+    for (const { edge: e } of edges) {
+      const values = [e.relation, e.state, e.position, e.createdAt, version];
+      queries.push({ query: Q.putOut, params: [e.sourceId, e.relation, e.targetId, ...values.slice(1)] });
+      queries.push({ query: Q.putIn, params: [e.targetId, e.relation, e.sourceId, ...values.slice(1)] });
+    }
+    for (const r of rows) {
+      for (const code of r.bucketCodes) {
+        const key = [r.list.userId, r.list.relation, code, r.entry.createdAt, r.entry.otherId];
+        queries.push(
+          r.op === 'put'
+            ? { query: Q.putRow(r.list.direction), params: [...key, version, version] }
+            : { query: Q.deleteRow(r.list.direction), params: [version, ...key] },
+        );
+      }
+    }
+    if (queries.length === 0) return;
+    const started = performance.now();
+    try {
+      await translated('writeEdges', () =>
+        this.client.batch(queries, { prepare: true, logged: this.logged, isIdempotent: true }),
+      );
+    } finally {
+      this.options.onQuery?.('writeEdges', (performance.now() - started) / 1000);
+    }
+  }
+
+  async getEdgesOut(
+    sourceId: UserId,
+    relation: Relation,
+    targetIds: readonly UserId[],
+  ): Promise<Map<UserId, EdgeRecord>> {
+    const out = new Map<UserId, EdgeRecord>();
+    if (targetIds.length === 0) return out;
+    const rs = await this.exec('getEdgesOut', Q.getOut, [sourceId, relation, [...new Set(targetIds)]], {
+      fetchSize: 5000,
+    });
+    for (const row of rs.rows) {
+      const t = row.target_id as bigint;
+      out.set(t, toEdge(sourceId, t, relation, row));
+    }
+    return out;
+  }
+
+  async getEdgesIn(
+    targetId: UserId,
+    relation: Relation,
+    sourceIds: readonly UserId[],
+  ): Promise<Map<UserId, EdgeRecord>> {
+    const out = new Map<UserId, EdgeRecord>();
+    if (sourceIds.length === 0) return out;
+    const rs = await this.exec('getEdgesIn', Q.getIn, [targetId, relation, [...new Set(sourceIds)]], {
+      fetchSize: 5000,
+    });
+    for (const row of rs.rows) {
+      const s = row.source_id as bigint;
+      out.set(s, toEdge(s, targetId, relation, row));
+    }
+    return out;
+  }
+
+  async getPairEdges(a: UserId, b: UserId): Promise<EdgeRecord[]> {
+    const [ab, ba] = await Promise.all([
+      this.exec('getPairEdges', Q.getPair, [a, ALL_RELATIONS, b]),
+      this.exec('getPairEdges', Q.getPair, [b, ALL_RELATIONS, a]),
+    ]);
+    return [
+      ...ab.rows.map((r) => toEdge(a, b, r.relation as Relation, r)),
+      ...ba.rows.map((r) => toEdge(b, a, r.relation as Relation, r)),
+    ];
+  }
+
+  // ---- lists ----
+
+  async listBucket(
+    list: ListKey,
+    bucketCode: number,
+    after: ListEntry | null,
+    limit: number,
+  ): Promise<ListEntry[]> {
+    const d = list.direction;
+    const rs = after
+      ? await this.exec('listBucket', Q.listAfter(d), [
+          list.userId,
+          list.relation,
+          bucketCode,
+          after.createdAt,
+          after.otherId,
+          limit,
+        ])
+      : await this.exec('listBucket', Q.listHead(d), [list.userId, list.relation, bucketCode, limit]);
+    return rs.rows.map(toEntry);
+  }
+
+  async getLayout(list: ListKey): Promise<BucketLayout> {
+    const rs = await this.exec('getLayout', Q.getLayout, [list.userId, list.relation, list.direction]);
+    const row = rs.first();
+    if (!row) return { buckets: 1, growingTo: null, copiedThrough: 0 };
+    return {
+      buckets: row.buckets as number,
+      growingTo: (row.growing_to as number | null) ?? null,
+      copiedThrough: (row.copied_through as number | null) ?? 0,
+    };
+  }
+
+  async putLayout(list: ListKey, layout: BucketLayout): Promise<void> {
+    await this.exec('putLayout', Q.putLayout, [
+      list.userId,
+      list.relation,
+      list.direction,
+      layout.buckets,
+      layout.growingTo,
+      layout.copiedThrough,
+    ]);
+  }
+
+  async copyBucketPage(
+    list: ListKey,
+    fromBucketCode: number,
+    after: ListEntry | null,
+    limit: number,
+    targetCode: (otherId: UserId) => number,
+  ): Promise<{ copied: number; last: ListEntry | null }> {
+    const d = list.direction;
+    const rs = after
+      ? await this.exec('copyBucketPage', Q.copyAfter(d), [
+          list.userId,
+          list.relation,
+          fromBucketCode,
+          after.createdAt,
+          after.otherId,
+          limit,
+        ])
+      : await this.exec('copyBucketPage', Q.copyHead(d), [list.userId, list.relation, fromBucketCode, limit]);
+    await Promise.all(
+      rs.rows.map((row) =>
+        this.exec('copyListRow', Q.putRow(d), [
+          list.userId,
+          list.relation,
+          targetCode(row.other_id as bigint),
+          row.created_at,
+          row.other_id,
+          row.position,
+          row.wt,
+        ]),
+      ),
+    );
+    const lastRow = rs.rows.at(-1);
+    return { copied: rs.rows.length, last: rs.rows.length < limit || !lastRow ? null : toEntry(lastRow) };
+  }
+
+  async dropBucket(list: ListKey, bucketCode: number, version: bigint): Promise<void> {
+    await this.exec('dropBucket', Q.dropBucket(list.direction), [
+      version,
+      list.userId,
+      list.relation,
+      bucketCode,
+    ]);
+  }
+
+  // ---- counts ----
+
+  async incrementCount(list: ListKey, shard: number, delta: number): Promise<void> {
+    if (delta === 0) return;
+    await this.exec(
+      'incrementCount',
+      Q.incr,
+      [BigInt(delta), list.userId, list.relation, list.direction, shard],
+      {
+        isIdempotent: false,
+      },
+    );
+  }
+
+  async getCount(list: ListKey): Promise<number> {
+    const rs = await this.exec('getCount', Q.getCount, [list.userId, list.relation, list.direction]);
+    return rs.rows.reduce((sum, row) => sum + Number(row.n as bigint), 0);
+  }
+
+  async putReconciliation(list: ListKey, r: Reconciliation): Promise<void> {
+    await this.exec('putReconciliation', Q.putRecon, [
+      list.userId,
+      list.relation,
+      list.direction,
+      r.reconciledAt,
+      BigInt(r.counted),
+      BigInt(r.drift),
+    ]);
+  }
+
+  async getReconciliation(list: ListKey): Promise<Reconciliation | null> {
+    const rs = await this.exec('getReconciliation', Q.getRecon, [list.userId, list.relation, list.direction]);
+    const row = rs.first();
+    if (!row) return null;
+    return {
+      reconciledAt: row.reconciled_at as Date,
+      counted: Number(row.counted as bigint),
+      drift: Number(row.drift as bigint),
+    };
+  }
+
+  // ---- receipts ----
+
+  async getReceipt(actorId: UserId, key: string): Promise<Receipt | null> {
+    const rs = await this.exec('getReceipt', Q.getReceipt, [actorId, key]);
+    const row = rs.first();
+    return row
+      ? { requestHash: row.request_hash as string, status: row.status as number, body: row.body as string }
+      : null;
+  }
+
+  async putReceipt(actorId: UserId, key: string, receipt: Receipt, ttlSeconds: number): Promise<void> {
+    await this.exec(
+      'putReceipt',
+      Q.putReceipt,
+      [actorId, key, receipt.requestHash, receipt.status, receipt.body, ttlSeconds],
+      { isIdempotent: false },
+    );
+  }
+
+  // ---- lifecycle ----
+
+  async ping(): Promise<boolean> {
+    await this.exec('ping', Q.ping, []);
+    return true;
+  }
+
+  async close(): Promise<void> {
+    await this.client.shutdown();
+  }
+}

@@ -1,0 +1,294 @@
+/**
+ * `GraphStore` in memory, for fast domain tests. It copies Cassandra's resolution rules, which the
+ * shared contract suite checks on both stores: a write applies only if its version is at least the
+ * stored one; at equal versions a row delete beats a put, and between two puts each cell keeps
+ * the larger value (Cassandra's tie-break); a partition drop shadows rows written at or below its
+ * version. Counters are plain numbers.
+ */
+import type { GraphStore } from '../store.js';
+import { UsernameTakenError } from '../store.js';
+import type {
+  BucketLayout,
+  EdgeRecord,
+  EdgeWrite,
+  ListEntry,
+  ListKey,
+  ListRowWrite,
+  PairOp,
+  Receipt,
+  Reconciliation,
+  Relation,
+  UserId,
+  UserRecord,
+} from '../types.js';
+
+interface VersionedEdge {
+  edge: EdgeRecord;
+  version: bigint;
+}
+
+interface RowCell {
+  live: bigint | null;
+  tomb: bigint | null;
+  /** Original write time of the live marker, so copies keep it. */
+}
+
+const edgeKey = (s: UserId, r: Relation, t: UserId) => `${s}|${r}|${t}`;
+const listKey = (l: ListKey) => `${l.userId}|${l.relation}|${l.direction}`;
+const partKey = (l: ListKey, code: number) => `${listKey(l)}|${code}`;
+const rowKey = (e: ListEntry) => `${e.createdAt}|${e.otherId}`;
+
+const max = (a: bigint | null, b: bigint) => (a === null || b > a ? b : a);
+
+function compareEntries(a: ListEntry, b: ListEntry): number {
+  if (a.createdAt !== b.createdAt) return a.createdAt > b.createdAt ? -1 : 1;
+  if (a.otherId !== b.otherId) return a.otherId > b.otherId ? -1 : 1;
+  return 0;
+}
+
+function mergeEdge(current: VersionedEdge | undefined, incoming: EdgeRecord, version: bigint): VersionedEdge {
+  if (!current || version > current.version) return { edge: { ...incoming }, version };
+  if (version < current.version) return current;
+  const a = current.edge;
+  return {
+    version,
+    edge: {
+      ...a,
+      state: incoming.state > a.state ? incoming.state : a.state,
+      position: incoming.position > a.position ? incoming.position : a.position,
+      createdAt: incoming.createdAt > a.createdAt ? incoming.createdAt : a.createdAt,
+    },
+  };
+}
+
+export class MemoryGraphStore implements GraphStore {
+  private readonly users = new Map<UserId, UserRecord>();
+  private readonly usernames = new Map<string, UserId>();
+  private readonly ops = new Map<string, Map<string, PairOp>>();
+  private readonly edges = new Map<string, VersionedEdge>();
+  private readonly partitions = new Map<
+    string,
+    { drop: bigint | null; rows: Map<string, RowCell & { entry: ListEntry }> }
+  >();
+  private readonly layouts = new Map<string, BucketLayout>();
+  private readonly counters = new Map<string, Map<number, number>>();
+  private readonly reconciliations = new Map<string, Reconciliation>();
+  private readonly receipts = new Map<string, { receipt: Receipt; expires: number }>();
+
+  async getUser(id: UserId): Promise<UserRecord | null> {
+    const u = this.users.get(id);
+    return u ? { ...u } : null;
+  }
+
+  async getUsers(ids: readonly UserId[]): Promise<Map<UserId, UserRecord>> {
+    const out = new Map<UserId, UserRecord>();
+    for (const id of ids) {
+      const u = this.users.get(id);
+      if (u) out.set(id, { ...u });
+    }
+    return out;
+  }
+
+  async putUser(user: UserRecord): Promise<{ created: boolean }> {
+    const name = user.username.toLowerCase();
+    const holder = this.usernames.get(name);
+    if (holder !== undefined && holder !== user.id) throw new UsernameTakenError(user.username);
+    const existing = this.users.get(user.id);
+    if (existing && existing.username.toLowerCase() !== name)
+      this.usernames.delete(existing.username.toLowerCase());
+    this.usernames.set(name, user.id);
+    this.users.set(user.id, { ...user });
+    return { created: !existing };
+  }
+
+  async appendPairOp(op: PairOp): Promise<void> {
+    const pair = this.pairKey(op.sourceId, op.targetId);
+    let history = this.ops.get(pair);
+    if (!history) {
+      history = new Map();
+      this.ops.set(pair, history);
+    }
+    history.set(`${op.position}|${op.sourceId}|${op.kind}`, { ...op });
+  }
+
+  async listPairOps(a: UserId, b: UserId): Promise<PairOp[]> {
+    const history = this.ops.get(this.pairKey(a, b));
+    if (!history) return [];
+    return [...history.values()]
+      .map((op) => ({ ...op }))
+      .sort((x, y) => {
+        if (x.position !== y.position) return x.position < y.position ? -1 : 1;
+        if (x.sourceId !== y.sourceId) return x.sourceId < y.sourceId ? -1 : 1;
+        return x.kind < y.kind ? -1 : x.kind > y.kind ? 1 : 0;
+      });
+  }
+
+  async writeEdges(
+    edges: readonly EdgeWrite[],
+    rows: readonly ListRowWrite[],
+    version: bigint,
+  ): Promise<void> {
+    for (const { edge } of edges) {
+      const key = edgeKey(edge.sourceId, edge.relation, edge.targetId);
+      this.edges.set(key, mergeEdge(this.edges.get(key), edge, version));
+    }
+    for (const r of rows) {
+      for (const code of r.bucketCodes) this.writeRow(r.list, code, r.entry, r.op, version);
+    }
+  }
+
+  private writeRow(list: ListKey, code: number, entry: ListEntry, op: 'put' | 'delete', version: bigint) {
+    const pk = partKey(list, code);
+    let part = this.partitions.get(pk);
+    if (!part) {
+      part = { drop: null, rows: new Map() };
+      this.partitions.set(pk, part);
+    }
+    const rk = rowKey(entry);
+    const cell = part.rows.get(rk) ?? { live: null, tomb: null, entry: { ...entry } };
+    if (op === 'put') cell.live = max(cell.live, version);
+    else cell.tomb = max(cell.tomb, version);
+    part.rows.set(rk, cell);
+  }
+
+  private liveRows(list: ListKey, code: number): { entry: ListEntry; live: bigint }[] {
+    const part = this.partitions.get(partKey(list, code));
+    if (!part) return [];
+    const out: { entry: ListEntry; live: bigint }[] = [];
+    for (const cell of part.rows.values()) {
+      if (cell.live === null) continue;
+      if (cell.tomb !== null && cell.tomb >= cell.live) continue;
+      if (part.drop !== null && part.drop >= cell.live) continue;
+      out.push({ entry: cell.entry, live: cell.live });
+    }
+    return out.sort((a, b) => compareEntries(a.entry, b.entry));
+  }
+
+  async getEdgesOut(
+    sourceId: UserId,
+    relation: Relation,
+    targetIds: readonly UserId[],
+  ): Promise<Map<UserId, EdgeRecord>> {
+    const out = new Map<UserId, EdgeRecord>();
+    for (const t of targetIds) {
+      const e = this.edges.get(edgeKey(sourceId, relation, t));
+      if (e) out.set(t, { ...e.edge });
+    }
+    return out;
+  }
+
+  async getEdgesIn(
+    targetId: UserId,
+    relation: Relation,
+    sourceIds: readonly UserId[],
+  ): Promise<Map<UserId, EdgeRecord>> {
+    const out = new Map<UserId, EdgeRecord>();
+    for (const s of sourceIds) {
+      const e = this.edges.get(edgeKey(s, relation, targetId));
+      if (e) out.set(s, { ...e.edge });
+    }
+    return out;
+  }
+
+  async getPairEdges(a: UserId, b: UserId): Promise<EdgeRecord[]> {
+    const out: EdgeRecord[] = [];
+    for (const [s, t] of [
+      [a, b],
+      [b, a],
+    ] as const) {
+      for (const r of ['follows', 'requests', 'blocks', 'mutes', 'close_friends'] as const) {
+        const e = this.edges.get(edgeKey(s, r, t));
+        if (e) out.push({ ...e.edge });
+      }
+    }
+    return out;
+  }
+
+  async listBucket(
+    list: ListKey,
+    bucketCode: number,
+    after: ListEntry | null,
+    limit: number,
+  ): Promise<ListEntry[]> {
+    return this.liveRows(list, bucketCode)
+      .map((r) => r.entry)
+      .filter((e) => !after || compareEntries(e, after) > 0)
+      .slice(0, limit)
+      .map((e) => ({ ...e }));
+  }
+
+  async getLayout(list: ListKey): Promise<BucketLayout> {
+    return { ...(this.layouts.get(listKey(list)) ?? { buckets: 1, growingTo: null, copiedThrough: 0 }) };
+  }
+
+  async putLayout(list: ListKey, layout: BucketLayout): Promise<void> {
+    this.layouts.set(listKey(list), { ...layout });
+  }
+
+  async copyBucketPage(
+    list: ListKey,
+    fromBucketCode: number,
+    after: ListEntry | null,
+    limit: number,
+    targetCode: (otherId: UserId) => number,
+  ): Promise<{ copied: number; last: ListEntry | null }> {
+    const page = this.liveRows(list, fromBucketCode)
+      .filter((r) => !after || compareEntries(r.entry, after) > 0)
+      .slice(0, limit);
+    for (const r of page) this.writeRow(list, targetCode(r.entry.otherId), r.entry, 'put', r.live);
+    const last = page.at(-1);
+    return { copied: page.length, last: page.length < limit || !last ? null : { ...last.entry } };
+  }
+
+  async dropBucket(list: ListKey, bucketCode: number, version: bigint): Promise<void> {
+    const pk = partKey(list, bucketCode);
+    const part = this.partitions.get(pk) ?? { drop: null, rows: new Map() };
+    part.drop = max(part.drop, version);
+    this.partitions.set(pk, part);
+  }
+
+  async incrementCount(list: ListKey, shard: number, delta: number): Promise<void> {
+    const k = listKey(list);
+    const shards = this.counters.get(k) ?? new Map<number, number>();
+    shards.set(shard, (shards.get(shard) ?? 0) + delta);
+    this.counters.set(k, shards);
+  }
+
+  async getCount(list: ListKey): Promise<number> {
+    let sum = 0;
+    for (const n of this.counters.get(listKey(list))?.values() ?? []) sum += n;
+    return sum;
+  }
+
+  async putReconciliation(list: ListKey, r: Reconciliation): Promise<void> {
+    this.reconciliations.set(listKey(list), { ...r });
+  }
+
+  async getReconciliation(list: ListKey): Promise<Reconciliation | null> {
+    const r = this.reconciliations.get(listKey(list));
+    return r ? { ...r } : null;
+  }
+
+  async getReceipt(actorId: UserId, key: string): Promise<Receipt | null> {
+    const r = this.receipts.get(`${actorId}|${key}`);
+    if (!r || r.expires < Date.now()) return null;
+    return { ...r.receipt };
+  }
+
+  async putReceipt(actorId: UserId, key: string, receipt: Receipt, ttlSeconds: number): Promise<void> {
+    const k = `${actorId}|${key}`;
+    const existing = this.receipts.get(k);
+    if (existing && existing.expires >= Date.now()) return;
+    this.receipts.set(k, { receipt: { ...receipt }, expires: Date.now() + ttlSeconds * 1000 });
+  }
+
+  async ping(): Promise<boolean> {
+    return true;
+  }
+
+  async close(): Promise<void> {}
+
+  private pairKey(a: UserId, b: UserId): string {
+    return a < b ? `${a}|${b}` : `${b}|${a}`;
+  }
+}

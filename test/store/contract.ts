@@ -1,0 +1,209 @@
+/**
+ * The store contract: one suite, run against the in-memory store and the real Cassandra node.
+ * Every assertion compares whole values.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { GraphStore } from '../../src/store/store.js';
+import { UsernameTakenError } from '../../src/store/store.js';
+import type { EdgeRecord, ListEntry, ListKey } from '../../src/store/types.js';
+
+export interface StoreFixture {
+  store: GraphStore;
+  teardown(): Promise<void>;
+}
+
+let nextId = 1_000n;
+/** Fresh ids per test so tests never see each other's rows. */
+const ids = (n: number): bigint[] => Array.from({ length: n }, () => nextId++);
+
+const edge = (
+  s: bigint,
+  t: bigint,
+  state: EdgeRecord['state'],
+  position: bigint,
+  createdAt = position,
+): EdgeRecord => ({
+  sourceId: s,
+  targetId: t,
+  relation: 'follows',
+  state,
+  position,
+  createdAt,
+});
+
+const followers = (userId: bigint): ListKey => ({ userId, relation: 'follows', direction: 'in' });
+
+export function describeStoreContract(name: string, make: () => Promise<StoreFixture>) {
+  describe(`GraphStore contract: ${name}`, () => {
+    let fx: StoreFixture;
+    let store: GraphStore;
+    beforeAll(async () => {
+      fx = await make();
+      store = fx.store;
+    });
+    afterAll(async () => {
+      await fx.teardown();
+    });
+
+    it('stores users and keeps usernames unique, case-insensitively', async () => {
+      const [a, b] = ids(2) as [bigint, bigint];
+      const userA = {
+        id: a,
+        username: `Ada${a}`,
+        private: false,
+        state: 'active' as const,
+        hideLists: false,
+      };
+      expect(await store.putUser(userA)).toEqual({ created: true });
+      expect(await store.putUser({ ...userA, private: true })).toEqual({ created: false });
+      expect(await store.getUser(a)).toEqual({ ...userA, private: true });
+      await expect(store.putUser({ ...userA, id: b, username: `ada${a}` })).rejects.toBeInstanceOf(
+        UsernameTakenError,
+      );
+      expect(await store.getUser(b)).toBeNull();
+      await store.putUser({ ...userA, username: `Renamed${a}` });
+      expect(await store.putUser({ ...userA, id: b, username: `Ada${a}` })).toEqual({ created: true });
+      expect([...(await store.getUsers([a, b, 1n])).keys()].sort()).toEqual([a, b]);
+    });
+
+    it('records pair history once per op, in position order, from either side', async () => {
+      const [a, b] = ids(2) as [bigint, bigint];
+      await store.appendPairOp({ sourceId: b, targetId: a, kind: 'block', position: 30n });
+      await store.appendPairOp({ sourceId: a, targetId: b, kind: 'follow', position: 10n });
+      await store.appendPairOp({ sourceId: a, targetId: b, kind: 'follow', position: 10n });
+      await store.appendPairOp({ sourceId: a, targetId: b, kind: 'unfollow', position: 20n });
+      expect(await store.listPairOps(b, a)).toEqual([
+        { sourceId: a, targetId: b, kind: 'follow', position: 10n },
+        { sourceId: a, targetId: b, kind: 'unfollow', position: 20n },
+        { sourceId: b, targetId: a, kind: 'block', position: 30n },
+      ]);
+    });
+
+    it('edge writes are last-writer-wins by version, whatever the arrival order', async () => {
+      const [a, b] = ids(2) as [bigint, bigint];
+      await store.writeEdges([{ edge: edge(a, b, 'removed', 20n, 10n) }], [], 2000n);
+      await store.writeEdges([{ edge: edge(a, b, 'active', 10n) }], [], 1000n);
+      const expected = edge(a, b, 'removed', 20n, 10n);
+      expect(await store.getEdgesOut(a, 'follows', [b])).toEqual(new Map([[b, expected]]));
+      expect(await store.getEdgesIn(b, 'follows', [a, 1n])).toEqual(new Map([[a, expected]]));
+      expect(await store.getPairEdges(b, a)).toEqual([expected]);
+    });
+
+    it('at equal versions the larger cell value wins (removed over active)', async () => {
+      const [a, b] = ids(2) as [bigint, bigint];
+      await store.writeEdges([{ edge: edge(a, b, 'removed', 10n) }], [], 500n);
+      await store.writeEdges([{ edge: edge(a, b, 'active', 10n) }], [], 500n);
+      expect((await store.getEdgesOut(a, 'follows', [b])).get(b)?.state).toBe('removed');
+    });
+
+    it('list rows: newest first, ties by id descending; delete wins a tie; an older put cannot resurrect', async () => {
+      const [owner, x, y, z] = ids(4) as [bigint, bigint, bigint, bigint];
+      const list = followers(owner);
+      const put = (e: ListEntry, v: bigint) =>
+        store.writeEdges([], [{ list, bucketCodes: [1], entry: e, op: 'put' }], v);
+      const del = (e: ListEntry, v: bigint) =>
+        store.writeEdges([], [{ list, bucketCodes: [1], entry: e, op: 'delete' }], v);
+      await put({ createdAt: 100n, otherId: x }, 10n);
+      await put({ createdAt: 100n, otherId: z }, 10n);
+      await put({ createdAt: 200n, otherId: y }, 10n);
+      expect(await store.listBucket(list, 1, null, 10)).toEqual([
+        { createdAt: 200n, otherId: y },
+        { createdAt: 100n, otherId: z },
+        { createdAt: 100n, otherId: x },
+      ]);
+      expect(await store.listBucket(list, 1, { createdAt: 100n, otherId: z }, 10)).toEqual([
+        { createdAt: 100n, otherId: x },
+      ]);
+      expect(await store.listBucket(list, 1, null, 1)).toEqual([{ createdAt: 200n, otherId: y }]);
+      await del({ createdAt: 200n, otherId: y }, 20n);
+      await put({ createdAt: 200n, otherId: y }, 20n);
+      await put({ createdAt: 200n, otherId: y }, 15n);
+      await del({ createdAt: 100n, otherId: x }, 5n);
+      expect(await store.listBucket(list, 1, null, 10)).toEqual([
+        { createdAt: 100n, otherId: z },
+        { createdAt: 100n, otherId: x },
+      ]);
+      await put({ createdAt: 200n, otherId: y }, 21n);
+      expect((await store.listBucket(list, 1, null, 10)).map((e) => e.otherId)).toEqual([y, z, x]);
+    });
+
+    it('layouts default to one bucket and round-trip', async () => {
+      const [owner] = ids(1) as [bigint];
+      expect(await store.getLayout(followers(owner))).toEqual({
+        buckets: 1,
+        growingTo: null,
+        copiedThrough: 0,
+      });
+      await store.putLayout(followers(owner), { buckets: 4, growingTo: 8, copiedThrough: 2 });
+      expect(await store.getLayout(followers(owner))).toEqual({ buckets: 4, growingTo: 8, copiedThrough: 2 });
+    });
+
+    it('copyBucketPage keeps write times: a newer delete still wins over the copy; drop shadows older rows', async () => {
+      const [owner, x, y, z] = ids(4) as [bigint, bigint, bigint, bigint];
+      const list = followers(owner);
+      for (const [id, t] of [
+        [x, 1n],
+        [y, 2n],
+        [z, 3n],
+      ] as const) {
+        await store.writeEdges(
+          [],
+          [{ list, bucketCodes: [1], entry: { createdAt: t, otherId: id }, op: 'put' }],
+          100n,
+        );
+      }
+      await store.writeEdges(
+        [],
+        [{ list, bucketCodes: [2], entry: { createdAt: 2n, otherId: y }, op: 'delete' }],
+        150n,
+      );
+      const first = await store.copyBucketPage(list, 1, null, 2, () => 2);
+      expect(first).toEqual({ copied: 2, last: { createdAt: 2n, otherId: y } });
+      const second = await store.copyBucketPage(list, 1, first.last, 2, () => 2);
+      expect(second).toEqual({ copied: 1, last: null });
+      expect(await store.listBucket(list, 2, null, 10)).toEqual([
+        { createdAt: 3n, otherId: z },
+        { createdAt: 1n, otherId: x },
+      ]);
+      await store.dropBucket(list, 1, 200n);
+      expect(await store.listBucket(list, 1, null, 10)).toEqual([]);
+      await store.writeEdges(
+        [],
+        [{ list, bucketCodes: [1], entry: { createdAt: 9n, otherId: x }, op: 'put' }],
+        300n,
+      );
+      expect(await store.listBucket(list, 1, null, 10)).toEqual([{ createdAt: 9n, otherId: x }]);
+    });
+
+    it('counts sum their shards; reconciliations round-trip', async () => {
+      const [owner] = ids(1) as [bigint];
+      const list = followers(owner);
+      expect(await store.getCount(list)).toBe(0);
+      await store.incrementCount(list, 0, 3);
+      await store.incrementCount(list, 7, 2);
+      await store.incrementCount(list, 0, -1);
+      expect(await store.getCount(list)).toBe(4);
+      expect(await store.getReconciliation(list)).toBeNull();
+      const r = { reconciledAt: new Date('2026-11-30T05:00:00.000Z'), counted: 5, drift: 1 };
+      await store.putReconciliation(list, r);
+      expect(await store.getReconciliation(list)).toEqual(r);
+    });
+
+    it('receipts: the first put wins', async () => {
+      const [actor] = ids(1) as [bigint];
+      expect(await store.getReceipt(actor, 'k1')).toBeNull();
+      await store.putReceipt(actor, 'k1', { requestHash: 'h1', status: 200, body: '{"a":1}' }, 3600);
+      await store.putReceipt(actor, 'k1', { requestHash: 'h2', status: 409, body: '{}' }, 3600);
+      expect(await store.getReceipt(actor, 'k1')).toEqual({
+        requestHash: 'h1',
+        status: 200,
+        body: '{"a":1}',
+      });
+      expect(await store.getReceipt(actor + 1n, 'k1')).toBeNull();
+    });
+
+    it('answers ping', async () => {
+      expect(await store.ping()).toBe(true);
+    });
+  });
+}
