@@ -2,20 +2,141 @@
  * `createApp(deps)`: the Hono application — middleware, routes and the one error handler. It
  * holds no globals; everything it talks to arrives in `deps`, so tests build it in-process on top
  * of the real store and call `app.request()`.
+ *
+ * Order: request id → metrics → access log → secure headers → (under /v1) body limit →
+ * authentication → route (mutations: rate limit → idempotency) → validation → handler. Every
+ * error, wherever thrown, reaches `onError` and leaves as problem+json.
  */
-import { Hono } from 'hono';
+
+import { swaggerUI } from '@hono/swagger-ui';
+import { OpenAPIHono } from '@hono/zod-openapi';
+import { bodyLimit } from 'hono/body-limit';
+import { requestId } from 'hono/request-id';
+import { secureHeaders } from 'hono/secure-headers';
+import type { Registry } from 'prom-client';
+import type { GraphApi } from './graph/contracts.js';
+import { authenticate } from './http/auth.js';
+import { ApiError, type FieldError, problemResponse, toApiError } from './http/errors.js';
+import { idempotency, type ReceiptStore } from './http/idempotency.js';
+import { accessLog, type Logger } from './http/logger.js';
+import { createHttpMetrics, type HttpMetrics } from './http/metrics.js';
+import { rateLimit, TokenBucketLimiter } from './http/rate-limit.js';
+import type { ApiApp, AppEnv, RouteDeps } from './http/route-kit.js';
+import { registerRoutes } from './http/routes/index.js';
 
 export interface AppDeps {
-  /** True when the database answers and the schema is present. */
+  /** The domain; the HTTP layer never talks to the store directly. */
+  graph: GraphApi;
+  /** Idempotency receipts (the `GraphStore` satisfies this). */
+  receipts: ReceiptStore;
+  /** True when the database answers and the schema is present (and we are not draining). */
   ready: () => Promise<boolean>;
+  http: {
+    jwtSecret: string;
+    bodyLimitBytes: number;
+    rateLimitPerMinute: number;
+    receiptTtlSeconds: number;
+    /** Serve `/docs` (the OpenAPI document is always served). */
+    docs: boolean;
+    /** `Retry-After` seconds on 503 (database unavailable). Default 1. */
+    retryAfterSeconds?: number;
+  };
+  /** Registry served at `/metrics`. */
+  registry: Registry;
+  /** HTTP metrics on `registry`; pass the one whose `recorder` the domain received. */
+  metrics?: HttpMetrics;
+  logger: Logger;
+  /** Clock for the rate limiter (tests). */
+  now?: () => number;
 }
 
-export function createApp(deps: AppDeps): Hono {
-  const app = new Hono();
+const VALIDATION_LOCATION: Record<string, string> = {
+  param: 'path',
+  json: 'body',
+  query: 'query',
+  header: 'header',
+};
+
+export function createApp(deps: AppDeps): ApiApp {
+  const retryAfter = deps.http.retryAfterSeconds ?? 1;
+  const app: ApiApp = new OpenAPIHono<AppEnv>({
+    defaultHook: (result) => {
+      if (result.success) return;
+      const location = VALIDATION_LOCATION[result.target] ?? result.target;
+      const errors: FieldError[] = result.error.issues.map((i) => ({
+        path: [location, ...i.path.map(String)].join('.'),
+        message: i.message,
+      }));
+      throw new ApiError('validation_failed', `invalid ${location}`, { errors });
+    },
+  });
+  const metrics = deps.metrics ?? createHttpMetrics(deps.registry);
+
+  app.use(requestId({ limitLength: 128 }));
+  app.use(metrics.middleware);
+  app.use(accessLog(deps.logger));
+  app.use(secureHeaders());
+
+  app.onError((err, c) => {
+    const apiError = toApiError(err, retryAfter);
+    if (apiError.code === 'internal') {
+      deps.logger.error({ request_id: c.get('requestId'), err }, 'unhandled error');
+    } else if (apiError.code === 'unavailable') {
+      deps.logger.warn({ request_id: c.get('requestId'), err: (err as Error).name }, 'database unavailable');
+    }
+    return problemResponse(c, apiError);
+  });
+  app.notFound((c) => problemResponse(c, new ApiError('not_found', 'no such resource')));
+
   app.get('/healthz', (c) => c.json({ status: 'pass' }));
   app.get('/readyz', async (c) => {
     const ok = await deps.ready().catch(() => false);
     return c.json({ status: ok ? 'pass' : 'fail' }, ok ? 200 : 503);
   });
+  app.get('/metrics', async (c) =>
+    c.body(await deps.registry.metrics(), 200, { 'Content-Type': deps.registry.contentType }),
+  );
+
+  app.use(
+    '/v1/*',
+    bodyLimit({
+      maxSize: deps.http.bodyLimitBytes,
+      onError: () => {
+        throw new ApiError('payload_too_large', `the request body exceeds ${deps.http.bodyLimitBytes} bytes`);
+      },
+    }),
+  );
+  app.use('/v1/*', authenticate(deps.http.jwtSecret));
+
+  const routeDeps: RouteDeps = {
+    graph: deps.graph,
+    mutation: [
+      rateLimit(new TokenBucketLimiter(deps.http.rateLimitPerMinute, deps.now)),
+      idempotency({
+        receipts: deps.receipts,
+        ttlSeconds: deps.http.receiptTtlSeconds,
+        onStoreError: (err) => deps.logger.warn({ err: (err as Error).name }, 'receipt not stored'),
+      }),
+    ],
+  };
+  registerRoutes(app, routeDeps);
+
+  app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'JWT',
+    description: 'HS256 JWT: sub = acting user id; scope may contain graph:admin.',
+  });
+  app.doc31('/openapi.json', {
+    openapi: '3.1.0',
+    info: {
+      title: 'Flocklist follow-graph API',
+      version: '1.0.0',
+      description:
+        'Errors are application/problem+json (RFC 9457) with a stable `code` and `request_id`. ' +
+        'Mutations accept Idempotency-Key and are rate limited per user (per API instance).',
+    },
+  });
+  if (deps.http.docs) app.get('/docs', swaggerUI({ url: '/openapi.json' }));
   return app;
 }

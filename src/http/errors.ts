@@ -1,0 +1,247 @@
+/**
+ * Errors at the HTTP edge, and their one translation into `application/problem+json` (RFC 9457).
+ *
+ * Design note. Every failure a client can see has a stable `code` from `ERROR_CODES`; `STATUS`
+ * and `TITLE` are `Record<ErrorCode, …>`, so adding a code without a status is a type error.
+ * Domain errors are translated by `fromDomainError`, a switch over the `DomainError` union with
+ * no default branch: a new domain error without a case is a type error too. Bodies never carry
+ * a stack, a driver message or CQL: `detail` is either our own sentence or a domain error's
+ * message (which names ids, never storage). `HiddenError` (the owner blocks the viewer) maps to
+ * exactly the same code, title and detail as an unknown user so a block cannot be detected.
+ */
+import type { Context } from 'hono';
+import { HTTPException } from 'hono/http-exception';
+import {
+  BlockedError,
+  type DomainError,
+  FollowingCapError,
+  HiddenError,
+  InvalidCursorError,
+  NoPendingRequestError,
+  NotVisibleError,
+  SelfFollowError,
+  UserNotFoundError,
+} from '../graph/errors.js';
+import { StoreUnavailableError, UsernameTakenError } from '../store/store.js';
+
+export const ERROR_CODES = [
+  'validation_failed',
+  'malformed_request',
+  'invalid_cursor',
+  'self_relation',
+  'unauthorized',
+  'forbidden',
+  'blocked',
+  'not_visible',
+  'not_found',
+  'user_not_found',
+  'no_pending_request',
+  'username_taken',
+  'following_cap',
+  'idempotency_key_reused',
+  'payload_too_large',
+  'unsupported_media_type',
+  'rate_limited',
+  'internal',
+  'unavailable',
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+export const STATUS: Record<ErrorCode, 400 | 401 | 403 | 404 | 409 | 413 | 415 | 429 | 500 | 503> = {
+  validation_failed: 400,
+  malformed_request: 400,
+  invalid_cursor: 400,
+  self_relation: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  blocked: 403,
+  not_visible: 403,
+  not_found: 404,
+  user_not_found: 404,
+  no_pending_request: 404,
+  username_taken: 409,
+  following_cap: 409,
+  idempotency_key_reused: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  internal: 500,
+  unavailable: 503,
+};
+
+export const TITLE: Record<ErrorCode, string> = {
+  validation_failed: 'Request validation failed',
+  malformed_request: 'Malformed request',
+  invalid_cursor: 'Invalid cursor',
+  self_relation: 'An account cannot relate to itself',
+  unauthorized: 'Unauthorized',
+  forbidden: 'Forbidden',
+  blocked: 'Blocked',
+  not_visible: 'Not visible',
+  not_found: 'Not found',
+  user_not_found: 'User not found',
+  no_pending_request: 'No pending request',
+  username_taken: 'Username taken',
+  following_cap: 'Following limit reached',
+  idempotency_key_reused: 'Idempotency key reused',
+  payload_too_large: 'Payload too large',
+  unsupported_media_type: 'Unsupported media type',
+  rate_limited: 'Too many requests',
+  internal: 'Internal server error',
+  unavailable: 'Service unavailable',
+};
+
+/** One field-level validation failure: `path` is `location.field[.index…]`, e.g. `body.ids.3`. */
+export interface FieldError {
+  path: string;
+  message: string;
+}
+
+/** An error the edge answers with: a code, a safe sentence, optional field errors and headers. */
+export class ApiError extends Error {
+  override name = 'ApiError' as const;
+  constructor(
+    readonly code: ErrorCode,
+    readonly detail: string,
+    readonly extra: {
+      errors?: FieldError[];
+      headers?: Record<string, string>;
+      cause?: unknown;
+    } = {},
+  ) {
+    super(detail, extra.cause === undefined ? undefined : { cause: extra.cause });
+  }
+  get status() {
+    return STATUS[this.code];
+  }
+}
+
+/** The RFC 9457 body every error response carries. */
+export interface ProblemBody {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: ErrorCode;
+  request_id: string;
+  errors?: FieldError[];
+}
+
+export function problemType(code: ErrorCode): string {
+  return `/problems/${code}`;
+}
+
+const DOMAIN_ERROR_CLASSES = [
+  UserNotFoundError,
+  SelfFollowError,
+  BlockedError,
+  FollowingCapError,
+  NoPendingRequestError,
+  NotVisibleError,
+  HiddenError,
+  InvalidCursorError,
+] as const;
+
+export function isDomainError(err: unknown): err is DomainError {
+  return DOMAIN_ERROR_CLASSES.some((cls) => err instanceof cls);
+}
+
+/** The one table from domain errors to HTTP problems. No default branch, on purpose. */
+export function fromDomainError(err: DomainError): ApiError {
+  switch (err.name) {
+    case 'UserNotFoundError':
+      return new ApiError('user_not_found', `user ${err.userId} not found`, { cause: err });
+    case 'HiddenError':
+      return new ApiError('user_not_found', `user ${err.userId} not found`, { cause: err });
+    case 'SelfFollowError':
+      return new ApiError('self_relation', err.message, { cause: err });
+    case 'BlockedError':
+      return new ApiError('blocked', err.message, { cause: err });
+    case 'FollowingCapError':
+      return new ApiError('following_cap', err.message, { cause: err });
+    case 'NoPendingRequestError':
+      return new ApiError('no_pending_request', err.message, { cause: err });
+    case 'NotVisibleError':
+      return new ApiError('not_visible', err.message, { cause: err });
+    case 'InvalidCursorError':
+      return new ApiError('invalid_cursor', 'the cursor is malformed, altered or belongs to another list', {
+        cause: err,
+      });
+  }
+}
+
+const JWT_DETAIL: Record<string, string> = {
+  JwtTokenExpired: 'token expired',
+  JwtTokenNotBefore: 'token not yet valid',
+  JwtTokenIssuedAt: 'token issued in the future',
+  JwtAlgorithmMismatch: 'token algorithm not accepted',
+  JwtHeaderInvalid: 'token header invalid',
+  JwtTokenSignatureMismatched: 'token signature invalid',
+  JwtTokenInvalid: 'token malformed',
+};
+
+/** Hono's named HTTP errors (jwt, body limit, validator, media-type gate) at the edge. */
+function fromHttpException(err: HTTPException): ApiError {
+  switch (err.status) {
+    case 401: {
+      const causeName = err.cause instanceof Error ? err.cause.name : '';
+      const detail = JWT_DETAIL[causeName] ?? (err.cause ? 'token verification failed' : err.message);
+      const challenge = err.res?.headers.get('WWW-Authenticate');
+      return new ApiError('unauthorized', detail, {
+        cause: err,
+        headers: { 'WWW-Authenticate': challenge ?? 'Bearer' },
+      });
+    }
+    case 413:
+      return new ApiError('payload_too_large', 'the request body is too large', { cause: err });
+    case 415:
+      return new ApiError('unsupported_media_type', 'send the body as application/json', { cause: err });
+    case 400:
+      return new ApiError('malformed_request', 'the request body is not valid JSON', { cause: err });
+    default:
+      return new ApiError('internal', 'an unexpected error occurred', { cause: err });
+  }
+}
+
+/**
+ * Any thrown value → an `ApiError`. Unknown errors become `internal` (500, logged by the caller
+ * with the stack; never in the body). `StoreUnavailableError` becomes 503 with `Retry-After`.
+ */
+export function toApiError(err: unknown, retryAfterSeconds = 1): ApiError {
+  if (err instanceof ApiError) return err;
+  if (isDomainError(err)) return fromDomainError(err);
+  if (err instanceof UsernameTakenError) {
+    return new ApiError('username_taken', 'the username is held by another account', { cause: err });
+  }
+  if (err instanceof StoreUnavailableError) {
+    return new ApiError('unavailable', 'the database is unavailable; retry later', {
+      cause: err,
+      headers: { 'Retry-After': String(retryAfterSeconds) },
+    });
+  }
+  if (err instanceof HTTPException) return fromHttpException(err);
+  return new ApiError('internal', 'an unexpected error occurred', { cause: err });
+}
+
+export function problemBody(err: ApiError, requestId: string): ProblemBody {
+  const body: ProblemBody = {
+    type: problemType(err.code),
+    title: TITLE[err.code],
+    status: err.status,
+    detail: err.detail,
+    code: err.code,
+    request_id: requestId,
+  };
+  if (err.extra.errors) body.errors = err.extra.errors;
+  return body;
+}
+
+/** Writes the problem response, copying the error's headers (Retry-After, WWW-Authenticate). */
+export function problemResponse(c: Context, err: ApiError): Response {
+  const requestId = (c.get('requestId') as string | undefined) ?? '';
+  const headers: Record<string, string> = {
+    'Content-Type': 'application/problem+json; charset=utf-8',
+    ...err.extra.headers,
+  };
+  return c.body(JSON.stringify(problemBody(err, requestId)), err.status, headers);
+}

@@ -1,0 +1,27 @@
+/**
+ * Ids and times at the edge. A user id on the wire is a decimal string of a positive signed
+ * 64-bit integer without leading zeros; inside, a `bigint`. A time on the wire is RFC 3339 UTC
+ * with milliseconds; inside, a µs position.
+ */
+
+const MAX_I64 = 9223372036854775807n;
+const ID_PATTERN = /^[1-9][0-9]{0,18}$/;
+
+/** The id, or null when `raw` is not `"1"` … `"9223372036854775807"` exactly. */
+export function parseUserId(raw: string): bigint | null {
+  if (!ID_PATTERN.test(raw)) return null;
+  const id = BigInt(raw);
+  return id <= MAX_I64 ? id : null;
+}
+
+/** A non-negative signed 64-bit decimal (a position); null otherwise. */
+export function parsePosition(raw: string): bigint | null {
+  if (!/^(0|[1-9][0-9]{0,18})$/.test(raw)) return null;
+  const p = BigInt(raw);
+  return p <= MAX_I64 ? p : null;
+}
+
+/** µs position → `2026-11-30T04:31:18.123Z`. */
+export function formatPosition(position: bigint): string {
+  return new Date(Number(position / 1000n)).toISOString();
+}

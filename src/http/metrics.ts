@@ -1,0 +1,87 @@
+/**
+ * Prometheus metrics (prom-client) on an injected `Registry`.
+ *
+ * - `flocklist_http_requests_total{method,route,status}` and
+ *   `flocklist_http_request_duration_seconds{method,route,status}`: `route` is the matched
+ *   pattern (`/v1/users/:id/followers`), or `unmatched`, so label cardinality stays bounded.
+ * - `flocklist_db_query_duration_seconds{op,outcome}` and
+ *   `flocklist_list_bucket_fetches_per_page{relation}`: fed by the domain and the store through
+ *   `MetricsRecorder`, which they receive from the composition root (they never import this
+ *   module's types: the interface is structural).
+ */
+import type { MiddlewareHandler } from 'hono';
+import { matchedRoutes } from 'hono/route';
+import { Counter, Histogram, type Registry } from 'prom-client';
+
+/** What the domain and the store may report; every method must be cheap and never throw. */
+export interface MetricsRecorder {
+  /** One database statement (or batch) named `op` took `seconds`. */
+  observeQuery(op: string, seconds: number, ok: boolean): void;
+  /** One list page needed `fetches` bucket reads (the k-way merge cost). */
+  observeBucketFetches(relation: string, fetches: number): void;
+}
+
+export interface HttpMetrics {
+  recorder: MetricsRecorder;
+  middleware: MiddlewareHandler;
+}
+
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+export function createHttpMetrics(registry: Registry): HttpMetrics {
+  const requests = new Counter({
+    name: 'flocklist_http_requests_total',
+    help: 'HTTP requests by method, route pattern and status.',
+    labelNames: ['method', 'route', 'status'],
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: 'flocklist_http_request_duration_seconds',
+    help: 'HTTP request latency by method, route pattern and status.',
+    labelNames: ['method', 'route', 'status'],
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+  const dbQuery = new Histogram({
+    name: 'flocklist_db_query_duration_seconds',
+    help: 'Database statement latency by operation and outcome.',
+    labelNames: ['op', 'outcome'],
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+  const bucketFetches = new Histogram({
+    name: 'flocklist_list_bucket_fetches_per_page',
+    help: 'Bucket partition reads needed to serve one list page.',
+    labelNames: ['relation'],
+    buckets: [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64],
+    registers: [registry],
+  });
+
+  const recorder: MetricsRecorder = {
+    observeQuery: (op, seconds, ok) => dbQuery.observe({ op, outcome: ok ? 'ok' : 'error' }, seconds),
+    observeBucketFetches: (relation, fetches) => bucketFetches.observe({ relation }, fetches),
+  };
+
+  const middleware: MiddlewareHandler = async (c, next) => {
+    const start = performance.now();
+    try {
+      await next();
+    } finally {
+      const seconds = (performance.now() - start) / 1000;
+      const labels = { method: c.req.method, route: routePattern(c), status: String(c.res.status) };
+      requests.inc(labels);
+      duration.observe(labels, seconds);
+    }
+  };
+  return { recorder, middleware };
+}
+
+/** The matched route pattern (not the raw path), or `unmatched`. Middleware routes are `ALL`. */
+function routePattern(c: Parameters<MiddlewareHandler>[0]): string {
+  const routes = matchedRoutes(c);
+  for (let i = routes.length - 1; i >= 0; i--) {
+    const r = routes[i];
+    if (r && r.method !== 'ALL') return r.path;
+  }
+  return 'unmatched';
+}

@@ -1,0 +1,110 @@
+/**
+ * What every route file shares: the app type, the dependencies a route may use, the standard
+ * error responses for the document, and small conversions between wire values and the domain.
+ */
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import type { Context, MiddlewareHandler } from 'hono';
+import type { GraphApi, ListPage, MutationOptions } from '../graph/contracts.js';
+import type { ListKey, UserId } from '../store/types.js';
+import { type AuthVariables, type Principal, principalOf } from './auth.js';
+import { ApiError } from './errors.js';
+import { formatPosition, parsePosition, parseUserId } from './ids.js';
+import { Problem } from './schemas.js';
+
+export interface AppEnv {
+  Variables: AuthVariables & { requestId: string };
+}
+export type ApiApp = OpenAPIHono<AppEnv>;
+
+/** What a route's `register` function receives. */
+export interface RouteDeps {
+  graph: GraphApi;
+  /** Middleware every mutating route runs first: rate limit, then idempotency. */
+  mutation: MiddlewareHandler[];
+}
+
+const PROBLEM_DESCRIPTIONS: Record<number, string> = {
+  400: 'Invalid id, query, body or cursor',
+  401: 'Missing, invalid or expired token',
+  403: 'Not allowed for this token or relationship',
+  404: 'Unknown user (or hidden by a block)',
+  409: 'Conflict',
+  413: 'Body too large',
+  415: 'Body is not JSON',
+  429: 'Rate limited (see Retry-After)',
+  503: 'Database unavailable (see Retry-After)',
+};
+
+/** `responses` entries for the given error statuses, all `application/problem+json`. */
+export function problems(...statuses: (keyof typeof PROBLEM_DESCRIPTIONS)[]) {
+  const out: Record<
+    string,
+    { description: string; content: { 'application/problem+json': { schema: typeof Problem } } }
+  > = {};
+  for (const s of [401, ...statuses, 503]) {
+    out[String(s)] = {
+      description: PROBLEM_DESCRIPTIONS[s] ?? 'Error',
+      content: { 'application/problem+json': { schema: Problem } },
+    };
+  }
+  return out;
+}
+
+/** Validated path/body id string → bigint (the schema guarantees it parses). */
+export function idOf(raw: string): UserId {
+  const id = parseUserId(raw);
+  if (id === null) throw new ApiError('validation_failed', 'invalid user id');
+  return id;
+}
+
+/** `Graph-Position` → `MutationOptions`: admin only (403), a non-negative int64 (400). */
+export function mutationOptions(c: Context): MutationOptions {
+  const raw = c.req.header('Graph-Position');
+  if (raw === undefined) return {};
+  if (!principalOf(c).admin) throw new ApiError('forbidden', 'Graph-Position needs the graph:admin scope');
+  const position = parsePosition(raw);
+  if (position === null) {
+    throw new ApiError('validation_failed', 'invalid Graph-Position header', {
+      errors: [{ path: 'header.graph-position', message: 'a non-negative 64-bit integer (µs)' }],
+    });
+  }
+  return { position };
+}
+
+/**
+ * The followers/following visibility rule: admin callers see any existing user's lists; others
+ * go through the domain (`HiddenError` → 404, `NotVisibleError` → 403).
+ */
+export async function assertListsVisible(graph: GraphApi, p: Principal, owner: UserId): Promise<void> {
+  if (p.admin) await graph.getUser(owner);
+  else await graph.assertCanViewLists(p.sub, owner);
+}
+
+export interface WireListPage {
+  items: { id: string; username: string; followed_at: string }[];
+  next_cursor: string | null;
+}
+
+/** A domain page → the wire page, with usernames (ids no longer known are left out). */
+export async function renderPage(graph: GraphApi, page: ListPage): Promise<WireListPage> {
+  const users = await graph.getUsers(page.items.map((i) => i.id));
+  const items: WireListPage['items'] = [];
+  for (const item of page.items) {
+    const u = users.get(item.id);
+    if (u)
+      items.push({
+        id: item.id.toString(),
+        username: u.username,
+        followed_at: formatPosition(item.createdAt),
+      });
+  }
+  return { items, next_cursor: page.nextCursor };
+}
+
+export async function listPage(
+  graph: GraphApi,
+  list: ListKey,
+  query: { limit: number; cursor?: string | undefined },
+): Promise<WireListPage> {
+  return renderPage(graph, await graph.listPage(list, query.limit, query.cursor ?? null));
+}

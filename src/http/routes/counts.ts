@@ -1,0 +1,28 @@
+import { createRoute } from '@hono/zod-openapi';
+import { principalOf } from '../auth.js';
+import { type ApiApp, assertListsVisible, idOf, problems, type RouteDeps } from '../route-kit.js';
+import { CountsSchema, IdParams } from '../schemas.js';
+
+export const countsRoute = createRoute({
+  operationId: 'getCounts',
+  method: 'get',
+  path: '/v1/users/{id}/counts',
+  tags: ['followers'],
+  summary: 'Follower and following counts',
+  description: 'Subject to the list visibility rules. May lag writes by a few seconds.',
+  security: [{ bearerAuth: [] }],
+  request: { params: IdParams },
+  responses: {
+    200: { description: 'Counts', content: { 'application/json': { schema: CountsSchema } } },
+    ...problems(400, 403, 404),
+  },
+});
+
+export function registerCounts(app: ApiApp, deps: RouteDeps) {
+  app.openapi(countsRoute, async (c) => {
+    const id = idOf(c.req.valid('param').id);
+    await assertListsVisible(deps.graph, principalOf(c), id);
+    const counts = await deps.graph.counts(id);
+    return c.json({ followers: counts.followers, following: counts.following }, 200);
+  });
+}

@@ -1,0 +1,34 @@
+import { createRoute } from '@hono/zod-openapi';
+import { principalOf } from '../auth.js';
+import { formatPosition } from '../ids.js';
+import { type ApiApp, assertListsVisible, idOf, problems, type RouteDeps } from '../route-kit.js';
+import { FollowStatusSchema, pairParams } from '../schemas.js';
+
+export const followStatusRoute = createRoute({
+  operationId: 'getFollowStatus',
+  method: 'get',
+  path: '/v1/users/{id}/following/{target}',
+  tags: ['following'],
+  summary: 'Whether id follows (or has requested) target',
+  description: "Allowed to id itself and to anyone allowed to see id's lists.",
+  security: [{ bearerAuth: [] }],
+  request: { params: pairParams('target') },
+  responses: {
+    200: { description: 'Follow state', content: { 'application/json': { schema: FollowStatusSchema } } },
+    ...problems(400, 403, 404),
+  },
+});
+
+export function registerFollowStatus(app: ApiApp, deps: RouteDeps) {
+  app.openapi(followStatusRoute, async (c) => {
+    const p = principalOf(c);
+    const params = c.req.valid('param');
+    const id = idOf(params.id);
+    const target = idOf(params.target);
+    if (p.sub !== id) await assertListsVisible(deps.graph, p, id);
+    await Promise.all([deps.graph.getUser(id), deps.graph.getUser(target)]);
+    const s = await deps.graph.getFollowStatus(id, target);
+    if (s.state === 'none' || s.since === undefined) return c.json({ state: s.state }, 200);
+    return c.json({ state: s.state, followed_at: formatPosition(s.since) }, 200);
+  });
+}

@@ -1,0 +1,37 @@
+/** Registers every `/v1` operation; one file per operation (or per small resource). */
+import type { ApiApp, RouteDeps } from '../route-kit.js';
+import { registerContains } from './contains.js';
+import { registerCounts } from './counts.js';
+import { registerFollowedBy } from './followed-by.js';
+import { registerRemoveFollower } from './followers-delete.js';
+import { registerFollowersList } from './followers-list.js';
+import { registerFollowersScan } from './followers-scan.js';
+import { registerUnfollow } from './following-delete.js';
+import { registerFollowingList } from './following-list.js';
+import { registerFollow } from './following-put.js';
+import { registerFollowStatus } from './following-status.js';
+import { registerAcceptRequest } from './requests-accept.js';
+import { registerDeclineRequest } from './requests-decline.js';
+import { registerRequestsList } from './requests-list.js';
+import { registerTypedEdges } from './typed-edges.js';
+import { registerGetUser } from './users-get.js';
+import { registerPutUser } from './users-put.js';
+
+export function registerRoutes(app: ApiApp, deps: RouteDeps): void {
+  registerPutUser(app, deps);
+  registerGetUser(app, deps);
+  registerFollow(app, deps);
+  registerUnfollow(app, deps);
+  registerFollowStatus(app, deps);
+  registerFollowingList(app, deps);
+  registerContains(app, deps);
+  registerFollowersScan(app, deps);
+  registerFollowersList(app, deps);
+  registerRemoveFollower(app, deps);
+  registerFollowedBy(app, deps);
+  registerCounts(app, deps);
+  registerRequestsList(app, deps);
+  registerAcceptRequest(app, deps);
+  registerDeclineRequest(app, deps);
+  registerTypedEdges(app, deps);
+}

@@ -1,0 +1,137 @@
+/**
+ * Blocks, mutes and close friends: three owner-private typed edges with the same three calls
+ * (`PUT`/`DELETE …/{target}`, `GET` the list), declared from one table.
+ */
+import { createRoute } from '@hono/zod-openapi';
+import type { GraphApi, MutationOptions, MutationResult } from '../../graph/contracts.js';
+import type { Relation, UserId } from '../../store/types.js';
+import { actFor } from '../auth.js';
+import { type ApiApp, idOf, listPage, mutationOptions, problems, type RouteDeps } from '../route-kit.js';
+import { IdParams, ListPageSchema, ListQuery, MutationHeaders, pairParams, stateSchema } from '../schemas.js';
+import { NoneResult } from './following-delete.js';
+
+type Op<S extends string> = (
+  g: GraphApi,
+  a: UserId,
+  t: UserId,
+  o: MutationOptions,
+) => Promise<MutationResult<S>>;
+
+interface TypedEdge<S extends string> {
+  segment: 'blocks' | 'mutes' | 'close-friends';
+  relation: Relation;
+  state: S;
+  tag: string;
+  add: Op<S>;
+  remove: Op<'none'>;
+  addSummary: string;
+}
+
+const EDGES = [
+  {
+    segment: 'blocks',
+    relation: 'blocks',
+    state: 'blocking',
+    tag: 'blocks',
+    add: (g, a, t, o) => g.block(a, t, o),
+    remove: (g, a, t, o) => g.unblock(a, t, o),
+    addSummary:
+      'Block: removes follows and pending requests in both directions; target cannot follow id (403) nor see ' +
+      "id's profile or lists (404); id cannot follow target (403).",
+  } satisfies TypedEdge<'blocking'>,
+  {
+    segment: 'mutes',
+    relation: 'mutes',
+    state: 'muting',
+    tag: 'mutes',
+    add: (g, a, t, o) => g.mute(a, t, o),
+    remove: (g, a, t, o) => g.unmute(a, t, o),
+    addSummary: "Mute: hidden from the muter's feed inputs; follows are unchanged.",
+  } satisfies TypedEdge<'muting'>,
+  {
+    segment: 'close-friends',
+    relation: 'close_friends',
+    state: 'close_friend',
+    tag: 'close friends',
+    add: (g, a, t, o) => g.addCloseFriend(a, t, o),
+    remove: (g, a, t, o) => g.removeCloseFriend(a, t, o),
+    addSummary: 'Add to the owner-private close-friends audience list.',
+  } satisfies TypedEdge<'close_friend'>,
+] as const;
+
+export const typedEdgeRoutes = EDGES.map((e) => ({
+  edge: e,
+  put: createRoute({
+    operationId: `put_${e.relation}`,
+    method: 'put',
+    path: `/v1/users/{id}/${e.segment}/{target}`,
+    tags: [e.tag],
+    summary: e.addSummary,
+    security: [{ bearerAuth: [] }],
+    request: { params: pairParams('target'), headers: MutationHeaders },
+    responses: {
+      200: {
+        description: e.state,
+        content: { 'application/json': { schema: stateSchema(`${e.state}Result`, [e.state]) } },
+      },
+      ...problems(400, 403, 404, 409, 429),
+    },
+  }),
+  remove: createRoute({
+    operationId: `delete_${e.relation}`,
+    method: 'delete',
+    path: `/v1/users/{id}/${e.segment}/{target}`,
+    tags: [e.tag],
+    summary: `Remove from ${e.segment} (idempotent)`,
+    security: [{ bearerAuth: [] }],
+    request: { params: pairParams('target'), headers: MutationHeaders },
+    responses: {
+      200: { description: 'none', content: { 'application/json': { schema: NoneResult } } },
+      ...problems(400, 403, 404, 409, 429),
+    },
+  }),
+  list: createRoute({
+    operationId: `list_${e.relation}`,
+    method: 'get',
+    path: `/v1/users/{id}/${e.segment}`,
+    tags: [e.tag],
+    summary: `The owner's ${e.segment} list, newest first (owner only)`,
+    security: [{ bearerAuth: [] }],
+    request: { params: IdParams, query: ListQuery },
+    responses: {
+      200: { description: 'A page', content: { 'application/json': { schema: ListPageSchema } } },
+      ...problems(400, 403, 404),
+    },
+  }),
+}));
+
+export function registerTypedEdges(app: ApiApp, deps: RouteDeps) {
+  for (const { edge, put, remove, list } of typedEdgeRoutes) {
+    const add = edge.add as Op<string>;
+    app.openapi({ ...put, middleware: deps.mutation }, async (c) => {
+      const params = c.req.valid('param');
+      const id = idOf(params.id);
+      actFor(c, id);
+      const r = await add(deps.graph, id, idOf(params.target), mutationOptions(c));
+      return c.json({ state: r.state as typeof edge.state }, 200);
+    });
+    app.openapi({ ...remove, middleware: deps.mutation }, async (c) => {
+      const params = c.req.valid('param');
+      const id = idOf(params.id);
+      actFor(c, id);
+      const r = await edge.remove(deps.graph, id, idOf(params.target), mutationOptions(c));
+      return c.json({ state: r.state }, 200);
+    });
+    app.openapi(list, async (c) => {
+      const id = idOf(c.req.valid('param').id);
+      actFor(c, id);
+      await deps.graph.getUser(id);
+      const page = await listPage(
+        deps.graph,
+        { userId: id, relation: edge.relation, direction: 'out' },
+        c.req.valid('query'),
+      );
+      return c.json(page, 200);
+    });
+  }
+}

@@ -1,0 +1,50 @@
+import { createRoute } from '@hono/zod-openapi';
+import type { Relationship } from '../../graph/contracts.js';
+import { principalOf } from '../auth.js';
+import { type ApiApp, idOf, problems, type RouteDeps } from '../route-kit.js';
+import { IdParams, ProfileSchema } from '../schemas.js';
+
+export const getUserRoute = createRoute({
+  operationId: 'getUser',
+  method: 'get',
+  path: '/v1/users/{id}',
+  tags: ['users'],
+  summary: "A user's profile with counts and the viewer's relationship",
+  description: '404 when unknown, and also when the profile owner blocks the viewer.',
+  security: [{ bearerAuth: [] }],
+  request: { params: IdParams },
+  responses: {
+    200: { description: 'Profile', content: { 'application/json': { schema: ProfileSchema } } },
+    ...problems(400, 404),
+  },
+});
+
+const SELF: Relationship = { following: 'none', followedBy: false, blocking: false, muting: false };
+
+export function registerGetUser(app: ApiApp, deps: RouteDeps) {
+  app.openapi(getUserRoute, async (c) => {
+    const p = principalOf(c);
+    const id = idOf(c.req.valid('param').id);
+    if (!p.admin) await deps.graph.assertCanViewProfile(p.sub, id);
+    const [user, counts, rel] = await Promise.all([
+      deps.graph.getUser(id),
+      deps.graph.counts(id),
+      p.sub === id ? SELF : deps.graph.relationship(p.sub, id),
+    ]);
+    return c.json(
+      {
+        id: user.id.toString(),
+        username: user.username,
+        private: user.private,
+        counts: { followers: counts.followers, following: counts.following },
+        relationship: {
+          following: rel.following,
+          followed_by: rel.followedBy,
+          blocking: rel.blocking,
+          muting: rel.muting,
+        },
+      },
+      200,
+    );
+  });
+}

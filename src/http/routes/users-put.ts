@@ -1,0 +1,43 @@
+import { createRoute } from '@hono/zod-openapi';
+import { requireAdmin } from '../auth.js';
+import { type ApiApp, idOf, problems, type RouteDeps } from '../route-kit.js';
+import { IdParams, MutationHeaders, PutUserBody, UserSchema } from '../schemas.js';
+
+export const putUserRoute = createRoute({
+  operationId: 'putUser',
+  method: 'put',
+  path: '/v1/users/{id}',
+  tags: ['users'],
+  summary: 'Create or update a user (graph:admin)',
+  description:
+    'Projection of the account service. Usernames are unique (case-insensitive): 409 when another id holds it. ' +
+    'Switching private → public accepts pending follow requests in the background.',
+  security: [{ bearerAuth: [] }],
+  request: {
+    params: IdParams,
+    headers: MutationHeaders,
+    body: { required: true, content: { 'application/json': { schema: PutUserBody } } },
+  },
+  responses: {
+    200: { description: 'Updated', content: { 'application/json': { schema: UserSchema } } },
+    201: { description: 'Created', content: { 'application/json': { schema: UserSchema } } },
+    ...problems(400, 403, 409, 413, 415, 429),
+  },
+});
+
+export type PutUserResponse = { id: string; username: string; private: boolean };
+
+export function registerPutUser(app: ApiApp, deps: RouteDeps) {
+  app.openapi({ ...putUserRoute, middleware: deps.mutation }, async (c) => {
+    requireAdmin(c);
+    const id = idOf(c.req.valid('param').id);
+    const body = c.req.valid('json');
+    const { user, created } = await deps.graph.putUser({
+      id,
+      username: body.username,
+      ...(body.private === undefined ? {} : { private: body.private }),
+    });
+    const out: PutUserResponse = { id: user.id.toString(), username: user.username, private: user.private };
+    return created ? c.json(out, 201) : c.json(out, 200);
+  });
+}

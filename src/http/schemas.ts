@@ -1,0 +1,149 @@
+/**
+ * The request and response schemas shared by the routes. The same zod objects validate requests
+ * and produce `/openapi.json`, so the document cannot drift from the code. Request objects are
+ * strict (unknown keys are a 400: the mass-assignment defence); ids stay strings here and become
+ * `bigint` in the handler (`idOf`).
+ */
+import { z } from '@hono/zod-openapi';
+import { ERROR_CODES } from './errors.js';
+import { parseUserId } from './ids.js';
+
+export const ID_MESSAGE = 'a positive 64-bit integer as a decimal string without leading zeros';
+export const UserIdString = z
+  .string()
+  .refine((v) => parseUserId(v) !== null, ID_MESSAGE)
+  .openapi({
+    description: 'User id: positive signed 64-bit integer (1…9223372036854775807), decimal string.',
+    pattern: '^[1-9][0-9]{0,18}$',
+    example: '42',
+  });
+
+export const Time = z
+  .string()
+  .openapi({ description: 'RFC 3339 UTC with milliseconds.', example: '2026-11-30T04:31:18.123Z' });
+
+/** Path parameter objects, one per shape. */
+export const IdParams = z.object({ id: UserIdString.openapi({ param: { name: 'id', in: 'path' } }) });
+export const pairParams = <K extends string>(other: K) =>
+  z.object({
+    id: UserIdString.openapi({ param: { name: 'id', in: 'path' } }),
+    [other]: UserIdString.openapi({ param: { name: other, in: 'path' } }),
+  } as { id: typeof UserIdString } & Record<K, typeof UserIdString>);
+
+const intParam = (min: number, max: number, dflt: number) =>
+  z
+    .string()
+    .regex(/^(0|[1-9][0-9]{0,6})$/, 'an integer')
+    .optional()
+    .transform((v) => (v === undefined ? dflt : Number(v)))
+    .pipe(z.number().int().min(min).max(max))
+    .openapi({ type: 'integer', minimum: min, maximum: max, default: dflt });
+
+export const Cursor = z
+  .string()
+  .min(1)
+  .max(1024)
+  .optional()
+  .openapi({ description: 'Opaque cursor from a previous page (`next_cursor`).' });
+
+export const ListQuery = z.object({ limit: intParam(1, 200, 50), cursor: Cursor });
+export const FollowedByQuery = z.object({ limit: intParam(0, 50, 3) });
+export const ScanQuery = z.object({
+  slice: intParam(0, 1023, 0),
+  slices: intParam(1, 1024, 1),
+  limit: intParam(1, 1000, 50),
+  cursor: Cursor,
+});
+
+/** Headers a mutating call may send; declared for the document, enforced by middleware. */
+export const MutationHeaders = z.object({
+  'idempotency-key': z
+    .string()
+    .optional()
+    .openapi({ description: '1–128 printable ASCII characters; retries with the same key replay.' }),
+  'graph-position': z
+    .string()
+    .optional()
+    .openapi({ description: 'graph:admin only: apply at this µs position (replay/import).' }),
+});
+
+export const FieldErrorSchema = z.object({ path: z.string(), message: z.string() });
+export const Problem = z
+  .object({
+    type: z.string(),
+    title: z.string(),
+    status: z.number().int(),
+    detail: z.string(),
+    code: z.enum(ERROR_CODES),
+    request_id: z.string(),
+    errors: z.array(FieldErrorSchema).optional(),
+  })
+  .openapi('Problem');
+
+export const PutUserBody = z
+  .strictObject({
+    username: z
+      .string()
+      .regex(/^[A-Za-z0-9._]{1,30}$/, '1–30 characters of A–Z, a–z, 0–9, dot and underscore'),
+    private: z.boolean().optional(),
+  })
+  .openapi('PutUser');
+
+export const UserSchema = z
+  .object({ id: UserIdString, username: z.string(), private: z.boolean() })
+  .openapi('User');
+
+export const CountsSchema = z
+  .object({ followers: z.number().int(), following: z.number().int() })
+  .openapi('Counts');
+
+export const RelationshipSchema = z
+  .object({
+    following: z.enum(['none', 'following', 'requested']),
+    followed_by: z.boolean(),
+    blocking: z.boolean(),
+    muting: z.boolean(),
+  })
+  .openapi('Relationship');
+
+export const ProfileSchema = z
+  .object({
+    id: UserIdString,
+    username: z.string(),
+    private: z.boolean(),
+    counts: CountsSchema,
+    relationship: RelationshipSchema,
+  })
+  .openapi('Profile');
+
+export const ListItemSchema = z
+  .object({ id: UserIdString, username: z.string(), followed_at: Time })
+  .openapi('ListItem');
+
+export const ListPageSchema = z
+  .object({ items: z.array(ListItemSchema), next_cursor: z.string().nullable() })
+  .openapi('ListPage');
+
+export const IdsBody = z
+  .strictObject({ ids: z.array(UserIdString).max(1000) })
+  .openapi('Ids', { description: 'At most 1000 ids.' });
+
+export const IdsResult = z.object({ ids: z.array(UserIdString) }).openapi('IdsResult');
+
+export const ScanPageSchema = z
+  .object({ ids: z.array(UserIdString), next_cursor: z.string().nullable() })
+  .openapi('ScanPage');
+
+export const FollowStatusSchema = z
+  .object({ state: z.enum(['none', 'following', 'requested']), followed_at: Time.optional() })
+  .openapi('FollowStatus');
+
+export const FollowedBySchema = z
+  .object({
+    sample: z.array(z.object({ id: UserIdString, username: z.string() })),
+    total: z.number().int(),
+  })
+  .openapi('FollowedBy');
+
+export const stateSchema = <S extends string>(name: string, states: readonly [S, ...S[]]) =>
+  z.object({ state: z.enum(states) }).openapi(name);

@@ -1,0 +1,94 @@
+/**
+ * Builds the app for HTTP tests: `buildTestApp({ graph, receipts })` with a fresh metrics
+ * registry, a silent logger and a fixed secret; `bearer(sub, { admin })` mints a token.
+ */
+import { Registry } from 'prom-client';
+import { type AppDeps, createApp } from '../../../src/app.js';
+import type { GraphApi } from '../../../src/graph/contracts.js';
+import type { ReceiptStore } from '../../../src/http/idempotency.js';
+import { createLogger } from '../../../src/http/logger.js';
+import { mintToken } from '../../../src/jobs/token.js';
+import type { Receipt, UserId } from '../../../src/store/types.js';
+
+export const TEST_SECRET = 'test-secret-0123456789abcdef';
+
+export function bearer(sub: bigint | string | number, o: { admin?: boolean; exp?: number } = {}): string {
+  return `Bearer ${mintToken({ sub: String(sub), admin: o.admin ?? false, expiresInSeconds: o.exp ?? 600 }, TEST_SECRET)}`;
+}
+
+/** Receipts in a map (first writer wins), for tests that do not need a store. */
+export class MapReceipts implements ReceiptStore {
+  readonly map = new Map<string, Receipt>();
+  async getReceipt(actorId: UserId, key: string) {
+    return this.map.get(`${actorId}/${key}`) ?? null;
+  }
+  async putReceipt(actorId: UserId, key: string, receipt: Receipt) {
+    const k = `${actorId}/${key}`;
+    if (!this.map.has(k)) this.map.set(k, receipt);
+  }
+}
+
+/** A `GraphApi` whose methods throw unless overridden. */
+export function stubGraph(overrides: Partial<GraphApi> = {}): GraphApi {
+  return new Proxy(overrides as GraphApi, {
+    get(target, prop) {
+      const v = (target as unknown as Record<string | symbol, unknown>)[prop];
+      if (v !== undefined) return v;
+      return () => Promise.reject(new Error(`stub: ${String(prop)} not implemented`));
+    },
+  });
+}
+
+export interface TestAppOptions {
+  graph: GraphApi;
+  receipts?: ReceiptStore;
+  rateLimitPerMinute?: number;
+  bodyLimitBytes?: number;
+  now?: () => number;
+  ready?: () => Promise<boolean>;
+}
+
+export function buildTestApp(o: TestAppOptions) {
+  const registry = new Registry();
+  const deps: AppDeps = {
+    graph: o.graph,
+    receipts: o.receipts ?? new MapReceipts(),
+    ready: o.ready ?? (async () => true),
+    http: {
+      jwtSecret: TEST_SECRET,
+      bodyLimitBytes: o.bodyLimitBytes ?? 64 * 1024,
+      rateLimitPerMinute: o.rateLimitPerMinute ?? 100_000,
+      receiptTtlSeconds: 86_400,
+      docs: true,
+    },
+    registry,
+    logger: createLogger('silent'),
+    ...(o.now ? { now: o.now } : {}),
+  };
+  return { app: createApp(deps), registry, deps };
+}
+
+/** JSON request helper: `call(app, 'PUT', '/v1/…', { auth, body, headers })`. */
+export async function call(
+  app: { request: (path: string, init?: RequestInit) => Response | Promise<Response> },
+  method: string,
+  path: string,
+  o: { auth?: string; body?: unknown; headers?: Record<string, string> } = {},
+) {
+  const headers: Record<string, string> = { 'X-Request-Id': 'req-1', ...o.headers };
+  if (o.auth) headers.Authorization = o.auth;
+  let body: string | undefined;
+  if (o.body !== undefined) {
+    body = typeof o.body === 'string' ? o.body : JSON.stringify(o.body);
+    headers['Content-Type'] ??= 'application/json';
+  }
+  const res = await app.request(path, { method, headers, ...(body === undefined ? {} : { body }) });
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, headers: res.headers, text, json: json as Record<string, unknown> };
+}
