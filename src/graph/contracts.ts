@@ -20,6 +20,12 @@ export interface MutationResult<S extends string> {
   /** False when the operation was a no-op (already in that state, or refused as a no-op). */
   changed: boolean;
   position: Position;
+  /**
+   * True when this exact op (same position, source and kind) was already in the pair history: a
+   * retry or replay. It changed nothing now, but its write path re-ran and healed any partial
+   * write of the first attempt. Always set by `GraphService`; optional so existing fakes stay valid.
+   */
+  duplicate?: boolean;
 }
 
 export type FollowState = 'none' | 'following' | 'requested';

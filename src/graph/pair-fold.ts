@@ -1,0 +1,257 @@
+/**
+ * The pair fold: the state of every edge between two accounts, derived purely from the pair's
+ * history (`pair_ops`).
+ *
+ * Design note.
+ *
+ * Invariant. Every accepted operation on a pair is appended to one partition holding the pair's
+ * whole history (all relations, both directions). The state of each of the ten edges between the
+ * pair (five relations × two directions) is `foldPair(history)`: the ops applied in position
+ * order (ties: source id, then kind — the order `listPairOps` returns), each relation's rules
+ * checked at that op's position. Because the state is a function of the *set* of ops, any order of
+ * arrival, any duplication and any interleaving of appliers converge on the same state, and a
+ * block that arrives late with a lower position than a follow it should have prevented still
+ * refuses that follow. This module is the single place where relation rules live: one
+ * transition table per relation (`MACHINES`) plus the cross-relation guards and side effects it
+ * names.
+ *
+ * Writing the fold. Appliers write the folded state of every edge that *can* be active under any
+ * sub-history (those with a candidate op, see `candidates`) at `pairVersion(history)`: the newest
+ * position × 1024 plus the history length. A writer that saw more of the history therefore
+ * writes at a strictly higher version (same newest position and more ops, or a newer position),
+ * so Cassandra's cell-level last-writer-wins lets the most complete view win over any partial
+ * concurrent one, and duplicates write identical cells at identical versions. A list row's
+ * clustering key holds `created_at`, which is always the position of some activating op, so the
+ * writer deletes the rows at every other candidate position: stray rows written by a partial view
+ * are removed by the complete one.
+ *
+ * Rejected. (1) Reading the edge row, checking rules, then writing one edge at a time with
+ * `USING TIMESTAMP position`: cross-relation rules (a late block refusing an earlier-arriving
+ * follow at a higher position) cannot converge that way without re-reading every related edge,
+ * and the outcome depends on arrival order. (2) LWT per edge: a Paxos round per write, and still
+ * no answer for cross-relation order. (3) Versions equal to positions: two partial views of the
+ * same newest position would write different states at the same version and the tie rule (larger
+ * cell value) would pick arbitrarily.
+ *
+ * Limits. The length term saturates at 1023 ops per pair; beyond that two views with the same
+ * newest position tie (not expected for a real pair of accounts; repair rewrites from the full
+ * history). Versions are ≈ position·1024, far above wall-clock µs: every other writer of the edge
+ * and list tables (growth's `dropBucket`) must use `wallClockVersion()` from here.
+ */
+import type { EdgeRecord, OpKind, PairOp, Position, Relation, UserId } from '../store/types.js';
+
+/** `fwd`: the edge `op.source → op.target`; `rev`: `op.target → op.source`. */
+type Side = 'fwd' | 'rev';
+
+/** What an op does to one edge: make it active (`set`) or removed (`unset`). */
+type Move = 'set' | 'unset';
+
+/** Read-only view of the pair during the fold, for guards. */
+export interface PairView {
+  isActive(source: UserId, relation: Relation, target: UserId): boolean;
+}
+
+interface Transition {
+  move: Move;
+  /** The op is refused (no effect at all) unless this holds at its position. */
+  guard?: (view: PairView, op: PairOp) => boolean;
+  /** Further edges this op clears when it is not refused. */
+  clears?: readonly { relation: Relation; side: Side }[];
+}
+
+type MachineTable = Partial<Record<OpKind, Transition>>;
+
+const blockedEitherWay = (v: PairView, op: PairOp) =>
+  v.isActive(op.sourceId, 'blocks', op.targetId) || v.isActive(op.targetId, 'blocks', op.sourceId);
+
+/**
+ * One state machine per relation: the op kinds that act on that relation's `source → target`
+ * edge and how. States are `removed → active` (`set`) and `active → removed` (`unset`); `set`
+ * on an active edge and `unset` on a removed one are no-ops that keep the edge's `createdAt` and
+ * `position`. Every op kind appears in exactly one table.
+ */
+export const MACHINES: { readonly [R in Relation]: MachineTable } = {
+  follows: {
+    follow: {
+      move: 'set',
+      guard: (v, op) => !blockedEitherWay(v, op),
+      clears: [{ relation: 'requests', side: 'fwd' }],
+    },
+    accept: {
+      move: 'set',
+      guard: (v, op) => v.isActive(op.sourceId, 'requests', op.targetId),
+      clears: [{ relation: 'requests', side: 'fwd' }],
+    },
+    unfollow: { move: 'unset', clears: [{ relation: 'requests', side: 'fwd' }] },
+    remove_follower: { move: 'unset' },
+  },
+  requests: {
+    request: {
+      move: 'set',
+      guard: (v, op) => !blockedEitherWay(v, op) && !v.isActive(op.sourceId, 'follows', op.targetId),
+    },
+    decline: { move: 'unset' },
+  },
+  blocks: {
+    block: {
+      move: 'set',
+      clears: [
+        { relation: 'follows', side: 'fwd' },
+        { relation: 'follows', side: 'rev' },
+        { relation: 'requests', side: 'fwd' },
+        { relation: 'requests', side: 'rev' },
+      ],
+    },
+    unblock: { move: 'unset' },
+  },
+  mutes: { mute: { move: 'set' }, unmute: { move: 'unset' } },
+  close_friends: { close_friend_add: { move: 'set' }, close_friend_remove: { move: 'unset' } },
+};
+
+/** The relation an op kind acts on, and its transition (derived from `MACHINES`). */
+export const OP_RELATION: Readonly<Record<OpKind, { relation: Relation; transition: Transition }>> = (() => {
+  const out: Partial<Record<OpKind, { relation: Relation; transition: Transition }>> = {};
+  for (const [relation, table] of Object.entries(MACHINES) as [Relation, MachineTable][]) {
+    for (const [kind, transition] of Object.entries(table) as [OpKind, Transition][]) {
+      if (out[kind]) throw new Error(`op kind ${kind} appears in two machines`);
+      out[kind] = { relation, transition };
+    }
+  }
+  return out as Record<OpKind, { relation: Relation; transition: Transition }>;
+})();
+
+/** A folded edge: its record plus every position that could ever have activated it. */
+export interface FoldedEdge extends EdgeRecord {
+  /**
+   * Positions of every op in the history whose transition is `set` on this edge, ascending. Under
+   * any sub-history the edge's `createdAt` is one of these, so these are the only list rows any
+   * writer could have put for this edge.
+   */
+  candidates: Position[];
+}
+
+export const edgeKey = (source: UserId, relation: Relation, target: UserId): string =>
+  `${source}|${relation}|${target}`;
+
+/** The folded state of a pair: every edge with at least one candidate, keyed by `edgeKey`. */
+export interface PairFold {
+  edges: Map<string, FoldedEdge>;
+}
+
+/** History order: position, then source id, then kind (the `pair_ops` clustering order). */
+export function compareOps(a: PairOp, b: PairOp): number {
+  if (a.position !== b.position) return a.position < b.position ? -1 : 1;
+  if (a.sourceId !== b.sourceId) return a.sourceId < b.sourceId ? -1 : 1;
+  return a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : 0;
+}
+
+const opKey = (op: PairOp) => `${op.position}|${op.sourceId}|${op.kind}`;
+
+/** The history as a set: sorted in history order, duplicates (same position, source, kind) dropped. */
+export function normalizeHistory(ops: readonly PairOp[]): PairOp[] {
+  const seen = new Map<string, PairOp>();
+  for (const op of ops) seen.set(opKey(op), op);
+  return [...seen.values()].sort(compareOps);
+}
+
+/** Whether `op` (same position, source and kind) is already in `ops`. */
+export function containsOp(ops: readonly PairOp[], op: PairOp): boolean {
+  const k = opKey(op);
+  return ops.some((o) => opKey(o) === k);
+}
+
+/**
+ * Folds a pair history into edge states. Pure; the input order and duplicates do not matter.
+ * Edges that no op can activate are absent (they are `none` under every sub-history).
+ */
+export function foldPair(history: readonly PairOp[]): PairFold {
+  const ops = normalizeHistory(history);
+  const edges = new Map<string, FoldedEdge>();
+  const edge = (source: UserId, relation: Relation, target: UserId): FoldedEdge => {
+    const k = edgeKey(source, relation, target);
+    let e = edges.get(k);
+    if (!e) {
+      e = {
+        sourceId: source,
+        targetId: target,
+        relation,
+        state: 'removed',
+        position: 0n,
+        createdAt: 0n,
+        candidates: [],
+      };
+      edges.set(k, e);
+    }
+    return e;
+  };
+  for (const op of ops) {
+    const { relation, transition } = OP_RELATION[op.kind];
+    if (transition.move === 'set') edge(op.sourceId, relation, op.targetId).candidates.push(op.position);
+  }
+  const view: PairView = {
+    isActive: (s, r, t) => edges.get(edgeKey(s, r, t))?.state === 'active',
+  };
+  const move = (e: FoldedEdge | undefined, m: Move, at: Position) => {
+    if (!e) return;
+    if (m === 'set' && e.state !== 'active') {
+      e.state = 'active';
+      e.createdAt = at;
+      e.position = at;
+    } else if (m === 'unset' && e.state === 'active') {
+      e.state = 'removed';
+      e.position = at;
+    }
+  };
+  for (const op of ops) {
+    const { relation, transition } = OP_RELATION[op.kind];
+    if (transition.guard && !transition.guard(view, op)) continue;
+    move(edges.get(edgeKey(op.sourceId, relation, op.targetId)), transition.move, op.position);
+    for (const c of transition.clears ?? []) {
+      const [s, t] = c.side === 'fwd' ? [op.sourceId, op.targetId] : [op.targetId, op.sourceId];
+      move(edges.get(edgeKey(s, c.relation, t)), 'unset', op.position);
+    }
+  }
+  for (const e of edges.values()) {
+    if (e.position === 0n) e.position = e.candidates.at(-1) ?? 0n;
+  }
+  return { edges };
+}
+
+/** The active edge `source → target` of `relation` in the fold, or undefined. */
+export function activeEdge(
+  fold: PairFold,
+  source: UserId,
+  relation: Relation,
+  target: UserId,
+): FoldedEdge | undefined {
+  const e = fold.edges.get(edgeKey(source, relation, target));
+  return e?.state === 'active' ? e : undefined;
+}
+
+/** The active edges of a fold, as `edgeKey → createdAt` (what the lists should hold). */
+export function activeSet(fold: PairFold): Map<string, Position> {
+  const out = new Map<string, Position>();
+  for (const [k, e] of fold.edges) if (e.state === 'active') out.set(k, e.createdAt);
+  return out;
+}
+
+const LENGTH_SLOTS = 1024n;
+
+/**
+ * The write version of a view of a pair history: newest position × 1024 + length (saturating at
+ * 1023). A strict superset of a history always has a strictly higher version (until saturation).
+ */
+export function pairVersion(history: readonly PairOp[]): bigint {
+  const ops = normalizeHistory(history);
+  const newest = ops.at(-1)?.position ?? 0n;
+  return newest * LENGTH_SLOTS + BigInt(Math.min(ops.length, Number(LENGTH_SLOTS) - 1));
+}
+
+/**
+ * A write version for writers of the edge and list tables outside the pair fold (e.g. dropping a
+ * bucket after a growth): above the version of every pair history whose newest position is at
+ * most `now` (µs).
+ */
+export function wallClockVersion(nowMicros: Position): bigint {
+  return nowMicros * LENGTH_SLOTS + (LENGTH_SLOTS - 1n);
+}

@@ -1,0 +1,269 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import {
+  BlockedError,
+  FollowingCapError,
+  HiddenError,
+  NoPendingRequestError,
+  NotVisibleError,
+  SelfFollowError,
+  UserNotFoundError,
+} from '../../src/graph/errors.js';
+import { GraphService } from '../../src/graph/graph-service.js';
+import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
+import { UsernameTakenError } from '../../src/store/store.js';
+import type { ListKey, Relation } from '../../src/store/types.js';
+import { SingleBucketLists } from './support/single-bucket-lists.js';
+
+const [ada, bo, cy, dee] = [1n, 2n, 3n, 4n];
+
+let store: MemoryGraphStore;
+let lists: SingleBucketLists;
+let graph: GraphService;
+let now: bigint;
+
+const out = (userId: bigint, relation: Relation = 'follows'): ListKey => ({
+  userId,
+  relation,
+  direction: 'out',
+});
+const inn = (userId: bigint, relation: Relation = 'follows'): ListKey => ({
+  userId,
+  relation,
+  direction: 'in',
+});
+/** A whole list as `[id, createdAt]` pairs, newest first. */
+const rows = async (list: ListKey) =>
+  (await store.listBucket(list, 1, null, 1000)).map((e) => [e.otherId, e.createdAt]);
+
+beforeEach(async () => {
+  store = new MemoryGraphStore();
+  lists = new SingleBucketLists(store);
+  now = 1_000_000n;
+  graph = new GraphService({ store, lists, maxFollowing: 3, clock: () => (now += 1000n) });
+  for (const [id, username] of [
+    [ada, 'ada'],
+    [bo, 'bo'],
+    [cy, 'cy'],
+    [dee, 'dee'],
+  ] as const) {
+    await graph.putUser({ id, username });
+  }
+});
+
+describe('users', () => {
+  it('creates, updates, enforces the username rules and uniqueness', async () => {
+    expect(await graph.putUser({ id: 9n, username: 'new.user_9', private: true })).toEqual({
+      created: true,
+      user: { id: 9n, username: 'new.user_9', private: true, state: 'active', hideLists: false },
+    });
+    expect((await graph.putUser({ id: 9n, username: 'new.user_9' })).created).toBe(false);
+    expect((await graph.getUser(9n)).private).toBe(true);
+    await expect(graph.putUser({ id: 10n, username: 'bad name' })).rejects.toBeInstanceOf(RangeError);
+    await expect(graph.putUser({ id: 10n, username: 'x'.repeat(31) })).rejects.toBeInstanceOf(RangeError);
+    await expect(graph.putUser({ id: 10n, username: 'ADA' })).rejects.toBeInstanceOf(UsernameTakenError);
+    await expect(graph.getUser(77n)).rejects.toBeInstanceOf(UserNotFoundError);
+  });
+
+  it('going public accepts the pending requests', async () => {
+    await graph.putUser({ id: bo, username: 'bo', private: true });
+    expect((await graph.follow(ada, bo)).state).toBe('requested');
+    expect((await graph.follow(cy, bo)).state).toBe('requested');
+    await graph.putUser({ id: bo, username: 'bo', private: false });
+    expect(await graph.contains(bo, 'follows', 'in', [ada, cy, dee])).toEqual([ada, cy]);
+    expect(await rows(inn(bo, 'requests'))).toEqual([]);
+    expect(await graph.counts(bo)).toEqual({ followers: 2, following: 0 });
+  });
+});
+
+describe('follow, unfollow and the lists', () => {
+  it('follow writes both directions and both lists; a repeat changes nothing', async () => {
+    const first = await graph.follow(ada, bo);
+    expect(first).toEqual({ state: 'following', changed: true, position: first.position, duplicate: false });
+    const again = await graph.follow(ada, bo);
+    expect(again).toMatchObject({ state: 'following', changed: false, duplicate: false });
+    expect(await graph.getFollowStatus(ada, bo)).toEqual({ state: 'following', since: first.position });
+    expect(await rows(out(ada))).toEqual([[bo, first.position]]);
+    expect(await rows(inn(bo))).toEqual([[ada, first.position]]);
+    expect(await graph.counts(ada)).toEqual({ followers: 0, following: 1 });
+    expect(await graph.counts(bo)).toEqual({ followers: 1, following: 0 });
+    expect(await graph.relationship(bo, ada)).toEqual({
+      following: 'none',
+      followedBy: true,
+      blocking: false,
+      muting: false,
+    });
+  });
+
+  it('unfollow removes both rows and counts; unfollowing nothing is accepted and changes nothing', async () => {
+    await graph.follow(ada, bo);
+    expect(await graph.unfollow(ada, bo)).toMatchObject({ state: 'none', changed: true });
+    expect(await graph.unfollow(ada, bo)).toMatchObject({ state: 'none', changed: false });
+    expect(await graph.unfollow(ada, cy)).toMatchObject({ state: 'none', changed: false });
+    expect([await rows(out(ada)), await rows(inn(bo))]).toEqual([[], []]);
+    expect(await graph.counts(bo)).toEqual({ followers: 0, following: 0 });
+    expect(await graph.getFollowStatus(ada, bo)).toEqual({ state: 'none' });
+  });
+
+  it('refuses self, unknown users, blocks either way, and the cap', async () => {
+    await expect(graph.follow(ada, ada)).rejects.toBeInstanceOf(SelfFollowError);
+    await expect(graph.follow(ada, 99n)).rejects.toBeInstanceOf(UserNotFoundError);
+    await expect(graph.follow(99n, ada)).rejects.toBeInstanceOf(UserNotFoundError);
+    await graph.block(bo, ada);
+    await expect(graph.follow(ada, bo)).rejects.toBeInstanceOf(BlockedError);
+    await expect(graph.follow(bo, ada)).rejects.toBeInstanceOf(BlockedError);
+    await graph.putUser({ id: 5n, username: 'eli' });
+    for (const t of [cy, dee, ada]) await graph.follow(5n, t);
+    await expect(graph.follow(5n, bo)).rejects.toBeInstanceOf(FollowingCapError);
+    expect((await graph.follow(5n, cy)).changed).toBe(false);
+  });
+
+  it('removeFollower removes only the follower’s edge', async () => {
+    await graph.follow(ada, bo);
+    await graph.follow(bo, ada);
+    expect(await graph.removeFollower(bo, ada)).toMatchObject({ state: 'none', changed: true });
+    expect(await graph.contains(bo, 'follows', 'in', [ada])).toEqual([]);
+    expect(await graph.contains(bo, 'follows', 'out', [ada])).toEqual([ada]);
+  });
+
+  it('contains answers in request order, once per id, from either side', async () => {
+    await graph.follow(ada, dee);
+    await graph.follow(cy, dee);
+    expect(await graph.contains(dee, 'follows', 'in', [cy, bo, ada, cy])).toEqual([cy, ada]);
+    expect(await graph.contains(ada, 'follows', 'out', [bo, dee])).toEqual([dee]);
+    await expect(graph.contains(ada, 'follows', 'out', Array(1001).fill(bo))).rejects.toBeInstanceOf(
+      RangeError,
+    );
+  });
+});
+
+describe('requests', () => {
+  beforeEach(async () => {
+    await graph.putUser({ id: bo, username: 'bo', private: true });
+  });
+
+  it('a follow of a private account is a request; accept turns it into a follow at the accept position', async () => {
+    const req = await graph.follow(ada, bo);
+    expect(req).toMatchObject({ state: 'requested', changed: true });
+    expect((await graph.follow(ada, bo)).changed).toBe(false);
+    expect(await rows(inn(bo, 'requests'))).toEqual([[ada, req.position]]);
+    expect(await graph.relationship(ada, bo)).toMatchObject({ following: 'requested' });
+    const acc = await graph.acceptRequest(bo, ada);
+    expect(acc).toMatchObject({ state: 'following', changed: true });
+    expect((await graph.acceptRequest(bo, ada)).changed).toBe(false);
+    expect(await rows(inn(bo))).toEqual([[ada, acc.position]]);
+    expect(await rows(inn(bo, 'requests'))).toEqual([]);
+    expect(await graph.counts(bo)).toEqual({ followers: 1, following: 0 });
+  });
+
+  it('accept without a request is NoPendingRequest; decline and cancel remove the request', async () => {
+    await expect(graph.acceptRequest(bo, cy)).rejects.toBeInstanceOf(NoPendingRequestError);
+    await graph.follow(ada, bo);
+    expect(await graph.declineRequest(bo, ada)).toMatchObject({ state: 'none', changed: true });
+    await graph.follow(cy, bo);
+    expect(await graph.unfollow(cy, bo)).toMatchObject({ state: 'none', changed: true });
+    expect(await rows(inn(bo, 'requests'))).toEqual([]);
+    expect(await store.getCount(inn(bo, 'requests'))).toBe(0);
+  });
+});
+
+describe('blocks, mutes, close friends', () => {
+  it('a block removes follows and requests both ways, with counts; unblock does not restore', async () => {
+    await graph.putUser({ id: ada, username: 'ada', private: true });
+    await graph.follow(ada, bo);
+    await graph.follow(bo, ada);
+    const blk = await graph.block(ada, bo);
+    expect(blk).toMatchObject({ state: 'blocking', changed: true });
+    expect(await rows(out(ada, 'blocks'))).toEqual([[bo, blk.position]]);
+    expect(await rows(inn(bo, 'blocks'))).toEqual([[ada, blk.position]]);
+    for (const l of [out(ada), inn(ada), out(bo), inn(bo), inn(ada, 'requests')])
+      expect(await rows(l)).toEqual([]);
+    expect([await graph.counts(ada), await graph.counts(bo)]).toEqual([
+      { followers: 0, following: 0 },
+      { followers: 0, following: 0 },
+    ]);
+    expect(await graph.relationship(ada, bo)).toEqual({
+      following: 'none',
+      followedBy: false,
+      blocking: true,
+      muting: false,
+    });
+    expect(await graph.unblock(ada, bo)).toMatchObject({ state: 'none', changed: true });
+    expect(await graph.contains(ada, 'follows', 'out', [bo])).toEqual([]);
+  });
+
+  it('mute and close friends are plain set/unset edges with their own lists', async () => {
+    await graph.follow(ada, bo);
+    expect(await graph.mute(ada, bo)).toMatchObject({ state: 'muting', changed: true });
+    expect(await graph.mute(ada, bo)).toMatchObject({ state: 'muting', changed: false });
+    expect(await graph.addCloseFriend(ada, cy)).toMatchObject({ state: 'close_friend', changed: true });
+    expect(await graph.relationship(ada, bo)).toMatchObject({ following: 'following', muting: true });
+    expect(await graph.contains(ada, 'mutes', 'out', [bo, cy])).toEqual([bo]);
+    expect(await graph.contains(ada, 'close_friends', 'out', [bo, cy])).toEqual([cy]);
+    expect(await graph.unmute(ada, bo)).toMatchObject({ state: 'none', changed: true });
+    expect(await graph.removeCloseFriend(ada, cy)).toMatchObject({ state: 'none', changed: true });
+    expect([await rows(out(ada, 'mutes')), await rows(out(ada, 'close_friends'))]).toEqual([[], []]);
+    await expect(graph.mute(ada, ada)).rejects.toBeInstanceOf(SelfFollowError);
+  });
+});
+
+describe('replay with explicit positions', () => {
+  it('a duplicate is reported and changes nothing; an older op cannot override a newer one', async () => {
+    const f = await graph.follow(ada, bo, { position: 100n });
+    expect(f).toEqual({ state: 'following', changed: true, position: 100n, duplicate: false });
+    await graph.unfollow(ada, bo, { position: 200n });
+    expect(await graph.follow(ada, bo, { position: 100n })).toEqual({
+      state: 'following',
+      changed: false,
+      position: 100n,
+      duplicate: true,
+    });
+    expect(await rows(out(ada))).toEqual([]);
+    expect(await graph.counts(ada)).toEqual({ followers: 0, following: 0 });
+  });
+
+  it('a follow replayed while a later block stands is recorded; the fold refuses it where the rules say', async () => {
+    await graph.block(bo, ada, { position: 50n });
+    await graph.unblock(bo, ada, { position: 80n });
+    expect((await graph.follow(ada, bo, { position: 100n })).changed).toBe(true);
+    await graph.block(bo, ada, { position: 90n });
+    expect(await graph.contains(bo, 'follows', 'in', [ada])).toEqual([]);
+    expect(await rows(inn(bo))).toEqual([]);
+    expect(await graph.counts(bo)).toEqual({ followers: 0, following: 0 });
+  });
+
+  it('a live op is positioned after everything on the pair', async () => {
+    await graph.follow(ada, bo, { position: 10n ** 18n });
+    expect((await graph.unfollow(ada, bo)).position).toBe(10n ** 18n + 1n);
+  });
+});
+
+describe('visibility', () => {
+  it('public: everyone; private: owner and accepted followers; blocked viewers: hidden', async () => {
+    await graph.assertCanViewLists(ada, bo);
+    await graph.putUser({ id: bo, username: 'bo', private: true });
+    await graph.assertCanViewLists(bo, bo);
+    await expect(graph.assertCanViewLists(ada, bo)).rejects.toBeInstanceOf(NotVisibleError);
+    await graph.follow(ada, bo);
+    await expect(graph.assertCanViewLists(ada, bo)).rejects.toBeInstanceOf(NotVisibleError);
+    await graph.acceptRequest(bo, ada);
+    await graph.assertCanViewLists(ada, bo);
+    await graph.assertCanViewProfile(cy, bo);
+    await graph.block(bo, cy);
+    await expect(graph.assertCanViewProfile(cy, bo)).rejects.toBeInstanceOf(HiddenError);
+    await expect(graph.assertCanViewLists(cy, bo)).rejects.toBeInstanceOf(HiddenError);
+    await graph.assertCanViewProfile(bo, cy);
+    await expect(graph.assertCanViewProfile(ada, 99n)).rejects.toBeInstanceOf(UserNotFoundError);
+  });
+
+  it('listPage and scanPage delegate to the list service', async () => {
+    const f1 = await graph.follow(ada, dee);
+    const f2 = await graph.follow(cy, dee);
+    const page = await graph.listPage(inn(dee), 1, null);
+    expect(page.items).toEqual([{ id: cy, createdAt: f2.position }]);
+    expect((await graph.listPage(inn(dee), 1, page.nextCursor)).items).toEqual([
+      { id: ada, createdAt: f1.position },
+    ]);
+    expect(await graph.scanPage(inn(dee), 0, 1, 10, null)).toEqual({ ids: [cy, ada], nextCursor: null });
+    expect(lists.noted.at(-1)).toEqual({ list: inn(dee), size: 2 });
+  });
+});

@@ -1,0 +1,54 @@
+/**
+ * A test-only `ListService`: every list in one bucket, pages read straight from the store with an
+ * unsigned cursor. Stands in for the real list service (bucket merge, signed cursors, growth) in
+ * the graph-service tests; never used by `src/`.
+ */
+
+import { SINGLE_BUCKET } from '../../../src/graph/buckets.js';
+import type { ListPage, ListService, ScanPage } from '../../../src/graph/contracts.js';
+import { InvalidCursorError } from '../../../src/graph/errors.js';
+import type { GraphStore } from '../../../src/store/store.js';
+import type { BucketLayout, ListEntry, ListKey } from '../../../src/store/types.js';
+
+const encode = (e: ListEntry) => `${e.createdAt}:${e.otherId}`;
+
+function decode(cursor: string | null): ListEntry | null {
+  if (cursor === null) return null;
+  const m = /^(\d+):(\d+)$/.exec(cursor);
+  if (!m) throw new InvalidCursorError('malformed');
+  return { createdAt: BigInt(m[1] as string), otherId: BigInt(m[2] as string) };
+}
+
+export class SingleBucketLists implements ListService {
+  /** Every `noteSize` call, for assertions. */
+  readonly noted: { list: ListKey; size: number }[] = [];
+
+  constructor(private readonly store: GraphStore) {}
+
+  async page(list: ListKey, limit: number, cursor: string | null): Promise<ListPage> {
+    const rows = await this.store.listBucket(list, 1, decode(cursor), limit + 1);
+    const items = rows.slice(0, limit).map((e) => ({ id: e.otherId, createdAt: e.createdAt }));
+    const last = rows.length > limit ? rows[limit - 1] : undefined;
+    return { items, nextCursor: last ? encode(last) : null };
+  }
+
+  async scan(
+    list: ListKey,
+    slice: number,
+    _slices: number,
+    limit: number,
+    cursor: string | null,
+  ): Promise<ScanPage> {
+    if (slice !== 0) return { ids: [], nextCursor: null };
+    const page = await this.page(list, limit, cursor);
+    return { ids: page.items.map((i) => i.id), nextCursor: page.nextCursor };
+  }
+
+  async layoutForWrite(_list: ListKey): Promise<BucketLayout> {
+    return SINGLE_BUCKET;
+  }
+
+  noteSize(list: ListKey, size: number): void {
+    this.noted.push({ list, size });
+  }
+}
