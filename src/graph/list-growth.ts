@@ -1,0 +1,110 @@
+/**
+ * Online growth of a list from N to 2N buckets.
+ *
+ * Design note — the protocol, one list at a time:
+ *
+ * 1. `putLayout({ buckets: N, growingTo: 2N, copiedThrough: 0 })`. From now on writers write every
+ *    list row to both layouts' bucket codes (`writeBucketCodes`); readers keep reading N.
+ * 2. Wait `settleMs` — at least the layout cache TTL plus the longest write in flight — so that no
+ *    writer still acts on a layout read before step 1. Without this wait a writer holding a stale
+ *    `{ N, null }` could add a row to N after its bucket was copied, and 2N would never have it.
+ * 3. Copy each old bucket `b` page by page into `b` and `b + N` of 2N with `copyBucketPage`, which
+ *    keeps each row's original write time: a concurrent unfollow (a newer write time, sent to both
+ *    layouts) still shadows the copy whichever lands last. After each bucket, record
+ *    `copiedThrough = b + 1`, so a crashed job resumes at the first bucket not yet copied
+ *    (re-copying is idempotent for the same reason).
+ * 4. Flip: `putLayout({ buckets: 2N, growingTo: null })`. Readers now read 2N. A cursor made under N
+ *    keeps working: bucket `b` of N is exactly `b` ∪ `b + N` of 2N, so each half inherits b's
+ *    ceiling and exhausted flag (see `list-service.ts`).
+ * 5. Wait `settleMs` again (readers holding the old layout finish), then drop the N old partitions
+ *    with a partition tombstone at "now".
+ *
+ * Writers are never blocked: they only ever read the layout. Readers see no duplicate, lost or
+ * misordered entry because at every instant the layout they read holds every row (N is complete
+ * until step 5; 2N is complete from step 4) and the merge cursor's boundary is layout-independent.
+ *
+ * Rejected: a superset read of both layouts during the copy (doubles queries on the hottest lists
+ * for the whole copy); locking writers (the whole point is that a celebrity keeps being followed).
+ * Known cost: between steps 4 and 5 a follow written only to 2N is invisible to a reader whose
+ * cached layout still says N, for at most the cache TTL; a crash between 4 and 5 leaves the old
+ * partitions behind (unreachable; `dropPreviousLayout` removes them and is safe to re-run).
+ */
+import type { GraphStore } from '../store/store.js';
+import { nowPosition } from '../store/store.js';
+import type { BucketLayout, ListKey } from '../store/types.js';
+import { bucketCode, bucketOf } from './buckets.js';
+
+export interface GrowthOptions {
+  /** Layout cache TTL plus the longest write in flight, in ms. */
+  settleMs: number;
+  /** Rows per copy page. Default 1,000. */
+  copyPageSize?: number;
+  /** Injected for tests. */
+  sleep?: (ms: number) => Promise<void>;
+  /** Told after every step, e.g. for a progress log or a test that kills the job mid-copy. */
+  onProgress?: (p: GrowthProgress) => void | Promise<void>;
+}
+
+export type GrowthProgress =
+  | { step: 'started'; from: number; to: number }
+  | { step: 'copied'; from: number; to: number; bucket: number; rows: number }
+  | { step: 'flipped'; from: number; to: number }
+  | { step: 'dropped'; from: number; to: number };
+
+const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Grows `list` by one step (N → 2N), or finishes a growth a previous run started. Idempotent and
+ * resumable: re-running after a crash continues from `copiedThrough`. Returns the final layout.
+ */
+export async function growList(store: GraphStore, list: ListKey, o: GrowthOptions): Promise<BucketLayout> {
+  const sleep = o.sleep ?? defaultSleep;
+  const pageSize = o.copyPageSize ?? 1000;
+  let layout = await store.getLayout(list);
+  const from = layout.buckets;
+  const to = layout.growingTo ?? from * 2;
+  if (layout.growingTo === null) {
+    layout = { buckets: from, growingTo: to, copiedThrough: 0 };
+    await store.putLayout(list, layout);
+  }
+  await o.onProgress?.({ step: 'started', from, to });
+  // Also on resume: the flag may have been set a moment before the crash.
+  await sleep(o.settleMs);
+
+  const target = (otherId: bigint) => bucketCode(to, bucketOf(otherId, to));
+  for (let b = layout.copiedThrough; b < from; b++) {
+    let after = null;
+    let rows = 0;
+    do {
+      const page = await store.copyBucketPage(list, bucketCode(from, b), after, pageSize, target);
+      rows += page.copied;
+      after = page.last;
+    } while (after);
+    layout = { buckets: from, growingTo: to, copiedThrough: b + 1 };
+    await store.putLayout(list, layout);
+    await o.onProgress?.({ step: 'copied', from, to, bucket: b, rows });
+  }
+
+  layout = { buckets: to, growingTo: null, copiedThrough: 0 };
+  await store.putLayout(list, layout);
+  await o.onProgress?.({ step: 'flipped', from, to });
+  await sleep(o.settleMs);
+  await dropLayoutBuckets(store, list, from);
+  await o.onProgress?.({ step: 'dropped', from, to });
+  return layout;
+}
+
+/**
+ * Drops the partitions of the layout the list grew out of (N/2 when it now has N). Safe to re-run;
+ * call only when no growth is in progress and `settleMs` has passed since the flip.
+ */
+export async function dropPreviousLayout(store: GraphStore, list: ListKey): Promise<void> {
+  const layout = await store.getLayout(list);
+  if (layout.growingTo !== null || layout.buckets < 2) return;
+  await dropLayoutBuckets(store, list, layout.buckets / 2);
+}
+
+async function dropLayoutBuckets(store: GraphStore, list: ListKey, buckets: number): Promise<void> {
+  const version = nowPosition();
+  for (let b = 0; b < buckets; b++) await store.dropBucket(list, bucketCode(buckets, b), version);
+}

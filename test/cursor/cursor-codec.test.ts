@@ -1,0 +1,116 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { CursorCodec, type PageCursor } from '../../src/cursor/cursor-codec.js';
+import { decodeMiniFloat, encodeMiniFloat } from '../../src/cursor/mini-float.js';
+import { InvalidCursorError } from '../../src/graph/errors.js';
+import type { ListKey } from '../../src/store/types.js';
+
+const SEED = Number(process.env.FC_SEED ?? (Date.now() ^ (Math.random() * 0x7fffffff)) | 0);
+console.log(`[cursor-codec.test] fast-check seed ${SEED} (rerun with FC_SEED=${SEED})`);
+
+const list: ListKey = { userId: 9_000_000_001n, relation: 'follows', direction: 'in' };
+const codec = new CursorCodec('cursor-test-secret-0123456789');
+
+function pageCursor(buckets: number, seed = 1): PageCursor {
+  let x = seed;
+  const rnd = () => {
+    x = (x * 1103515245 + 12345) & 0x7fffffff;
+    return x / 0x7fffffff;
+  };
+  const boundary = 1_780_000_000_000_000n;
+  return {
+    list,
+    buckets,
+    after: { createdAt: boundary, otherId: 123_456_789_012n },
+    gapUs: 2_000,
+    states: Array.from({ length: buckets }, (_, i) =>
+      i % 17 === 0
+        ? { exhausted: true, ceiling: null }
+        : { exhausted: false, ceiling: boundary - BigInt(Math.floor(rnd() * buckets * 2_000 * 3)) },
+    ),
+  };
+}
+
+describe('mini-float', () => {
+  it('rounds down, within 0.1%, monotonically', () => {
+    fc.assert(
+      fc.property(fc.bigInt(0n, (1n << 64n) - 1n), fc.bigInt(0n, (1n << 64n) - 1n), (a, b) => {
+        const da = decodeMiniFloat(encodeMiniFloat(a));
+        expect(da <= a).toBe(true);
+        expect(a - da <= a / 1024n).toBe(true);
+        if (a <= b) expect(encodeMiniFloat(a) <= encodeMiniFloat(b)).toBe(true);
+        expect(encodeMiniFloat(a)).toBeLessThan(0xffff);
+      }),
+      { seed: SEED, numRuns: 2000 },
+    );
+  });
+});
+
+describe('CursorCodec', () => {
+  it('round-trips a page cursor; ceilings come back at or above the original', () => {
+    const c = pageCursor(64);
+    const back = codec.decodePage(codec.encodePage(c), list);
+    expect(back.after).toEqual(c.after);
+    expect(back.buckets).toBe(64);
+    back.states.forEach((s, i) => {
+      const orig = c.states[i]!;
+      expect(s.exhausted).toBe(orig.exhausted);
+      if (orig.ceiling !== null && !orig.exhausted) {
+        expect(s.ceiling! >= orig.ceiling).toBe(true);
+        expect(s.ceiling! - orig.ceiling <= (c.after.createdAt - orig.ceiling) / 1024n + 1n).toBe(true);
+      }
+    });
+  });
+
+  it('stays bounded: size at N = 1, 16, 64, 1024', () => {
+    const sizes = [1, 16, 64, 1024].map((n) => [n, codec.encodePage(pageCursor(n)).length] as const);
+    console.log(
+      `[cursor-codec.test] page cursor chars by N: ${sizes.map(([n, l]) => `N=${n}: ${l}`).join(', ')}`,
+    );
+    expect(sizes.at(-1)![1]).toBeLessThanOrEqual(4096);
+  });
+
+  it('rejects every single-bit flip of the token', () => {
+    const token = codec.encodePage(pageCursor(16));
+    const raw = Buffer.from(token, 'base64url');
+    for (let i = 0; i < raw.length; i++) {
+      for (let bit = 0; bit < 8; bit += 3) {
+        const bad = Buffer.from(raw);
+        bad[i]! ^= 1 << bit;
+        expect(() => codec.decodePage(bad.toString('base64url'), list)).toThrow(InvalidCursorError);
+      }
+    }
+  });
+
+  it('rejects a cursor for another owner, relation, direction, kind, slice, or secret', () => {
+    const token = codec.encodePage(pageCursor(4));
+    expect(() => codec.decodePage(token, { ...list, userId: 2n })).toThrow(InvalidCursorError);
+    expect(() => codec.decodePage(token, { ...list, relation: 'blocks' })).toThrow(InvalidCursorError);
+    expect(() => codec.decodePage(token, { ...list, direction: 'out' })).toThrow(InvalidCursorError);
+    expect(() => codec.decodeScan(token, list, 0, 1)).toThrow(InvalidCursorError);
+    expect(() => new CursorCodec('another-secret-0123456789').decodePage(token, list)).toThrow(
+      InvalidCursorError,
+    );
+    const scan = codec.encodeScan({ list, slice: 1, slices: 3, buckets: 16, nextIndex: 7, pending: [] });
+    expect(() => codec.decodeScan(scan, list, 2, 3)).toThrow(InvalidCursorError);
+    expect(() => codec.decodePage(scan, list)).toThrow(InvalidCursorError);
+    for (const junk of ['', 'x', '!!!!', 'AAAA', `${token}A`, token.slice(0, -2)]) {
+      expect(() => codec.decodePage(junk, list)).toThrow(InvalidCursorError);
+    }
+  });
+
+  it('round-trips a scan cursor', () => {
+    const c = {
+      list,
+      slice: 2,
+      slices: 3,
+      buckets: 32,
+      nextIndex: 20,
+      pending: [
+        { code: 32 | 5, after: { createdAt: 77n, otherId: -5n } },
+        { code: 32 | 9, after: null },
+      ],
+    };
+    expect(codec.decodeScan(codec.encodeScan(c), list, 2, 3)).toEqual(c);
+  });
+});
