@@ -14,11 +14,9 @@ export function parseUserId(raw: string): bigint | null {
   return id <= MAX_I64 ? id : null;
 }
 
-/** A non-negative signed 64-bit decimal (a position); null otherwise. */
+/** A position (µs): the same shape as a user id, positive signed 64-bit; null otherwise. */
 export function parsePosition(raw: string): bigint | null {
-  if (!/^(0|[1-9][0-9]{0,18})$/.test(raw)) return null;
-  const p = BigInt(raw);
-  return p <= MAX_I64 ? p : null;
+  return parseUserId(raw);
 }
 
 /** µs position → `2026-11-30T04:31:18.123Z`. */

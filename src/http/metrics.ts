@@ -5,7 +5,7 @@
  *   `flocklist_http_request_duration_seconds{method,route,status}`: `route` is the matched
  *   pattern (`/v1/users/:id/followers`), or `unmatched`, so label cardinality stays bounded.
  * - `flocklist_db_query_duration_seconds{op,outcome}` and
- *   `flocklist_list_bucket_fetches_per_page{relation}`: fed by the domain and the store through
+ *   `flocklist_list_bucket_fetches_per_page{relation,kind}`: fed by the domain and the store through
  *   `MetricsRecorder`, which they receive from the composition root (they never import this
  *   module's types: the interface is structural).
  */
@@ -15,10 +15,10 @@ import { Counter, Histogram, type Registry } from 'prom-client';
 
 /** What the domain and the store may report; every method must be cheap and never throw. */
 export interface MetricsRecorder {
-  /** One database statement (or batch) named `op` took `seconds`. */
-  observeQuery(op: string, seconds: number, ok: boolean): void;
-  /** One list page needed `fetches` bucket reads (the k-way merge cost). */
-  observeBucketFetches(relation: string, fetches: number): void;
+  /** One database statement (or batch) named `op` took `seconds`; `ok` defaults to true. */
+  observeQuery(op: string, seconds: number, ok?: boolean): void;
+  /** One list page (`kind: page`) or scan page needed `fetches` bucket reads (the merge cost). */
+  observeBucketFetches(relation: string, kind: string, fetches: number): void;
 }
 
 export interface HttpMetrics {
@@ -52,14 +52,14 @@ export function createHttpMetrics(registry: Registry): HttpMetrics {
   const bucketFetches = new Histogram({
     name: 'flocklist_list_bucket_fetches_per_page',
     help: 'Bucket partition reads needed to serve one list page.',
-    labelNames: ['relation'],
+    labelNames: ['relation', 'kind'],
     buckets: [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64],
     registers: [registry],
   });
 
   const recorder: MetricsRecorder = {
-    observeQuery: (op, seconds, ok) => dbQuery.observe({ op, outcome: ok ? 'ok' : 'error' }, seconds),
-    observeBucketFetches: (relation, fetches) => bucketFetches.observe({ relation }, fetches),
+    observeQuery: (op, seconds, ok = true) => dbQuery.observe({ op, outcome: ok ? 'ok' : 'error' }, seconds),
+    observeBucketFetches: (relation, kind, fetches) => bucketFetches.observe({ relation, kind }, fetches),
   };
 
   const middleware: MiddlewareHandler = async (c, next) => {

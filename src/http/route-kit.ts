@@ -57,7 +57,7 @@ export function idOf(raw: string): UserId {
   return id;
 }
 
-/** `Graph-Position` → `MutationOptions`: admin only (403), a non-negative int64 (400). */
+/** `Graph-Position` → `MutationOptions`: admin only (403), a positive int64 (400). */
 export function mutationOptions(c: Context): MutationOptions {
   const raw = c.req.header('Graph-Position');
   if (raw === undefined) return {};
@@ -65,7 +65,7 @@ export function mutationOptions(c: Context): MutationOptions {
   const position = parsePosition(raw);
   if (position === null) {
     throw new ApiError('validation_failed', 'invalid Graph-Position header', {
-      errors: [{ path: 'header.graph-position', message: 'a non-negative 64-bit integer (µs)' }],
+      errors: [{ path: 'header.graph-position', message: 'a positive 64-bit integer (µs)' }],
     });
   }
   return { position };

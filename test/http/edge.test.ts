@@ -223,7 +223,7 @@ describe('object-level authorization', () => {
     expect([bad.status, bad.json]).toEqual([
       400,
       problem(400, 'validation_failed', 'Request validation failed', 'invalid Graph-Position header', {
-        errors: [{ path: 'header.graph-position', message: 'a non-negative 64-bit integer (µs)' }],
+        errors: [{ path: 'header.graph-position', message: 'a positive 64-bit integer (µs)' }],
       }),
     ]);
     const ok = await call(app, 'PUT', '/v1/users/1/following/2', {

@@ -7,6 +7,7 @@ import { type AppDeps, createApp } from '../../../src/app.js';
 import type { GraphApi } from '../../../src/graph/contracts.js';
 import type { ReceiptStore } from '../../../src/http/idempotency.js';
 import { createLogger } from '../../../src/http/logger.js';
+import type { HttpMetrics } from '../../../src/http/metrics.js';
 import { mintToken } from '../../../src/jobs/token.js';
 import type { Receipt, UserId } from '../../../src/store/types.js';
 
@@ -46,10 +47,12 @@ export interface TestAppOptions {
   bodyLimitBytes?: number;
   now?: () => number;
   ready?: () => Promise<boolean>;
+  registry?: Registry;
+  metrics?: HttpMetrics;
 }
 
 export function buildTestApp(o: TestAppOptions) {
-  const registry = new Registry();
+  const registry = o.registry ?? new Registry();
   const deps: AppDeps = {
     graph: o.graph,
     receipts: o.receipts ?? new MapReceipts(),
@@ -64,6 +67,7 @@ export function buildTestApp(o: TestAppOptions) {
     registry,
     logger: createLogger('silent'),
     ...(o.now ? { now: o.now } : {}),
+    ...(o.metrics ? { metrics: o.metrics } : {}),
   };
   return { app: createApp(deps), registry, deps };
 }
