@@ -31,7 +31,7 @@ import type { GraphStore } from '../store/store.js';
 import type { BucketLayout, ListEntry, ListKey } from '../store/types.js';
 import { bucketCode } from './buckets.js';
 import type { ListPage, ListService, ScanPage } from './contracts.js';
-import { growList } from './list-growth.js';
+import { type GrowthProgress, growList } from './list-growth.js';
 
 export interface ListServiceOptions {
   store: GraphStore;
@@ -51,6 +51,8 @@ export interface ListServiceOptions {
   onPage?: (s: ListReadStats) => void;
   /** Called when a background growth fails (it is retried on a later `noteSize`). */
   onGrowthError?: (list: ListKey, error: unknown) => void;
+  /** Told after every growth step (started, each bucket copied, flipped, dropped). */
+  onGrowthProgress?: (list: ListKey, p: GrowthProgress) => void;
   /** Injected for tests (growth waits). */
   sleep?: (ms: number) => Promise<void>;
 }
@@ -270,6 +272,7 @@ export class BucketedListService implements ListService {
         settleMs: this.ttlMs + (this.o.writeGraceMs ?? 5000),
         ...(this.o.growthCopyPageSize ? { copyPageSize: this.o.growthCopyPageSize } : {}),
         ...(this.o.sleep ? { sleep: this.o.sleep } : {}),
+        onProgress: (p) => this.o.onGrowthProgress?.(list, p),
       });
       this.cache.set(key, { layout: grown, at: Date.now() });
     }

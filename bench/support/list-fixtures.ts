@@ -1,0 +1,74 @@
+/**
+ * Shared by the list benchmarks and the list tests: synthetic follower rows and a concurrent bulk
+ * loader that writes them through the store (`writeEdges` with list rows only).
+ */
+import { bucketCode, bucketOf } from '../../src/graph/buckets.js';
+import type { GraphStore } from '../../src/store/store.js';
+import { nowPosition } from '../../src/store/store.js';
+import type { ListEntry, ListKey, ListRowWrite } from '../../src/store/types.js';
+
+export const followersOf = (userId: bigint): ListKey => ({ userId, relation: 'follows', direction: 'in' });
+
+/**
+ * `count` followers, ids from `firstId`, newest last-written: created_at ascends by ~`gapUs` and
+ * every `tieEvery`-th pair shares a created_at (ties are broken by id in list order).
+ */
+export function syntheticRows(
+  count: number,
+  o: { firstId?: bigint; gapUs?: number; tieEvery?: number } = {},
+) {
+  const firstId = o.firstId ?? 1_000_000n;
+  const gap = BigInt(o.gapUs ?? 1000);
+  const tieEvery = o.tieEvery ?? 10;
+  const start = nowPosition() - BigInt(count + 10) * gap;
+  const rows: ListEntry[] = [];
+  for (let i = 0; i < count; i++) {
+    const tick = tieEvery > 0 && i % tieEvery === 1 ? i - 1 : i;
+    rows.push({ createdAt: start + BigInt(tick) * gap, otherId: firstId + BigInt(i) });
+  }
+  return rows;
+}
+
+/** Reference order of a list: created_at DESC, other_id DESC. */
+export function newestFirst(rows: readonly ListEntry[]): ListEntry[] {
+  return [...rows].sort((a, b) =>
+    a.createdAt !== b.createdAt ? (a.createdAt > b.createdAt ? -1 : 1) : a.otherId > b.otherId ? -1 : 1,
+  );
+}
+
+/**
+ * Writes `rows` into `list` under every layout in `layouts` (bucket codes of different layouts
+ * never collide, so one copy of the data serves several layouts), grouped per partition in
+ * batches of `batch`, `concurrency` writes in flight, at write time `version`.
+ */
+export async function loadRows(
+  store: GraphStore,
+  list: ListKey,
+  rows: readonly ListEntry[],
+  layouts: readonly number[],
+  o: { concurrency?: number; batch?: number; version?: bigint } = {},
+): Promise<void> {
+  const batch = o.batch ?? 100;
+  const version = o.version ?? nowPosition();
+  const byCode = new Map<number, ListRowWrite[]>();
+  for (const n of layouts) {
+    for (const entry of rows) {
+      const code = bucketCode(n, bucketOf(entry.otherId, n));
+      let part = byCode.get(code);
+      if (!part) byCode.set(code, (part = []));
+      part.push({ list, bucketCodes: [code], entry, op: 'put' });
+    }
+  }
+  const chunks: ListRowWrite[][] = [];
+  for (const part of byCode.values()) {
+    for (let i = 0; i < part.length; i += batch) chunks.push(part.slice(i, i + batch));
+  }
+  let next = 0;
+  const worker = async () => {
+    while (next < chunks.length) {
+      const chunk = chunks[next++]!;
+      await store.writeEdges([], chunk, version);
+    }
+  };
+  await Promise.all(Array.from({ length: o.concurrency ?? 64 }, worker));
+}

@@ -1,0 +1,92 @@
+import { describe, expect, it } from 'vitest';
+import { followersOf, loadRows, newestFirst, syntheticRows } from '../../bench/support/list-fixtures.js';
+import { bucketCode } from '../../src/graph/buckets.js';
+import { growList } from '../../src/graph/list-growth.js';
+import { BucketedListService, bucketsForSize } from '../../src/graph/list-service.js';
+import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
+import type { ListEntry, ListKey } from '../../src/store/types.js';
+
+const noSleep = () => Promise.resolve();
+
+async function allRows(store: MemoryGraphStore, list: ListKey, buckets: number): Promise<ListEntry[]> {
+  const out: ListEntry[] = [];
+  for (let b = 0; b < buckets; b++)
+    out.push(...(await store.listBucket(list, bucketCode(buckets, b), null, 1e9)));
+  return newestFirst(out);
+}
+
+describe('growList', () => {
+  it('a growth killed mid-copy resumes from copiedThrough and ends with every row in 2N', async () => {
+    const store = new MemoryGraphStore();
+    const list = followersOf(1n);
+    const rows = syntheticRows(1500);
+    await loadRows(store, list, rows, [4]);
+    await store.putLayout(list, { buckets: 4, growingTo: null, copiedThrough: 0 });
+    const kill = new Error('killed');
+    await expect(
+      growList(store, list, {
+        settleMs: 0,
+        sleep: noSleep,
+        copyPageSize: 100,
+        onProgress: (p) => {
+          if (p.step === 'copied' && p.bucket === 1) throw kill;
+        },
+      }),
+    ).rejects.toBe(kill);
+    expect(await store.getLayout(list)).toEqual({ buckets: 4, growingTo: 8, copiedThrough: 2 });
+    const steps: string[] = [];
+    const layout = await growList(store, list, {
+      settleMs: 0,
+      sleep: noSleep,
+      copyPageSize: 100,
+      onProgress: (p) => {
+        steps.push(p.step === 'copied' ? `copied ${p.bucket}` : p.step);
+      },
+    });
+    expect(steps).toEqual(['started', 'copied 2', 'copied 3', 'flipped', 'dropped']);
+    expect(layout).toEqual({ buckets: 8, growingTo: null, copiedThrough: 0 });
+    expect(await allRows(store, list, 8)).toEqual(newestFirst(rows));
+    expect(await allRows(store, list, 4)).toEqual([]);
+  });
+});
+
+describe('noteSize', () => {
+  it('maps sizes to layouts by the thresholds', () => {
+    const t = [100, 200, 400];
+    expect([0, 99, 100, 199, 200, 399, 400, 10_000].map((s) => bucketsForSize(s, t))).toEqual([
+      1, 1, 2, 2, 4, 4, 8, 8,
+    ]);
+    expect(bucketsForSize(10_000, t, 4)).toBe(4);
+  });
+
+  it('starts a background growth when a list crosses a threshold, and never throws', async () => {
+    const store = new MemoryGraphStore();
+    const list = followersOf(2n);
+    const rows = syntheticRows(300);
+    await loadRows(store, list, rows, [1]);
+    const svc = new BucketedListService({
+      store,
+      cursorSecret: 'note-size-secret-0123456789',
+      bucketThresholds: [100, 200, 400],
+      layoutCacheTtlMs: 0,
+      writeGraceMs: 0,
+      sleep: noSleep,
+    });
+    svc.noteSize(list, 50);
+    expect(svc.growthOf(list)).toBeUndefined();
+    svc.noteSize(list, 300);
+    svc.noteSize(list, 300);
+    await svc.growthOf(list);
+    expect(await store.getLayout(list)).toEqual({ buckets: 4, growingTo: null, copiedThrough: 0 });
+    const page = await svc.page(list, 500, null);
+    expect(page.items.map((i) => i.id)).toEqual(newestFirst(rows).map((r) => r.otherId));
+    const broken = new BucketedListService({
+      store: { ...store, getLayout: () => Promise.reject(new Error('down')) } as unknown as MemoryGraphStore,
+      cursorSecret: 'note-size-secret-0123456789',
+      bucketThresholds: [1],
+      onGrowthError: () => {},
+    });
+    expect(() => broken.noteSize(list, 5)).not.toThrow();
+    await broken.growthOf(list);
+  });
+});

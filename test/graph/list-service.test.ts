@@ -1,0 +1,11 @@
+import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
+import { describeListScenarios } from './list-scenarios.js';
+
+describeListScenarios('memory', async () => ({ store: new MemoryGraphStore(), teardown: async () => {} }), {
+  listSize: 3000,
+  prefix1: 300,
+  prefix7: 700,
+  growthSize: 2000,
+  statsSize: 5000,
+  scanLimit: 100,
+});
