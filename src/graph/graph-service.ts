@@ -24,6 +24,7 @@
 import type { GraphStore } from '../store/store.js';
 import type {
   Direction,
+  EdgeRecord,
   ListKey,
   OpKind,
   PairOp,
@@ -53,7 +54,7 @@ import {
   SelfFollowError,
   UserNotFoundError,
 } from './errors.js';
-import { activeEdge, containsOp, foldPair, type PairFold } from './pair-fold.js';
+import { activeEdge, containsOp, edgeKey, foldPair, type PairFold } from './pair-fold.js';
 import {
   applyCountDeltas,
   countDeltas,
@@ -317,9 +318,15 @@ export class GraphService implements GraphApi {
     const op: PairOp = { sourceId: m.sourceId, targetId: m.targetId, kind: m.kind, position };
     const duplicate = containsOp(before, op);
     if (!duplicate) await store.appendPairOp(op);
+    // A duplicate is usually a retry after a failure: count against what the edge rows show, so
+    // a first attempt that crashed before its edge write gets its count now, and one that
+    // completed does not count twice.
+    const countedBefore = duplicate
+      ? storedFold(await store.getPairEdges(m.sourceId, m.targetId))
+      : foldBefore;
     const view = await store.listPairOps(m.sourceId, m.targetId);
     const after = await writePairView(this.deps, view);
-    await applyCountDeltas(this.deps, countDeltas(foldBefore, after));
+    await applyCountDeltas(this.deps, countDeltas(countedBefore, after));
     const without = foldPair(
       view.filter((x) => !(x.position === position && x.sourceId === op.sourceId && x.kind === op.kind)),
     );
@@ -424,6 +431,13 @@ export class GraphService implements GraphApi {
     if (blocks.get(viewer)?.state === 'active') throw new HiddenError(owner);
     return user;
   }
+}
+
+/** The pair as its stored edge rows show it, in fold shape (no candidates: only states are used). */
+function storedFold(edges: readonly EdgeRecord[]): PairFold {
+  return {
+    edges: new Map(edges.map((e) => [edgeKey(e.sourceId, e.relation, e.targetId), { ...e, candidates: [] }])),
+  };
 }
 
 /** Same active edges with the same `createdAt` (what lists and counts show). */

@@ -167,10 +167,14 @@ const caseArb = fc
   .map(({ privacy, steps, duplicates, order }) => {
     const n = privacy.length;
     let position = 1000n;
-    const ops = steps
-      .map((s) => ({ ...s, actor: s.actor % n, other: s.other % n }))
-      .filter((s) => s.actor !== s.other)
-      .map((s) => ({ call: s.call, actor: s.actor, other: s.other, position: (position += BigInt(s.gap)) }));
+    const ops: { call: Call; actor: number; other: number; position: bigint }[] = [];
+    for (const st of steps) {
+      const actor = st.actor % n;
+      const other = st.other % n;
+      if (actor === other) continue;
+      position += BigInt(st.gap);
+      ops.push({ call: st.call, actor, other, position });
+    }
     return { privacy, ops, duplicates: duplicates.filter((i) => i < ops.length), order };
   });
 

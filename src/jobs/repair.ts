@@ -1,0 +1,85 @@
+/**
+ * Repair: re-derive a pair's edge state and list rows from its history and rewrite them.
+ *
+ * Design note. The pair history (`pair_ops`) is the source of truth; edges and list rows are a
+ * projection written at `pairVersion(history)`. A crash between the append and the edge write
+ * (or a dropped batch) leaves the projection behind the history; repairing folds the *complete*
+ * history and writes it through the same function the service uses, so it writes at a version at
+ * least as high as any view an applier had, overwrites partial states and deletes stray list
+ * rows at every candidate position. It appends nothing and never changes counters (the reconcile
+ * job owns those), so it is safe to re-run and to run while traffic flows: a concurrent applier
+ * whose view is more complete writes at a higher version and wins.
+ *
+ * Finding pairs: there is no per-user index of pairs, so `repairUsers` repairs every pair among
+ * the given users plus every counterpart found in their lists (all relations, both directions).
+ * A pair whose history holds ops but whose rows were never written on either side is only found
+ * when both users are named.
+ */
+import { readBucketCodes } from '../graph/buckets.js';
+import { type PairWriterDeps, writePairView } from '../graph/pair-writer.js';
+import { type Direction, type ListEntry, RELATIONS, type UserId } from '../store/types.js';
+
+export interface RepairResult {
+  a: UserId;
+  b: UserId;
+  /** Ops in the pair history. */
+  ops: number;
+  /** Edges written (active or removed). */
+  edges: number;
+}
+
+/** Re-folds the pair's history and rewrites every edge and list row it implies. Idempotent. */
+export async function repairPair(deps: PairWriterDeps, a: UserId, b: UserId): Promise<RepairResult> {
+  const history = await deps.store.listPairOps(a, b);
+  const fold = await writePairView(deps, history);
+  return { a, b, ops: history.length, edges: fold.edges.size };
+}
+
+/** Every id in `userId`'s lists (all relations, both directions). */
+async function counterparts(deps: PairWriterDeps, userId: UserId, pageSize: number): Promise<Set<UserId>> {
+  const out = new Set<UserId>();
+  for (const relation of RELATIONS) {
+    for (const direction of ['out', 'in'] as Direction[]) {
+      const list = { userId, relation, direction };
+      for (const code of readBucketCodes(await deps.store.getLayout(list))) {
+        let after: ListEntry | null = null;
+        for (;;) {
+          const page = await deps.store.listBucket(list, code, after, pageSize);
+          for (const e of page) out.add(e.otherId);
+          if (page.length < pageSize) break;
+          after = page.at(-1) ?? null;
+        }
+      }
+    }
+  }
+  return out;
+}
+
+export interface RepairOptions {
+  pageSize?: number;
+  /** Called after each pair. */
+  onProgress?: (done: number, total: number, last: RepairResult) => void;
+}
+
+/** Repairs every pair among `userIds` and between them and their list counterparts. */
+export async function repairUsers(
+  deps: PairWriterDeps,
+  userIds: readonly UserId[],
+  o: RepairOptions = {},
+): Promise<RepairResult[]> {
+  const pairs = new Map<string, [UserId, UserId]>();
+  const add = (x: UserId, y: UserId) => {
+    if (x === y) return;
+    const [lo, hi] = x < y ? [x, y] : [y, x];
+    pairs.set(`${lo}|${hi}`, [lo, hi]);
+  };
+  for (const [i, x] of userIds.entries()) for (const y of userIds.slice(i + 1)) add(x, y);
+  for (const x of userIds) for (const y of await counterparts(deps, x, o.pageSize ?? 1000)) add(x, y);
+  const results: RepairResult[] = [];
+  for (const [lo, hi] of pairs.values()) {
+    const r = await repairPair(deps, lo, hi);
+    results.push(r);
+    o.onProgress?.(results.length, pairs.size, r);
+  }
+  return results;
+}
