@@ -76,6 +76,12 @@ export function createApp(deps: AppDeps): ApiApp {
   app.use(metrics.middleware);
   app.use(accessLog(deps.logger));
   app.use(secureHeaders());
+  app.use(async (c, next) => {
+    await next();
+    if (c.res.headers.get('Content-Type') === 'application/json') {
+      c.res.headers.set('Content-Type', 'application/json; charset=utf-8');
+    }
+  });
 
   app.onError((err, c) => {
     const apiError = toApiError(err, retryAfter);

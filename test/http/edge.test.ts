@@ -17,6 +17,7 @@ import {
 } from '../../src/graph/errors.js';
 import { fromDomainError, problemType, toApiError } from '../../src/http/errors.js';
 import { formatPosition, parseUserId } from '../../src/http/ids.js';
+import { createLogger } from '../../src/http/logger.js';
 import { TokenBucketLimiter } from '../../src/http/rate-limit.js';
 import { ID_MESSAGE } from '../../src/http/schemas.js';
 import { mintToken } from '../../src/jobs/token.js';
@@ -141,6 +142,8 @@ describe('authentication', () => {
   it('accepts a valid bearer token', async () => {
     const r = await call(app, 'GET', '/v1/users/1/counts', { auth: bearer(alice) });
     expect([r.status, r.json]).toEqual([200, { followers: 3, following: 4 }]);
+    expect(r.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(r.headers.get('x-content-type-options')).toBe('nosniff');
   });
   it.each([
     ['missing', undefined, 'no authorization included in request'],
@@ -483,6 +486,26 @@ describe('operations', () => {
       const r = await call(app, 'GET', '/healthz', { headers: { 'X-Request-Id': bad } });
       expect(r.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
     }
+  });
+  it('logs one JSON line per request with the request id and actor, never the token', async () => {
+    const lines: string[] = [];
+    const logger = createLogger('info', { write: (l: string) => void lines.push(l) });
+    const { app } = buildTestApp({
+      graph: stubGraph({
+        counts,
+        assertCanViewLists: async () => {
+          throw new Error('boom');
+        },
+      }),
+      logger,
+    });
+    const auth = bearer(alice);
+    await call(app, 'GET', '/v1/users/1/counts', { auth, headers: { 'X-Request-Id': 'log-1' } });
+    const logged = lines.join('');
+    expect(logged).not.toContain(auth.slice(7));
+    const access = lines.map((l) => JSON.parse(l)).find((l) => l.msg === 'request');
+    expect(access).toMatchObject({ request_id: 'log-1', method: 'GET', status: 500, actor: '1' });
+    expect(lines.map((l) => JSON.parse(l).msg)).toEqual(['unhandled error', 'request']);
   });
   it('serves an OpenAPI 3.1 document with every /v1 operation and the docs page', async () => {
     const { app } = buildTestApp({ graph: stubGraph() });

@@ -6,7 +6,7 @@ import { Registry } from 'prom-client';
 import { type AppDeps, createApp } from '../../../src/app.js';
 import type { GraphApi } from '../../../src/graph/contracts.js';
 import type { ReceiptStore } from '../../../src/http/idempotency.js';
-import { createLogger } from '../../../src/http/logger.js';
+import { createLogger, type Logger } from '../../../src/http/logger.js';
 import type { HttpMetrics } from '../../../src/http/metrics.js';
 import { mintToken } from '../../../src/jobs/token.js';
 import type { Receipt, UserId } from '../../../src/store/types.js';
@@ -49,6 +49,7 @@ export interface TestAppOptions {
   ready?: () => Promise<boolean>;
   registry?: Registry;
   metrics?: HttpMetrics;
+  logger?: Logger;
 }
 
 export function buildTestApp(o: TestAppOptions) {
@@ -65,7 +66,7 @@ export function buildTestApp(o: TestAppOptions) {
       docs: true,
     },
     registry,
-    logger: createLogger('silent'),
+    logger: o.logger ?? createLogger('silent'),
     ...(o.now ? { now: o.now } : {}),
     ...(o.metrics ? { metrics: o.metrics } : {}),
   };
