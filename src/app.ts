@@ -14,6 +14,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { requestId } from 'hono/request-id';
 import { secureHeaders } from 'hono/secure-headers';
 import type { Registry } from 'prom-client';
+import type { Config } from './config.js';
 import type { GraphApi } from './graph/contracts.js';
 import { authenticate } from './http/auth.js';
 import { ApiError, type FieldError, problemResponse, toApiError } from './http/errors.js';
@@ -48,6 +49,17 @@ export interface AppDeps {
   logger: Logger;
   /** Clock for the rate limiter (tests). */
   now?: () => number;
+}
+
+/** The `http` part of `AppDeps` from the parsed config. */
+export function httpOptions(config: Config): AppDeps['http'] {
+  return {
+    jwtSecret: config.graph.jwtSecret,
+    bodyLimitBytes: config.http.bodyLimitBytes,
+    rateLimitPerMinute: config.graph.rateLimitPerMinute,
+    receiptTtlSeconds: config.graph.receiptTtlSeconds,
+    docs: config.http.docs,
+  };
 }
 
 const VALIDATION_LOCATION: Record<string, string> = {

@@ -677,6 +677,22 @@ describe('positions, idempotency, limits and operations on the real store', () =
     expect([other.status, other.headers.get('idempotent-replayed')]).toEqual([200, null]);
   });
 
+  it('Idempotency-Key on a call with a body: PUT user replays its 201', async () => {
+    const o = { auth: admin, headers: { 'Idempotency-Key': 'create-93' }, body: { username: 'u93' } };
+    await expectRes(req('PUT', '/v1/users/93', o), 201, { id: '93', username: 'u93', private: false });
+    const again = await req('PUT', '/v1/users/93', o);
+    expect([again.status, again.json, again.headers.get('idempotent-replayed')]).toEqual([
+      201,
+      { id: '93', username: 'u93', private: false },
+      'true',
+    ]);
+    await expectRes(
+      req('PUT', '/v1/users/93', { ...o, body: { username: 'u93', private: true } }),
+      409,
+      problem(409, 'idempotency_key_reused', 'this Idempotency-Key was used for a different request'),
+    );
+  });
+
   it('rate limit: 429 with Retry-After on mutations', async () => {
     const limited = r.variant({ rateLimitPerMinute: 2 });
     const go = () => call(limited, 'PUT', '/v1/users/92/mutes/91', { auth: as(92) });
