@@ -1,22 +1,25 @@
 /**
  * Entry point: load config → start (or reuse) the local Cassandra node when no contact points are
- * configured → connect → migrate → serve. SIGINT/SIGTERM: flip readiness, stop accepting, drain,
- * close the driver, stop the node this process started.
+ * configured → connect → migrate → build store, list service, graph service and app → serve.
+ * SIGINT/SIGTERM: flip readiness, stop accepting, drain in-flight requests, close the driver, stop
+ * the node this process started.
  */
 import { fileURLToPath } from 'node:url';
 import { serve } from '@hono/node-server';
-import { createApp } from './app.js';
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import { createApp, httpOptions } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
+import { GraphService } from './graph/graph-service.js';
+import { BucketedListService } from './graph/list-service.js';
+import { createLogger } from './http/logger.js';
+import { createHttpMetrics } from './http/metrics.js';
 import { type LocalNode, startLocalNode } from './local-cassandra/node.js';
 import { defaultNodeOptions } from './local-cassandra/node-options.js';
 import { createCqlClient } from './store/cassandra/client.js';
+import { CassandraGraphStore } from './store/cassandra/graph-store.js';
 import { migrate, schemaPresent } from './store/cassandra/migrate.js';
 
 const CQL_DIR = fileURLToPath(new URL('../cql', import.meta.url));
-
-function log(msg: string, extra: Record<string, unknown> = {}) {
-  console.log(JSON.stringify({ level: 'info', time: new Date().toISOString(), msg, ...extra }));
-}
 
 async function main() {
   let config: ReturnType<typeof loadConfig>;
@@ -29,45 +32,67 @@ async function main() {
     }
     throw err;
   }
+  const logger = createLogger(config.log.level);
 
   let node: LocalNode | undefined;
   let contactPoints = config.cassandra.contactPoints;
   if (!contactPoints) {
     node = await startLocalNode(defaultNodeOptions({ heap: config.cassandra.localHeap }), {
-      log: (line) => log(`cassandra: ${line}`),
+      log: (line) => logger.info(`cassandra: ${line}`),
     });
     contactPoints = [`${node.address}:${node.nativePort}`];
-    log('cassandra ready', { owned: node.owned, startupMs: node.startupMs, resolveMs: node.resolveMs });
+    logger.info({ owned: node.owned, startupMs: node.startupMs, resolveMs: node.resolveMs }, 'cassandra ready');
   }
 
   const { keyspace, ...connection } = config.cassandra;
   const admin = createCqlClient({ ...connection, contactPoints });
-  await migrate(admin, keyspace, config.cassandra.replication, CQL_DIR, (l) =>
-    log(`schema: ${l}`),
-  );
+  await migrate(admin, keyspace, config.cassandra.replication, CQL_DIR, (l) => logger.info(`schema: ${l}`));
   await admin.shutdown();
 
   const client = createCqlClient({ ...connection, contactPoints, keyspace });
   await client.connect();
 
-  let shuttingDown = false;
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const metrics = createHttpMetrics(registry);
+  const store = new CassandraGraphStore(client, {
+    onQuery: (name, seconds) => metrics.recorder.observeQuery(name, seconds),
+  });
+  const lists = new BucketedListService({
+    store,
+    cursorSecret: config.graph.cursorSecret,
+    bucketThresholds: config.graph.bucketThresholds,
+    onPage: (s) => metrics.recorder.observeBucketFetches(s.list.relation, s.kind, s.queries),
+    onGrowthProgress: (list, p) => logger.info({ list: { ...list, userId: String(list.userId) }, ...p }, 'list growth'),
+    onGrowthError: (list, error) =>
+      logger.error({ list: { ...list, userId: String(list.userId) }, err: String(error) }, 'list growth failed'),
+  });
+  const graph = new GraphService({ store, lists, maxFollowing: config.graph.maxFollowing });
+
+  let draining = false;
   const app = createApp({
-    ready: async () => !shuttingDown && (await schemaPresent(client, keyspace, CQL_DIR)),
+    graph,
+    receipts: store,
+    ready: async () => !draining && (await schemaPresent(client, keyspace, CQL_DIR)),
+    http: httpOptions(config),
+    registry,
+    metrics,
+    logger,
   });
   const server = serve({ fetch: app.fetch, port: config.http.port, hostname: config.http.host }, (info) =>
-    log('listening', { url: `http://${info.address}:${info.port}` }),
+    logger.info({ url: `http://${info.address}:${info.port}` }, 'listening'),
   );
 
   const shutdown = async (signal: string) => {
-    if (shuttingDown) return;
-    shuttingDown = true;
-    log('shutting down', { signal });
+    if (draining) return;
+    draining = true;
+    logger.info({ signal }, 'shutting down: draining');
     const force = setTimeout(() => process.exit(1), 60_000);
     force.unref();
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await client.shutdown();
     if (node) await node.stop();
-    log('stopped');
+    logger.info('stopped');
     process.exit(0);
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
