@@ -26,6 +26,7 @@ import { mintToken } from '../src/jobs/token.js';
 import { createCqlClient } from '../src/store/cassandra/client.js';
 import { CassandraGraphStore } from '../src/store/cassandra/graph-store.js';
 import { migrate } from '../src/store/cassandra/migrate.js';
+import { MemoryGraphStore } from '../src/store/memory/memory-store.js';
 
 interface AutocannonResult {
   requests: { average: number };
@@ -88,6 +89,84 @@ async function direct(op: () => Promise<unknown>, seconds: number, concurrency: 
 
 async function inBatches<T>(items: T[], size: number, fn: (t: T) => Promise<unknown>) {
   for (let i = 0; i < items.length; i += size) await Promise.all(items.slice(i, i + size).map(fn));
+}
+
+/**
+ * The HTTP layer's own CPU cost, without the database or sockets: the same GET and PUT through
+ * `app.request()` vs the domain calls, both over the in-memory store, sequentially.
+ */
+async function inProcessOverhead(seconds: number) {
+  const store = new MemoryGraphStore();
+  const lists = new BucketedListService({
+    store,
+    cursorSecret: `${SECRET}:cursor`,
+    bucketThresholds: [50_000],
+  });
+  const graph = new GraphService({ store, lists, maxFollowing: 7500 });
+  const registry = new Registry();
+  const app = createApp({
+    graph,
+    receipts: store,
+    ready: async () => true,
+    http: {
+      jwtSecret: SECRET,
+      bodyLimitBytes: 65_536,
+      rateLimitPerMinute: 1e9,
+      receiptTtlSeconds: 86_400,
+      docs: false,
+    },
+    registry,
+    logger: createLogger('silent'),
+  });
+  const followers = Array.from({ length: 200 }, (_, i) => 1000n + BigInt(i));
+  for (const id of [CELEB, ...followers]) await graph.putUser({ id, username: `b${id}` });
+  for (const id of followers) await graph.follow(id, CELEB);
+  const viewer = 1000n;
+  const auth = { authorization: `Bearer ${mintToken({ sub: String(viewer) }, SECRET)}` };
+  const list = { userId: CELEB, relation: 'follows' as const, direction: 'in' as const };
+  let n = 0;
+  const rows = [];
+  for (const [name, viaDomain, viaHttp] of [
+    [
+      'GET followers limit=50 (memory store, in-process)',
+      async () => {
+        await graph.assertCanViewLists(viewer, CELEB);
+        const page = await graph.listPage(list, 50, null);
+        await graph.getUsers(page.items.map((i) => i.id));
+      },
+      async () => {
+        const res = await app.request(`/v1/users/${CELEB}/followers?limit=50`, { headers: auth });
+        await res.arrayBuffer();
+      },
+    ],
+    [
+      'PUT following (memory store, in-process)',
+      async () => {
+        const i = n++;
+        await graph.follow(followers[i % 200] as bigint, followers[(i * 7 + 1) % 200] as bigint);
+      },
+      async () => {
+        const i = n++;
+        const a = followers[i % 200] as bigint;
+        const t = followers[(i * 7 + 1) % 200] as bigint;
+        const res = await app.request(`/v1/users/${a}/following/${t}`, {
+          method: 'PUT',
+          headers: { authorization: `Bearer ${mintToken({ sub: String(a) }, SECRET)}` },
+        });
+        await res.arrayBuffer();
+      },
+    ],
+  ] as const) {
+    const d = await direct(viaDomain, seconds, 1);
+    const h = await direct(viaHttp, seconds, 1);
+    rows.push({
+      name,
+      domain: { ops: Math.round(d.rps), p50_ms: +d.p50.toFixed(3), p99_ms: +d.p99.toFixed(3) },
+      http: { ops: Math.round(h.rps), p50_ms: +h.p50.toFixed(3), p99_ms: +h.p99.toFixed(3) },
+      overhead_p50_ms: +(h.p50 - d.p50).toFixed(3),
+    });
+  }
+  return rows;
 }
 
 async function main() {
@@ -207,6 +286,12 @@ async function main() {
         throughput_ratio: +(h.requests.average / d.rps).toFixed(2),
       },
     });
+    const inProcess = await inProcessOverhead(Math.min(DURATION_S, 4));
+    for (const r of inProcess) {
+      console.log(
+        `${r.name}\n  domain: ${r.domain.ops} ops/s p50 ${r.domain.p50_ms} ms | http: ${r.http.ops} req/s p50 ${r.http.p50_ms} ms | overhead p50 +${r.overhead_p50_ms} ms`,
+      );
+    }
     const results = {
       when: new Date().toISOString(),
       machine: {
