@@ -88,10 +88,14 @@ const INLINE_ACCEPT_LIMIT = 100;
 const defaultClock = (): Position => BigInt(Date.now()) * 1000n;
 
 interface Mutation {
+  /** The acting account and the other one, checked to exist in this order. */
+  actor: UserId;
+  other: UserId;
   /** The edge the op acts on (`accept`, `decline`, `remove_follower`: requester/follower → actor). */
   sourceId: UserId;
   targetId: UserId;
-  kind: OpKind;
+  /** The op kind, or how to pick it from the other account (a private target turns a follow into a request). */
+  kind: OpKind | ((other: UserRecord) => OpKind);
   /** Extra request-time rules for live ops, against the pair as it stands. */
   check?: (now: PairFold) => Promise<void> | void;
 }
@@ -195,45 +199,52 @@ export class GraphService implements GraphApi {
     target: UserId,
     o: MutationOptions = {},
   ): Promise<GraphMutationResult<'following' | 'requested'>> {
-    const targetUser = await this.requireUsers(actor, target);
-    const kind: OpKind = targetUser.private ? 'request' : 'follow';
+    // The cap's counter read only matters for a live follow; start it alongside the pair reads.
+    const following = o.position === undefined ? this.store.getCount(listOut(actor, 'follows')) : null;
+    following?.catch(() => undefined);
     const a = await this.mutate(
       {
+        actor,
+        other: target,
         sourceId: actor,
         targetId: target,
-        kind,
+        kind: (t) => (t.private ? 'request' : 'follow'),
         check: async (now) => {
           if (activeEdge(now, actor, 'blocks', target) || activeEdge(now, target, 'blocks', actor))
             throw new BlockedError();
           if (activeEdge(now, actor, 'follows', target) || activeEdge(now, actor, 'requests', target)) return;
-          const following = await this.store.getCount(listOut(actor, 'follows'));
-          if (following >= this.maxFollowing) throw new FollowingCapError(this.maxFollowing);
+          if (((await following) ?? 0) >= this.maxFollowing) throw new FollowingCapError(this.maxFollowing);
         },
       },
       o,
     );
-    const state =
-      activeEdge(a.after, actor, 'follows', target) || kind === 'follow' ? 'following' : 'requested';
-    return this.result(a, activeEdge(a.after, actor, 'requests', target) ? 'requested' : state);
+    if (activeEdge(a.after, actor, 'requests', target)) return this.result(a, 'requested');
+    const isFollowing = activeEdge(a.after, actor, 'follows', target) || a.op.kind === 'follow';
+    return this.result(a, isFollowing ? 'following' : 'requested');
   }
 
   async unfollow(actor: UserId, target: UserId, o: MutationOptions = {}) {
-    await this.requireUsers(actor, target);
-    return this.result(await this.mutate({ sourceId: actor, targetId: target, kind: 'unfollow' }, o), 'none');
+    return this.result(
+      await this.mutate({ actor, other: target, sourceId: actor, targetId: target, kind: 'unfollow' }, o),
+      'none',
+    );
   }
 
   async removeFollower(owner: UserId, follower: UserId, o: MutationOptions = {}) {
-    await this.requireUsers(owner, follower);
     return this.result(
-      await this.mutate({ sourceId: follower, targetId: owner, kind: 'remove_follower' }, o),
+      await this.mutate(
+        { actor: owner, other: follower, sourceId: follower, targetId: owner, kind: 'remove_follower' },
+        o,
+      ),
       'none',
     );
   }
 
   async acceptRequest(owner: UserId, requester: UserId, o: MutationOptions = {}) {
-    await this.requireUsers(owner, requester);
     const a = await this.mutate(
       {
+        actor: owner,
+        other: requester,
         sourceId: requester,
         targetId: owner,
         kind: 'accept',
@@ -248,9 +259,11 @@ export class GraphService implements GraphApi {
   }
 
   async declineRequest(owner: UserId, requester: UserId, o: MutationOptions = {}) {
-    await this.requireUsers(owner, requester);
     return this.result(
-      await this.mutate({ sourceId: requester, targetId: owner, kind: 'decline' }, o),
+      await this.mutate(
+        { actor: owner, other: requester, sourceId: requester, targetId: owner, kind: 'decline' },
+        o,
+      ),
       'none',
     );
   }
@@ -286,17 +299,18 @@ export class GraphService implements GraphApi {
     state: S,
     o: MutationOptions,
   ): Promise<GraphMutationResult<S>> {
-    await this.requireUsers(actor, target);
-    return this.result(await this.mutate({ sourceId: actor, targetId: target, kind }, o), state);
+    return this.result(
+      await this.mutate({ actor, other: target, sourceId: actor, targetId: target, kind }, o),
+      state,
+    );
   }
 
   private result<S extends string>(a: Applied, state: S): GraphMutationResult<S> {
     return { state, changed: a.changed, position: a.op.position, duplicate: a.duplicate };
   }
 
-  /** Both users exist and differ; returns the second (the target). */
+  /** Both users exist; returns the second (the target). */
   private async requireUsers(actor: UserId, target: UserId): Promise<UserRecord> {
-    if (actor === target) throw new SelfFollowError();
     const users = await this.store.getUsers([actor, target]);
     if (!users.has(actor)) throw new UserNotFoundError(actor);
     const t = users.get(target);
@@ -307,7 +321,12 @@ export class GraphService implements GraphApi {
   /** The one write path (see the design note). */
   private async mutate(m: Mutation, o: MutationOptions): Promise<Applied> {
     const { store } = this;
-    const before = await store.listPairOps(m.sourceId, m.targetId);
+    if (m.actor === m.other) throw new SelfFollowError();
+    const [other, before] = await Promise.all([
+      this.requireUsers(m.actor, m.other),
+      store.listPairOps(m.sourceId, m.targetId),
+    ]);
+    const kind = typeof m.kind === 'function' ? m.kind(other) : m.kind;
     const foldBefore = foldPair(before);
     const live = o.position === undefined;
     if (live) await m.check?.(foldBefore);
@@ -315,7 +334,7 @@ export class GraphService implements GraphApi {
     const now = this.clock();
     const position = o.position ?? (now > newest ? now : newest + 1n);
     if (position <= 0n) throw new RangeError('position must be positive');
-    const op: PairOp = { sourceId: m.sourceId, targetId: m.targetId, kind: m.kind, position };
+    const op: PairOp = { sourceId: m.sourceId, targetId: m.targetId, kind, position };
     const duplicate = containsOp(before, op);
     if (!duplicate) await store.appendPairOp(op);
     // A duplicate is usually a retry after a failure: count against what the edge rows show, so

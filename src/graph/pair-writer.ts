@@ -130,8 +130,13 @@ export function countDeltas(before: PairFold, after: PairFold): CountDelta[] {
 export async function applyCountDeltas(deps: PairWriterDeps, deltas: readonly CountDelta[]): Promise<void> {
   await Promise.all(
     deltas.map(async ({ list, otherId, delta }) => {
-      await deps.store.incrementCount(list, bucketOf(otherId, COUNT_SHARDS), delta);
-      if (delta > 0) deps.lists.noteSize(list, await deps.store.getCount(list));
+      // The size is advisory (it only triggers growth), so read it alongside the increment
+      // rather than after it; it may or may not include this delta yet.
+      const [, size] = await Promise.all([
+        deps.store.incrementCount(list, bucketOf(otherId, COUNT_SHARDS), delta),
+        delta > 0 ? deps.store.getCount(list) : null,
+      ]);
+      if (size !== null) deps.lists.noteSize(list, size);
     }),
   );
 }
