@@ -4,18 +4,20 @@
  * batch (forward row, inverse row, both list rows) as a LOGGED vs an UNLOGGED batch, measured side
  * by side in one run.
  *
- * Fairness on a shared node: each (callers, mode) cell is measured in two halves in ABBA order
- * (logged, unlogged, unlogged, logged), so drift in background load hits both modes alike. Every
+ * Fairness on a shared node: each (callers, mode) cell is measured in short segments in repeated
+ * ABBA order (logged, unlogged, unlogged, logged; `--rounds` times), so drift in background load
+ * hits both modes alike; the load average is recorded with the results. Every
  * follow is a fresh pair, so each one is a real transition (history read, append, re-read, edge
  * batch, two counter increments, a size read for the list service).
  *
- *   npm run bench:write -- [--follows 2000] [--users 300] [--callers 1,32]
+ *   npm run bench:write -- [--follows 2000] [--users 300] [--callers 1,32] [--rounds 4]
  *
  * Writes `bench/results/write-path-<time>.json` and `.svg`. Uses its own keyspace (dropped at the
  * end unless `--keep`); `CASSANDRA_CONTACT_POINTS` picks the node (default 127.0.0.1:9042).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
+import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { GraphService } from '../src/graph/graph-service.js';
@@ -41,12 +43,14 @@ const { values: args } = parseArgs({
     follows: { type: 'string', default: '2000' },
     users: { type: 'string', default: '300' },
     callers: { type: 'string', default: '1,32' },
+    rounds: { type: 'string', default: '4' },
     keep: { type: 'boolean', default: false },
   },
 });
 const FOLLOWS = Number(args.follows);
 const USERS = Number(args.users);
 const CALLERS = (args.callers ?? '1,32').split(',').map(Number);
+const ROUNDS = Number(args.rounds);
 
 const CQL_DIR = fileURLToPath(new URL('../cql', import.meta.url));
 const contactPoints = (process.env.CASSANDRA_CONTACT_POINTS ?? '127.0.0.1:9042').split(',');
@@ -77,7 +81,10 @@ async function main() {
     requestTimeoutMs: 30_000,
   });
   await client.connect();
-  console.log(`keyspace ${keyspace} on ${contactPoints.join(',')}`);
+  const loadStart = loadavg();
+  console.log(
+    `keyspace ${keyspace} on ${contactPoints.join(',')}; load average ${loadStart.map((x) => x.toFixed(2)).join(' ')}`,
+  );
 
   const batchTimes: Record<Mode, number[]> = { logged: [], unlogged: [] };
   const services = {} as Record<Mode, GraphService>;
@@ -132,9 +139,13 @@ async function main() {
       logged: { lat: [], batch: [], seconds: 0, follows: 0 },
       unlogged: { lat: [], batch: [], seconds: 0, follows: 0 },
     };
-    for (const [seg, mode] of (['logged', 'unlogged', 'unlogged', 'logged'] as const).entries()) {
+    const order = Array.from(
+      { length: ROUNDS },
+      () => ['logged', 'unlogged', 'unlogged', 'logged'] as const,
+    ).flat();
+    for (const [seg, mode] of order.entries()) {
       const graph = services[mode];
-      const quota = Math.ceil(FOLLOWS / 2);
+      const quota = Math.ceil(FOLLOWS / (2 * ROUNDS));
       batchTimes[mode].length = 0;
       let done = 0;
       const started = performance.now();
@@ -146,8 +157,8 @@ async function main() {
             const t0 = performance.now();
             await graph.follow(a, b);
             acc[mode].lat.push(performance.now() - t0);
-            if (acc[mode].lat.length % 100 === 0)
-              progress(`callers=${callers} segment ${seg + 1}/4 (${mode}) ${done}/${quota}`);
+            if (acc[mode].lat.length % 50 === 0)
+              progress(`callers=${callers} segment ${seg + 1}/${order.length} (${mode}) ${done}/${quota}`);
           }
         }),
       );
@@ -199,6 +210,11 @@ async function main() {
   ];
   const widths = table[0]?.map((_, i) => Math.max(...table.map((r) => (r[i] ?? '').length))) ?? [];
   for (const row of table) console.log(row.map((v, i) => v.padStart(widths[i] ?? 0)).join('  '));
+  console.log(
+    `load average now ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')} (shared node: compare modes within a run)`,
+  );
   for (const callers of CALLERS) {
     const l = cells.find((c) => c.callers === callers && c.mode === 'logged');
     const u = cells.find((c) => c.callers === callers && c.mode === 'unlogged');

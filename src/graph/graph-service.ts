@@ -85,7 +85,9 @@ export const MAX_CONTAINS_IDS = 1000;
 /** Pending requests accepted inline when an account goes public; more run in the background. */
 const INLINE_ACCEPT_LIMIT = 100;
 
-const defaultClock = (): Position => BigInt(Date.now()) * 1000n;
+// µs resolution, so live ops on one pair within the same millisecond rarely share a position
+// (equal positions are still deterministic: ties break by source id, then kind).
+const defaultClock = (): Position => BigInt(Math.round((performance.timeOrigin + performance.now()) * 1000));
 
 interface Mutation {
   /** The acting account and the other one, checked to exist in this order. */
