@@ -338,16 +338,21 @@ export class GraphService implements GraphApi {
     if (position <= 0n) throw new RangeError('position must be positive');
     const op: PairOp = { sourceId: m.sourceId, targetId: m.targetId, kind, position };
     const duplicate = containsOp(before, op);
-    if (!duplicate) await store.appendPairOp(op);
-    // A duplicate is usually a retry after a failure: count against what the edge rows show, so
-    // a first attempt that crashed before its edge write gets its count now, and one that
+    // A live op that changes nothing (a repeated follow, an unfollow of nobody) is not recorded:
+    // its position is newer than everything on the pair, so it cannot matter to any later fold,
+    // and recording it would let retry loops grow the pair's history without bound. The pair
+    // view is still rewritten below, which heals an earlier attempt that crashed mid-write.
+    const noop = live && !duplicate && sameActive(foldBefore, foldPair([...before, op]));
+    if (!duplicate && !noop) await store.appendPairOp(op);
+    // A duplicate or a no-op is usually a retry after a failure: count against what the edge rows
+    // show, so a first attempt that crashed before its edge write gets its count now, and one that
     // completed does not count twice.
-    const countedBefore = duplicate
-      ? storedFold(await store.getPairEdges(m.sourceId, m.targetId))
-      : foldBefore;
-    const view = await store.listPairOps(m.sourceId, m.targetId);
+    const countedBefore =
+      duplicate || noop ? storedFold(await store.getPairEdges(m.sourceId, m.targetId)) : foldBefore;
+    const view = noop ? before : await store.listPairOps(m.sourceId, m.targetId);
     const after = await writePairView(this.deps, view);
     await applyCountDeltas(this.deps, countDeltas(countedBefore, after));
+    if (noop) return { op, after, duplicate, changed: false };
     const without = foldPair(
       view.filter((x) => !(x.position === position && x.sourceId === op.sourceId && x.kind === op.kind)),
     );

@@ -267,3 +267,27 @@ describe('visibility', () => {
     expect(lists.noted.at(-1)).toEqual({ list: inn(dee), size: 2 });
   });
 });
+
+describe('regression: repeated live no-ops grew the pair history without bound', () => {
+  it('records only the ops that change the pair; repeats still heal and report changed: false', async () => {
+    const first = await graph.follow(ada, bo);
+    for (let i = 0; i < 50; i++) {
+      expect(await graph.follow(ada, bo)).toMatchObject({
+        state: 'following',
+        changed: false,
+        duplicate: false,
+      });
+      expect(await graph.unfollow(ada, cy)).toMatchObject({
+        state: 'none',
+        changed: false,
+        duplicate: false,
+      });
+    }
+    expect(await store.listPairOps(ada, bo)).toEqual([
+      { sourceId: ada, targetId: bo, kind: 'follow', position: first.position },
+    ]);
+    expect(await store.listPairOps(ada, cy)).toEqual([]);
+    expect(await rows(inn(bo))).toEqual([[ada, first.position]]);
+    expect(await store.getCount(inn(bo))).toBe(1);
+  });
+});
