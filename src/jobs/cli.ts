@@ -6,6 +6,8 @@ type Command = (argv: string[]) => void | Promise<void>;
 
 const COMMANDS: Record<string, () => Promise<Command>> = {
   token: async () => (await import('./token.js')).tokenCommand,
+  reconcile: async () => (await import('./commands.js')).reconcileCommand,
+  repair: async () => (await import('./commands.js')).repairCommand,
 };
 
 const [name, ...argv] = process.argv.slice(2);

@@ -1,0 +1,52 @@
+/**
+ * What a job needs to run outside the server: the parsed config, a connected store and list
+ * service, and the local node when no contact points are configured (reused if it is already
+ * running, started and stopped otherwise).
+ */
+import { loadConfig } from '../config.js';
+import { BucketedListService } from '../graph/list-service.js';
+import { type LocalNode, startLocalNode } from '../local-cassandra/node.js';
+import { defaultNodeOptions } from '../local-cassandra/node-options.js';
+import { createCqlClient } from '../store/cassandra/client.js';
+import { CassandraGraphStore } from '../store/cassandra/graph-store.js';
+
+export interface JobRuntime {
+  store: CassandraGraphStore;
+  lists: BucketedListService;
+  close(): Promise<void>;
+}
+
+export async function openJobRuntime(): Promise<JobRuntime> {
+  const config = loadConfig();
+  let node: LocalNode | undefined;
+  let contactPoints = config.cassandra.contactPoints;
+  if (!contactPoints) {
+    node = await startLocalNode(defaultNodeOptions({ heap: config.cassandra.localHeap }));
+    contactPoints = [`${node.address}:${node.nativePort}`];
+  }
+  const client = createCqlClient({ ...config.cassandra, contactPoints });
+  await client.connect();
+  const store = new CassandraGraphStore(client);
+  const lists = new BucketedListService({
+    store,
+    cursorSecret: config.graph.cursorSecret,
+    bucketThresholds: config.graph.bucketThresholds,
+  });
+  return {
+    store,
+    lists,
+    close: async () => {
+      await client.shutdown();
+      await node?.stop();
+    },
+  };
+}
+
+/** `--users 1,2,3` → ids; exits with a usage message when missing or malformed. */
+export function parseUserIds(value: string | undefined, usage: string): bigint[] {
+  if (!value || !/^[1-9]\d{0,18}(,[1-9]\d{0,18})*$/.test(value)) {
+    console.error(usage);
+    process.exit(2);
+  }
+  return value.split(',').map(BigInt);
+}
