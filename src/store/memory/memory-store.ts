@@ -54,11 +54,16 @@ function mergeEdge(current: VersionedEdge | undefined, incoming: EdgeRecord, ver
     version,
     edge: {
       ...a,
-      state: incoming.state > a.state ? incoming.state : a.state,
-      position: incoming.position > a.position ? incoming.position : a.position,
-      createdAt: incoming.createdAt > a.createdAt ? incoming.createdAt : a.createdAt,
+      state: larger(incoming.state, a.state),
+      position: larger(incoming.position, a.position),
+      createdAt: larger(incoming.createdAt, a.createdAt),
     },
   };
+}
+
+/** Cassandra's tie-break between two cells at the same write time: the larger value wins. */
+function larger<T extends string | bigint>(x: T, y: T): T {
+  return x > y ? x : y;
 }
 
 export class MemoryGraphStore implements GraphStore {
