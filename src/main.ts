@@ -41,7 +41,10 @@ async function main() {
       log: (line) => logger.info(`cassandra: ${line}`),
     });
     contactPoints = [`${node.address}:${node.nativePort}`];
-    logger.info({ owned: node.owned, startupMs: node.startupMs, resolveMs: node.resolveMs }, 'cassandra ready');
+    logger.info(
+      { owned: node.owned, startupMs: node.startupMs, resolveMs: node.resolveMs },
+      'cassandra ready',
+    );
   }
 
   const { keyspace, ...connection } = config.cassandra;
@@ -63,9 +66,13 @@ async function main() {
     cursorSecret: config.graph.cursorSecret,
     bucketThresholds: config.graph.bucketThresholds,
     onPage: (s) => metrics.recorder.observeBucketFetches(s.list.relation, s.kind, s.queries),
-    onGrowthProgress: (list, p) => logger.info({ list: { ...list, userId: String(list.userId) }, ...p }, 'list growth'),
+    onGrowthProgress: (list, p) =>
+      logger.info({ list: { ...list, userId: String(list.userId) }, ...p }, 'list growth'),
     onGrowthError: (list, error) =>
-      logger.error({ list: { ...list, userId: String(list.userId) }, err: String(error) }, 'list growth failed'),
+      logger.error(
+        { list: { ...list, userId: String(list.userId) }, err: String(error) },
+        'list growth failed',
+      ),
   });
   const graph = new GraphService({ store, lists, maxFollowing: config.graph.maxFollowing });
 
