@@ -14,7 +14,7 @@ const codec = new CursorCodec('cursor-test-secret-0123456789');
 function pageCursor(buckets: number, seed = 1): PageCursor {
   let x = seed;
   const rnd = () => {
-    x = (x * 1103515245 + 12345) & 0x7fffffff;
+    x = (Math.imul(x, 1103515245) + 12345) & 0x7fffffff;
     return x / 0x7fffffff;
   };
   const boundary = 1_780_000_000_000_000n;

@@ -114,7 +114,7 @@ describe('mergePage against a sorted reference', () => {
     const n = 64;
     let x = 12345;
     const rnd = () => {
-      x = (x * 1103515245 + 12345) & 0x7fffffff;
+      x = (Math.imul(x, 1103515245) + 12345) & 0x7fffffff;
       return x / 0x7fffffff;
     };
     const buckets: ListEntry[][] = Array.from({ length: n }, () => []);

@@ -1,0 +1,89 @@
+/**
+ * Page latency at N = 1, 8, 16, 64 on the same 200,000 rows (`npx tsx bench/bucket-pages.ts`).
+ *
+ * For each layout and limit (20, 50, 200): walk the first PAGES pages, timing each page, with the
+ * layouts interleaved round by round (A B C D, A B C D, …) so they share the machine's noise. Reports
+ * p50/p95/p99 page latency and rows/queries/rounds per page; writes bench/results/bucket-pages.json
+ * and .svg. Not a test: figures are for choosing the bucket thresholds.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { BucketedListService, type ListReadStats } from '../src/graph/list-service.js';
+import { BENCH_LAYOUTS, barChartSvg, benchList, openBenchLists, percentile } from './support/bench-lists.js';
+
+const PAGES = Number(process.env.PAGES ?? 200);
+const ROUNDS = Number(process.env.ROUNDS ?? 3);
+const LIMITS = [20, 50, 200];
+
+const { store, close } = await openBenchLists();
+type Sample = { ms: number; stats: ListReadStats };
+const samples = new Map<string, Sample[]>();
+
+for (let round = 0; round < ROUNDS; round++) {
+  for (const limit of LIMITS) {
+    for (const n of BENCH_LAYOUTS) {
+      await store.putLayout(benchList, { buckets: n, growingTo: null, copiedThrough: 0 });
+      let last: ListReadStats | null = null;
+      const svc = new BucketedListService({
+        store,
+        cursorSecret: 'bench-cursor-secret-0123456789',
+        bucketThresholds: [],
+        layoutCacheTtlMs: 60_000,
+        onPage: (s) => {
+          last = s;
+        },
+      });
+      const key = `${n}|${limit}`;
+      const out = samples.get(key) ?? [];
+      let cursor: string | null = null;
+      await svc.page(benchList, limit, null);
+      for (let p = 0; p < PAGES; p++) {
+        const t = performance.now();
+        const page = await svc.page(benchList, limit, cursor);
+        out.push({ ms: performance.now() - t, stats: last! });
+        cursor = page.nextCursor;
+        if (!cursor) break;
+      }
+      samples.set(key, out);
+    }
+  }
+}
+
+const rows: Record<string, number | string>[] = [];
+for (const limit of LIMITS) {
+  for (const n of BENCH_LAYOUTS) {
+    const s = samples.get(`${n}|${limit}`)!;
+    const ms = s.map((x) => x.ms).sort((a, b) => a - b);
+    const avg = (f: (x: Sample) => number) => s.reduce((a, x) => a + f(x), 0) / s.length;
+    rows.push({
+      N: n,
+      limit,
+      pages: s.length,
+      p50_ms: +percentile(ms, 50).toFixed(2),
+      p95_ms: +percentile(ms, 95).toFixed(2),
+      p99_ms: +percentile(ms, 99).toFixed(2),
+      rows_per_page: +avg((x) => x.stats.rowsRead).toFixed(1),
+      queries_per_page: +avg((x) => x.stats.queries).toFixed(1),
+      rounds_per_page: +avg((x) => x.stats.rounds).toFixed(2),
+    });
+  }
+}
+console.table(rows);
+mkdirSync(new URL('results/', import.meta.url), { recursive: true });
+writeFileSync(
+  new URL('results/bucket-pages.json', import.meta.url),
+  `${JSON.stringify({ at: new Date().toISOString(), pages: PAGES, rounds: ROUNDS, rows }, null, 2)}\n`,
+);
+writeFileSync(
+  new URL('results/bucket-pages.svg', import.meta.url),
+  barChartSvg(
+    `p50 page latency by bucket count (200,000 rows, ${PAGES} pages × ${ROUNDS} rounds)`,
+    BENCH_LAYOUTS.map((n) => `N=${n}`),
+    LIMITS.map((limit) => ({
+      name: `limit ${limit}`,
+      values: BENCH_LAYOUTS.map((n) => rows.find((r) => r.N === n && r.limit === limit)!.p50_ms as number),
+    })),
+    'ms',
+  ),
+);
+console.log('wrote bench/results/bucket-pages.json and bench/results/bucket-pages.svg');
+await close();

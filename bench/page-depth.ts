@@ -1,0 +1,86 @@
+/**
+ * Page latency by depth (`npx tsx bench/page-depth.ts`): on the 200,000-row list at limit 20,
+ * walk to page 10,000 (the last) keeping the cursors of pages 1, 100, 1,000 and 10,000, then time
+ * those pages REPS times each, interleaved, and compare p50s with page 1. A keyset walk should
+ * not slow down with depth (each bucket read starts at the cursor's bound). Runs at N = 16 and
+ * N = 64 (set LAYOUTS=1,16 to change). Writes bench/results/page-depth.json and .svg.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { BucketedListService } from '../src/graph/list-service.js';
+import { barChartSvg, benchList, openBenchLists, percentile } from './support/bench-lists.js';
+
+const LIMIT = 20;
+const REPS = Number(process.env.REPS ?? 300);
+const LAYOUTS = (process.env.LAYOUTS ?? '16,64').split(',').map(Number);
+const DEPTHS = [1, 100, 1000, 10_000];
+
+const { store, close } = await openBenchLists();
+const results: Record<string, number | string>[] = [];
+
+for (const n of LAYOUTS) {
+  await store.putLayout(benchList, { buckets: n, growingTo: null, copiedThrough: 0 });
+  const svc = new BucketedListService({
+    store,
+    cursorSecret: 'bench-cursor-secret-0123456789',
+    bucketThresholds: [],
+    layoutCacheTtlMs: 60_000,
+  });
+  const cursors = new Map<number, string | null>();
+  let cursor: string | null = null;
+  const walkStart = performance.now();
+  let pages = 0;
+  for (let page = 1; page <= DEPTHS.at(-1)!; page++) {
+    if (DEPTHS.includes(page)) cursors.set(page, cursor);
+    const p = await svc.page(benchList, LIMIT, cursor);
+    pages++;
+    cursor = p.nextCursor;
+    if (!cursor) break;
+  }
+  const walkS = (performance.now() - walkStart) / 1000;
+  console.log(
+    `N=${n}: walked ${pages} pages in ${walkS.toFixed(1)} s (last page has a next cursor: ${cursor !== null})`,
+  );
+  const times = new Map<number, number[]>(DEPTHS.map((d) => [d, []]));
+  for (let r = 0; r < REPS; r++) {
+    for (const d of DEPTHS) {
+      const t = performance.now();
+      await svc.page(benchList, LIMIT, cursors.get(d) ?? null);
+      times.get(d)!.push(performance.now() - t);
+    }
+  }
+  const p50First = percentile(
+    [...times.get(1)!].sort((a, b) => a - b),
+    50,
+  );
+  for (const d of DEPTHS) {
+    const sorted = [...times.get(d)!].sort((a, b) => a - b);
+    results.push({
+      N: n,
+      page: d,
+      p50_ms: +percentile(sorted, 50).toFixed(3),
+      p95_ms: +percentile(sorted, 95).toFixed(3),
+      p99_ms: +percentile(sorted, 99).toFixed(3),
+      p50_vs_page1: +(percentile(sorted, 50) / p50First).toFixed(2),
+    });
+  }
+}
+console.table(results);
+mkdirSync(new URL('results/', import.meta.url), { recursive: true });
+writeFileSync(
+  new URL('results/page-depth.json', import.meta.url),
+  `${JSON.stringify({ at: new Date().toISOString(), limit: LIMIT, reps: REPS, results }, null, 2)}\n`,
+);
+writeFileSync(
+  new URL('results/page-depth.svg', import.meta.url),
+  barChartSvg(
+    `p50 page latency by depth (200,000 rows, limit ${LIMIT}, ${REPS} reps)`,
+    DEPTHS.map((d) => `page ${d}`),
+    LAYOUTS.map((n) => ({
+      name: `N=${n}`,
+      values: DEPTHS.map((d) => results.find((r) => r.N === n && r.page === d)!.p50_ms as number),
+    })),
+    'ms',
+  ),
+);
+console.log('wrote bench/results/page-depth.json and bench/results/page-depth.svg');
+await close();
