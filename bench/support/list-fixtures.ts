@@ -54,8 +54,8 @@ export async function loadRows(
   for (const n of layouts) {
     for (const entry of rows) {
       const code = bucketCode(n, bucketOf(entry.otherId, n));
-      let part = byCode.get(code);
-      if (!part) byCode.set(code, (part = []));
+      const part = byCode.get(code) ?? [];
+      byCode.set(code, part);
       part.push({ list, bucketCodes: [code], entry, op: 'put' });
     }
   }

@@ -19,8 +19,9 @@
  * round, each for its expected share plus one row, the extra row giving the bucket an exact head
  * for the next cursor. When the merge must stop for a bucket that ran dry, the same round also
  * tops up every other bucket whose buffer ends inside the expected page, so a page takes a few
- * sequential rounds rather than one per bucket. Measured on uniform data at N = 64, limit 50:
- * ~82 rows, ~41 queries and ~6 rounds per page (test/cursor/merge.test.ts).
+ * sequential rounds rather than one per bucket. Measured at N = 64, limit 50: ~82 rows, ~41
+ * queries, ~6 rounds per page on random times (test/cursor/merge.test.ts); ~94 rows, ~47 queries,
+ * ~2.8 rounds on evenly spaced follows (test/graph/list-scenarios.ts, both stores).
  *
  * Rejected: reading `limit` rows from every bucket (N × limit rows per page: 3,200 rows to serve 50
  * from 64 buckets); storing exact per-bucket heads in the cursor (16 bytes a bucket, 16 KiB at
@@ -83,7 +84,7 @@ export function compareEntries(a: ListEntry, b: ListEntry): number {
 /** Above every real key: ids and positions are signed 64-bit. */
 const TOP = 1n << 64n;
 
-interface Cursorish {
+interface HeapKey {
   ca: bigint;
   id: bigint;
   placeholder: boolean;
@@ -103,7 +104,7 @@ interface Lane {
   ceiling: bigint | null;
 }
 
-function head(lane: Lane, after: ListEntry | null): Cursorish {
+function head(lane: Lane, after: ListEntry | null): HeapKey {
   const row = lane.buf[lane.pos];
   if (row) return { ca: row.createdAt, id: row.otherId, placeholder: false };
   if (lane.lastRead) return { ca: lane.lastRead.createdAt, id: lane.lastRead.otherId, placeholder: true };
@@ -113,7 +114,7 @@ function head(lane: Lane, after: ListEntry | null): Cursorish {
 }
 
 /** Negative when `a` must be looked at first; placeholders win ties so a row never overtakes one. */
-function compareHeads(a: Cursorish, b: Cursorish): number {
+function compareHeads(a: HeapKey, b: HeapKey): number {
   if (a.ca !== b.ca) return a.ca > b.ca ? -1 : 1;
   if (a.id !== b.id) return a.id > b.id ? -1 : 1;
   if (a.placeholder !== b.placeholder) return a.placeholder ? -1 : 1;
@@ -121,17 +122,17 @@ function compareHeads(a: Cursorish, b: Cursorish): number {
 }
 
 class LaneHeap {
-  private readonly items: { lane: Lane; key: Cursorish }[] = [];
+  private readonly items: { lane: Lane; key: HeapKey }[] = [];
 
   get size(): number {
     return this.items.length;
   }
 
-  peek(): { lane: Lane; key: Cursorish } | undefined {
+  peek(): { lane: Lane; key: HeapKey } | undefined {
     return this.items[0];
   }
 
-  push(lane: Lane, key: Cursorish): void {
+  push(lane: Lane, key: HeapKey): void {
     const a = this.items;
     a.push({ lane, key });
     let i = a.length - 1;
@@ -143,7 +144,7 @@ class LaneHeap {
     }
   }
 
-  pop(): { lane: Lane; key: Cursorish } | undefined {
+  pop(): { lane: Lane; key: HeapKey } | undefined {
     const a = this.items;
     const top = a[0];
     const last = a.pop();

@@ -130,7 +130,7 @@ describe('mergePage against a sorted reference', () => {
     const avgRows = stats.reduce((s, p) => s + p.rowsRead, 0) / stats.length;
     const avgQueries = stats.reduce((s, p) => s + p.queries, 0) / stats.length;
     console.log(
-      `[merge.test] N=64 limit=50 over ${stats.length} pages: ${avgRows.toFixed(1)} rows, ${avgQueries.toFixed(1)} queries, ${(stats.reduce((s, p) => s + p.rounds, 0) / stats.length).toFixed(2)} rounds per page`,
+      `[merge.test] N=64 limit=50 over ${stats.length} pages: ${avgRows.toFixed(1)} rows, ${avgQueries.toFixed(1)} queries, ${(stats.reduce((s, p) => s + p.rounds, 0) / stats.length).toFixed(2)} rounds, ${(stats.reduce((s, p) => s + p.buckets, 0) / stats.length).toFixed(1)} buckets per page; page 1: ${stats[0]!.rowsRead} rows, ${stats[0]!.queries} queries`,
     );
     expect(avgRows).toBeLessThanOrEqual(100);
     expect(avgQueries).toBeLessThanOrEqual(51);
