@@ -152,9 +152,9 @@ export function describeListScenarios(
       expectSameSequence([...seven.items, ...rest.items], reference);
     });
 
-    it('scans with 1, 3 and 16 slices cover every follower exactly once', async () => {
+    it('scans with 1, 3, 16 and 64 slices (more slices than buckets) cover every follower exactly once', async () => {
       const all = rows.map((r) => r.otherId).sort((a, b) => (a < b ? -1 : 1));
-      for (const slices of [1, 3, 16]) {
+      for (const slices of [1, 3, 16, 64]) {
         const svc = service(store);
         const ids: bigint[] = [];
         for (let slice = 0; slice < slices; slice++) {
