@@ -28,6 +28,12 @@
  * Known cost: between steps 4 and 5 a follow written only to 2N is invisible to a reader whose
  * cached layout still says N, for at most the cache TTL; a crash between 4 and 5 leaves the old
  * partitions behind (unreachable; `dropPreviousLayout` removes them and is safe to re-run).
+ *
+ * One runner per list: two jobs growing the same list could interleave a late
+ * `copiedThrough` write after the other's flip and un-flip the layout. Each layout write is
+ * preceded by a re-read that aborts with `GrowthConflictError` if the layout moved; that narrows
+ * the window but is not a compare-and-set (the store has none for layouts; a `putLayout ... IF`
+ * would close it), so run growth from one place per list.
  */
 import type { GraphStore } from '../store/store.js';
 import { nowPosition } from '../store/store.js';
@@ -50,6 +56,19 @@ export type GrowthProgress =
   | { step: 'copied'; from: number; to: number; bucket: number; rows: number }
   | { step: 'flipped'; from: number; to: number }
   | { step: 'dropped'; from: number; to: number };
+
+/** Another runner changed the layout under this growth; the growth stopped without writing. */
+export class GrowthConflictError extends Error {
+  override name = 'GrowthConflictError' as const;
+  constructor(
+    readonly expected: BucketLayout,
+    readonly found: BucketLayout,
+  ) {
+    super(
+      `layout changed during growth: expected ${JSON.stringify(expected)}, found ${JSON.stringify(found)}`,
+    );
+  }
+}
 
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -80,11 +99,13 @@ export async function growList(store: GraphStore, list: ListKey, o: GrowthOption
       rows += page.copied;
       after = page.last;
     } while (after);
+    await expectLayout(store, list, layout);
     layout = { buckets: from, growingTo: to, copiedThrough: b + 1 };
     await store.putLayout(list, layout);
     await o.onProgress?.({ step: 'copied', from, to, bucket: b, rows });
   }
 
+  await expectLayout(store, list, layout);
   layout = { buckets: to, growingTo: null, copiedThrough: 0 };
   await store.putLayout(list, layout);
   await o.onProgress?.({ step: 'flipped', from, to });
@@ -102,6 +123,17 @@ export async function dropPreviousLayout(store: GraphStore, list: ListKey): Prom
   const layout = await store.getLayout(list);
   if (layout.growingTo !== null || layout.buckets < 2) return;
   await dropLayoutBuckets(store, list, layout.buckets / 2);
+}
+
+async function expectLayout(store: GraphStore, list: ListKey, expected: BucketLayout): Promise<void> {
+  const found = await store.getLayout(list);
+  if (
+    found.buckets !== expected.buckets ||
+    found.growingTo !== expected.growingTo ||
+    found.copiedThrough !== expected.copiedThrough
+  ) {
+    throw new GrowthConflictError(expected, found);
+  }
 }
 
 async function dropLayoutBuckets(store: GraphStore, list: ListKey, buckets: number): Promise<void> {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { followersOf, loadRows, newestFirst, syntheticRows } from '../../bench/support/list-fixtures.js';
 import { bucketCode } from '../../src/graph/buckets.js';
-import { growList } from '../../src/graph/list-growth.js';
+import { GrowthConflictError, growList } from '../../src/graph/list-growth.js';
 import { BucketedListService, bucketsForSize } from '../../src/graph/list-service.js';
 import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
 import type { ListEntry, ListKey } from '../../src/store/types.js';
@@ -88,5 +88,24 @@ describe('noteSize', () => {
     });
     expect(() => broken.noteSize(list, 5)).not.toThrow();
     await broken.growthOf(list);
+  });
+});
+
+describe('growList conflicts', () => {
+  it('stops with GrowthConflictError instead of un-flipping a layout another runner moved', async () => {
+    const store = new MemoryGraphStore();
+    const list = followersOf(3n);
+    await loadRows(store, list, syntheticRows(200), [2]);
+    await store.putLayout(list, { buckets: 2, growingTo: null, copiedThrough: 0 });
+    const run = growList(store, list, {
+      settleMs: 0,
+      sleep: noSleep,
+      onProgress: async (p) => {
+        if (p.step === 'started')
+          await store.putLayout(list, { buckets: 4, growingTo: null, copiedThrough: 0 });
+      },
+    });
+    await expect(run).rejects.toBeInstanceOf(GrowthConflictError);
+    expect(await store.getLayout(list)).toEqual({ buckets: 4, growingTo: null, copiedThrough: 0 });
   });
 });
