@@ -21,7 +21,7 @@
  * the same op (a duplicate, reported `duplicate: true`) re-folds and rewrites everything, and the
  * repair job does the same for pairs nobody retries.
  */
-import type { GraphStore } from '../store/store.js';
+import { type GraphStore, nowPosition } from '../store/store.js';
 import type {
   Direction,
   EdgeRecord,
@@ -85,10 +85,6 @@ export const MAX_CONTAINS_IDS = 1000;
 /** Pending requests accepted inline when an account goes public; more run in the background. */
 const INLINE_ACCEPT_LIMIT = 100;
 
-// µs resolution, so live ops on one pair within the same millisecond rarely share a position
-// (equal positions are still deterministic: ties break by source id, then kind).
-const defaultClock = (): Position => BigInt(Math.round((performance.timeOrigin + performance.now()) * 1000));
-
 interface Mutation {
   /** The acting account and the other one, checked to exist in this order. */
   actor: UserId;
@@ -121,7 +117,7 @@ export class GraphService implements GraphApi {
     this.store = o.store;
     this.lists = o.lists;
     this.maxFollowing = o.maxFollowing;
-    this.clock = o.clock ?? defaultClock;
+    this.clock = o.clock ?? nowPosition;
   }
 
   // ---- users ----

@@ -39,6 +39,7 @@ import type { GraphStore } from '../store/store.js';
 import { nowPosition } from '../store/store.js';
 import type { BucketLayout, ListKey } from '../store/types.js';
 import { bucketCode, bucketOf } from './buckets.js';
+import { wallClockVersion } from './pair-fold.js';
 
 export interface GrowthOptions {
   /** Layout cache TTL plus the longest write in flight, in ms. */
@@ -137,6 +138,7 @@ async function expectLayout(store: GraphStore, list: ListKey, expected: BucketLa
 }
 
 async function dropLayoutBuckets(store: GraphStore, list: ListKey, buckets: number): Promise<void> {
-  const version = nowPosition();
+  // List rows carry pair-fold versions (≈ position × 1024), far above wall-clock µs.
+  const version = wallClockVersion(nowPosition());
   for (let b = 0; b < buckets; b++) await store.dropBucket(list, bucketCode(buckets, b), version);
 }

@@ -132,7 +132,10 @@ export class StoreUnavailableError extends Error {
   }
 }
 
-/** Helper for stores: µs position of "now". */
+/**
+ * µs since the epoch, at µs resolution (so live ops on one pair within one millisecond rarely
+ * share a position). The one clock for positions and wall-clock versions.
+ */
 export function nowPosition(): Position {
-  return BigInt(Date.now()) * 1000n;
+  return BigInt(Math.round((performance.timeOrigin + performance.now()) * 1000));
 }

@@ -109,3 +109,29 @@ describe('growList conflicts', () => {
     expect(await store.getLayout(list)).toEqual({ buckets: 4, growingTo: null, copiedThrough: 0 });
   });
 });
+
+describe('regression: dropping the old layout did not shadow rows written at pair-fold versions', () => {
+  it('after a growth of a list filled through the graph service, the old buckets are empty', async () => {
+    const { GraphService } = await import('../../src/graph/graph-service.js');
+    const store = new MemoryGraphStore();
+    const lists = new BucketedListService({
+      store,
+      cursorSecret: 'secret-secret-secret',
+      bucketThresholds: [1e9],
+    });
+    const graph = new GraphService({ store, lists, maxFollowing: 100 });
+    const celeb = 1n;
+    await graph.putUser({ id: celeb, username: 'celeb' });
+    const fans = Array.from({ length: 40 }, (_, i) => BigInt(i + 2));
+    for (const fan of fans) {
+      await graph.putUser({ id: fan, username: `fan${fan}` });
+      await graph.follow(fan, celeb);
+    }
+    const list = followersOf(celeb);
+    const before = await allRows(store, list, 1);
+    expect(before.map((e) => e.otherId).sort()).toEqual([...fans].sort());
+    await growList(store, list, { settleMs: 0, sleep: noSleep });
+    expect(await allRows(store, list, 2)).toEqual(before);
+    expect(await allRows(store, list, 1)).toEqual([]);
+  });
+});
