@@ -45,7 +45,7 @@ const EnvSchema = z.object({
   GRAPH_BUCKET_THRESHOLDS: z
     .string()
     .regex(/^\d+(,\d+)*$/, 'comma-separated list sizes, ascending')
-    .default('50000,200000,400000,800000,1600000,3200000')
+    .default('250000,500000,1000000,2000000,4000000,8000000')
     .transform((v) => v.split(',').map(Number))
     .refine((a) => a.every((n, i) => n > 0 && (i === 0 || n > (a[i - 1] as number))), 'must be ascending'),
   GRAPH_RATE_LIMIT_PER_MINUTE: int(1, 1_000_000).default(300),
