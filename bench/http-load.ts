@@ -23,9 +23,8 @@ import { BucketedListService } from '../src/graph/list-service.js';
 import { createLogger } from '../src/http/logger.js';
 import { createHttpMetrics } from '../src/http/metrics.js';
 import { mintToken } from '../src/jobs/token.js';
-import { createCqlClient } from '../src/store/cassandra/client.js';
 import { CassandraGraphStore } from '../src/store/cassandra/graph-store.js';
-import { migrate } from '../src/store/cassandra/migrate.js';
+import { openMigratedKeyspace } from '../src/store/cassandra/keyspace.js';
 import { MemoryGraphStore } from '../src/store/memory/memory-store.js';
 
 interface AutocannonResult {
@@ -172,12 +171,14 @@ async function inProcessOverhead(seconds: number) {
 async function main() {
   const autocannon = (await import('autocannon' as string)).default as Autocannon;
   const keyspace = `bench_http_${randomBytes(3).toString('hex')}`;
-  const cqlDir = fileURLToPath(new URL('../cql', import.meta.url));
-  const base = { contactPoints: contact, localDataCenter: process.env.CASSANDRA_LOCAL_DC ?? 'datacenter1' };
-  const admin = createCqlClient({ ...base, consistency: 'localOne', requestTimeoutMs: 30_000 });
-  await migrate(admin, keyspace, { class: 'SimpleStrategy', replication_factor: 1 }, cqlDir);
-  const client = createCqlClient({ ...base, keyspace, consistency: 'localQuorum', requestTimeoutMs: 10_000 });
-  await client.connect();
+  const client = await openMigratedKeyspace({
+    contactPoints: contact,
+    localDataCenter: process.env.CASSANDRA_LOCAL_DC ?? 'datacenter1',
+    keyspace,
+    replication: { class: 'SimpleStrategy', replication_factor: 1 },
+    consistency: 'localQuorum',
+    requestTimeoutMs: 10_000,
+  });
 
   const registry = new Registry();
   const metrics = createHttpMetrics(registry);
@@ -325,9 +326,8 @@ async function main() {
     console.log(`results: ${file}`);
   } finally {
     await new Promise<void>((resolve) => server.close(() => resolve()));
+    await client.execute(`DROP KEYSPACE IF EXISTS ${keyspace}`, [], { prepare: false });
     await client.shutdown();
-    await admin.execute(`DROP KEYSPACE IF EXISTS ${keyspace}`, [], { prepare: false });
-    await admin.shutdown();
   }
 }
 

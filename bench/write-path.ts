@@ -22,9 +22,8 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { GraphService } from '../src/graph/graph-service.js';
 import { BucketedListService } from '../src/graph/list-service.js';
-import { createCqlClient } from '../src/store/cassandra/client.js';
 import { CassandraGraphStore } from '../src/store/cassandra/graph-store.js';
-import { migrate } from '../src/store/cassandra/migrate.js';
+import { openMigratedKeyspace } from '../src/store/cassandra/keyspace.js';
 
 type Mode = 'logged' | 'unlogged';
 
@@ -52,7 +51,6 @@ const USERS = Number(args.users);
 const CALLERS = (args.callers ?? '1,32').split(',').map(Number);
 const ROUNDS = Number(args.rounds);
 
-const CQL_DIR = fileURLToPath(new URL('../cql', import.meta.url));
 const contactPoints = (process.env.CASSANDRA_CONTACT_POINTS ?? '127.0.0.1:9042').split(',');
 const localDataCenter = process.env.CASSANDRA_LOCAL_DC ?? 'datacenter1';
 
@@ -65,22 +63,14 @@ function percentile(sorted: readonly number[], p: number): number {
 
 async function main() {
   const keyspace = `bench_write_${randomBytes(4).toString('hex')}`;
-  const admin = createCqlClient({
-    contactPoints,
-    localDataCenter,
-    consistency: 'localOne',
-    requestTimeoutMs: 30_000,
-  });
-  await migrate(admin, keyspace, { class: 'SimpleStrategy', replication_factor: 1 }, CQL_DIR);
-  await admin.shutdown();
-  const client = createCqlClient({
+  const client = await openMigratedKeyspace({
     contactPoints,
     localDataCenter,
     keyspace,
+    replication: { class: 'SimpleStrategy', replication_factor: 1 },
     consistency: 'localQuorum',
     requestTimeoutMs: 30_000,
   });
-  await client.connect();
   const loadStart = loadavg();
   console.log(
     `keyspace ${keyspace} on ${contactPoints.join(',')}; load average ${loadStart.map((x) => x.toFixed(2)).join(' ')}`,

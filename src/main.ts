@@ -4,7 +4,6 @@
  * SIGINT/SIGTERM: flip readiness, stop accepting, drain in-flight requests, close the driver, stop
  * the node this process started.
  */
-import { fileURLToPath } from 'node:url';
 import { serve } from '@hono/node-server';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createApp, httpOptions } from './app.js';
@@ -15,11 +14,9 @@ import { createLogger } from './http/logger.js';
 import { createHttpMetrics } from './http/metrics.js';
 import { type LocalNode, startLocalNode } from './local-cassandra/node.js';
 import { defaultNodeOptions } from './local-cassandra/node-options.js';
-import { createCqlClient } from './store/cassandra/client.js';
 import { CassandraGraphStore } from './store/cassandra/graph-store.js';
-import { migrate, schemaPresent } from './store/cassandra/migrate.js';
-
-const CQL_DIR = fileURLToPath(new URL('../cql', import.meta.url));
+import { CQL_DIR, openMigratedKeyspace } from './store/cassandra/keyspace.js';
+import { schemaPresent } from './store/cassandra/migrate.js';
 
 async function main() {
   let config: ReturnType<typeof loadConfig>;
@@ -48,12 +45,12 @@ async function main() {
   }
 
   const { keyspace, ...connection } = config.cassandra;
-  const admin = createCqlClient({ ...connection, contactPoints });
-  await migrate(admin, keyspace, config.cassandra.replication, CQL_DIR, (l) => logger.info(`schema: ${l}`));
-  await admin.shutdown();
-
-  const client = createCqlClient({ ...connection, contactPoints, keyspace });
-  await client.connect();
+  const client = await openMigratedKeyspace({
+    ...connection,
+    contactPoints,
+    keyspace,
+    log: (l) => logger.info(`schema: ${l}`),
+  });
 
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });

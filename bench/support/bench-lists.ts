@@ -3,10 +3,9 @@
  * rows are written under layouts 1, 8, 16 and 64 at once (codes of different layouts never share
  * a partition), so every layout is measured on the same rows. Loaded once; later runs reuse it.
  */
-import { fileURLToPath } from 'node:url';
-import { type CqlClient, createCqlClient } from '../../src/store/cassandra/client.js';
+import type { CqlClient } from '../../src/store/cassandra/client.js';
 import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';
-import { migrate } from '../../src/store/cassandra/migrate.js';
+import { openMigratedKeyspace } from '../../src/store/cassandra/keyspace.js';
 import type { ListKey } from '../../src/store/types.js';
 import { followersOf, loadRows, syntheticRows } from './list-fixtures.js';
 
@@ -24,28 +23,14 @@ export interface BenchLists {
 export async function openBenchLists(): Promise<BenchLists> {
   const contactPoints = (process.env.CASSANDRA_CONTACT_POINTS ?? '127.0.0.1:9042').split(',');
   const localDataCenter = process.env.CASSANDRA_LOCAL_DC ?? 'datacenter1';
-  const keyspace = 'bench_lists';
-  const admin = createCqlClient({
+  const client = await openMigratedKeyspace({
     contactPoints,
     localDataCenter,
-    consistency: 'localOne',
-    requestTimeoutMs: 30_000,
-  });
-  await migrate(
-    admin,
-    keyspace,
-    { class: 'SimpleStrategy', replication_factor: 1 },
-    fileURLToPath(new URL('../../cql', import.meta.url)),
-  );
-  await admin.shutdown();
-  const client = createCqlClient({
-    contactPoints,
-    localDataCenter,
-    keyspace,
+    keyspace: 'bench_lists',
+    replication: { class: 'SimpleStrategy', replication_factor: 1 },
     consistency: 'localQuorum',
     requestTimeoutMs: 30_000,
   });
-  await client.connect();
   const store = new CassandraGraphStore(client);
   const loaded = await store.getLayout(marker);
   if (loaded.buckets !== BENCH_ROWS) {

@@ -3,12 +3,11 @@
  * applies `cql/`, and returns a connected client; `drop()` removes it.
  */
 import { randomBytes } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import { inject } from 'vitest';
-import { type CqlClient, createCqlClient } from '../../src/store/cassandra/client.js';
-import { migrate } from '../../src/store/cassandra/migrate.js';
+import type { CqlClient } from '../../src/store/cassandra/client.js';
+import { openMigratedKeyspace } from '../../src/store/cassandra/keyspace.js';
 
-export const CQL_DIR = fileURLToPath(new URL('../../cql', import.meta.url));
+export { CQL_DIR } from '../../src/store/cassandra/keyspace.js';
 
 export interface TestKeyspace {
   client: CqlClient;
@@ -19,22 +18,14 @@ export interface TestKeyspace {
 export async function testKeyspace(label: string): Promise<TestKeyspace> {
   const { contactPoints, localDataCenter } = inject('cassandra');
   const keyspace = `t_${label.replace(/\W/g, '_').toLowerCase().slice(0, 24)}_${randomBytes(4).toString('hex')}`;
-  const admin = createCqlClient({
-    contactPoints,
-    localDataCenter,
-    consistency: 'localOne',
-    requestTimeoutMs: 30_000,
-  });
-  await migrate(admin, keyspace, { class: 'SimpleStrategy', replication_factor: 1 }, CQL_DIR);
-  await admin.shutdown();
-  const client = createCqlClient({
+  const client = await openMigratedKeyspace({
     contactPoints,
     localDataCenter,
     keyspace,
+    replication: { class: 'SimpleStrategy', replication_factor: 1 },
     consistency: 'localQuorum',
     requestTimeoutMs: 30_000,
   });
-  await client.connect();
   return {
     client,
     keyspace,

@@ -1,0 +1,31 @@
+import { fileURLToPath } from 'node:url';
+import { type CassandraConnectOptions, type CqlClient, createCqlClient } from './client.js';
+import { migrate } from './migrate.js';
+
+/** The project's schema files. */
+export const CQL_DIR = fileURLToPath(new URL('../../../cql', import.meta.url));
+
+export interface OpenKeyspaceOptions extends Omit<CassandraConnectOptions, 'keyspace'> {
+  keyspace: string;
+  replication: Record<string, string | number>;
+  /** Defaults to the project's `cql/`. */
+  cqlDir?: string;
+  log?: (line: string) => void;
+}
+
+/**
+ * Creates the keyspace if needed, applies every pending migration, and returns a client connected
+ * to it. The one way the service, the jobs, the tests and the benchmarks reach a keyspace.
+ */
+export async function openMigratedKeyspace(o: OpenKeyspaceOptions): Promise<CqlClient> {
+  const { keyspace, replication, cqlDir = CQL_DIR, log, ...connection } = o;
+  const admin = createCqlClient(connection);
+  try {
+    await migrate(admin, keyspace, replication, cqlDir, log);
+  } finally {
+    await admin.shutdown();
+  }
+  const client = createCqlClient({ ...connection, keyspace });
+  await client.connect();
+  return client;
+}
