@@ -2,12 +2,11 @@
 import type { ApiApp, RouteDeps } from '../route-kit.js';
 import { registerContains } from './contains.js';
 import { registerCounts } from './counts.js';
+import { registerFollowersList, registerFollowingList } from './follow-lists.js';
 import { registerFollowedBy } from './followed-by.js';
 import { registerRemoveFollower } from './followers-delete.js';
-import { registerFollowersList } from './followers-list.js';
 import { registerFollowersScan } from './followers-scan.js';
 import { registerUnfollow } from './following-delete.js';
-import { registerFollowingList } from './following-list.js';
 import { registerFollow } from './following-put.js';
 import { registerFollowStatus } from './following-status.js';
 import { registerAcceptRequest } from './requests-accept.js';
