@@ -182,7 +182,9 @@ async function main() {
 
   const registry = new Registry();
   const metrics = createHttpMetrics(registry);
-  const store = new CassandraGraphStore(client, { onQuery: (n, s) => metrics.recorder.observeQuery(n, s) });
+  const store = new CassandraGraphStore(client, {
+    onQuery: (n, s, ok) => metrics.recorder.observeQuery(n, s, ok),
+  });
   const lists = new BucketedListService({
     store,
     cursorSecret: `${SECRET}:cursor`,

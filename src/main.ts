@@ -56,7 +56,7 @@ async function main() {
   collectDefaultMetrics({ register: registry });
   const metrics = createHttpMetrics(registry);
   const store = new CassandraGraphStore(client, {
-    onQuery: (name, seconds) => metrics.recorder.observeQuery(name, seconds),
+    onQuery: (name, seconds, ok) => metrics.recorder.observeQuery(name, seconds, ok),
   });
   const lists = new BucketedListService({
     store,

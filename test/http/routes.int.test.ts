@@ -3,8 +3,10 @@
  * each visibility rule and every error status the contract names, with whole bodies compared.
  * Deterministic `followed_at` values come from admin `Graph-Position` writes.
  */
+import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ErrorCode, problemType, TITLE } from '../../src/http/errors.js';
+import { createHttpMetrics } from '../../src/http/metrics.js';
 import { ID_MESSAGE } from '../../src/http/schemas.js';
 import { createCqlClient } from '../../src/store/cassandra/client.js';
 import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';
@@ -724,7 +726,11 @@ describe('positions, idempotency, limits and operations on the real store', () =
       requestTimeoutMs: 500,
     });
     try {
-      const store = new CassandraGraphStore(dead);
+      const registry = new Registry();
+      const metrics = createHttpMetrics(registry);
+      const store = new CassandraGraphStore(dead, {
+        onQuery: (name, seconds, ok) => metrics.recorder.observeQuery(name, seconds, ok),
+      });
       const { GraphService } = await import('../../src/graph/graph-service.js');
       const { BucketedListService } = await import('../../src/graph/list-service.js');
       const lists = new BucketedListService({
@@ -735,6 +741,8 @@ describe('positions, idempotency, limits and operations on the real store', () =
       const { app } = buildTestApp({
         graph: new GraphService({ store, lists, maxFollowing: 10 }),
         receipts: store,
+        registry,
+        metrics,
       });
       const res = await call(app, 'GET', '/v1/users/1', { auth: as(1) });
       expect([res.status, res.headers.get('retry-after'), res.json]).toEqual([
@@ -742,6 +750,8 @@ describe('positions, idempotency, limits and operations on the real store', () =
         '1',
         problem(503, 'unavailable', 'the database is unavailable; retry later'),
       ]);
+      const text = await (await app.request('/metrics')).text();
+      expect(text).toMatch(/flocklist_db_query_duration_seconds_count\{op="getUser",outcome="error"\} 1\n/);
     } finally {
       await dead.shutdown();
     }

@@ -42,8 +42,8 @@ type Row = cassandra.types.Row;
 export interface CassandraGraphStoreOptions {
   /** `logged` (default) for the dual write; `unlogged` only for measuring the batchlog's cost. */
   batchMode?: 'logged' | 'unlogged';
-  /** Called with each query's duration in seconds (for the database latency metric). */
-  onQuery?: (name: string, seconds: number) => void;
+  /** Called with each statement's duration in seconds and whether it succeeded (latency metric). */
+  onQuery?: (name: string, seconds: number, ok: boolean) => void;
 }
 
 const listTable = (d: Direction) => (d === 'out' ? 'following' : 'followers');
@@ -134,12 +134,19 @@ export class CassandraGraphStore implements GraphStore {
     this.logged = (options.batchMode ?? 'logged') === 'logged';
   }
 
-  private async exec(name: string, query: string, params: unknown[], opts: cassandra.QueryOptions = {}) {
+  private exec(name: string, query: string, params: unknown[], opts: cassandra.QueryOptions = {}) {
+    return this.timed(name, () => this.client.execute(query, params, { prepare: true, ...opts }));
+  }
+
+  private async timed<T>(name: string, run: () => Promise<T>): Promise<T> {
     const started = performance.now();
+    let ok = false;
     try {
-      return await translated(name, () => this.client.execute(query, params, { prepare: true, ...opts }));
+      const result = await translated(name, run);
+      ok = true;
+      return result;
     } finally {
-      this.options.onQuery?.(name, (performance.now() - started) / 1000);
+      this.options.onQuery?.(name, (performance.now() - started) / 1000, ok);
     }
   }
 
@@ -221,14 +228,9 @@ export class CassandraGraphStore implements GraphStore {
       }
     }
     if (queries.length === 0) return;
-    const started = performance.now();
-    try {
-      await translated('writeEdges', () =>
-        this.client.batch(queries, { prepare: true, logged: this.logged, isIdempotent: true }),
-      );
-    } finally {
-      this.options.onQuery?.('writeEdges', (performance.now() - started) / 1000);
-    }
+    await this.timed('writeEdges', () =>
+      this.client.batch(queries, { prepare: true, logged: this.logged, isIdempotent: true }),
+    );
   }
 
   async getEdgesOut(

@@ -28,7 +28,7 @@ export async function realApp(label: string, o: Partial<TestAppOptions> & { maxF
   const registry = new Registry();
   const metrics = createHttpMetrics(registry);
   const store = new CassandraGraphStore(ks.client, {
-    onQuery: (name, seconds) => metrics.recorder.observeQuery(name, seconds),
+    onQuery: (name, seconds, ok) => metrics.recorder.observeQuery(name, seconds, ok),
   });
   const build = (maxFollowing: number) => {
     const lists = new BucketedListService({
