@@ -3,7 +3,7 @@
  *
  * Design note — the protocol, one list at a time:
  *
- * 1. `putLayout({ buckets: N, growingTo: 2N, copiedThrough: 0 })`. From now on writers write every
+ * 1. Set `{ buckets: N, growingTo: 2N, copiedThrough: 0 }`. From now on writers write every
  *    list row to both layouts' bucket codes (`writeBucketCodes`); readers keep reading N.
  * 2. Wait `settleMs` — at least the layout cache TTL plus the longest write in flight — so that no
  *    writer still acts on a layout read before step 1. Without this wait a writer holding a stale
@@ -13,7 +13,7 @@
  *    layouts) still shadows the copy whichever lands last. After each bucket, record
  *    `copiedThrough = b + 1`, so a crashed job resumes at the first bucket not yet copied
  *    (re-copying is idempotent for the same reason).
- * 4. Flip: `putLayout({ buckets: 2N, growingTo: null })`. Readers now read 2N. A cursor made under N
+ * 4. Flip to `{ buckets: 2N, growingTo: null }`. Readers now read 2N. A cursor made under N
  *    keeps working: bucket `b` of N is exactly `b` ∪ `b + N` of 2N, so each half inherits b's
  *    ceiling and exhausted flag (see `list-service.ts`).
  * 5. Wait `settleMs` again (readers holding the old layout finish), then drop the N old partitions
@@ -29,11 +29,11 @@
  * cached layout still says N, for at most the cache TTL; a crash between 4 and 5 leaves the old
  * partitions behind (unreachable; `dropPreviousLayout` removes them and is safe to re-run).
  *
- * One runner per list: two jobs growing the same list could interleave a late
- * `copiedThrough` write after the other's flip and un-flip the layout. Each layout write is
- * preceded by a re-read that aborts with `GrowthConflictError` if the layout moved; that narrows
- * the window but is not a compare-and-set (the store has none for layouts; a `putLayout ... IF`
- * would close it), so run growth from one place per list.
+ * Many runners, one winner: every service instance may notice that a list crossed its threshold
+ * and start a growth. Each layout step is a compare-and-set (`replaceLayout`, a lightweight
+ * transaction on the layout row — never on the edge path) from the layout this runner last
+ * wrote, so two runners can never interleave (a late `copiedThrough` write can no longer un-flip
+ * a finished growth); the loser stops with `GrowthConflictError` and the winner carries on.
  */
 import type { GraphStore } from '../store/store.js';
 import { nowPosition } from '../store/store.js';
@@ -84,8 +84,7 @@ export async function growList(store: GraphStore, list: ListKey, o: GrowthOption
   const from = layout.buckets;
   const to = layout.growingTo ?? from * 2;
   if (layout.growingTo === null) {
-    layout = { buckets: from, growingTo: to, copiedThrough: 0 };
-    await store.putLayout(list, layout);
+    layout = await step(store, list, layout, { buckets: from, growingTo: to, copiedThrough: 0 });
   }
   await o.onProgress?.({ step: 'started', from, to });
   // Also on resume: the flag may have been set a moment before the crash.
@@ -100,15 +99,11 @@ export async function growList(store: GraphStore, list: ListKey, o: GrowthOption
       rows += page.copied;
       after = page.last;
     } while (after);
-    await expectLayout(store, list, layout);
-    layout = { buckets: from, growingTo: to, copiedThrough: b + 1 };
-    await store.putLayout(list, layout);
+    layout = await step(store, list, layout, { buckets: from, growingTo: to, copiedThrough: b + 1 });
     await o.onProgress?.({ step: 'copied', from, to, bucket: b, rows });
   }
 
-  await expectLayout(store, list, layout);
-  layout = { buckets: to, growingTo: null, copiedThrough: 0 };
-  await store.putLayout(list, layout);
+  layout = await step(store, list, layout, { buckets: to, growingTo: null, copiedThrough: 0 });
   await o.onProgress?.({ step: 'flipped', from, to });
   await sleep(o.settleMs);
   await dropLayoutBuckets(store, list, from);
@@ -126,15 +121,17 @@ export async function dropPreviousLayout(store: GraphStore, list: ListKey): Prom
   await dropLayoutBuckets(store, list, layout.buckets / 2);
 }
 
-async function expectLayout(store: GraphStore, list: ListKey, expected: BucketLayout): Promise<void> {
-  const found = await store.getLayout(list);
-  if (
-    found.buckets !== expected.buckets ||
-    found.growingTo !== expected.growingTo ||
-    found.copiedThrough !== expected.copiedThrough
-  ) {
-    throw new GrowthConflictError(expected, found);
+/** One compare-and-set step of the protocol; another runner's move is a `GrowthConflictError`. */
+async function step(
+  store: GraphStore,
+  list: ListKey,
+  expected: BucketLayout,
+  next: BucketLayout,
+): Promise<BucketLayout> {
+  if (!(await store.replaceLayout(list, expected, next))) {
+    throw new GrowthConflictError(expected, await store.getLayout(list));
   }
+  return next;
 }
 
 async function dropLayoutBuckets(store: GraphStore, list: ListKey, buckets: number): Promise<void> {

@@ -77,6 +77,12 @@ export interface GraphStore {
   getLayout(list: ListKey): Promise<BucketLayout>;
   putLayout(list: ListKey, layout: BucketLayout): Promise<void>;
   /**
+   * Compare-and-set of the layout: writes `next` only if the stored layout (the default when none
+   * is stored) equals `expected`; returns whether it did. Linearizable (Cassandra: a lightweight
+   * transaction — off the edge path), so two growth runners can never interleave their steps.
+   */
+  replaceLayout(list: ListKey, expected: BucketLayout, next: BucketLayout): Promise<boolean>;
+  /**
    * Copies one page of a bucket (rows strictly after `after`, newest first, at most `limit`) into
    * the bucket codes chosen by `targetCode`, each row keeping its original write time, so a
    * concurrent delete (a higher version) still wins over the copy. Used by online growth; resume

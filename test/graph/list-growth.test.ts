@@ -110,6 +110,24 @@ describe('growList conflicts', () => {
   });
 });
 
+describe('two runners growing the same list', () => {
+  it('exactly one wins; the other stops with GrowthConflictError; every row ends in 2N once', async () => {
+    const store = new MemoryGraphStore();
+    const list = followersOf(4n);
+    const rows = syntheticRows(600);
+    await loadRows(store, list, rows, [2]);
+    await store.putLayout(list, { buckets: 2, growingTo: null, copiedThrough: 0 });
+    const grow = () => growList(store, list, { settleMs: 0, sleep: noSleep, copyPageSize: 50 });
+    const outcomes = await Promise.allSettled([grow(), grow()]);
+    const fulfilled = outcomes.filter((o) => o.status === 'fulfilled');
+    const rejected = outcomes.filter((o) => o.status === 'rejected');
+    expect(fulfilled.map((o) => o.value)).toEqual([{ buckets: 4, growingTo: null, copiedThrough: 0 }]);
+    expect(rejected.map((o) => o.reason instanceof GrowthConflictError)).toEqual([true]);
+    expect(await store.getLayout(list)).toEqual({ buckets: 4, growingTo: null, copiedThrough: 0 });
+    expect(await allRows(store, list, 4)).toEqual(newestFirst(rows));
+  });
+});
+
 describe('regression: dropping the old layout did not shadow rows written at pair-fold versions', () => {
   it('after a growth of a list filled through the graph service, the old buckets are empty', async () => {
     const { GraphService } = await import('../../src/graph/graph-service.js');

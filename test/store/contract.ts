@@ -138,6 +138,28 @@ export function describeStoreContract(name: string, make: () => Promise<StoreFix
       expect(await store.getLayout(followers(owner))).toEqual({ buckets: 4, growingTo: 8, copiedThrough: 2 });
     });
 
+    it('replaceLayout is a compare-and-set, from the default layout too', async () => {
+      const [owner] = ids(1) as [bigint];
+      const list = followers(owner);
+      const start = { buckets: 1, growingTo: null, copiedThrough: 0 };
+      const growing = { buckets: 1, growingTo: 2, copiedThrough: 0 };
+      expect(await store.replaceLayout(list, growing, start)).toBe(false);
+      expect(await store.replaceLayout(list, start, growing)).toBe(true);
+      expect(await store.replaceLayout(list, start, { buckets: 1, growingTo: 4, copiedThrough: 0 })).toBe(
+        false,
+      );
+      expect(await store.getLayout(list)).toEqual(growing);
+      const copied = { buckets: 1, growingTo: 2, copiedThrough: 1 };
+      expect(await store.replaceLayout(list, growing, copied)).toBe(true);
+      const flipped = { buckets: 2, growingTo: null, copiedThrough: 0 };
+      expect(await store.replaceLayout(list, copied, flipped)).toBe(true);
+      expect(await store.replaceLayout(list, growing, copied)).toBe(false);
+      expect(await store.getLayout(list)).toEqual(flipped);
+      expect(await store.replaceLayout(list, flipped, { buckets: 2, growingTo: 4, copiedThrough: 0 })).toBe(
+        true,
+      );
+    });
+
     it('copyBucketPage keeps write times: a newer delete still wins over the copy; drop shadows older rows', async () => {
       const [owner, x, y, z] = ids(4) as [bigint, bigint, bigint, bigint];
       const list = followers(owner);

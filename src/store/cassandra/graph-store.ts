@@ -84,6 +84,10 @@ const Q = {
     'SELECT buckets, growing_to, copied_through FROM list_layouts WHERE user_id = ? AND relation = ? AND direction = ?',
   putLayout:
     'INSERT INTO list_layouts (user_id, relation, direction, buckets, growing_to, copied_through, updated_at) VALUES (?, ?, ?, ?, ?, ?, toTimestamp(now()))',
+  insertLayoutIfAbsent:
+    'INSERT INTO list_layouts (user_id, relation, direction, buckets, growing_to, copied_through, updated_at) VALUES (?, ?, ?, ?, ?, ?, toTimestamp(now())) IF NOT EXISTS',
+  replaceLayout:
+    'UPDATE list_layouts SET buckets = ?, growing_to = ?, copied_through = ?, updated_at = toTimestamp(now()) WHERE user_id = ? AND relation = ? AND direction = ? IF buckets = ? AND growing_to = ? AND copied_through = ?',
   incr: 'UPDATE list_counts SET n = n + ? WHERE user_id = ? AND relation = ? AND direction = ? AND shard = ?',
   getCount: 'SELECT n FROM list_counts WHERE user_id = ? AND relation = ? AND direction = ?',
   putRecon:
@@ -95,6 +99,11 @@ const Q = {
     'INSERT INTO receipts (actor_id, key, request_hash, status, body, created_at) VALUES (?, ?, ?, ?, ?, toTimestamp(now())) IF NOT EXISTS USING TTL ?',
   ping: 'SELECT release_version FROM system.local',
 } as const;
+
+const DEFAULT_LAYOUT: BucketLayout = { buckets: 1, growingTo: null, copiedThrough: 0 };
+
+const sameLayout = (a: BucketLayout, b: BucketLayout) =>
+  a.buckets === b.buckets && a.growingTo === b.growingTo && a.copiedThrough === b.copiedThrough;
 
 const ALL_RELATIONS: Relation[] = ['follows', 'requests', 'blocks', 'mutes', 'close_friends'];
 
@@ -303,7 +312,7 @@ export class CassandraGraphStore implements GraphStore {
   async getLayout(list: ListKey): Promise<BucketLayout> {
     const rs = await this.exec('getLayout', Q.getLayout, [list.userId, list.relation, list.direction]);
     const row = rs.first();
-    if (!row) return { buckets: 1, growingTo: null, copiedThrough: 0 };
+    if (!row) return { ...DEFAULT_LAYOUT };
     return {
       buckets: row.buckets as number,
       growingTo: (row.growing_to as number | null) ?? null,
@@ -320,6 +329,24 @@ export class CassandraGraphStore implements GraphStore {
       layout.growingTo,
       layout.copiedThrough,
     ]);
+  }
+
+  async replaceLayout(list: ListKey, expected: BucketLayout, next: BucketLayout): Promise<boolean> {
+    const key = [list.userId, list.relation, list.direction];
+    const values = [next.buckets, next.growingTo, next.copiedThrough];
+    if (sameLayout(expected, DEFAULT_LAYOUT)) {
+      const rs = await this.exec('replaceLayout', Q.insertLayoutIfAbsent, [...key, ...values], {
+        isIdempotent: false,
+      });
+      if (rs.first()?.['[applied]']) return true;
+    }
+    const rs = await this.exec(
+      'replaceLayout',
+      Q.replaceLayout,
+      [...values, ...key, expected.buckets, expected.growingTo, expected.copiedThrough],
+      { isIdempotent: false },
+    );
+    return Boolean(rs.first()?.['[applied]']);
   }
 
   async copyBucketPage(

@@ -230,6 +230,17 @@ export class MemoryGraphStore implements GraphStore {
     this.layouts.set(listKey(list), { ...layout });
   }
 
+  async replaceLayout(list: ListKey, expected: BucketLayout, next: BucketLayout): Promise<boolean> {
+    // No await between the read and the write: the compare-and-set must be atomic.
+    const current = this.layouts.get(listKey(list)) ?? { buckets: 1, growingTo: null, copiedThrough: 0 };
+    const same =
+      current.buckets === expected.buckets &&
+      current.growingTo === expected.growingTo &&
+      current.copiedThrough === expected.copiedThrough;
+    if (same) this.layouts.set(listKey(list), { ...next });
+    return same;
+  }
+
   async copyBucketPage(
     list: ListKey,
     fromBucketCode: number,
