@@ -6,6 +6,7 @@ type Command = (argv: string[]) => void | Promise<void>;
 
 const COMMANDS: Record<string, () => Promise<Command>> = {
   token: async () => (await import('./token.js')).tokenCommand,
+  migrate: async () => (await import('./commands.js')).migrateCommand,
   reconcile: async () => (await import('./commands.js')).reconcileCommand,
   repair: async () => (await import('./commands.js')).repairCommand,
 };

@@ -1,14 +1,15 @@
 /**
  * What a job needs to run outside the server: the parsed config, a connected store and list
- * service, and the local node when no contact points are configured (reused if it is already
- * running, started and stopped otherwise).
+ * service on the migrated keyspace (pending migrations are applied first), and the local node
+ * when no contact points are configured (reused if it is already running, started and stopped
+ * otherwise).
  */
 import { loadConfig } from '../config.js';
 import { BucketedListService } from '../graph/list-service.js';
 import { type LocalNode, startLocalNode } from '../local-cassandra/node.js';
 import { defaultNodeOptions } from '../local-cassandra/node-options.js';
-import { createCqlClient } from '../store/cassandra/client.js';
 import { CassandraGraphStore } from '../store/cassandra/graph-store.js';
+import { openMigratedKeyspace } from '../store/cassandra/keyspace.js';
 
 export interface JobRuntime {
   store: CassandraGraphStore;
@@ -24,8 +25,11 @@ export async function openJobRuntime(): Promise<JobRuntime> {
     node = await startLocalNode(defaultNodeOptions({ heap: config.cassandra.localHeap }));
     contactPoints = [`${node.address}:${node.nativePort}`];
   }
-  const client = createCqlClient({ ...config.cassandra, contactPoints });
-  await client.connect();
+  const client = await openMigratedKeyspace({
+    ...config.cassandra,
+    contactPoints,
+    log: (line) => console.log(`[schema] ${line}`),
+  });
   const store = new CassandraGraphStore(client);
   const lists = new BucketedListService({
     store,
