@@ -14,6 +14,7 @@ import { createLogger } from './http/logger.js';
 import { createHttpMetrics } from './http/metrics.js';
 import { type LocalNode, startLocalNode } from './local-cassandra/node.js';
 import { defaultNodeOptions } from './local-cassandra/node-options.js';
+import { whenOrphaned } from './local-cassandra/orphan-watch.js';
 import { CassandraGraphStore } from './store/cassandra/graph-store.js';
 import { CQL_DIR, openMigratedKeyspace } from './store/cassandra/keyspace.js';
 import { schemaPresent } from './store/cassandra/migrate.js';
@@ -101,6 +102,7 @@ async function main() {
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  whenOrphaned(() => void shutdown('parent exited'));
 }
 
 await main();

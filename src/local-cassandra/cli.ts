@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startLocalNode } from './node.js';
 import { defaultNodeOptions, type NodeOptions } from './node-options.js';
+import { whenOrphaned } from './orphan-watch.js';
 
 const { values } = parseArgs({
   options: {
@@ -66,3 +67,4 @@ const stop = async (signal: string) => {
 };
 process.on('SIGINT', () => void stop('SIGINT'));
 process.on('SIGTERM', () => void stop('SIGTERM'));
+whenOrphaned(() => void stop('parent exited'));
