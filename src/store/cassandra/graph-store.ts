@@ -242,36 +242,40 @@ export class CassandraGraphStore implements GraphStore {
     );
   }
 
-  async getEdgesOut(
+  getEdgesOut(
     sourceId: UserId,
     relation: Relation,
     targetIds: readonly UserId[],
   ): Promise<Map<UserId, EdgeRecord>> {
-    const out = new Map<UserId, EdgeRecord>();
-    if (targetIds.length === 0) return out;
-    const rs = await this.exec('getEdgesOut', Q.getOut, [sourceId, relation, [...new Set(targetIds)]], {
-      fetchSize: 5000,
-    });
-    for (const row of rs.rows) {
-      const t = row.target_id as bigint;
-      out.set(t, toEdge(sourceId, t, relation, row));
-    }
-    return out;
+    return this.getEdges('out', sourceId, relation, targetIds);
   }
 
-  async getEdgesIn(
+  getEdgesIn(
     targetId: UserId,
     relation: Relation,
     sourceIds: readonly UserId[],
   ): Promise<Map<UserId, EdgeRecord>> {
+    return this.getEdges('in', targetId, relation, sourceIds);
+  }
+
+  /** One partition of `edges_out` (owner = source) or `edges_in` (owner = target), keyed by the other id. */
+  private async getEdges(
+    direction: Direction,
+    owner: UserId,
+    relation: Relation,
+    others: readonly UserId[],
+  ): Promise<Map<UserId, EdgeRecord>> {
     const out = new Map<UserId, EdgeRecord>();
-    if (sourceIds.length === 0) return out;
-    const rs = await this.exec('getEdgesIn', Q.getIn, [targetId, relation, [...new Set(sourceIds)]], {
-      fetchSize: 5000,
-    });
+    if (others.length === 0) return out;
+    const [name, query, otherColumn] =
+      direction === 'out' ? ['getEdgesOut', Q.getOut, 'target_id'] : ['getEdgesIn', Q.getIn, 'source_id'];
+    const rs = await this.exec(name, query, [owner, relation, [...new Set(others)]], { fetchSize: 5000 });
     for (const row of rs.rows) {
-      const s = row.source_id as bigint;
-      out.set(s, toEdge(s, targetId, relation, row));
+      const other = row[otherColumn] as bigint;
+      out.set(
+        other,
+        direction === 'out' ? toEdge(owner, other, relation, row) : toEdge(other, owner, relation, row),
+      );
     }
     return out;
   }
