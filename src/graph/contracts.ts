@@ -110,6 +110,12 @@ export interface GraphApi {
     ids: readonly UserId[],
   ): Promise<UserId[]>;
   counts(userId: UserId): Promise<Counts>;
+  /**
+   * "Followed by a, b and N others": the accounts `viewer` follows that follow `id`. The sample is
+   * the first `limit` of them in the viewer's following order (most recently followed first).
+   * Cost is bounded by the viewer's following size, never by `id`'s follower count.
+   */
+  followedBy(viewer: UserId, id: UserId, limit: number): Promise<{ sample: UserId[]; total: number }>;
   /** Newest-first page of a list; the cursor is signed and bound to `list`. */
   listPage(list: ListKey, limit: number, cursor: string | null): Promise<ListPage>;
   /** Fan-out scan of one slice of a list; order within a slice unspecified. */

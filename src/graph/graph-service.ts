@@ -79,6 +79,9 @@ export type GraphMutationResult<S extends string> = MutationResult<S> & { duplic
 /** Usernames: 1–30 of `[A-Za-z0-9._]` (api.md "Users"). */
 export const USERNAME_PATTERN = /^[A-Za-z0-9._]{1,30}$/;
 
+/** Following-list page size of the followed-by walk (well under the contains limit). */
+const FOLLOWED_BY_WALK_PAGE = 200;
+
 /** Most ids `contains` accepts in one call (one single-partition read). */
 export const MAX_CONTAINS_IDS = 1000;
 
@@ -416,6 +419,27 @@ export class GraphService implements GraphApi {
   /** Pure delegate to the list service; visibility is checked by the caller. */
   async listPage(list: ListKey, limit: number, cursor: string | null): Promise<ListPage> {
     return this.lists.page(list, limit, cursor);
+  }
+
+  /**
+   * Walks the viewer's following list (bounded by the following cap) in pages and asks one
+   * single-partition `contains` on `id`'s inverse edges per page.
+   */
+  async followedBy(viewer: UserId, id: UserId, limit: number): Promise<{ sample: UserId[]; total: number }> {
+    const sample: UserId[] = [];
+    let total = 0;
+    let cursor: string | null = null;
+    do {
+      const page: ListPage = await this.lists.page(listOut(viewer, 'follows'), FOLLOWED_BY_WALK_PAGE, cursor);
+      const candidates = page.items.map((i) => i.id).filter((x) => x !== id);
+      if (candidates.length > 0) {
+        const hits = await this.contains(id, 'follows', 'in', candidates);
+        total += hits.length;
+        for (const h of hits) if (sample.length < limit) sample.push(h);
+      }
+      cursor = page.nextCursor;
+    } while (cursor !== null);
+    return { sample, total };
   }
 
   /** Pure delegate to the list service; visibility is checked by the caller. */

@@ -291,3 +291,15 @@ describe('regression: repeated live no-ops grew the pair history without bound',
     expect(await store.getCount(inn(bo))).toBe(1);
   });
 });
+
+describe('followedBy', () => {
+  it('samples the accounts the viewer follows that follow id, in the viewer’s following order, with the total', async () => {
+    await graph.putUser({ id: 5n, username: 'eli' });
+    graph = new GraphService({ store, lists, maxFollowing: 10, clock: () => (now += 1000n) });
+    for (const x of [bo, cy, dee, 5n]) await graph.follow(ada, x);
+    for (const x of [bo, dee, 5n]) await graph.follow(x, cy);
+    expect(await graph.followedBy(ada, cy, 2)).toEqual({ sample: [5n, dee], total: 3 });
+    expect(await graph.followedBy(ada, cy, 10)).toEqual({ sample: [5n, dee, bo], total: 3 });
+    expect(await graph.followedBy(bo, cy, 3)).toEqual({ sample: [], total: 0 });
+  });
+});
