@@ -13,11 +13,14 @@
  *    layouts) still shadows the copy whichever lands last. After each bucket, record
  *    `copiedThrough = b + 1`, so a crashed job resumes at the first bucket not yet copied
  *    (re-copying is idempotent for the same reason).
- * 4. Flip to `{ buckets: 2N, growingTo: null }`. Readers now read 2N. A cursor made under N
+ * 4. Flip to `{ buckets: 2N, growingTo: N }`: readers now read 2N, and writers keep writing both
+ *    layouts (`growingTo` below `buckets` names the layout being retired). A cursor made under N
  *    keeps working: bucket `b` of N is exactly `b` ∪ `b + N` of 2N, so each half inherits b's
  *    ceiling and exhausted flag (see `list-service.ts`).
- * 5. Wait `settleMs` again (readers holding the old layout finish), then drop the N old partitions
- *    with a partition tombstone at "now".
+ * 5. Wait `settleMs` (every reader's cached layout now says 2N; one still on N saw every row,
+ *    because writers kept writing N), then finalize to `{ buckets: 2N, growingTo: null }`.
+ * 6. Wait `settleMs` again (writers holding the step-4 layout finish), then drop the N old
+ *    partitions with a partition tombstone above every version written so far.
  *
  * Writers are never blocked: they only ever read the layout. Readers see no duplicate, lost or
  * misordered entry because at every instant the layout they read holds every row (N is complete
@@ -25,9 +28,11 @@
  *
  * Rejected: a superset read of both layouts during the copy (doubles queries on the hottest lists
  * for the whole copy); locking writers (the whole point is that a celebrity keeps being followed).
- * Known cost: between steps 4 and 5 a follow written only to 2N is invisible to a reader whose
- * cached layout still says N, for at most the cache TTL; a crash between 4 and 5 leaves the old
- * partitions behind (unreachable; `dropPreviousLayout` removes them and is safe to re-run).
+ * Why step 4 keeps the dual write: flipping straight to `{ 2N, null }` would leave a follow
+ * written just after the flip (to 2N only) invisible, for up to the cache TTL, to a reader whose
+ * cached layout still says N — a member present for that reader's whole walk, missing. A crash
+ * after step 4 resumes at step 5; a crash between 5 and 6 leaves the old partitions behind
+ * (unreachable; `dropPreviousLayout` removes them and is safe to re-run).
  *
  * Many runners, one winner: every service instance may notice that a list crossed its threshold
  * and start a growth. Each layout step is a compare-and-set (`replaceLayout`, a lightweight
@@ -81,6 +86,9 @@ export async function growList(store: GraphStore, list: ListKey, o: GrowthOption
   const sleep = o.sleep ?? defaultSleep;
   const pageSize = o.copyPageSize ?? 1000;
   let layout = await store.getLayout(list);
+  if (layout.growingTo !== null && layout.growingTo < layout.buckets) {
+    return finishGrowth(store, list, layout, layout.growingTo, layout.buckets, o);
+  }
   const from = layout.buckets;
   const to = layout.growingTo ?? from * 2;
   if (layout.growingTo === null) {
@@ -103,8 +111,23 @@ export async function growList(store: GraphStore, list: ListKey, o: GrowthOption
     await o.onProgress?.({ step: 'copied', from, to, bucket: b, rows });
   }
 
-  layout = await step(store, list, layout, { buckets: to, growingTo: null, copiedThrough: 0 });
+  layout = await step(store, list, layout, { buckets: to, growingTo: from, copiedThrough: 0 });
+  return finishGrowth(store, list, layout, from, to, o);
+}
+
+/** Steps 4–6 from a flipped layout `{ to, growingTo: from }`: settle, finalize, settle, drop. */
+async function finishGrowth(
+  store: GraphStore,
+  list: ListKey,
+  flipped: BucketLayout,
+  from: number,
+  to: number,
+  o: GrowthOptions,
+): Promise<BucketLayout> {
+  const sleep = o.sleep ?? defaultSleep;
   await o.onProgress?.({ step: 'flipped', from, to });
+  await sleep(o.settleMs);
+  const layout = await step(store, list, flipped, { buckets: to, growingTo: null, copiedThrough: 0 });
   await sleep(o.settleMs);
   await dropLayoutBuckets(store, list, from);
   await o.onProgress?.({ step: 'dropped', from, to });

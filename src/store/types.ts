@@ -71,6 +71,10 @@ export interface ListEntry {
 /** A list's bucket layout. `buckets` is what readers use; `growingTo` is set during a growth. */
 export interface BucketLayout {
   buckets: number;
+  /**
+   * While set, writers also write this layout's bucket codes: the target (2N) while a growth
+   * copies, then the retired layout (N, below `buckets`) for one settle period after the flip.
+   */
   growingTo: number | null;
   /** Old-layout buckets already copied into the new layout during a growth. */
   copiedThrough: number;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { followersOf, loadRows, newestFirst, syntheticRows } from '../../bench/support/list-fixtures.js';
-import { bucketCode } from '../../src/graph/buckets.js';
+import { bucketCode, writeBucketCodes } from '../../src/graph/buckets.js';
 import { GrowthConflictError, growList } from '../../src/graph/list-growth.js';
 import { BucketedListService, bucketsForSize } from '../../src/graph/list-service.js';
 import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
@@ -107,6 +107,57 @@ describe('growList conflicts', () => {
     });
     await expect(run).rejects.toBeInstanceOf(GrowthConflictError);
     expect(await store.getLayout(list)).toEqual({ buckets: 4, growingTo: null, copiedThrough: 0 });
+  });
+});
+
+describe('regression: a follow written right after the flip was invisible to readers still on N', () => {
+  it('writers keep writing the old layout until every reader has moved to 2N', async () => {
+    const store = new MemoryGraphStore();
+    const list = followersOf(5n);
+    const rows = syntheticRows(300);
+    await loadRows(store, list, rows, [2]);
+    await store.putLayout(list, { buckets: 2, growingTo: null, copiedThrough: 0 });
+    const late = { createdAt: 9_000_000_000_000_000n, otherId: 777n };
+    const seenByStaleReader: ListEntry[][] = [];
+    const layout = await growList(store, list, {
+      settleMs: 0,
+      sleep: noSleep,
+      onProgress: async (p) => {
+        if (p.step !== 'flipped') return;
+        const writerLayout = await store.getLayout(list);
+        await store.writeEdges(
+          [],
+          [{ list, bucketCodes: writeBucketCodes(writerLayout, late.otherId), entry: late, op: 'put' }],
+          10n,
+        );
+        seenByStaleReader.push(await allRows(store, list, 2));
+      },
+    });
+    expect(layout).toEqual({ buckets: 4, growingTo: null, copiedThrough: 0 });
+    expect(seenByStaleReader).toEqual([newestFirst([...rows, late])]);
+    expect(await allRows(store, list, 4)).toEqual(newestFirst([...rows, late]));
+  });
+
+  it('a growth that crashed right after the flip resumes by finalizing and dropping', async () => {
+    const store = new MemoryGraphStore();
+    const list = followersOf(6n);
+    const rows = syntheticRows(100);
+    await loadRows(store, list, rows, [2, 4]);
+    await store.putLayout(list, { buckets: 4, growingTo: 2, copiedThrough: 0 });
+    const steps: string[] = [];
+    const layout = await growList(store, list, {
+      settleMs: 0,
+      sleep: noSleep,
+      onProgress: (p) => {
+        steps.push(`${p.step} ${p.from}→${p.to}`);
+      },
+    });
+    expect([layout, steps]).toEqual([
+      { buckets: 4, growingTo: null, copiedThrough: 0 },
+      ['flipped 2→4', 'dropped 2→4'],
+    ]);
+    expect(await allRows(store, list, 2)).toEqual([]);
+    expect(await allRows(store, list, 4)).toEqual(newestFirst(rows));
   });
 });
 
