@@ -232,13 +232,7 @@ export class GraphService implements GraphApi {
   }
 
   async removeFollower(owner: UserId, follower: UserId, o: MutationOptions = {}) {
-    return this.result(
-      await this.mutate(
-        { actor: owner, other: follower, sourceId: follower, targetId: owner, kind: 'remove_follower' },
-        o,
-      ),
-      'none',
-    );
+    return this.onInbound(owner, follower, 'remove_follower', 'none', o);
   }
 
   async acceptRequest(owner: UserId, requester: UserId, o: MutationOptions = {}) {
@@ -260,13 +254,7 @@ export class GraphService implements GraphApi {
   }
 
   async declineRequest(owner: UserId, requester: UserId, o: MutationOptions = {}) {
-    return this.result(
-      await this.mutate(
-        { actor: owner, other: requester, sourceId: requester, targetId: owner, kind: 'decline' },
-        o,
-      ),
-      'none',
-    );
+    return this.onInbound(owner, requester, 'decline', 'none', o);
   }
 
   async block(actor: UserId, target: UserId, o: MutationOptions = {}) {
@@ -302,6 +290,20 @@ export class GraphService implements GraphApi {
   ): Promise<GraphMutationResult<S>> {
     return this.result(
       await this.mutate({ actor, other: target, sourceId: actor, targetId: target, kind }, o),
+      state,
+    );
+  }
+
+  /** `owner` acts on the edge `other → owner` (removing a follower, declining a request). */
+  private async onInbound<S extends string>(
+    owner: UserId,
+    other: UserId,
+    kind: OpKind,
+    state: S,
+    o: MutationOptions,
+  ): Promise<GraphMutationResult<S>> {
+    return this.result(
+      await this.mutate({ actor: owner, other, sourceId: other, targetId: owner, kind }, o),
       state,
     );
   }

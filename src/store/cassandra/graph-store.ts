@@ -299,18 +299,25 @@ export class CassandraGraphStore implements GraphStore {
     after: ListEntry | null,
     limit: number,
   ): Promise<ListEntry[]> {
-    const d = list.direction;
+    const rows = await this.bucketRows('listBucket', Q.listHead, Q.listAfter, list, bucketCode, after, limit);
+    return rows.map(toEntry);
+  }
+
+  /** One bucket's rows in list order, strictly after `after` when given, at most `limit`. */
+  private async bucketRows(
+    name: string,
+    head: (d: Direction) => string,
+    afterQuery: (d: Direction) => string,
+    list: ListKey,
+    bucketCode: number,
+    after: ListEntry | null,
+    limit: number,
+  ): Promise<Row[]> {
+    const key = [list.userId, list.relation, bucketCode];
     const rs = after
-      ? await this.exec('listBucket', Q.listAfter(d), [
-          list.userId,
-          list.relation,
-          bucketCode,
-          after.createdAt,
-          after.otherId,
-          limit,
-        ])
-      : await this.exec('listBucket', Q.listHead(d), [list.userId, list.relation, bucketCode, limit]);
-    return rs.rows.map(toEntry);
+      ? await this.exec(name, afterQuery(list.direction), [...key, after.createdAt, after.otherId, limit])
+      : await this.exec(name, head(list.direction), [...key, limit]);
+    return rs.rows;
   }
 
   async getLayout(list: ListKey): Promise<BucketLayout> {
@@ -361,18 +368,17 @@ export class CassandraGraphStore implements GraphStore {
     targetCode: (otherId: UserId) => number,
   ): Promise<{ copied: number; last: ListEntry | null }> {
     const d = list.direction;
-    const rs = after
-      ? await this.exec('copyBucketPage', Q.copyAfter(d), [
-          list.userId,
-          list.relation,
-          fromBucketCode,
-          after.createdAt,
-          after.otherId,
-          limit,
-        ])
-      : await this.exec('copyBucketPage', Q.copyHead(d), [list.userId, list.relation, fromBucketCode, limit]);
+    const rows = await this.bucketRows(
+      'copyBucketPage',
+      Q.copyHead,
+      Q.copyAfter,
+      list,
+      fromBucketCode,
+      after,
+      limit,
+    );
     await Promise.all(
-      rs.rows.map((row) =>
+      rows.map((row) =>
         this.exec('copyListRow', Q.putRow(d), [
           list.userId,
           list.relation,
@@ -384,8 +390,8 @@ export class CassandraGraphStore implements GraphStore {
         ]),
       ),
     );
-    const lastRow = rs.rows.at(-1);
-    return { copied: rs.rows.length, last: rs.rows.length < limit || !lastRow ? null : toEntry(lastRow) };
+    const lastRow = rows.at(-1);
+    return { copied: rows.length, last: rows.length < limit || !lastRow ? null : toEntry(lastRow) };
   }
 
   async dropBucket(list: ListKey, bucketCode: number, version: bigint): Promise<void> {
