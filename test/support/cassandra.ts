@@ -1,9 +1,12 @@
 /**
  * Per-file keyspaces on the real node: `await testKeyspace('edges')` creates a fresh keyspace,
- * applies `cql/`, and returns a connected client; `drop()` removes it.
+ * applies `cql/`, and returns a connected client; `drop()` removes it. `TEST_REPLICATION`
+ * (e.g. `simple:3`, with `CASSANDRA_CONTACT_POINTS` naming a cluster) runs the same tests with
+ * replicas at LOCAL_QUORUM.
  */
 import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
+import { parseReplication } from '../../src/config.js';
 import type { CqlClient } from '../../src/store/cassandra/client.js';
 import { openMigratedKeyspace } from '../../src/store/cassandra/keyspace.js';
 
@@ -22,7 +25,7 @@ export async function testKeyspace(label: string): Promise<TestKeyspace> {
     contactPoints,
     localDataCenter,
     keyspace,
-    replication: { class: 'SimpleStrategy', replication_factor: 1 },
+    replication: parseReplication(process.env.TEST_REPLICATION ?? 'simple:1'),
     consistency: 'localQuorum',
     requestTimeoutMs: 30_000,
   });
