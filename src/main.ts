@@ -12,8 +12,7 @@ import { GraphService } from './graph/graph-service.js';
 import { BucketedListService } from './graph/list-service.js';
 import { createLogger } from './http/logger.js';
 import { createHttpMetrics } from './http/metrics.js';
-import { type LocalNode, startLocalNode } from './local-cassandra/node.js';
-import { defaultNodeOptions } from './local-cassandra/node-options.js';
+import { contactPointsOrLocalNode } from './local-cassandra/node.js';
 import { whenOrphaned } from './local-cassandra/orphan-watch.js';
 import { CassandraGraphStore } from './store/cassandra/graph-store.js';
 import { CQL_DIR, openMigratedKeyspace } from './store/cassandra/keyspace.js';
@@ -32,13 +31,12 @@ async function main() {
   }
   const logger = createLogger(config.log.level);
 
-  let node: LocalNode | undefined;
-  let contactPoints = config.cassandra.contactPoints;
-  if (!contactPoints) {
-    node = await startLocalNode(defaultNodeOptions({ heap: config.cassandra.localHeap }), {
-      log: (line) => logger.info(`cassandra: ${line}`),
-    });
-    contactPoints = [`${node.address}:${node.nativePort}`];
+  const { contactPoints, node } = await contactPointsOrLocalNode(
+    config.cassandra.contactPoints,
+    config.cassandra.localHeap,
+    (line) => logger.info(`cassandra: ${line}`),
+  );
+  if (node) {
     logger.info(
       { owned: node.owned, startupMs: node.startupMs, resolveMs: node.resolveMs },
       'cassandra ready',

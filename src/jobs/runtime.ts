@@ -6,8 +6,7 @@
  */
 import { loadConfig } from '../config.js';
 import { BucketedListService } from '../graph/list-service.js';
-import { type LocalNode, startLocalNode } from '../local-cassandra/node.js';
-import { defaultNodeOptions } from '../local-cassandra/node-options.js';
+import { contactPointsOrLocalNode } from '../local-cassandra/node.js';
 import { CassandraGraphStore } from '../store/cassandra/graph-store.js';
 import { openMigratedKeyspace } from '../store/cassandra/keyspace.js';
 
@@ -19,12 +18,10 @@ export interface JobRuntime {
 
 export async function openJobRuntime(): Promise<JobRuntime> {
   const config = loadConfig();
-  let node: LocalNode | undefined;
-  let contactPoints = config.cassandra.contactPoints;
-  if (!contactPoints) {
-    node = await startLocalNode(defaultNodeOptions({ heap: config.cassandra.localHeap }));
-    contactPoints = [`${node.address}:${node.nativePort}`];
-  }
+  const { contactPoints, node } = await contactPointsOrLocalNode(
+    config.cassandra.contactPoints,
+    config.cassandra.localHeap,
+  );
   const client = await openMigratedKeyspace({
     ...config.cassandra,
     contactPoints,

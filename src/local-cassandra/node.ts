@@ -18,7 +18,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { resolveCassandraJars } from './maven.js';
 import { type NodeDirs, renderCassandraYaml, renderLogback } from './node-config.js';
-import type { NodeOptions } from './node-options.js';
+import { defaultNodeOptions, type NodeOptions } from './node-options.js';
 
 export interface LocalNode {
   address: string;
@@ -288,4 +288,18 @@ export async function startLocalNode(o: NodeOptions, opts: StartOptions = {}): P
   } finally {
     await rm(lockPath, { force: true });
   }
+}
+
+/**
+ * The configured contact points, or — when none are configured — those of the local node,
+ * started (or reused) with `heap`. `node` is set only in the second case; the caller stops it.
+ */
+export async function contactPointsOrLocalNode(
+  configured: string[] | undefined,
+  heap: string,
+  log?: (line: string) => void,
+): Promise<{ contactPoints: string[]; node: LocalNode | undefined }> {
+  if (configured) return { contactPoints: configured, node: undefined };
+  const node = await startLocalNode(defaultNodeOptions({ heap }), log ? { log } : {});
+  return { contactPoints: [`${node.address}:${node.nativePort}`], node };
 }
