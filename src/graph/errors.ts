@@ -63,6 +63,37 @@ export class InvalidCursorError extends Error {
   }
 }
 
+/** The operation's position is at or below the pair's checkpoint horizon: it can no longer be folded in. HTTP 409. */
+export class PositionTooOldError extends Error {
+  override name = 'PositionTooOldError' as const;
+  constructor(
+    readonly position: bigint,
+    readonly horizon: bigint,
+  ) {
+    super(`position ${position} is at or below this pair's history horizon ${horizon}`);
+  }
+}
+
+/** An explicit position outside what the service accepts (not positive, or past the clock plus skew). HTTP 400. */
+export class PositionOutOfRangeError extends Error {
+  override name = 'PositionOutOfRangeError' as const;
+  constructor(
+    readonly position: bigint,
+    readonly latest: bigint,
+  ) {
+    super(`position must be between 1 and ${latest} (the server clock plus the allowed skew)`);
+  }
+}
+
+/** The pair's live history is full until a pending compaction settles; retry shortly. HTTP 503. */
+export class PairBusyError extends Error {
+  override name = 'PairBusyError' as const;
+  readonly retryable = true;
+  constructor(readonly retryAfterSeconds: number) {
+    super('this pair of accounts is changing too fast; retry shortly');
+  }
+}
+
 export type DomainError =
   | UserNotFoundError
   | SelfFollowError
@@ -71,4 +102,7 @@ export type DomainError =
   | NoPendingRequestError
   | NotVisibleError
   | HiddenError
-  | InvalidCursorError;
+  | InvalidCursorError
+  | PositionTooOldError
+  | PositionOutOfRangeError
+  | PairBusyError;

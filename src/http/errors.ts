@@ -19,6 +19,9 @@ import {
   InvalidCursorError,
   NoPendingRequestError,
   NotVisibleError,
+  PairBusyError,
+  PositionOutOfRangeError,
+  PositionTooOldError,
   SelfFollowError,
   UserNotFoundError,
 } from '../graph/errors.js';
@@ -39,6 +42,9 @@ export const ERROR_CODES = [
   'username_taken',
   'following_cap',
   'idempotency_key_reused',
+  'position_too_old',
+  'position_out_of_range',
+  'pair_busy',
   'payload_too_large',
   'unsupported_media_type',
   'rate_limited',
@@ -62,6 +68,9 @@ export const STATUS: Record<ErrorCode, 400 | 401 | 403 | 404 | 409 | 413 | 415 |
   username_taken: 409,
   following_cap: 409,
   idempotency_key_reused: 409,
+  position_too_old: 409,
+  position_out_of_range: 400,
+  pair_busy: 503,
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,
@@ -84,6 +93,9 @@ export const TITLE: Record<ErrorCode, string> = {
   username_taken: 'Username taken',
   following_cap: 'Following limit reached',
   idempotency_key_reused: 'Idempotency key reused',
+  position_too_old: 'Position older than the pair history horizon',
+  position_out_of_range: 'Position out of range',
+  pair_busy: 'Pair busy',
   payload_too_large: 'Payload too large',
   unsupported_media_type: 'Unsupported media type',
   rate_limited: 'Too many requests',
@@ -140,6 +152,9 @@ const DOMAIN_ERROR_CLASSES = [
   NotVisibleError,
   HiddenError,
   InvalidCursorError,
+  PositionTooOldError,
+  PositionOutOfRangeError,
+  PairBusyError,
 ] as const;
 
 export function isDomainError(err: unknown): err is DomainError {
@@ -166,6 +181,15 @@ export function fromDomainError(err: DomainError): ApiError {
     case 'InvalidCursorError':
       return new ApiError('invalid_cursor', 'the cursor is malformed, altered or belongs to another list', {
         cause: err,
+      });
+    case 'PositionTooOldError':
+      return new ApiError('position_too_old', err.message, { cause: err });
+    case 'PositionOutOfRangeError':
+      return new ApiError('position_out_of_range', err.message, { cause: err });
+    case 'PairBusyError':
+      return new ApiError('pair_busy', err.message, {
+        cause: err,
+        headers: { 'Retry-After': String(err.retryAfterSeconds) },
       });
   }
 }
