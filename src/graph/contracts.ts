@@ -76,28 +76,37 @@ export interface GraphApi {
   getUser(id: UserId): Promise<UserRecord>;
   getUsers(ids: readonly UserId[]): Promise<Map<UserId, UserRecord>>;
 
-  // follows and requests (actor → target)
+  // follows and requests (actor → target). Every mutation answers the state of the edge it acts
+  // on after the op, as the pair's fold says: for a replay that the fold refuses (a follow behind
+  // a standing block) that is not the state the op asked for.
   /** Follow, or request to follow a private account. Throws Self/Blocked/Cap/UserNotFound errors. */
-  follow(
+  follow(actor: UserId, target: UserId, o?: MutationOptions): Promise<MutationResult<FollowState>>;
+  /** Unfollow, or cancel a pending request. Idempotent. */
+  unfollow(actor: UserId, target: UserId, o?: MutationOptions): Promise<MutationResult<FollowState>>;
+  /** `owner` removes `follower` from its followers (the state of `follower → owner` after it). */
+  removeFollower(owner: UserId, follower: UserId, o?: MutationOptions): Promise<MutationResult<FollowState>>;
+  /**
+   * Throws `NoPendingRequestError` when there is neither a request nor an existing follow, and
+   * `FollowingCapError` when the requester is at the following cap.
+   */
+  acceptRequest(owner: UserId, requester: UserId, o?: MutationOptions): Promise<MutationResult<FollowState>>;
+  declineRequest(owner: UserId, requester: UserId, o?: MutationOptions): Promise<MutationResult<FollowState>>;
+
+  // blocks, mutes, close friends (actor → target)
+  block(actor: UserId, target: UserId, o?: MutationOptions): Promise<MutationResult<'blocking' | 'none'>>;
+  unblock(actor: UserId, target: UserId, o?: MutationOptions): Promise<MutationResult<'blocking' | 'none'>>;
+  mute(actor: UserId, target: UserId, o?: MutationOptions): Promise<MutationResult<'muting' | 'none'>>;
+  unmute(actor: UserId, target: UserId, o?: MutationOptions): Promise<MutationResult<'muting' | 'none'>>;
+  addCloseFriend(
     actor: UserId,
     target: UserId,
     o?: MutationOptions,
-  ): Promise<MutationResult<'following' | 'requested'>>;
-  /** Unfollow, or cancel a pending request. Idempotent. */
-  unfollow(actor: UserId, target: UserId, o?: MutationOptions): Promise<MutationResult<'none'>>;
-  /** `owner` removes `follower` from its followers. */
-  removeFollower(owner: UserId, follower: UserId, o?: MutationOptions): Promise<MutationResult<'none'>>;
-  /** Throws `NoPendingRequestError` when there is neither a request nor an existing follow. */
-  acceptRequest(owner: UserId, requester: UserId, o?: MutationOptions): Promise<MutationResult<'following'>>;
-  declineRequest(owner: UserId, requester: UserId, o?: MutationOptions): Promise<MutationResult<'none'>>;
-
-  // blocks, mutes, close friends (actor → target)
-  block(actor: UserId, target: UserId, o?: MutationOptions): Promise<MutationResult<'blocking'>>;
-  unblock(actor: UserId, target: UserId, o?: MutationOptions): Promise<MutationResult<'none'>>;
-  mute(actor: UserId, target: UserId, o?: MutationOptions): Promise<MutationResult<'muting'>>;
-  unmute(actor: UserId, target: UserId, o?: MutationOptions): Promise<MutationResult<'none'>>;
-  addCloseFriend(actor: UserId, target: UserId, o?: MutationOptions): Promise<MutationResult<'close_friend'>>;
-  removeCloseFriend(actor: UserId, target: UserId, o?: MutationOptions): Promise<MutationResult<'none'>>;
+  ): Promise<MutationResult<'close_friend' | 'none'>>;
+  removeCloseFriend(
+    actor: UserId,
+    target: UserId,
+    o?: MutationOptions,
+  ): Promise<MutationResult<'close_friend' | 'none'>>;
 
   // reads
   getFollowStatus(source: UserId, target: UserId): Promise<FollowStatus>;

@@ -1,30 +1,22 @@
 /**
  * The graph service: users, every relationship mutation, and the one-hop reads.
  *
- * Design note. Every mutation goes through `mutate`, one write path for all relations:
- * (1) validate at request time (users exist, not self; for live operations also the block, the
- * following cap and a pending request for accept — see below); a private target turns a follow
- * into a `request` op; (2) pick the position: the caller's explicit one (admin replay) or
- * `max(now, newest position on the pair + 1)`; (3) append the op to the pair history and read the
- * history again (insert-then-read: of two concurrent appliers, at least the later reader sees
- * both ops); (4) write the fold of that view (`pair-writer.ts`), where the most complete view
- * wins by version; (5) apply counter deltas `after − before`.
+ * Design note. Every mutation goes through `mutate`: (1) validate at request time (users exist,
+ * not self; for live operations also the block, the following cap and a pending request for
+ * accept); a private target turns a follow into a `request` op; (2) hand the op to the pair's
+ * write algorithm (`pair-history.ts`: position, append, re-read, fold, derived rows, counts).
+ * The state it answers is the state of the edge after the op, as the fold says — for a replay the
+ * fold may refuse (a follow replayed behind a standing block answers `none`).
  *
- * Replay ops (explicit `position`) are recorded whatever the current state: the request-time
- * checks compare against *now*, which says nothing about the op's position (a follow replayed
- * while a block stands may predate the block, or follow an unblock not yet delivered). The fold
- * applies the rules at the op's position, so refusing there is where convergence comes from.
- * Live ops are positioned after everything on the pair, so their request-time check and the fold
- * agree, and a refusal can be reported as an error.
- *
- * A crash between the append and the edge write leaves the history ahead of the edges: a retry of
- * the same op (a duplicate, reported `duplicate: true`) re-folds and rewrites everything, and the
- * repair job does the same for pairs nobody retries.
+ * Replay ops (explicit `position`) skip the request-time checks: those compare against *now*,
+ * which says nothing about the op's position (a follow replayed while a block stands may predate
+ * the block). The fold applies the rules at the op's position, which is where convergence comes
+ * from. Live ops are positioned after everything on the pair, so their request-time check and the
+ * fold agree, and a refusal can be reported as an error.
  */
 import { type GraphStore, nowPosition } from '../store/store.js';
 import type {
   Direction,
-  EdgeRecord,
   ListKey,
   OpKind,
   PairOp,
@@ -36,6 +28,7 @@ import type {
 import { readBucketCodes } from './buckets.js';
 import type {
   Counts,
+  FollowState,
   FollowStatus,
   GraphApi,
   ListPage,
@@ -54,15 +47,18 @@ import {
   SelfFollowError,
   UserNotFoundError,
 } from './errors.js';
-import { activeEdge, containsOp, edgeKey, foldPair, type PairFold } from './pair-fold.js';
+import { activeEdge, type PairFold } from './pair-fold.js';
 import {
-  applyCountDeltas,
-  countDeltas,
-  listIn,
-  listOut,
-  type PairWriterDeps,
-  writePairView,
-} from './pair-writer.js';
+  type AppliedOp,
+  applyPairOp,
+  choosePosition,
+  DEFAULT_HISTORY_POLICY,
+  foldRead,
+  type HistoryPolicy,
+  type PairHistoryDeps,
+  readPair,
+} from './pair-history.js';
+import { listIn, listOut } from './pair-writer.js';
 
 export interface GraphServiceOptions {
   store: GraphStore;
@@ -71,6 +67,8 @@ export interface GraphServiceOptions {
   maxFollowing: number;
   /** µs since the epoch; injectable for tests. */
   clock?: () => Position;
+  /** How pair histories are kept short (`pair-history.ts`); defaults for production. */
+  historyPolicy?: Partial<HistoryPolicy>;
 }
 
 /** The result of every mutation, with whether the op was already in the pair history. */
@@ -101,26 +99,29 @@ interface Mutation {
   check?: (now: PairFold) => Promise<void> | void;
 }
 
-interface Applied {
-  op: PairOp;
-  after: PairFold;
-  changed: boolean;
-  duplicate: boolean;
+/** The state of the follow edge `source → target` in a fold. */
+function followState(f: PairFold, source: UserId, target: UserId): FollowState {
+  if (activeEdge(f, source, 'follows', target)) return 'following';
+  if (activeEdge(f, source, 'requests', target)) return 'requested';
+  return 'none';
 }
 
 export class GraphService implements GraphApi {
   private readonly store: GraphStore;
   private readonly lists: ListService;
   private readonly maxFollowing: number;
-  private readonly clock: () => Position;
-  private readonly deps: PairWriterDeps;
+  private readonly deps: PairHistoryDeps;
 
   constructor(o: GraphServiceOptions) {
-    this.deps = { store: o.store, lists: o.lists };
+    this.deps = {
+      store: o.store,
+      lists: o.lists,
+      clock: o.clock ?? nowPosition,
+      policy: { ...DEFAULT_HISTORY_POLICY, ...o.historyPolicy },
+    };
     this.store = o.store;
     this.lists = o.lists;
     this.maxFollowing = o.maxFollowing;
-    this.clock = o.clock ?? nowPosition;
   }
 
   // ---- users ----
@@ -199,10 +200,10 @@ export class GraphService implements GraphApi {
     actor: UserId,
     target: UserId,
     o: MutationOptions = {},
-  ): Promise<GraphMutationResult<'following' | 'requested'>> {
-    // The cap's counter read only matters for a live follow; start it alongside the pair reads.
-    const following = o.position === undefined ? this.store.getCount(listOut(actor, 'follows')) : null;
-    following?.catch(() => undefined);
+  ): Promise<GraphMutationResult<FollowState>> {
+    // The cap's counter reads only matter for a live follow; start them alongside the pair reads.
+    const committed = o.position === undefined ? this.committedFollowing(actor) : null;
+    committed?.catch(() => undefined);
     const a = await this.mutate(
       {
         actor,
@@ -214,28 +215,29 @@ export class GraphService implements GraphApi {
           if (activeEdge(now, actor, 'blocks', target) || activeEdge(now, target, 'blocks', actor))
             throw new BlockedError();
           if (activeEdge(now, actor, 'follows', target) || activeEdge(now, actor, 'requests', target)) return;
-          if (((await following) ?? 0) >= this.maxFollowing) throw new FollowingCapError(this.maxFollowing);
+          if (((await committed) ?? 0) >= this.maxFollowing) throw new FollowingCapError(this.maxFollowing);
         },
       },
       o,
     );
-    if (activeEdge(a.after, actor, 'requests', target)) return this.result(a, 'requested');
-    const isFollowing = activeEdge(a.after, actor, 'follows', target) || a.op.kind === 'follow';
-    return this.result(a, isFollowing ? 'following' : 'requested');
+    return this.result(a, followState(a.after, actor, target));
   }
 
   async unfollow(actor: UserId, target: UserId, o: MutationOptions = {}) {
-    return this.result(
-      await this.mutate({ actor, other: target, sourceId: actor, targetId: target, kind: 'unfollow' }, o),
-      'none',
+    const a = await this.mutate(
+      { actor, other: target, sourceId: actor, targetId: target, kind: 'unfollow' },
+      o,
     );
+    return this.result(a, followState(a.after, actor, target));
   }
 
   async removeFollower(owner: UserId, follower: UserId, o: MutationOptions = {}) {
-    return this.onInbound(owner, follower, 'remove_follower', 'none', o);
+    return this.onInbound(owner, follower, 'remove_follower', o);
   }
 
   async acceptRequest(owner: UserId, requester: UserId, o: MutationOptions = {}) {
+    const committed = o.position === undefined ? this.committedFollowing(requester) : null;
+    committed?.catch(() => undefined);
     const a = await this.mutate(
       {
         actor: owner,
@@ -243,72 +245,85 @@ export class GraphService implements GraphApi {
         sourceId: requester,
         targetId: owner,
         kind: 'accept',
-        check: (now) => {
-          if (!activeEdge(now, requester, 'requests', owner) && !activeEdge(now, requester, 'follows', owner))
-            throw new NoPendingRequestError();
+        check: async (now) => {
+          if (activeEdge(now, requester, 'follows', owner)) return;
+          if (!activeEdge(now, requester, 'requests', owner)) throw new NoPendingRequestError();
+          // The request already counts against the requester's cap (see `committedFollowing`), but
+          // a cap lowered since, or requests made before the rule, must not let it through.
+          const following = await this.store.getCount(listOut(requester, 'follows'));
+          if (following >= this.maxFollowing) throw new FollowingCapError(this.maxFollowing);
         },
       },
       o,
     );
-    return this.result(a, 'following');
+    return this.result(a, followState(a.after, requester, owner));
   }
 
   async declineRequest(owner: UserId, requester: UserId, o: MutationOptions = {}) {
-    return this.onInbound(owner, requester, 'decline', 'none', o);
+    return this.onInbound(owner, requester, 'decline', o);
   }
 
   async block(actor: UserId, target: UserId, o: MutationOptions = {}) {
-    return this.simple(actor, target, 'block', 'blocking', o);
+    return this.simple(actor, target, 'block', 'blocks', 'blocking', o);
   }
 
   async unblock(actor: UserId, target: UserId, o: MutationOptions = {}) {
-    return this.simple(actor, target, 'unblock', 'none', o);
+    return this.simple(actor, target, 'unblock', 'blocks', 'blocking', o);
   }
 
   async mute(actor: UserId, target: UserId, o: MutationOptions = {}) {
-    return this.simple(actor, target, 'mute', 'muting', o);
+    return this.simple(actor, target, 'mute', 'mutes', 'muting', o);
   }
 
   async unmute(actor: UserId, target: UserId, o: MutationOptions = {}) {
-    return this.simple(actor, target, 'unmute', 'none', o);
+    return this.simple(actor, target, 'unmute', 'mutes', 'muting', o);
   }
 
   async addCloseFriend(actor: UserId, target: UserId, o: MutationOptions = {}) {
-    return this.simple(actor, target, 'close_friend_add', 'close_friend', o);
+    return this.simple(actor, target, 'close_friend_add', 'close_friends', 'close_friend', o);
   }
 
   async removeCloseFriend(actor: UserId, target: UserId, o: MutationOptions = {}) {
-    return this.simple(actor, target, 'close_friend_remove', 'none', o);
+    return this.simple(actor, target, 'close_friend_remove', 'close_friends', 'close_friend', o);
   }
 
+  /**
+   * Follows plus pending outgoing requests: what the following cap counts, so requests to private
+   * accounts cannot be accepted past it.
+   */
+  private async committedFollowing(actor: UserId): Promise<number> {
+    const [following, requested] = await Promise.all([
+      this.store.getCount(listOut(actor, 'follows')),
+      this.store.getCount(listOut(actor, 'requests')),
+    ]);
+    return Math.max(0, following) + Math.max(0, requested);
+  }
+
+  /** An op on `actor → target` of `relation`; answers `on` when that edge is active afterwards, else `none`. */
   private async simple<S extends string>(
     actor: UserId,
     target: UserId,
     kind: OpKind,
-    state: S,
+    relation: Relation,
+    on: S,
     o: MutationOptions,
-  ): Promise<GraphMutationResult<S>> {
-    return this.result(
-      await this.mutate({ actor, other: target, sourceId: actor, targetId: target, kind }, o),
-      state,
-    );
+  ): Promise<GraphMutationResult<S | 'none'>> {
+    const a = await this.mutate({ actor, other: target, sourceId: actor, targetId: target, kind }, o);
+    return this.result(a, activeEdge(a.after, actor, relation, target) ? on : 'none');
   }
 
   /** `owner` acts on the edge `other → owner` (removing a follower, declining a request). */
-  private async onInbound<S extends string>(
+  private async onInbound(
     owner: UserId,
     other: UserId,
     kind: OpKind,
-    state: S,
     o: MutationOptions,
-  ): Promise<GraphMutationResult<S>> {
-    return this.result(
-      await this.mutate({ actor: owner, other, sourceId: other, targetId: owner, kind }, o),
-      state,
-    );
+  ): Promise<GraphMutationResult<FollowState>> {
+    const a = await this.mutate({ actor: owner, other, sourceId: other, targetId: owner, kind }, o);
+    return this.result(a, followState(a.after, other, owner));
   }
 
-  private result<S extends string>(a: Applied, state: S): GraphMutationResult<S> {
+  private result<S extends string>(a: AppliedOp, state: S): GraphMutationResult<S> {
     return { state, changed: a.changed, position: a.op.position, duplicate: a.duplicate };
   }
 
@@ -322,42 +337,17 @@ export class GraphService implements GraphApi {
   }
 
   /** The one write path (see the design note). */
-  private async mutate(m: Mutation, o: MutationOptions): Promise<Applied> {
-    const { store } = this;
+  private async mutate(m: Mutation, o: MutationOptions): Promise<AppliedOp> {
     if (m.actor === m.other) throw new SelfFollowError();
-    const [other, before] = await Promise.all([
+    const [other, read] = await Promise.all([
       this.requireUsers(m.actor, m.other),
-      store.listPairOps(m.sourceId, m.targetId),
+      readPair(this.deps, m.sourceId, m.targetId),
     ]);
     const kind = typeof m.kind === 'function' ? m.kind(other) : m.kind;
-    const foldBefore = foldPair(before);
-    const live = o.position === undefined;
-    if (live) await m.check?.(foldBefore);
-    const newest = before.at(-1)?.position ?? 0n;
-    const now = this.clock();
-    const position = o.position ?? (now > newest ? now : newest + 1n);
-    if (position <= 0n) throw new RangeError('position must be positive');
+    if (o.position === undefined) await m.check?.(foldRead(read));
+    const position = choosePosition(this.deps, read.history, o.position);
     const op: PairOp = { sourceId: m.sourceId, targetId: m.targetId, kind, position };
-    const duplicate = containsOp(before, op);
-    // A live op that changes nothing (a repeated follow, an unfollow of nobody) is not recorded:
-    // its position is newer than everything on the pair, so it cannot matter to any later fold,
-    // and recording it would let retry loops grow the pair's history without bound. The pair
-    // view is still rewritten below, which heals an earlier attempt that crashed mid-write.
-    const noop = live && !duplicate && sameActive(foldBefore, foldPair([...before, op]));
-    if (!duplicate && !noop) await store.appendPairOp(op);
-    // A duplicate or a no-op is usually a retry after a failure: count against what the edge rows
-    // show, so a first attempt that crashed before its edge write gets its count now, and one that
-    // completed does not count twice.
-    const countedBefore =
-      duplicate || noop ? storedFold(await store.getPairEdges(m.sourceId, m.targetId)) : foldBefore;
-    const view = noop ? before : await store.listPairOps(m.sourceId, m.targetId);
-    const after = await writePairView(this.deps, view);
-    await applyCountDeltas(this.deps, countDeltas(countedBefore, after));
-    if (noop) return { op, after, duplicate, changed: false };
-    const without = foldPair(
-      view.filter((x) => !(x.position === position && x.sourceId === op.sourceId && x.kind === op.kind)),
-    );
-    return { op, after, duplicate, changed: !duplicate && !sameActive(without, after) };
+    return applyPairOp(this.deps, read, op);
   }
 
   // ---- reads ----
@@ -479,22 +469,4 @@ export class GraphService implements GraphApi {
     if (blocks.get(viewer)?.state === 'active') throw new HiddenError(owner);
     return user;
   }
-}
-
-/** The pair as its stored edge rows show it, in fold shape (no candidates: only states are used). */
-function storedFold(edges: readonly EdgeRecord[]): PairFold {
-  return {
-    edges: new Map(edges.map((e) => [edgeKey(e.sourceId, e.relation, e.targetId), { ...e, candidates: [] }])),
-  };
-}
-
-/** Same active edges with the same `createdAt` (what lists and counts show). */
-function sameActive(a: PairFold, b: PairFold): boolean {
-  const act = (f: PairFold) =>
-    [...f.edges]
-      .filter(([, e]) => e.state === 'active')
-      .map(([k, e]) => `${k}@${e.createdAt}`)
-      .sort()
-      .join(',');
-  return act(a) === act(b);
 }

@@ -15,15 +15,17 @@
  * transition table per relation (`MACHINES`) plus the cross-relation guards and side effects it
  * names.
  *
- * Writing the fold. Appliers write the folded state of every edge that *can* be active under any
- * sub-history (those with a candidate op, see `candidates`) at `pairVersion(history)`: the newest
- * position × 1024 plus the history length. A writer that saw more of the history therefore
- * writes at a strictly higher version (same newest position and more ops, or a newer position),
+ * Writing the fold. Appliers write the folded state of every edge of the pair at
+ * `pairVersion(view)`. A writer that saw more of the history writes at a strictly higher version,
  * so Cassandra's cell-level last-writer-wins lets the most complete view win over any partial
- * concurrent one, and duplicates write identical cells at identical versions. A list row's
- * clustering key holds `created_at`, which is always the position of some activating op, so the
- * writer deletes the rows at every other candidate position: stray rows written by a partial view
- * are removed by the complete one.
+ * concurrent one, and duplicates write identical cells at identical versions. How the version is
+ * built so that this holds across checkpoints, and which list rows a writer deletes, is the
+ * subject of `pair-history.ts` and `pair-writer.ts`.
+ *
+ * Checkpoints. A long history is folded into a checkpoint (the state of every edge at a horizon
+ * position); `foldPair(ops, checkpoint)` continues from that state exactly as if the folded ops
+ * were still there, because the fold is a left fold in position order and every op after the
+ * horizon sorts after every op before it.
  *
  * Rejected. (1) Reading the edge row, checking rules, then writing one edge at a time with
  * `USING TIMESTAMP position`: cross-relation rules (a late block refusing an earlier-arriving
@@ -33,12 +35,19 @@
  * same newest position would write different states at the same version and the tie rule (larger
  * cell value) would pick arbitrarily.
  *
- * Limits. The length term saturates at 1023 ops per pair; beyond that two views with the same
- * newest position tie (not expected for a real pair of accounts; repair rewrites from the full
- * history). Versions are ≈ position·1024, far above wall-clock µs: every other writer of the edge
+ * Limits. Versions are ≈ position·1024, far above wall-clock µs: every other writer of the edge
  * and list tables (growth's `dropBucket`) must use `wallClockVersion()` from here.
  */
-import type { EdgeRecord, OpKind, PairOp, Position, Relation, UserId } from '../store/types.js';
+import type {
+  EdgeRecord,
+  OpKind,
+  PairCheckpoint,
+  PairOp,
+  Position,
+  Relation,
+  StoredPairOp,
+  UserId,
+} from '../store/types.js';
 
 /** `fwd`: the edge `op.source → op.target`; `rev`: `op.target → op.source`. */
 type Side = 'fwd' | 'rev';
@@ -148,8 +157,8 @@ export function compareOps(a: PairOp, b: PairOp): number {
 const opKey = (op: PairOp) => `${op.position}|${op.sourceId}|${op.kind}`;
 
 /** The history as a set: sorted in history order, duplicates (same position, source, kind) dropped. */
-export function normalizeHistory(ops: readonly PairOp[]): PairOp[] {
-  const seen = new Map<string, PairOp>();
+export function normalizeHistory<T extends PairOp>(ops: readonly T[]): T[] {
+  const seen = new Map<string, T>();
   for (const op of ops) seen.set(opKey(op), op);
   return [...seen.values()].sort(compareOps);
 }
@@ -161,12 +170,16 @@ export function containsOp(ops: readonly PairOp[], op: PairOp): boolean {
 }
 
 /**
- * Folds a pair history into edge states. Pure; the input order and duplicates do not matter.
- * Edges that no op can activate are absent (they are `none` under every sub-history).
+ * Folds a pair history into edge states, starting from `start` (a checkpoint's edges) when given.
+ * Pure; the input order and duplicates do not matter. Edges that neither `start` nor any op can
+ * activate are absent (they are `none` under every sub-history).
  */
-export function foldPair(history: readonly PairOp[]): PairFold {
+export function foldPair(history: readonly PairOp[], start: readonly EdgeRecord[] = []): PairFold {
   const ops = normalizeHistory(history);
   const edges = new Map<string, FoldedEdge>();
+  for (const e of start) {
+    edges.set(edgeKey(e.sourceId, e.relation, e.targetId), { ...e, candidates: [] });
+  }
   const edge = (source: UserId, relation: Relation, target: UserId): FoldedEdge => {
     const k = edgeKey(source, relation, target);
     let e = edges.get(k);
@@ -237,14 +250,38 @@ export function activeSet(fold: PairFold): Map<string, Position> {
 
 const LENGTH_SLOTS = 1024n;
 
+/** Largest count term of a version; `pair-history.ts` keeps every accepted view below it. */
+export const MAX_VERSION_COUNT = Number(LENGTH_SLOTS) - 1;
+
 /**
- * The write version of a view of a pair history: newest position × 1024 + length (saturating at
- * 1023). A strict superset of a history always has a strictly higher version (until saturation).
+ * The write version of a view of a pair history (a checkpoint and the ops above it):
+ * `newest × 1024 + (total − base)`, where `newest` is the newest position in the view, `total`
+ * the number of distinct ops it holds (the checkpoint's count plus the ops above it) and `base`
+ * the smallest `base` among the ops at `newest`. If one view strictly contains another, either its
+ * newest position is newer, or it is the same and its total is larger while its base is no larger:
+ * its version is strictly higher, whatever checkpoints the two views read (see `pair-history.ts`
+ * for why `total − base` stays below 1024).
  */
-export function pairVersion(history: readonly PairOp[]): bigint {
-  const ops = normalizeHistory(history);
-  const newest = ops.at(-1)?.position ?? 0n;
-  return newest * LENGTH_SLOTS + BigInt(Math.min(ops.length, Number(LENGTH_SLOTS) - 1));
+export function pairVersion(view: {
+  checkpoint: PairCheckpoint | null;
+  ops: readonly StoredPairOp[];
+}): bigint {
+  const ops = normalizeHistory(view.ops);
+  const cp = view.checkpoint;
+  const total = (cp?.count ?? 0) + ops.length;
+  const last = ops.at(-1);
+  let newest: Position;
+  let base: number;
+  if (last) {
+    newest = last.position;
+    base = Math.min(...ops.filter((o) => o.position === newest).map((o) => o.base));
+  } else if (cp) {
+    newest = cp.horizon;
+    base = cp.newestBase;
+  } else {
+    return 0n;
+  }
+  return newest * LENGTH_SLOTS + BigInt(Math.min(Math.max(total - base, 0), MAX_VERSION_COUNT));
 }
 
 /**

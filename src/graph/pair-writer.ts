@@ -4,12 +4,24 @@
  * repair job, so there is one write path.
  *
  * Design note. The caller hands in a view of the pair history read *after* its own append; the
- * state written is `foldPair(view)` at `pairVersion(view)` (see `pair-fold.ts` for why the most
- * complete view wins). Every edge the view can activate is written, active or not, and for each
- * one every candidate `created_at` except the active one gets a list-row delete, so whatever a
- * partial view wrote is overwritten or deleted by a more complete one. Rewriting is idempotent:
- * the same view writes the same cells at the same version, which is what makes retries and the
- * repair job safe to re-run.
+ * state written is the fold of that view at `pairVersion(view)` (see `pair-history.ts` for why the
+ * most complete view wins). Every edge of the pair is written, active or not (at most ten).
+ *
+ * List rows. A row's clustering key holds `created_at`, the position of the op that activated the
+ * edge, so a partial view may have put a row at a `created_at` that the complete fold does not
+ * activate (a follow whose refusing block it had not seen yet). Such a row is removed by whichever
+ * writer first sees both ops: for the op `own` it appended, a writer deletes the row at every
+ * `created_at` that the fold *without* `own` activates and the fold with it does not, plus `own`'s
+ * own position when `own` activates an edge that the full fold leaves elsewhere. Of two concurrent
+ * writers at least one sees the other's op (insert, then read), and that one's "without" fold is
+ * the other's view, so it deletes the other's stray row, at a higher version. This keeps a write's
+ * batch O(1) in the pair's age (≤ ten edges, ≤ two deletes each): the first design deleted at every
+ * candidate position in the history and outgrew Cassandra's batch size limit after ~700 follow
+ * cycles. The repair job (`sweep`) still deletes at every candidate of the stored history, in
+ * bounded chunks, as a backstop for writers that crashed between append and write.
+ *
+ * Rewriting is idempotent: the same view and op write the same cells at the same version, which
+ * is what makes retries and the repair job safe to re-run.
  *
  * Counters are not idempotent and carry no version; they get `after − before` per list from the
  * applier's own two views and can drift when appliers race or crash between writes. The
@@ -21,13 +33,24 @@ import type {
   EdgeWrite,
   ListKey,
   ListRowWrite,
+  PairCheckpoint,
   PairOp,
+  Position,
   Relation,
+  StoredPairOp,
   UserId,
 } from '../store/types.js';
 import { bucketOf, writeBucketCodes } from './buckets.js';
 import type { ListService } from './contracts.js';
-import { type FoldedEdge, foldPair, type PairFold, pairVersion } from './pair-fold.js';
+import {
+  compareOps,
+  edgeKey,
+  type FoldedEdge,
+  foldPair,
+  OP_RELATION,
+  type PairFold,
+  pairVersion,
+} from './pair-fold.js';
 
 export interface PairWriterDeps {
   store: GraphStore;
@@ -62,27 +85,63 @@ export function projections(e: {
   ];
 }
 
-/** The rows a view must write for one folded edge: its active row, deletes at every other candidate. */
-export function listRowsFor(e: FoldedEdge, layoutOf: (list: ListKey) => BucketLayout): ListRowWrite[] {
+/** A view of a pair's history: its checkpoint and the ops above the horizon. */
+export interface PairView {
+  checkpoint: PairCheckpoint | null;
+  ops: readonly StoredPairOp[];
+}
+
+/** The fold of a view, leaving out `skip` (an op, matched by position, source and kind) when given. */
+export function foldView(view: PairView, skip?: PairOp): PairFold {
+  const ops = skip ? view.ops.filter((o) => compareOps(o, skip) !== 0) : view.ops;
+  return foldPair(ops, view.checkpoint?.edges);
+}
+
+/** Statements per batch when the repair sweep deletes at every candidate position. */
+const SWEEP_CHUNK = 40;
+
+/** The rows a view must write for one folded edge: its active row, deletes at each `stale` position. */
+export function listRowsFor(
+  e: FoldedEdge,
+  stale: Iterable<Position>,
+  layoutOf: (list: ListKey) => BucketLayout,
+): ListRowWrite[] {
   const rows: ListRowWrite[] = [];
+  const active = e.state === 'active' ? e.createdAt : null;
+  const deletes = [...new Set(stale)].filter((c) => c !== active);
   for (const { list, otherId } of projections(e)) {
     const bucketCodes = writeBucketCodes(layoutOf(list), otherId);
-    const active = e.state === 'active' ? e.createdAt : null;
     if (active !== null) rows.push({ list, bucketCodes, entry: { createdAt: active, otherId }, op: 'put' });
-    for (const c of new Set(e.candidates)) {
-      if (c !== active) rows.push({ list, bucketCodes, entry: { createdAt: c, otherId }, op: 'delete' });
-    }
+    for (const c of deletes) rows.push({ list, bucketCodes, entry: { createdAt: c, otherId }, op: 'delete' });
   }
   return rows;
 }
 
+/** Positions at which a partial view may have left a row (`listRowsFor` skips the active one; see the note). */
+function staleAfter(view: PairView, own: PairOp): Map<string, Position[]> {
+  const stale = new Map<string, Position[]>();
+  const add = (k: string, c: Position) => stale.set(k, [...(stale.get(k) ?? []), c]);
+  for (const [k, e] of foldView(view, own).edges) {
+    if (e.state === 'active') add(k, e.createdAt);
+  }
+  const { relation, transition } = OP_RELATION[own.kind];
+  if (transition.move === 'set') add(edgeKey(own.sourceId, relation, own.targetId), own.position);
+  return stale;
+}
+
 /**
- * Writes the folded state of `history` (a view read after the caller's append): every edge the
- * view can activate, both list projections, at `pairVersion(history)`. Idempotent. Returns the
- * fold written.
+ * Writes the folded state of `view` (read after the caller appended `own`): every edge of the
+ * pair, both list projections, at `pairVersion(view)`, as one logged batch of O(1) statements.
+ * With `sweep` (repair; `own` null) it also deletes at every candidate position of the view, in
+ * bounded batches after the main one. Idempotent. Returns the fold written.
  */
-export async function writePairView(deps: PairWriterDeps, history: readonly PairOp[]): Promise<PairFold> {
-  const fold = foldPair(history);
+export async function writePairView(
+  deps: PairWriterDeps,
+  view: PairView,
+  own: PairOp | null,
+  o: { sweep?: boolean } = {},
+): Promise<PairFold> {
+  const fold = foldView(view);
   if (fold.edges.size === 0) return fold;
   const lists = new Map<string, ListKey>();
   for (const e of fold.edges.values()) for (const p of projections(e)) lists.set(listId(p.list), p.list);
@@ -93,14 +152,21 @@ export async function writePairView(deps: PairWriterDeps, history: readonly Pair
     }),
   );
   const layoutOf = (l: ListKey) => layouts.get(listId(l)) as BucketLayout;
+  const stale = own ? staleAfter(view, own) : new Map<string, Position[]>();
   const edges: EdgeWrite[] = [];
   const rows: ListRowWrite[] = [];
-  for (const e of fold.edges.values()) {
-    const { candidates: _, ...edge } = e;
+  const swept: ListRowWrite[] = [];
+  for (const [k, e] of fold.edges) {
+    const { candidates, ...edge } = e;
     edges.push({ edge });
-    rows.push(...listRowsFor(e, layoutOf));
+    rows.push(...listRowsFor(e, stale.get(k) ?? [], layoutOf));
+    if (o.sweep) swept.push(...listRowsFor(e, candidates, layoutOf).filter((r) => r.op === 'delete'));
   }
-  await deps.store.writeEdges(edges, rows, pairVersion(history));
+  const version = pairVersion(view);
+  await deps.store.writeEdges(edges, rows, version);
+  for (let i = 0; i < swept.length; i += SWEEP_CHUNK) {
+    await deps.store.writeEdges([], swept.slice(i, i + SWEEP_CHUNK), version);
+  }
   return fold;
 }
 

@@ -2,11 +2,11 @@
  * Repair: re-derive a pair's edge state and list rows from its history and rewrite them.
  *
  * Design note. The pair history (`pair_ops`) is the source of truth; edges and list rows are a
- * projection written at `pairVersion(history)`. A crash between the append and the edge write
+ * projection written at `pairVersion(view)`. A crash between the append and the edge write
  * (or a dropped batch) leaves the projection behind the history; repairing folds the *complete*
  * history and writes it through the same function the service uses, so it writes at a version at
  * least as high as any view an applier had, overwrites partial states and deletes stray list
- * rows at every candidate position. It appends nothing and never changes counters (the reconcile
+ * rows at every candidate position of the ops above the checkpoint (in bounded batches). It appends nothing and never changes counters (the reconcile
  * job owns those), so it is safe to re-run and to run while traffic flows: a concurrent applier
  * whose view is more complete writes at a higher version and wins.
  *
@@ -28,11 +28,14 @@ export interface RepairResult {
   edges: number;
 }
 
-/** Re-folds the pair's history and rewrites every edge and list row it implies. Idempotent. */
+/**
+ * Re-folds the pair's history (checkpoint and ops above it) and rewrites every edge and list row
+ * it implies, deleting at every candidate position of the stored ops. Idempotent.
+ */
 export async function repairPair(deps: PairWriterDeps, a: UserId, b: UserId): Promise<RepairResult> {
-  const history = await deps.store.listPairOps(a, b);
-  const fold = await writePairView(deps, history);
-  return { a, b, ops: history.length, edges: fold.edges.size };
+  const history = await deps.store.readPairHistory(a, b);
+  const fold = await writePairView(deps, history, null, { sweep: true });
+  return { a, b, ops: (history.checkpoint?.count ?? 0) + history.ops.length, edges: fold.edges.size };
 }
 
 /** Every id in `userId`'s lists (all relations, both directions). */

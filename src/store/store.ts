@@ -15,7 +15,8 @@ import type {
   ListEntry,
   ListKey,
   ListRowWrite,
-  PairOp,
+  PairAppend,
+  PairHistory,
   Position,
   Receipt,
   Reconciliation,
@@ -24,7 +25,28 @@ import type {
   UserRecord,
 } from './types.js';
 
-export interface GraphStore {
+/**
+ * The pair histories (`pair_ops`): one partition per unordered pair holding a checkpoint, a pending
+ * compaction and the ops above the checkpoint's horizon. The algorithm that uses it, and why it is
+ * safe without lightweight transactions, is in `src/graph/pair-history.ts`.
+ */
+export interface PairHistoryStore {
+  /**
+   * The pair's checkpoint, pending compaction and every op above the horizon, in history order
+   * (position, source id, kind). Reads every page; ops at or below the horizon that a late write
+   * left behind are not returned.
+   */
+  readPairHistory(a: UserId, b: UserId): Promise<PairHistory>;
+  /**
+   * One single-partition write, atomic and isolated on each replica: inserts the op (the same op
+   * twice is one row), and announces or commits a compaction when asked. A commit writes the
+   * checkpoint at a write time that grows with its horizon (a later commit of a lower horizon
+   * never wins), clears the announcement and deletes the folded ops. `timeoutMs` bounds the call.
+   */
+  appendPair(append: PairAppend, timeoutMs?: number): Promise<void>;
+}
+
+export interface GraphStore extends PairHistoryStore {
   // ---- users ----
 
   /** The user, or null if unknown. */
@@ -36,13 +58,6 @@ export interface GraphStore {
    * (case-insensitive). Returns whether the user was new.
    */
   putUser(user: UserRecord): Promise<{ created: boolean }>;
-
-  // ---- pair history ----
-
-  /** Records an operation in its pair's history. Idempotent: the same op twice is one row. */
-  appendPairOp(op: PairOp): Promise<void>;
-  /** The pair's whole history in position order (ties: source id, then kind). */
-  listPairOps(a: UserId, b: UserId): Promise<PairOp[]>;
 
   // ---- edge state ----
 

@@ -43,6 +43,54 @@ export interface PairOp {
   position: Position;
 }
 
+/**
+ * An op as the pair history stores it: with `base`, the checkpoint's op count its writer saw
+ * (the number of ops at or below the horizon then). It makes the write version tie-free across
+ * compactions (`src/graph/pair-history.ts`).
+ */
+export interface StoredPairOp extends PairOp {
+  base: number;
+}
+
+/**
+ * The folded state of a pair's history up to `horizon`: every op at or below it has been folded
+ * in and is no longer stored one by one.
+ */
+export interface PairCheckpoint {
+  /** Position of the newest op folded in; ops at or below it are refused from now on. */
+  horizon: Position;
+  /** Distinct ops folded in, over the pair's whole life. */
+  count: number;
+  /** Smallest `base` among the folded ops at `horizon` (the version needs it when no op is newer). */
+  newestBase: number;
+  /** The state of every edge of the pair that any folded op touched. */
+  edges: EdgeRecord[];
+}
+
+/** A compaction announced but not yet committed: ops at or below `horizon` are refused meanwhile. */
+export interface PendingCompaction {
+  horizon: Position;
+  /** µs clock of the writer that announced it; it may be committed once it has settled. */
+  announcedAt: Position;
+}
+
+/** One read of a pair's history: the checkpoint, a pending compaction, and every op above the horizon. */
+export interface PairHistory {
+  checkpoint: PairCheckpoint | null;
+  pending: PendingCompaction | null;
+  /** Ops above the checkpoint's horizon, in history order (position, source id, kind). */
+  ops: StoredPairOp[];
+}
+
+/** One single-partition write to a pair's history: an op, and optionally a compaction step. */
+export interface PairAppend {
+  op: StoredPairOp;
+  /** Announce a compaction (when none is pending). */
+  announce?: PendingCompaction;
+  /** Commit the pending compaction: set this checkpoint, clear the announcement, drop folded ops. */
+  commit?: PairCheckpoint;
+}
+
 /** The stored state of one edge. */
 export interface EdgeRecord {
   sourceId: UserId;

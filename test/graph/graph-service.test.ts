@@ -5,6 +5,7 @@ import {
   HiddenError,
   NoPendingRequestError,
   NotVisibleError,
+  PositionOutOfRangeError,
   SelfFollowError,
   UserNotFoundError,
 } from '../../src/graph/errors.js';
@@ -212,7 +213,7 @@ describe('replay with explicit positions', () => {
     expect(f).toEqual({ state: 'following', changed: true, position: 100n, duplicate: false });
     await graph.unfollow(ada, bo, { position: 200n });
     expect(await graph.follow(ada, bo, { position: 100n })).toEqual({
-      state: 'following',
+      state: 'none',
       changed: false,
       position: 100n,
       duplicate: true,
@@ -232,8 +233,16 @@ describe('replay with explicit positions', () => {
   });
 
   it('a live op is positioned after everything on the pair', async () => {
-    await graph.follow(ada, bo, { position: 10n ** 18n });
-    expect((await graph.unfollow(ada, bo)).position).toBe(10n ** 18n + 1n);
+    const ahead = now + 4_000_000n;
+    await graph.follow(ada, bo, { position: ahead });
+    expect((await graph.unfollow(ada, bo)).position).toBe(ahead + 1n);
+  });
+
+  it('regression: a position past the clock plus the skew, or not positive, is refused (it broke every list with a 500)', async () => {
+    for (const position of [9_000_000_000_000_000_000n, now + 6_000_000n, 0n, -5n]) {
+      await expect(graph.follow(ada, bo, { position })).rejects.toBeInstanceOf(PositionOutOfRangeError);
+    }
+    expect((await store.readPairHistory(ada, bo)).ops).toEqual([]);
   });
 });
 
@@ -268,25 +277,23 @@ describe('visibility', () => {
   });
 });
 
-describe('regression: repeated live no-ops grew the pair history without bound', () => {
-  it('records only the ops that change the pair; repeats still heal and report changed: false', async () => {
+describe('regression: a live no-op must be recorded so an older replay cannot win over it', () => {
+  it('repeats report changed: false, keep the first followed_at, and are in the history', async () => {
     const first = await graph.follow(ada, bo);
-    for (let i = 0; i < 50; i++) {
+    for (let i = 0; i < 5; i++) {
       expect(await graph.follow(ada, bo)).toMatchObject({
         state: 'following',
         changed: false,
         duplicate: false,
       });
-      expect(await graph.unfollow(ada, cy)).toMatchObject({
-        state: 'none',
-        changed: false,
-        duplicate: false,
-      });
     }
-    expect(await store.listPairOps(ada, bo)).toEqual([
-      { sourceId: ada, targetId: bo, kind: 'follow', position: first.position },
+    const none = await graph.unfollow(ada, cy);
+    expect(none).toMatchObject({ state: 'none', changed: false, duplicate: false });
+    const history = await store.readPairHistory(ada, bo);
+    expect(history.ops.map((o) => o.kind)).toEqual(Array(6).fill('follow'));
+    expect((await store.readPairHistory(ada, cy)).ops).toEqual([
+      { sourceId: ada, targetId: cy, kind: 'unfollow', position: none.position, base: 0 },
     ]);
-    expect(await store.listPairOps(ada, cy)).toEqual([]);
     expect(await rows(inn(bo))).toEqual([[ada, first.position]]);
     expect(await store.getCount(inn(bo))).toBe(1);
   });

@@ -20,7 +20,9 @@ describe('repair', () => {
   it('rewrites a pair whose history moved on without its edge write, and is safe to re-run', async () => {
     const { store, lists, graph } = await setup();
     const f = await graph.follow(1n, 2n);
-    await store.appendPairOp({ sourceId: 2n, targetId: 1n, kind: 'block', position: f.position + 10n });
+    await store.appendPair({
+      op: { sourceId: 2n, targetId: 1n, kind: 'block', position: f.position + 10n, base: 0 },
+    });
     expect(await graph.contains(2n, 'follows', 'in', [1n])).toEqual([1n]);
 
     const first = await repairPair({ store, lists }, 2n, 1n);

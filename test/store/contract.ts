@@ -68,15 +68,59 @@ export function describeStoreContract(name: string, make: () => Promise<StoreFix
 
     it('records pair history once per op, in position order, from either side', async () => {
       const [a, b] = ids(2) as [bigint, bigint];
-      await store.appendPairOp({ sourceId: b, targetId: a, kind: 'block', position: 30n });
-      await store.appendPairOp({ sourceId: a, targetId: b, kind: 'follow', position: 10n });
-      await store.appendPairOp({ sourceId: a, targetId: b, kind: 'follow', position: 10n });
-      await store.appendPairOp({ sourceId: a, targetId: b, kind: 'unfollow', position: 20n });
-      expect(await store.listPairOps(b, a)).toEqual([
-        { sourceId: a, targetId: b, kind: 'follow', position: 10n },
-        { sourceId: a, targetId: b, kind: 'unfollow', position: 20n },
-        { sourceId: b, targetId: a, kind: 'block', position: 30n },
-      ]);
+      await store.appendPair({ op: { sourceId: b, targetId: a, kind: 'block', position: 30n, base: 0 } });
+      await store.appendPair({ op: { sourceId: a, targetId: b, kind: 'follow', position: 10n, base: 0 } });
+      await store.appendPair({ op: { sourceId: a, targetId: b, kind: 'follow', position: 10n, base: 0 } });
+      await store.appendPair({ op: { sourceId: a, targetId: b, kind: 'unfollow', position: 20n, base: 0 } });
+      expect(await store.readPairHistory(b, a)).toEqual({
+        checkpoint: null,
+        pending: null,
+        ops: [
+          { sourceId: a, targetId: b, kind: 'follow', position: 10n, base: 0 },
+          { sourceId: a, targetId: b, kind: 'unfollow', position: 20n, base: 0 },
+          { sourceId: b, targetId: a, kind: 'block', position: 30n, base: 0 },
+        ],
+      });
+    });
+
+    it('announces and commits a compaction: the checkpoint replaces the folded ops; a lower horizon never wins', async () => {
+      const [a, b] = ids(2) as [bigint, bigint];
+      const op = (kind: 'follow' | 'unfollow', position: bigint, base = 0) => ({
+        sourceId: a,
+        targetId: b,
+        kind,
+        position,
+        base,
+      });
+      await store.appendPair({ op: op('follow', 10n) });
+      await store.appendPair({ op: op('unfollow', 20n), announce: { horizon: 20n, announcedAt: 99n } });
+      expect((await store.readPairHistory(a, b)).pending).toEqual({ horizon: 20n, announcedAt: 99n });
+      const cp = {
+        horizon: 20n,
+        count: 2,
+        newestBase: 0,
+        edges: [
+          {
+            sourceId: a,
+            targetId: b,
+            relation: 'follows' as const,
+            state: 'removed' as const,
+            position: 20n,
+            createdAt: 10n,
+          },
+        ],
+      };
+      await store.appendPair({ op: op('follow', 30n, 2), commit: cp });
+      expect(await store.readPairHistory(b, a)).toEqual({
+        checkpoint: cp,
+        pending: null,
+        ops: [op('follow', 30n, 2)],
+      });
+      const older = { ...cp, horizon: 15n, count: 1 };
+      await store.appendPair({ op: op('unfollow', 40n, 2), commit: older });
+      const h = await store.readPairHistory(a, b);
+      expect(h.checkpoint).toEqual(cp);
+      expect(h.ops).toEqual([op('follow', 30n, 2), op('unfollow', 40n, 2)]);
     });
 
     it('edge writes are last-writer-wins by version, whatever the arrival order', async () => {

@@ -1,9 +1,11 @@
 import { createRoute } from '@hono/zod-openapi';
 import { actFor } from '../auth.js';
 import { type ApiApp, idOf, mutationOptions, problems, type RouteDeps } from '../route-kit.js';
-import { MutationHeaders, pairParams, stateSchema } from '../schemas.js';
+import { MutationHeaders, pairParams } from '../schemas.js';
 
-export const NoneResult = stateSchema('NoneResult', ['none']);
+import { FollowResult } from './following-put.js';
+
+export const NoneResult = FollowResult;
 
 export const unfollowRoute = createRoute({
   operationId: 'unfollow',

@@ -3,7 +3,11 @@ import { actFor } from '../auth.js';
 import { type ApiApp, idOf, mutationOptions, problems, type RouteDeps } from '../route-kit.js';
 import { MutationHeaders, pairParams, stateSchema } from '../schemas.js';
 
-export const FollowResult = stateSchema('FollowResult', ['following', 'requested']);
+/**
+ * The follow edge's state after a mutation, as the pair's fold says. Live calls answer what they
+ * asked for; an admin replay (`Graph-Position`) the fold refuses answers what stands instead.
+ */
+export const FollowResult = stateSchema('FollowResult', ['following', 'requested', 'none']);
 
 export const followRoute = createRoute({
   operationId: 'follow',

@@ -1,9 +1,11 @@
 import { createRoute } from '@hono/zod-openapi';
 import { actFor } from '../auth.js';
 import { type ApiApp, idOf, mutationOptions, problems, type RouteDeps } from '../route-kit.js';
-import { MutationHeaders, pairParams, stateSchema } from '../schemas.js';
+import { MutationHeaders, pairParams } from '../schemas.js';
 
-export const AcceptResult = stateSchema('AcceptResult', ['following']);
+import { FollowResult } from './following-put.js';
+
+export const AcceptResult = FollowResult;
 
 export const acceptRequestRoute = createRoute({
   operationId: 'acceptRequest',

@@ -8,7 +8,6 @@ import type { Relation, UserId } from '../../store/types.js';
 import { actFor } from '../auth.js';
 import { type ApiApp, idOf, listPage, mutationOptions, problems, type RouteDeps } from '../route-kit.js';
 import { IdParams, ListPageSchema, ListQuery, MutationHeaders, pairParams, stateSchema } from '../schemas.js';
-import { NoneResult } from './following-delete.js';
 
 type Op<S extends string> = (
   g: GraphApi,
@@ -22,8 +21,8 @@ interface TypedEdge<S extends string> {
   relation: Relation;
   state: S;
   tag: string;
-  add: Op<S>;
-  remove: Op<'none'>;
+  add: Op<S | 'none'>;
+  remove: Op<S | 'none'>;
   addSummary: string;
 }
 
@@ -72,7 +71,7 @@ export const typedEdgeRoutes = EDGES.map((e) => ({
     responses: {
       200: {
         description: e.state,
-        content: { 'application/json': { schema: stateSchema(`${e.state}Result`, [e.state]) } },
+        content: { 'application/json': { schema: stateSchema(`${e.state}Result`, [e.state, 'none']) } },
       },
       ...problems(400, 403, 404, 409, 429),
     },
@@ -86,7 +85,10 @@ export const typedEdgeRoutes = EDGES.map((e) => ({
     security: [{ bearerAuth: [] }],
     request: { params: pairParams('target'), headers: MutationHeaders },
     responses: {
-      200: { description: 'none', content: { 'application/json': { schema: NoneResult } } },
+      200: {
+        description: 'none (or what stands after a replayed removal the fold overrides)',
+        content: { 'application/json': { schema: stateSchema(`${e.state}Result`, [e.state, 'none']) } },
+      },
       ...problems(400, 403, 404, 409, 429),
     },
   }),
@@ -108,19 +110,20 @@ export const typedEdgeRoutes = EDGES.map((e) => ({
 export function registerTypedEdges(app: ApiApp, deps: RouteDeps) {
   for (const { edge, put, remove, list } of typedEdgeRoutes) {
     const add = edge.add as Op<string>;
+    const removeOp = edge.remove as Op<string>;
     app.openapi({ ...put, middleware: deps.mutation }, async (c) => {
       const params = c.req.valid('param');
       const id = idOf(params.id);
       actFor(c, id);
       const r = await add(deps.graph, id, idOf(params.target), mutationOptions(c));
-      return c.json({ state: r.state as typeof edge.state }, 200);
+      return c.json({ state: r.state as typeof edge.state | 'none' }, 200);
     });
     app.openapi({ ...remove, middleware: deps.mutation }, async (c) => {
       const params = c.req.valid('param');
       const id = idOf(params.id);
       actFor(c, id);
-      const r = await edge.remove(deps.graph, id, idOf(params.target), mutationOptions(c));
-      return c.json({ state: r.state }, 200);
+      const r = await removeOp(deps.graph, id, idOf(params.target), mutationOptions(c));
+      return c.json({ state: r.state as typeof edge.state | 'none' }, 200);
     });
     app.openapi(list, async (c) => {
       const id = idOf(c.req.valid('param').id);

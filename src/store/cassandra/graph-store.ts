@@ -16,6 +16,7 @@
  * deltas from real transitions, and reconciled against the lists by a job.
  */
 import type cassandra from 'cassandra-driver';
+import { decodeCheckpoint, encodeCheckpoint } from '../checkpoint-codec.js';
 import type { GraphStore } from '../store.js';
 import { UsernameTakenError } from '../store.js';
 import type {
@@ -27,7 +28,8 @@ import type {
   ListKey,
   ListRowWrite,
   OpKind,
-  PairOp,
+  PairAppend,
+  PairHistory,
   Receipt,
   Reconciliation,
   Relation,
@@ -54,8 +56,18 @@ const Q = {
     'INSERT INTO users (user_id, username, private, state, hide_lists, updated_at) VALUES (?, ?, ?, ?, ?, toTimestamp(now()))',
   claimUsername: 'INSERT INTO usernames (username, user_id) VALUES (?, ?) IF NOT EXISTS',
   releaseUsername: 'DELETE FROM usernames WHERE username = ? IF user_id = ?',
-  appendOp: 'INSERT INTO pair_ops (low_id, high_id, position, source_id, kind) VALUES (?, ?, ?, ?, ?)',
-  listOps: 'SELECT position, source_id, kind FROM pair_ops WHERE low_id = ? AND high_id = ?',
+  appendOp:
+    'INSERT INTO pair_ops (low_id, high_id, position, source_id, kind, base) VALUES (?, ?, ?, ?, ?, ?)',
+  announce: 'UPDATE pair_ops SET compact_to = ?, compact_at = ? WHERE low_id = ? AND high_id = ?',
+  commitCheckpoint:
+    'UPDATE pair_ops USING TIMESTAMP ? SET cp_horizon = ?, cp_state = ? WHERE low_id = ? AND high_id = ?',
+  clearAnnouncement:
+    'UPDATE pair_ops SET compact_to = null, compact_at = null WHERE low_id = ? AND high_id = ?',
+  dropFolded: 'DELETE FROM pair_ops WHERE low_id = ? AND high_id = ? AND position <= ?',
+  pairStatic:
+    'SELECT DISTINCT low_id, high_id, cp_horizon, cp_state, compact_to, compact_at FROM pair_ops WHERE low_id = ? AND high_id = ?',
+  pairOps:
+    'SELECT position, source_id, kind, base FROM pair_ops WHERE low_id = ? AND high_id = ? AND position > ?',
   putOut:
     'INSERT INTO edges_out (source_id, relation, target_id, state, position, created_at) VALUES (?, ?, ?, ?, ?, ?) USING TIMESTAMP ?',
   putIn:
@@ -133,8 +145,29 @@ const toEntry = (row: Row): ListEntry => ({
   otherId: row.other_id as bigint,
 });
 
+/** Pairs whose last seen horizon is remembered (a read hint only; bounded, oldest forgotten first). */
+const HORIZON_HINTS = 10_000;
+
+/** A bounded map that forgets its oldest entry first. */
+class BoundedHints<V> {
+  private readonly map = new Map<string, V>();
+  constructor(private readonly max: number) {}
+  get(key: string): V | undefined {
+    return this.map.get(key);
+  }
+  set(key: string, value: V): void {
+    this.map.delete(key);
+    this.map.set(key, value);
+    if (this.map.size > this.max) {
+      const oldest = this.map.keys().next().value;
+      if (oldest !== undefined) this.map.delete(oldest);
+    }
+  }
+}
+
 export class CassandraGraphStore implements GraphStore {
   private readonly logged: boolean;
+  private readonly horizonHints = new BoundedHints<bigint>(HORIZON_HINTS);
 
   constructor(
     private readonly client: CqlClient,
@@ -194,23 +227,80 @@ export class CassandraGraphStore implements GraphStore {
 
   // ---- pair history ----
 
-  async appendPairOp(op: PairOp): Promise<void> {
-    const [low, high] = op.sourceId < op.targetId ? [op.sourceId, op.targetId] : [op.targetId, op.sourceId];
-    await this.exec('appendPairOp', Q.appendOp, [low, high, op.position, op.sourceId, op.kind]);
+  async readPairHistory(a: UserId, b: UserId): Promise<PairHistory> {
+    const [low, high] = a < b ? [a, b] : [b, a];
+    const pair = `${low}|${high}`;
+    // Start the op read above the last horizon seen for this pair, so it steps over neither the
+    // folded rows nor their range tombstone; the static read tells the horizon in force now.
+    const from = this.horizonHints.get(pair) ?? 0n;
+    const [head, ops] = await Promise.all([
+      this.exec('readPairHistory', Q.pairStatic, [low, high]),
+      this.allRows('readPairHistory', Q.pairOps, [low, high, from]),
+    ]);
+    const row = head.first();
+    const horizon = (row?.cp_horizon as bigint | null | undefined) ?? null;
+    const state = (row?.cp_state as string | null | undefined) ?? null;
+    const checkpoint = horizon !== null && state !== null ? decodeCheckpoint(horizon, state) : null;
+    if (checkpoint) this.horizonHints.set(pair, checkpoint.horizon);
+    const compactTo = (row?.compact_to as bigint | null | undefined) ?? null;
+    const compactAt = (row?.compact_at as bigint | null | undefined) ?? null;
+    const floor = checkpoint?.horizon ?? 0n;
+    return {
+      checkpoint,
+      pending:
+        compactTo !== null && compactAt !== null ? { horizon: compactTo, announcedAt: compactAt } : null,
+      ops: ops
+        .map((r) => {
+          const source = r.source_id as bigint;
+          return {
+            sourceId: source,
+            targetId: source === low ? high : low,
+            kind: r.kind as OpKind,
+            position: r.position as bigint,
+            base: Number((r.base as bigint | null) ?? 0n),
+          };
+        })
+        .filter((op) => op.position > floor),
+    };
   }
 
-  async listPairOps(a: UserId, b: UserId): Promise<PairOp[]> {
-    const [low, high] = a < b ? [a, b] : [b, a];
-    const rs = await this.exec('listPairOps', Q.listOps, [low, high], { fetchSize: 10_000 });
-    return rs.rows.map((row) => {
-      const source = row.source_id as bigint;
-      return {
-        sourceId: source,
-        targetId: source === low ? high : low,
-        kind: row.kind as OpKind,
-        position: row.position as bigint,
-      };
-    });
+  async appendPair(append: PairAppend, timeoutMs?: number): Promise<void> {
+    const { op } = append;
+    const [low, high] = op.sourceId < op.targetId ? [op.sourceId, op.targetId] : [op.targetId, op.sourceId];
+    const queries: { query: string; params: unknown[] }[] = [
+      { query: Q.appendOp, params: [low, high, op.position, op.sourceId, op.kind, BigInt(op.base)] },
+    ];
+    if (append.announce) {
+      const { horizon, announcedAt } = append.announce;
+      queries.push({ query: Q.announce, params: [horizon, announcedAt, low, high] });
+    }
+    const cp = append.commit;
+    if (cp) {
+      queries.push(
+        { query: Q.commitCheckpoint, params: [cp.horizon, cp.horizon, encodeCheckpoint(cp), low, high] },
+        { query: Q.clearAnnouncement, params: [low, high] },
+        { query: Q.dropFolded, params: [low, high, cp.horizon] },
+      );
+    }
+    const options: cassandra.QueryOptions = { prepare: true, logged: false, isIdempotent: true };
+    if (timeoutMs !== undefined) options.readTimeout = Math.max(1, Math.round(timeoutMs));
+    await this.timed('appendPair', () =>
+      queries.length === 1
+        ? this.client.execute(Q.appendOp, queries[0]?.params ?? [], options)
+        : this.client.batch(queries, options),
+    );
+  }
+
+  /** Every row of a query, page by page (never just the first page). */
+  private async allRows(name: string, query: string, params: unknown[]): Promise<Row[]> {
+    const rows: Row[] = [];
+    let pageState: string | undefined;
+    do {
+      const rs = await this.exec(name, query, params, { fetchSize: 1000, pageState });
+      rows.push(...rs.rows);
+      pageState = rs.pageState ?? undefined;
+    } while (pageState);
+    return rows;
   }
 
   // ---- edge state ----

@@ -94,11 +94,20 @@ export async function migrate(
       continue;
     }
     for (const statement of splitStatements(text)) {
-      const qualified = statement.replace(
-        /^(CREATE\s+(?:TABLE|TYPE|INDEX|CUSTOM INDEX)\s+IF\s+NOT\s+EXISTS\s+)(\w+)/i,
-        (_m, head: string, name: string) => `${head}${keyspace}.${name}`,
-      );
-      await client.execute(qualified, [], { prepare: false });
+      const qualified = statement
+        .replace(
+          /^(CREATE\s+(?:TABLE|TYPE|INDEX|CUSTOM INDEX)\s+IF\s+NOT\s+EXISTS\s+)(\w+)/i,
+          (_m, head: string, name: string) => `${head}${keyspace}.${name}`,
+        )
+        .replace(
+          /^(ALTER\s+TABLE\s+)(\w+)(\s)/i,
+          (_m, head: string, name: string, sp: string) => `${head}${keyspace}.${name}${sp}`,
+        );
+      await client.execute(qualified, [], { prepare: false }).catch((e: unknown) => {
+        // `ALTER TABLE … ADD` has no IF NOT EXISTS on every server we support: a column another
+        // runner (or a crashed earlier run) already added is the outcome this statement wants.
+        if (!(/^ALTER\s+TABLE\b.*\bADD\b/is.test(statement) && /already exists/i.test(String(e)))) throw e;
+      });
       await waitForAgreement(client);
     }
     await client.execute(

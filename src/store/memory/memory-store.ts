@@ -5,6 +5,8 @@
  * the larger value (Cassandra's tie-break); a partition drop shadows rows written at or below its
  * version. Counters are plain numbers.
  */
+
+import { encodeCheckpoint } from '../checkpoint-codec.js';
 import type { GraphStore } from '../store.js';
 import { UsernameTakenError } from '../store.js';
 import type {
@@ -14,13 +16,24 @@ import type {
   ListEntry,
   ListKey,
   ListRowWrite,
-  PairOp,
+  PairAppend,
+  PairCheckpoint,
+  PairHistory,
+  PendingCompaction,
   Receipt,
   Reconciliation,
   Relation,
+  StoredPairOp,
   UserId,
   UserRecord,
 } from '../types.js';
+
+/** `pair_ops` clustering order: position, then source id, then kind. */
+function historyOrder(x: StoredPairOp, y: StoredPairOp): number {
+  if (x.position !== y.position) return x.position < y.position ? -1 : 1;
+  if (x.sourceId !== y.sourceId) return x.sourceId < y.sourceId ? -1 : 1;
+  return x.kind < y.kind ? -1 : x.kind > y.kind ? 1 : 0;
+}
 
 interface VersionedEdge {
   edge: EdgeRecord;
@@ -69,7 +82,10 @@ function larger<T extends string | bigint>(x: T, y: T): T {
 export class MemoryGraphStore implements GraphStore {
   private readonly users = new Map<UserId, UserRecord>();
   private readonly usernames = new Map<string, UserId>();
-  private readonly ops = new Map<string, Map<string, PairOp>>();
+  private readonly pairs = new Map<
+    string,
+    { checkpoint: PairCheckpoint | null; pending: PendingCompaction | null; ops: Map<string, StoredPairOp> }
+  >();
   private readonly edges = new Map<string, VersionedEdge>();
   private readonly partitions = new Map<
     string,
@@ -106,26 +122,46 @@ export class MemoryGraphStore implements GraphStore {
     return { created: !existing };
   }
 
-  async appendPairOp(op: PairOp): Promise<void> {
-    const pair = this.pairKey(op.sourceId, op.targetId);
-    let history = this.ops.get(pair);
-    if (!history) {
-      history = new Map();
-      this.ops.set(pair, history);
-    }
-    history.set(`${op.position}|${op.sourceId}|${op.kind}`, { ...op });
+  async readPairHistory(a: UserId, b: UserId): Promise<PairHistory> {
+    const pair = this.pairs.get(this.pairKey(a, b));
+    if (!pair) return { checkpoint: null, pending: null, ops: [] };
+    const horizon = pair.checkpoint?.horizon ?? 0n;
+    const ops = [...pair.ops.values()]
+      .filter((op) => op.position > horizon)
+      .map((op) => ({ ...op }))
+      .sort(historyOrder);
+    return {
+      checkpoint: pair.checkpoint ? structuredClone(pair.checkpoint) : null,
+      pending: pair.pending ? { ...pair.pending } : null,
+      ops,
+    };
   }
 
-  async listPairOps(a: UserId, b: UserId): Promise<PairOp[]> {
-    const history = this.ops.get(this.pairKey(a, b));
-    if (!history) return [];
-    return [...history.values()]
-      .map((op) => ({ ...op }))
-      .sort((x, y) => {
-        if (x.position !== y.position) return x.position < y.position ? -1 : 1;
-        if (x.sourceId !== y.sourceId) return x.sourceId < y.sourceId ? -1 : 1;
-        return x.kind < y.kind ? -1 : x.kind > y.kind ? 1 : 0;
-      });
+  async appendPair(append: PairAppend): Promise<void> {
+    const { op } = append;
+    const key = this.pairKey(op.sourceId, op.targetId);
+    let pair = this.pairs.get(key);
+    if (!pair) {
+      pair = { checkpoint: null, pending: null, ops: new Map() };
+      this.pairs.set(key, pair);
+    }
+    pair.ops.set(`${op.position}|${op.sourceId}|${op.kind}`, { ...op });
+    if (append.announce) pair.pending = { ...append.announce };
+    const cp = append.commit;
+    if (cp) {
+      const current = pair.checkpoint;
+      // Cassandra: the checkpoint's cells are written at a time that grows with the horizon; at
+      // equal horizons the larger serialized value wins.
+      if (
+        !current ||
+        cp.horizon > current.horizon ||
+        (cp.horizon === current.horizon && encodeCheckpoint(cp) > encodeCheckpoint(current))
+      ) {
+        pair.checkpoint = structuredClone(cp);
+      }
+      pair.pending = null;
+      for (const [k, o] of pair.ops) if (o.position <= cp.horizon) pair.ops.delete(k);
+    }
   }
 
   async writeEdges(
