@@ -70,7 +70,20 @@ async function main() {
         'list growth failed',
       ),
   });
-  const graph = new GraphService({ store, lists, maxFollowing: config.graph.maxFollowing });
+  const graph = new GraphService({
+    store,
+    lists,
+    maxFollowing: config.graph.maxFollowing,
+    onTaskError: (userId, error) =>
+      logger.error(
+        { userId: String(userId), err: String(error) },
+        'account task failed; it resumes on the next PUT or start',
+      ),
+  });
+  graph
+    .resumeAccountTasks()
+    .then((n) => n > 0 && logger.info({ tasks: n }, 'resumed unfinished account tasks'))
+    .catch((e: unknown) => logger.error({ err: String(e) }, 'could not list unfinished account tasks'));
 
   let draining = false;
   const app = createApp({

@@ -25,7 +25,6 @@ import type {
   UserId,
   UserRecord,
 } from '../store/types.js';
-import { readBucketCodes } from './buckets.js';
 import type {
   Counts,
   FollowState,
@@ -69,6 +68,8 @@ export interface GraphServiceOptions {
   clock?: () => Position;
   /** How pair histories are kept short (`pair-history.ts`); defaults for production. */
   historyPolicy?: Partial<HistoryPolicy>;
+  /** Told when a background account task fails (it stays recorded and resumes on the next PUT or start). */
+  onTaskError?: (userId: UserId, error: unknown) => void;
 }
 
 /** The result of every mutation, with whether the op was already in the pair history. */
@@ -85,6 +86,9 @@ export const MAX_CONTAINS_IDS = 1000;
 
 /** Pending requests accepted inline when an account goes public; more run in the background. */
 const INLINE_ACCEPT_LIMIT = 100;
+
+/** Requests accepted per committed page of the accept task. */
+const ACCEPT_PAGE = 200;
 
 interface Mutation {
   /** The acting account and the other one, checked to exist in this order. */
@@ -111,6 +115,8 @@ export class GraphService implements GraphApi {
   private readonly lists: ListService;
   private readonly maxFollowing: number;
   private readonly deps: PairHistoryDeps;
+  private readonly onTaskError: (userId: UserId, error: unknown) => void;
+  private readonly runningTasks = new Set<UserId>();
 
   constructor(o: GraphServiceOptions) {
     this.deps = {
@@ -122,6 +128,7 @@ export class GraphService implements GraphApi {
     this.store = o.store;
     this.lists = o.lists;
     this.maxFollowing = o.maxFollowing;
+    this.onTaskError = o.onTaskError ?? (() => undefined);
   }
 
   // ---- users ----
@@ -129,8 +136,9 @@ export class GraphService implements GraphApi {
   /**
    * Creates or updates a user (keeps `state` and `hideLists` of an existing one). Throws
    * `RangeError` for a username outside the rules (the HTTP layer validates first) and the
-   * store's `UsernameTakenError`. Going private → public accepts the pending requests: inline up
-   * to 100, in the background beyond.
+   * store's `UsernameTakenError`. Going private → public records an `accept_requests` task and
+   * runs it: inline up to 100 pending requests, in the background beyond (a later PUT of the
+   * still-public account, or `resumeAccountTasks` at start-up, resumes an unfinished one).
    */
   async putUser(input: {
     id: UserId;
@@ -150,10 +158,14 @@ export class GraphService implements GraphApi {
     };
     const { created } = await this.store.putUser(user);
     if (existing?.private && !user.private) {
+      // Durable before the answer: if this process dies, a restart or the next PUT resumes it.
+      await this.store.putAccountTask({ userId: user.id, task: 'accept_requests', cursor: null });
       const pending = await this.store.getCount(listIn(user.id, 'requests'));
-      const run = this.acceptPendingRequests(user.id);
+      const run = this.runAcceptTask(user.id);
       if (pending <= INLINE_ACCEPT_LIMIT) await run;
-      else run.catch(() => undefined);
+      else run.catch((e: unknown) => this.onTaskError(user.id, e));
+    } else if (!user.private && (await this.store.getAccountTask(user.id, 'accept_requests'))) {
+      this.runAcceptTask(user.id).catch((e: unknown) => this.onTaskError(user.id, e));
     }
     return { user, created };
   }
@@ -170,28 +182,59 @@ export class GraphService implements GraphApi {
   }
 
   /**
-   * Accepts every pending request to `owner` (paging its incoming requests list). Safe to re-run;
-   * returns how many were accepted by this run.
+   * Resumes every unfinished account task (call once at start-up); each runs in the background
+   * and reports failures to `onTaskError`. Returns how many were started.
    */
-  async acceptPendingRequests(owner: UserId): Promise<number> {
-    const list = listIn(owner, 'requests');
-    const layout = await this.store.getLayout(list);
-    let accepted = 0;
-    for (const code of readBucketCodes(layout)) {
+  async resumeAccountTasks(): Promise<number> {
+    const tasks = await this.store.listAccountTasks();
+    for (const t of tasks) this.runAcceptTask(t.userId).catch((e: unknown) => this.onTaskError(t.userId, e));
+    return tasks.length;
+  }
+
+  /**
+   * Accepts every pending request to `owner` that its `accept_requests` task still covers, walking
+   * the incoming requests list with a cursor that is committed after every page (so a restart
+   * resumes there, and rows that stay behind — a request the requester's cap keeps pending — are
+   * never read twice). Stops when the account went private again. One run per owner per process.
+   * Returns how many requests this run accepted.
+   */
+  async runAcceptTask(owner: UserId): Promise<number> {
+    if (this.runningTasks.has(owner)) return 0;
+    this.runningTasks.add(owner);
+    try {
+      let accepted = 0;
       for (;;) {
-        const page = await this.store.listBucket(list, code, null, 500);
-        if (page.length === 0) break;
-        for (const entry of page) {
-          const r = await this.acceptRequest(owner, entry.otherId).catch((e: unknown) => {
-            if (e instanceof NoPendingRequestError) return null;
+        const [task, user] = await Promise.all([
+          this.store.getAccountTask(owner, 'accept_requests'),
+          this.store.getUser(owner),
+        ]);
+        if (!task) return accepted;
+        if (!user || user.private) {
+          await this.store.deleteAccountTask(owner, 'accept_requests');
+          return accepted;
+        }
+        const page = await this.lists.page(listIn(owner, 'requests'), ACCEPT_PAGE, task.cursor);
+        for (const { id } of page.items) {
+          const r = await this.acceptRequest(owner, id).catch((e: unknown) => {
+            if (
+              e instanceof NoPendingRequestError ||
+              e instanceof FollowingCapError ||
+              e instanceof UserNotFoundError
+            )
+              return null;
             throw e;
           });
           if (r?.changed) accepted++;
         }
-        if (page.length < 500) break;
+        if (page.nextCursor === null) {
+          await this.store.deleteAccountTask(owner, 'accept_requests');
+          return accepted;
+        }
+        await this.store.putAccountTask({ userId: owner, task: 'accept_requests', cursor: page.nextCursor });
       }
+    } finally {
+      this.runningTasks.delete(owner);
     }
-    return accepted;
   }
 
   // ---- mutations ----

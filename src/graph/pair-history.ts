@@ -85,11 +85,11 @@ export interface HistoryPolicy {
 }
 
 export const DEFAULT_HISTORY_POLICY: HistoryPolicy = {
-  compactAbove: 64,
+  compactAbove: 48,
   keep: 16,
   maxOps: 768,
-  writeBudgetMs: 2_000,
-  settleMs: 3_000,
+  writeBudgetMs: 1_000,
+  settleMs: 1_500,
   maxSkewMicros: 5_000_000n,
 };
 

@@ -9,16 +9,17 @@
  *
  * List rows. A row's clustering key holds `created_at`, the position of the op that activated the
  * edge, so a partial view may have put a row at a `created_at` that the complete fold does not
- * activate (a follow whose refusing block it had not seen yet). Such a row is removed by whichever
- * writer first sees both ops: for the op `own` it appended, a writer deletes the row at every
- * `created_at` that the fold *without* `own` activates and the fold with it does not, plus `own`'s
- * own position when `own` activates an edge that the full fold leaves elsewhere. Of two concurrent
- * writers at least one sees the other's op (insert, then read), and that one's "without" fold is
- * the other's view, so it deletes the other's stray row, at a higher version. This keeps a write's
- * batch O(1) in the pair's age (≤ ten edges, ≤ two deletes each): the first design deleted at every
- * candidate position in the history and outgrew Cassandra's batch size limit after ~700 follow
- * cycles. The repair job (`sweep`) still deletes at every candidate of the stored history, in
- * bounded chunks, as a backstop for writers that crashed between append and write.
+ * activate (a follow whose refusing block it had not seen yet), and a writer that crashed between
+ * its append and its write leaves the row of the run its op ended. For the op `own` it appended, a
+ * writer deletes the row at the latest activation of every edge as the folds *with and without*
+ * `own` see it (unless that is the active row), plus `own`'s own position when `own` activates an
+ * edge. Of two concurrent writers at least one sees the other's op (insert, then read), and that
+ * one's "without" fold is the other's view, so it deletes the other's stray row, at a higher
+ * version; the next writer after a crash sees the ended run as the latest and deletes its row.
+ * This keeps a write's batch O(1) in the pair's age (≤ ten edges, ≤ three deletes each): the first
+ * design deleted at every candidate position in the history and outgrew Cassandra's batch size
+ * limit after ~700 follow cycles. The repair job (`sweep`) still deletes at every candidate of the
+ * stored history, in bounded chunks, as the backstop for anything older.
  *
  * Rewriting is idempotent: the same view and op write the same cells at the same version, which
  * is what makes retries and the repair job safe to re-run.
@@ -117,12 +118,16 @@ export function listRowsFor(
   return rows;
 }
 
-/** Positions at which a partial view may have left a row (`listRowsFor` skips the active one; see the note). */
-function staleAfter(view: PairView, own: PairOp): Map<string, Position[]> {
+/**
+ * Positions at which a row may stand that the full fold does not activate (`listRowsFor` skips the
+ * active one; see the note): the latest activation of every edge as the folds with and without
+ * `own` see it, and `own`'s own position when it activates an edge.
+ */
+function staleAfter(view: PairView, fold: PairFold, own: PairOp): Map<string, Position[]> {
   const stale = new Map<string, Position[]>();
   const add = (k: string, c: Position) => stale.set(k, [...(stale.get(k) ?? []), c]);
-  for (const [k, e] of foldView(view, own).edges) {
-    if (e.state === 'active') add(k, e.createdAt);
+  for (const f of [foldView(view, own), fold]) {
+    for (const [k, e] of f.edges) if (e.createdAt > 0n) add(k, e.createdAt);
   }
   const { relation, transition } = OP_RELATION[own.kind];
   if (transition.move === 'set') add(edgeKey(own.sourceId, relation, own.targetId), own.position);
@@ -152,7 +157,7 @@ export async function writePairView(
     }),
   );
   const layoutOf = (l: ListKey) => layouts.get(listId(l)) as BucketLayout;
-  const stale = own ? staleAfter(view, own) : new Map<string, Position[]>();
+  const stale = own ? staleAfter(view, fold, own) : new Map<string, Position[]>();
   const edges: EdgeWrite[] = [];
   const rows: ListRowWrite[] = [];
   const swept: ListRowWrite[] = [];

@@ -9,6 +9,7 @@
  * versions a delete wins over a put (Cassandra's tie rule; the memory store copies it).
  */
 import type {
+  AccountTask,
   BucketLayout,
   EdgeRecord,
   EdgeWrite,
@@ -46,7 +47,19 @@ export interface PairHistoryStore {
   appendPair(append: PairAppend, timeoutMs?: number): Promise<void>;
 }
 
-export interface GraphStore extends PairHistoryStore {
+/** Durable per-account background tasks (`account_tasks`): a row per unfinished task. */
+export interface AccountTaskStore {
+  /** Creates or moves on the task (idempotent; the newest write wins). */
+  putAccountTask(task: AccountTask): Promise<void>;
+  /** The unfinished task, or null. */
+  getAccountTask(userId: UserId, task: AccountTask['task']): Promise<AccountTask | null>;
+  /** Every unfinished task (few at a time; read at start-up to resume them). */
+  listAccountTasks(): Promise<AccountTask[]>;
+  /** Marks the task finished. Idempotent. */
+  deleteAccountTask(userId: UserId, task: AccountTask['task']): Promise<void>;
+}
+
+export interface GraphStore extends PairHistoryStore, AccountTaskStore {
   // ---- users ----
 
   /** The user, or null if unknown. */

@@ -162,3 +162,10 @@ export interface Reconciliation {
   /** counted − counter before the correction. */
   drift: number;
 }
+
+/** Durable per-account background work; `cursor` is where a restart resumes (null: from the start). */
+export interface AccountTask {
+  userId: UserId;
+  task: 'accept_requests';
+  cursor: string | null;
+}

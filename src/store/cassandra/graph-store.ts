@@ -20,6 +20,7 @@ import { decodeCheckpoint, encodeCheckpoint } from '../checkpoint-codec.js';
 import type { GraphStore } from '../store.js';
 import { UsernameTakenError } from '../store.js';
 import type {
+  AccountTask,
   BucketLayout,
   Direction,
   EdgeRecord,
@@ -109,6 +110,11 @@ const Q = {
   getReceipt: 'SELECT request_hash, status, body FROM receipts WHERE actor_id = ? AND key = ?',
   putReceipt:
     'INSERT INTO receipts (actor_id, key, request_hash, status, body, created_at) VALUES (?, ?, ?, ?, ?, toTimestamp(now())) IF NOT EXISTS USING TTL ?',
+  putTask:
+    'INSERT INTO account_tasks (user_id, task, cursor, updated_at) VALUES (?, ?, ?, toTimestamp(now()))',
+  getTask: 'SELECT user_id, task, cursor FROM account_tasks WHERE user_id = ? AND task = ?',
+  listTasks: 'SELECT user_id, task, cursor FROM account_tasks',
+  deleteTask: 'DELETE FROM account_tasks WHERE user_id = ? AND task = ?',
   ping: 'SELECT release_version FROM system.local',
 } as const;
 
@@ -139,6 +145,12 @@ function toEdge(source: UserId, target: UserId, relation: Relation, row: Row): E
     createdAt: (row.created_at as bigint | null) ?? 0n,
   };
 }
+
+const toTask = (row: Row): AccountTask => ({
+  userId: row.user_id as bigint,
+  task: row.task as AccountTask['task'],
+  cursor: (row.cursor as string | null) ?? null,
+});
 
 const toEntry = (row: Row): ListEntry => ({
   createdAt: row.created_at as bigint,
@@ -551,6 +563,25 @@ export class CassandraGraphStore implements GraphStore {
       [actorId, key, receipt.requestHash, receipt.status, receipt.body, ttlSeconds],
       { isIdempotent: false },
     );
+  }
+
+  // ---- account tasks ----
+
+  async putAccountTask(task: AccountTask): Promise<void> {
+    await this.exec('putAccountTask', Q.putTask, [task.userId, task.task, task.cursor]);
+  }
+
+  async getAccountTask(userId: UserId, task: AccountTask['task']): Promise<AccountTask | null> {
+    const row = (await this.exec('getAccountTask', Q.getTask, [userId, task])).first();
+    return row ? toTask(row) : null;
+  }
+
+  async listAccountTasks(): Promise<AccountTask[]> {
+    return (await this.allRows('listAccountTasks', Q.listTasks, [])).map(toTask);
+  }
+
+  async deleteAccountTask(userId: UserId, task: AccountTask['task']): Promise<void> {
+    await this.exec('deleteAccountTask', Q.deleteTask, [userId, task]);
   }
 
   // ---- lifecycle ----

@@ -10,6 +10,7 @@ import { encodeCheckpoint } from '../checkpoint-codec.js';
 import type { GraphStore } from '../store.js';
 import { UsernameTakenError } from '../store.js';
 import type {
+  AccountTask,
   BucketLayout,
   EdgeRecord,
   EdgeWrite,
@@ -94,6 +95,7 @@ export class MemoryGraphStore implements GraphStore {
   private readonly layouts = new Map<string, BucketLayout>();
   private readonly counters = new Map<string, Map<number, number>>();
   private readonly reconciliations = new Map<string, Reconciliation>();
+  private readonly tasks = new Map<string, AccountTask>();
   private readonly receipts = new Map<string, { receipt: Receipt; expires: number }>();
 
   async getUser(id: UserId): Promise<UserRecord | null> {
@@ -120,6 +122,23 @@ export class MemoryGraphStore implements GraphStore {
     this.usernames.set(name, user.id);
     this.users.set(user.id, { ...user });
     return { created: !existing };
+  }
+
+  async putAccountTask(task: AccountTask): Promise<void> {
+    this.tasks.set(`${task.userId}|${task.task}`, { ...task });
+  }
+
+  async getAccountTask(userId: UserId, task: AccountTask['task']): Promise<AccountTask | null> {
+    const t = this.tasks.get(`${userId}|${task}`);
+    return t ? { ...t } : null;
+  }
+
+  async listAccountTasks(): Promise<AccountTask[]> {
+    return [...this.tasks.values()].map((t) => ({ ...t }));
+  }
+
+  async deleteAccountTask(userId: UserId, task: AccountTask['task']): Promise<void> {
+    this.tasks.delete(`${userId}|${task}`);
   }
 
   async readPairHistory(a: UserId, b: UserId): Promise<PairHistory> {

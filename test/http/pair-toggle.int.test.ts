@@ -1,0 +1,114 @@
+/**
+ * A pair toggled 20,000 times through the HTTP API on the real node (the rate limit raised), then
+ * blocked: the block holds, the follower is gone from every list, and a write reads a bounded
+ * history whatever the pair's age. Regressions pinned here: a pair whose history outgrew one read
+ * page froze (every later op was missing from the fold, so a block answered 200 and did nothing);
+ * after ~700 follow cycles every op answered 500 because the write's batch deleted list rows at
+ * every candidate position and outgrew Cassandra's batch size limit.
+ *
+ * The medians of the first and last 200 toggles are printed for the closing note; they are not
+ * asserted (timing belongs to benchmarks). `TOGGLES` sets the count (default 20,000).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_HISTORY_POLICY } from '../../src/graph/pair-history.js';
+import { bearer, call } from './support/app.js';
+import { type RealApp, realApp } from './support/real-app.js';
+
+const TOGGLES = Number(process.env.TOGGLES ?? 20_000);
+const [ada, bo] = [101n, 102n];
+const admin = bearer(1, { admin: true });
+let real: RealApp;
+
+beforeAll(async () => {
+  real = await realApp('pair_toggle');
+  for (const [id, username] of [
+    [ada, 'ada'],
+    [bo, 'bo'],
+  ] as const) {
+    const r = await call(real.app, 'PUT', `/v1/users/${id}`, { auth: admin, body: { username } });
+    expect(r.status).toBe(201);
+  }
+});
+
+afterAll(async () => {
+  await real?.close();
+});
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)] ?? 0;
+};
+
+describe(`a pair toggled ${TOGGLES} times through the API`, () => {
+  it('then blocked: the block holds, the follower is gone from every list, the history stayed bounded', async () => {
+    const auth = bearer(ada);
+    const ms: number[] = [];
+    let most = 0;
+    const started = performance.now();
+    for (let i = 0; i < TOGGLES; i++) {
+      const t0 = performance.now();
+      const r =
+        i % 2 === 0
+          ? await call(real.app, 'PUT', `/v1/users/${ada}/following/${bo}`, { auth })
+          : await call(real.app, 'DELETE', `/v1/users/${ada}/following/${bo}`, { auth });
+      ms.push(performance.now() - t0);
+      if (r.status !== 200) throw new Error(`toggle ${i}: ${r.status} ${r.text}`);
+      expect(r.json).toEqual({ state: i % 2 === 0 ? 'following' : 'none' });
+      if (i % 500 === 0) most = Math.max(most, (await real.store.readPairHistory(ada, bo)).ops.length);
+    }
+    const first = median(ms.slice(0, 200));
+    const last = median(ms.slice(-200));
+    console.log(
+      `[pair-toggle] ${TOGGLES} toggles in ${((performance.now() - started) / 1000).toFixed(1)} s; ` +
+        `median of the first 200 ${first.toFixed(2)} ms, of the last 200 ${last.toFixed(2)} ms ` +
+        `(ratio ${(last / first).toFixed(2)}); most ops above the horizon seen: ${most}`,
+    );
+    const history = await real.store.readPairHistory(ada, bo);
+    expect(history.ops.length).toBeLessThanOrEqual(DEFAULT_HISTORY_POLICY.maxOps);
+    expect(most).toBeLessThanOrEqual(DEFAULT_HISTORY_POLICY.maxOps);
+    expect((history.checkpoint?.count ?? 0) + history.ops.length).toBe(TOGGLES);
+
+    expect((await call(real.app, 'PUT', `/v1/users/${ada}/following/${bo}`, { auth })).json).toEqual({
+      state: 'following',
+    });
+    const block = await call(real.app, 'PUT', `/v1/users/${bo}/blocks/${ada}`, { auth: bearer(bo) });
+    expect([block.status, block.json]).toEqual([200, { state: 'blocking' }]);
+
+    const list = async (path: string, as: bigint) =>
+      (await call(real.app, 'GET', path, { auth: bearer(as) })).json as { items: unknown[] };
+    expect((await list(`/v1/users/${bo}/followers`, bo)).items).toEqual([]);
+    expect((await list(`/v1/users/${ada}/following`, ada)).items).toEqual([]);
+    expect(
+      (await call(real.app, 'GET', `/v1/users/${ada}/following/${bo}`, { auth: bearer(ada) })).json,
+    ).toEqual({ state: 'none' });
+    const again = await call(real.app, 'PUT', `/v1/users/${ada}/following/${bo}`, { auth });
+    expect([again.status, (again.json as { code: string }).code]).toEqual([403, 'blocked']);
+    expect(
+      (
+        await call(real.app, 'POST', `/v1/users/${bo}/followers/contains`, {
+          auth: bearer(bo),
+          body: { ids: [String(ada)] },
+        })
+      ).json,
+    ).toEqual({ ids: [] });
+  }, 1_800_000);
+
+  it('an admin replay older than the horizon is 409 position_too_old; past the clock, 400', async () => {
+    const tooOld = await call(real.app, 'PUT', `/v1/users/${ada}/following/${bo}`, {
+      auth: admin,
+      headers: { 'Graph-Position': '1000' },
+    });
+    expect([
+      tooOld.status,
+      tooOld.headers.get('content-type'),
+      (tooOld.json as { code: string }).code,
+    ]).toEqual([409, 'application/problem+json; charset=utf-8', 'position_too_old']);
+    const ahead = await call(real.app, 'PUT', `/v1/users/${ada}/following/${bo}`, {
+      auth: admin,
+      headers: { 'Graph-Position': '9000000000000000000' },
+    });
+    expect([ahead.status, (ahead.json as { code: string }).code]).toEqual([400, 'position_out_of_range']);
+    const lists = await call(real.app, 'GET', `/v1/users/${bo}/followers`, { auth: bearer(bo) });
+    expect([lists.status, lists.json]).toEqual([200, { items: [], next_cursor: null }]);
+  });
+});
