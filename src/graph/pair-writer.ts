@@ -97,7 +97,10 @@ export async function writePairView(deps: PairWriterDeps, history: readonly Pair
   const rows: ListRowWrite[] = [];
   for (const e of fold.edges.values()) {
     const { candidates: _, ...edge } = e;
-    edges.push({ edge });
+    edges.push({
+      edge,
+      inBucketCodes: writeBucketCodes(layoutOf(listIn(e.targetId, e.relation)), e.sourceId),
+    });
     rows.push(...listRowsFor(e, layoutOf));
   }
   await deps.store.writeEdges(edges, rows, pairVersion(history));

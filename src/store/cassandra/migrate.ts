@@ -9,7 +9,7 @@
  * waits for schema agreement, which matters on a multi-node cluster.
  *
  * Files may also drop tables and move rows: a `-- @data <name>` line names a data step
- * (`data-step.ts`) that runs after
+ * (`data-step.ts`, e.g. the list-table migration in `list-tables-migration.ts`) that runs after
  * the file's statements and before the file is recorded. Such files are not safe to race (a
  * second runner replaying a `DROP` would destroy what the first one is copying back), so whenever
  * anything is pending the runner first takes a lease: a row written with a lightweight
@@ -22,6 +22,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CqlClient } from './client.js';
 import { type CopyProgress, createProgressTable, type DataStep } from './data-step.js';
+import { LIST_TABLE_STEPS } from './list-tables-migration.js';
 
 export interface MigrationResult {
   applied: string[];
@@ -33,7 +34,7 @@ export interface MigrateOptions {
   onProgress?: (p: CopyProgress) => void | Promise<void>;
   /** Rows per data-step page. Default 1,000. */
   copyPageSize?: number;
-  /** The data steps files may name. Default: none. */
+  /** The data steps files may name. Default: the project's (`LIST_TABLE_STEPS`). */
   dataSteps?: Record<string, DataStep>;
   /** Lease TTL in seconds (renewed every third of it). Default 30. */
   leaseTtlSeconds?: number;
@@ -123,7 +124,7 @@ export async function migrate(
     const text = await readFile(join(cqlDir, file), 'utf8');
     files.push({ file, text, checksum: createHash('sha256').update(text).digest('hex') });
   }
-  const steps = o.dataSteps ?? {};
+  const steps = o.dataSteps ?? LIST_TABLE_STEPS;
   for (const f of files) {
     for (const name of dataStepNames(f.text)) {
       if (!steps[name]) throw new MigrationAbortedError(`${f.file} names unknown data step ${name}`);
