@@ -92,6 +92,16 @@ async function waitForAgreement(client: CqlClient): Promise<void> {
   }
 }
 
+/**
+ * Creates the keyspace if needed and applies every pending file of `cqlDir` in name order, each
+ * file's statements then its data steps, recording the file only when all of it succeeded. Safe to
+ * re-run and to race (see the design note); a rerun after a crash resumes a data step at its last
+ * recorded page. Throws `MigrationChecksumError` when an applied file changed.
+ *
+ * @example
+ * await migrate(client, 'flocklist', { class: 'SimpleStrategy', replication_factor: 1 }, CQL_DIR,
+ *   (line) => console.log(line)); // "… legacy_edges_in → edges_in: 12000 rows, 3400 rows/s"
+ */
 export async function migrate(
   client: CqlClient,
   keyspace: string,
