@@ -421,7 +421,8 @@ export class GraphService implements GraphApi {
 
   /**
    * The subset of `ids` with an active `relation` edge from `owner` (`out`) or to it (`in`), in
-   * request order, each id once. One single-partition read. Throws `RangeError` over 1000 ids.
+   * request order, each id once. `out`: one single-partition read; `in`: one per bucket code of
+   * `owner`'s `in` list among the ids (at most min(N, |ids|)). Throws `RangeError` over 1000 ids.
    */
   async contains(
     owner: UserId,
@@ -433,7 +434,7 @@ export class GraphService implements GraphApi {
     const edges =
       direction === 'out'
         ? await this.store.getEdgesOut(owner, relation, ids)
-        : await this.store.getEdgesIn(owner, relation, ids);
+        : await this.inverseEdges(owner, relation, ids);
     const seen = new Set<UserId>();
     return ids.filter((id) => {
       if (seen.has(id) || edges.get(id)?.state !== 'active') return false;
@@ -499,8 +500,17 @@ export class GraphService implements GraphApi {
     if (viewer === owner) return;
     if (user.hideLists) throw new NotVisibleError();
     if (!user.private) return;
-    const f = await this.store.getEdgesIn(owner, 'follows', [viewer]);
+    const f = await this.inverseEdges(owner, 'follows', [viewer]);
     if (f.get(viewer)?.state !== 'active') throw new NotVisibleError();
+  }
+
+  /**
+   * Edge states `s → target` for the ids, read in the buckets of the target's `in` list as readers
+   * see it now (its `buckets` flips only after a growth copied the inverse rows).
+   */
+  private async inverseEdges(target: UserId, relation: Relation, sourceIds: readonly UserId[]) {
+    const layout = await this.lists.layoutForWrite(listIn(target, relation));
+    return this.store.getEdgesIn(target, relation, sourceIds, layout);
   }
 
   /** The owner, unless unknown (`UserNotFoundError`), deactivated or blocking the viewer (`HiddenError`). */

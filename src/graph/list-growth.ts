@@ -10,9 +10,12 @@
  *    `{ N, null }` could add a row to N after its bucket was copied, and 2N would never have it.
  * 3. Copy each old bucket `b` page by page into `b` and `b + N` of 2N with `copyBucketPage`, which
  *    keeps each row's original write time: a concurrent unfollow (a newer write time, sent to both
- *    layouts) still shadows the copy whichever lands last. After each bucket, record
- *    `copiedThrough = b + 1`, so a crashed job resumes at the first bucket not yet copied
- *    (re-copying is idempotent for the same reason).
+ *    layouts) still shadows the copy whichever lands last. An `in` list also carries the inverse
+ *    edge state of its owner (`edges_in`, bucketed by the same codes so that "which of these ids
+ *    follow B" reads at most min(N, ids) partitions): bucket `b`'s inverse rows are copied the
+ *    same way (`copyInverseEdgePage`, per-cell write times kept), so probes reading 2N after the
+ *    flip find every edge. After each bucket, record `copiedThrough = b + 1`, so a crashed job
+ *    resumes at the first bucket not yet copied (re-copying is idempotent for the same reason).
  * 4. Flip to `{ buckets: 2N, growingTo: N }`: readers now read 2N, and writers keep writing both
  *    layouts (`growingTo` below `buckets` names the layout being retired). A cursor made under N
  *    keeps working: bucket `b` of N is exactly `b` ∪ `b + N` of 2N, so each half inherits b's
@@ -20,7 +23,8 @@
  * 5. Wait `settleMs` (every reader's cached layout now says 2N; one still on N saw every row,
  *    because writers kept writing N), then finalize to `{ buckets: 2N, growingTo: null }`.
  * 6. Wait `settleMs` again (writers holding the step-4 layout finish), then drop the N old
- *    partitions with a partition tombstone above every version written so far.
+ *    partitions (list rows, and inverse edges for an `in` list) with a partition tombstone above
+ *    every version written so far.
  *
  * Writers are never blocked: they only ever read the layout. Readers see no duplicate, lost or
  * misordered entry because at every instant the layout they read holds every row (N is complete
@@ -59,7 +63,15 @@ export interface GrowthOptions {
 
 export type GrowthProgress =
   | { step: 'started'; from: number; to: number }
-  | { step: 'copied'; from: number; to: number; bucket: number; rows: number }
+  | {
+      step: 'copied';
+      from: number;
+      to: number;
+      bucket: number;
+      rows: number;
+      /** Inverse edge rows copied with the bucket (`in` lists only; removed edges included). */
+      inverseEdges: number;
+    }
   | { step: 'flipped'; from: number; to: number }
   | { step: 'dropped'; from: number; to: number };
 
@@ -107,8 +119,23 @@ export async function growList(store: GraphStore, list: ListKey, o: GrowthOption
       rows += page.copied;
       after = page.last;
     } while (after);
+    let inverseEdges = 0;
+    if (list.direction === 'in') {
+      let afterSource: bigint | null = null;
+      do {
+        const page = await store.copyInverseEdgePage(
+          list,
+          bucketCode(from, b),
+          afterSource,
+          pageSize,
+          target,
+        );
+        inverseEdges += page.copied;
+        afterSource = page.last;
+      } while (afterSource !== null);
+    }
     layout = await step(store, list, layout, { buckets: from, growingTo: to, copiedThrough: b + 1 });
-    await o.onProgress?.({ step: 'copied', from, to, bucket: b, rows });
+    await o.onProgress?.({ step: 'copied', from, to, bucket: b, rows, inverseEdges });
   }
 
   layout = await step(store, list, layout, { buckets: to, growingTo: from, copiedThrough: 0 });
@@ -160,5 +187,8 @@ async function step(
 async function dropLayoutBuckets(store: GraphStore, list: ListKey, buckets: number): Promise<void> {
   // List rows carry pair-fold versions (≈ position × 1024), far above wall-clock µs.
   const version = wallClockVersion(nowPosition());
-  for (let b = 0; b < buckets; b++) await store.dropBucket(list, bucketCode(buckets, b), version);
+  for (let b = 0; b < buckets; b++) {
+    await store.dropBucket(list, bucketCode(buckets, b), version);
+    if (list.direction === 'in') await store.dropInverseEdgeBucket(list, bucketCode(buckets, b), version);
+  }
 }

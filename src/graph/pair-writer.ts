@@ -163,7 +163,10 @@ export async function writePairView(
   const swept: ListRowWrite[] = [];
   for (const [k, e] of fold.edges) {
     const { candidates, ...edge } = e;
-    edges.push({ edge });
+    edges.push({
+      edge,
+      inBucketCodes: writeBucketCodes(layoutOf(listIn(e.targetId, e.relation)), e.sourceId),
+    });
     rows.push(...listRowsFor(e, stale.get(k) ?? [], layoutOf));
     if (o.sweep) swept.push(...listRowsFor(e, candidates, layoutOf).filter((r) => r.op === 'delete'));
   }

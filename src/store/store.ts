@@ -76,7 +76,10 @@ export interface GraphStore extends PairHistoryStore, AccountTaskStore {
 
   /**
    * Writes derived edge states and list rows as one logged batch (all-or-nothing eventually),
-   * every cell at write time `version`. Idempotent.
+   * every cell at write time `version`. Idempotent. Each edge goes to the forward table and to
+   * every code of its `inBucketCodes`; each list row to every code of its `bucketCodes`, in the
+   * table its `ListKey` selects (follows: the card's `following` / `followers`; other relations:
+   * `relation_lists`).
    */
   writeEdges(edges: readonly EdgeWrite[], rows: readonly ListRowWrite[], version: bigint): Promise<void>;
   /** Edge states `sourceId → t` for each t in `targetIds` (absent: no edge ever). One partition. */
@@ -85,11 +88,21 @@ export interface GraphStore extends PairHistoryStore, AccountTaskStore {
     relation: Relation,
     targetIds: readonly UserId[],
   ): Promise<Map<UserId, EdgeRecord>>;
-  /** Edge states `s → targetId` for each s in `sourceIds`. One partition. */
+  /**
+   * Edge states `s → targetId` for each s in `sourceIds` (absent: no edge ever). The inverse state
+   * is bucketed like the target's `in` list of `relation`: pass that list's layout (its `buckets`,
+   * the read layout, is used). One single-partition `IN` read per distinct bucket code among
+   * `sourceIds`, so at most `min(layout.buckets, |sourceIds|)` partitions.
+   *
+   * @example
+   * const layout = await lists.layoutForWrite({ userId: b, relation: 'follows', direction: 'in' });
+   * const edges = await store.getEdgesIn(b, 'follows', [a1, a2, a3], layout);
+   */
   getEdgesIn(
     targetId: UserId,
     relation: Relation,
     sourceIds: readonly UserId[],
+    layout: BucketLayout,
   ): Promise<Map<UserId, EdgeRecord>>;
   /** Every edge state between `a` and `b`, all relations, both directions. */
   getPairEdges(a: UserId, b: UserId): Promise<EdgeRecord[]>;
@@ -125,6 +138,22 @@ export interface GraphStore extends PairHistoryStore, AccountTaskStore {
   ): Promise<{ copied: number; last: ListEntry | null }>;
   /** Drops a whole bucket partition (after a growth has moved past it), at write time `version`. */
   dropBucket(list: ListKey, bucketCode: number, version: bigint): Promise<void>;
+  /**
+   * The inverse edge state bucketed like `list` (direction `in`; RangeError otherwise): copies one
+   * page of bucket `fromBucketCode` (sources strictly above `after`, ascending, at most `limit`,
+   * removed edges included) into the codes chosen by `targetCode`, every cell keeping its original
+   * write time, so a concurrent newer write still wins over the copy. Used by online growth;
+   * resume from the returned `last` (null when the bucket is exhausted).
+   */
+  copyInverseEdgePage(
+    list: ListKey,
+    fromBucketCode: number,
+    after: UserId | null,
+    limit: number,
+    targetCode: (sourceId: UserId) => number,
+  ): Promise<{ copied: number; last: UserId | null }>;
+  /** Drops one inverse-edge bucket of `list` (direction `in`) at write time `version`. */
+  dropInverseEdgeBucket(list: ListKey, bucketCode: number, version: bigint): Promise<void>;
 
   // ---- counts ----
 

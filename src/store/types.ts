@@ -139,6 +139,11 @@ export interface ListRowWrite {
 /** A derived edge state to write. */
 export interface EdgeWrite {
   edge: EdgeRecord;
+  /**
+   * Bucket codes of the inverse row (`edges_in`): `writeBucketCodes` of the target's `in` list
+   * layout for the source — the same codes as that list's row, both layouts while a growth runs.
+   */
+  inBucketCodes: number[];
 }
 
 export interface UserRecord {

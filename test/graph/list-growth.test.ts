@@ -204,3 +204,50 @@ describe('regression: dropping the old layout did not shadow rows written at pai
     expect(await allRows(store, list, 1)).toEqual([]);
   });
 });
+
+describe('an `in` list growth carries the owner’s inverse edge state', () => {
+  it('probes at every step read the reader layout and find every edge, removed ones included', async () => {
+    const store = new MemoryGraphStore();
+    const list = followersOf(8n);
+    const sources = Array.from({ length: 40 }, (_, i) => 8_000n + BigInt(i));
+    const edgeOf = (s: bigint) => ({
+      sourceId: s,
+      targetId: 8n,
+      relation: 'follows' as const,
+      state: s % 5n === 0n ? ('removed' as const) : ('active' as const),
+      position: 100n + s,
+      createdAt: 100n + s,
+    });
+    await store.putLayout(list, { buckets: 2, growingTo: null, copiedThrough: 0 });
+    for (const s of sources) {
+      await store.writeEdges(
+        [{ edge: edgeOf(s), inBucketCodes: writeBucketCodes(await store.getLayout(list), s) }],
+        [],
+        1000n + s,
+      );
+    }
+    const expected = new Map(sources.map((s) => [s, edgeOf(s)]));
+    const probes: string[] = [];
+    await growList(store, list, {
+      settleMs: 0,
+      sleep: noSleep,
+      copyPageSize: 7,
+      onProgress: async (p) => {
+        const layout = await store.getLayout(list);
+        const seen = await store.getEdgesIn(8n, 'follows', sources, layout);
+        probes.push(`${p.step} N=${layout.buckets} ${seen.size === expected.size ? 'all' : seen.size}`);
+        expect(seen).toEqual(expected);
+      },
+    });
+    expect(probes).toEqual([
+      'started N=2 all',
+      'copied N=2 all',
+      'copied N=2 all',
+      'flipped N=4 all',
+      'dropped N=4 all',
+    ]);
+    expect(
+      await store.getEdgesIn(8n, 'follows', sources, { buckets: 2, growingTo: null, copiedThrough: 0 }),
+    ).toEqual(new Map());
+  });
+});

@@ -3,9 +3,10 @@
  * Every assertion compares whole values.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bucketCode, bucketOf, SINGLE_BUCKET } from '../../src/store/buckets.js';
 import type { GraphStore } from '../../src/store/store.js';
 import { UsernameTakenError } from '../../src/store/store.js';
-import type { EdgeRecord, ListEntry, ListKey } from '../../src/store/types.js';
+import type { EdgeRecord, ListEntry, ListKey, Relation } from '../../src/store/types.js';
 
 export interface StoreFixture {
   store: GraphStore;
@@ -125,18 +126,18 @@ export function describeStoreContract(name: string, make: () => Promise<StoreFix
 
     it('edge writes are last-writer-wins by version, whatever the arrival order', async () => {
       const [a, b] = ids(2) as [bigint, bigint];
-      await store.writeEdges([{ edge: edge(a, b, 'removed', 20n, 10n) }], [], 2000n);
-      await store.writeEdges([{ edge: edge(a, b, 'active', 10n) }], [], 1000n);
+      await store.writeEdges([{ edge: edge(a, b, 'removed', 20n, 10n), inBucketCodes: [1] }], [], 2000n);
+      await store.writeEdges([{ edge: edge(a, b, 'active', 10n), inBucketCodes: [1] }], [], 1000n);
       const expected = edge(a, b, 'removed', 20n, 10n);
       expect(await store.getEdgesOut(a, 'follows', [b])).toEqual(new Map([[b, expected]]));
-      expect(await store.getEdgesIn(b, 'follows', [a, 1n])).toEqual(new Map([[a, expected]]));
+      expect(await store.getEdgesIn(b, 'follows', [a, 1n], SINGLE_BUCKET)).toEqual(new Map([[a, expected]]));
       expect(await store.getPairEdges(b, a)).toEqual([expected]);
     });
 
     it('at equal versions the larger cell value wins (removed over active)', async () => {
       const [a, b] = ids(2) as [bigint, bigint];
-      await store.writeEdges([{ edge: edge(a, b, 'removed', 10n) }], [], 500n);
-      await store.writeEdges([{ edge: edge(a, b, 'active', 10n) }], [], 500n);
+      await store.writeEdges([{ edge: edge(a, b, 'removed', 10n), inBucketCodes: [1] }], [], 500n);
+      await store.writeEdges([{ edge: edge(a, b, 'active', 10n), inBucketCodes: [1] }], [], 500n);
       expect((await store.getEdgesOut(a, 'follows', [b])).get(b)?.state).toBe('removed');
     });
 
@@ -239,6 +240,93 @@ export function describeStoreContract(name: string, make: () => Promise<StoreFix
         300n,
       );
       expect(await store.listBucket(list, 1, null, 10)).toEqual([{ createdAt: 9n, otherId: x }]);
+    });
+
+    it('every relation and direction is its own list, whatever table holds it', async () => {
+      const [owner, x, y] = ids(3) as [bigint, bigint, bigint];
+      const lists: ListKey[] = (
+        ['follows', 'requests', 'blocks', 'mutes', 'close_friends'] as Relation[]
+      ).flatMap((relation) =>
+        (['out', 'in'] as const).map((direction) => ({ userId: owner, relation, direction })),
+      );
+      for (const [i, list] of lists.entries()) {
+        const entry = { createdAt: BigInt(100 + i), otherId: i % 2 === 0 ? x : y };
+        await store.writeEdges([], [{ list, bucketCodes: [2], entry, op: 'put' }], 10n);
+      }
+      const read = await Promise.all(lists.map((list) => store.listBucket(list, 2, null, 10)));
+      expect(read).toEqual(
+        lists.map((_, i) => [{ createdAt: BigInt(100 + i), otherId: i % 2 === 0 ? x : y }]),
+      );
+      expect(await Promise.all(lists.map((list) => store.listBucket(list, 3, null, 10)))).toEqual(
+        lists.map(() => []),
+      );
+    });
+
+    it('inverse edges are bucketed: probes read the layout they are given, writes land in every code', async () => {
+      const [target, ...sources] = ids(9) as [bigint, ...bigint[]];
+      const at4 = (s: bigint) => bucketCode(4, bucketOf(s, 4));
+      const at8 = (s: bigint) => bucketCode(8, bucketOf(s, 8));
+      const four = { buckets: 4, growingTo: null, copiedThrough: 0 };
+      const eight = { buckets: 8, growingTo: null, copiedThrough: 0 };
+      const [growing, ...settled] = sources as [bigint, ...bigint[]];
+      for (const s of settled) {
+        await store.writeEdges([{ edge: edge(s, target, 'active', 10n), inBucketCodes: [at4(s)] }], [], 100n);
+      }
+      await store.writeEdges(
+        [{ edge: edge(growing, target, 'active', 20n), inBucketCodes: [at4(growing), at8(growing)] }],
+        [],
+        200n,
+      );
+      const expected = new Map([
+        ...settled.map((s) => [s, edge(s, target, 'active', 10n)] as const),
+        [growing, edge(growing, target, 'active', 20n)] as const,
+      ]);
+      expect(await store.getEdgesIn(target, 'follows', [...sources, 1n], four)).toEqual(expected);
+      expect(await store.getEdgesIn(target, 'follows', sources, eight)).toEqual(
+        new Map([[growing, edge(growing, target, 'active', 20n)]]),
+      );
+      const single = await store.getEdgesIn(target, 'follows', sources, SINGLE_BUCKET);
+      expect(single).toEqual(new Map());
+      expect(await store.getEdgesIn(target, 'blocks', sources, four)).toEqual(new Map());
+    });
+
+    it('copyInverseEdgePage keeps write times and pages by source; dropInverseEdgeBucket shadows older rows', async () => {
+      const [target, a, b, c] = ids(4) as [bigint, bigint, bigint, bigint];
+      const list = followers(target);
+      const two = { buckets: 2, growingTo: null, copiedThrough: 0 };
+      const at2 = (s: bigint) => bucketCode(2, bucketOf(s, 2));
+      for (const s of [a, b, c]) {
+        await store.writeEdges([{ edge: edge(s, target, 'active', 10n), inBucketCodes: [1] }], [], 100n);
+      }
+      await store.writeEdges(
+        [{ edge: edge(b, target, 'removed', 30n, 10n), inBucketCodes: [at2(b)] }],
+        [],
+        150n,
+      );
+      const first = await store.copyInverseEdgePage(list, 1, null, 2, at2);
+      expect(first).toEqual({ copied: 2, last: b });
+      expect(await store.copyInverseEdgePage(list, 1, first.last, 2, at2)).toEqual({ copied: 1, last: null });
+      await store.writeEdges(
+        [{ edge: edge(c, target, 'removed', 20n, 10n), inBucketCodes: [at2(c)] }],
+        [],
+        120n,
+      );
+      expect(await store.getEdgesIn(target, 'follows', [a, b, c], two)).toEqual(
+        new Map([
+          [a, edge(a, target, 'active', 10n)],
+          [b, edge(b, target, 'removed', 30n, 10n)],
+          [c, edge(c, target, 'removed', 20n, 10n)],
+        ]),
+      );
+      await store.dropInverseEdgeBucket(list, 1, 200n);
+      expect(await store.getEdgesIn(target, 'follows', [a, b, c], SINGLE_BUCKET)).toEqual(new Map());
+      await store.writeEdges([{ edge: edge(a, target, 'active', 40n), inBucketCodes: [1] }], [], 300n);
+      expect(await store.getEdgesIn(target, 'follows', [a, b, c], SINGLE_BUCKET)).toEqual(
+        new Map([[a, edge(a, target, 'active', 40n)]]),
+      );
+      expect(await store.getEdgesIn(target, 'follows', [a], two)).toEqual(
+        new Map([[a, edge(a, target, 'active', 10n)]]),
+      );
     });
 
     it('counts sum their shards; reconciliations round-trip', async () => {

@@ -16,8 +16,8 @@ const PURGED = 5000;
 
 async function tombstonesScanned(ks: TestKeyspace, list: ListKey, code: number): Promise<number> {
   const rs = await ks.client.execute(
-    'SELECT created_at, other_id FROM followers WHERE user_id = ? AND relation = ? AND bucket = ? LIMIT 50',
-    [list.userId, list.relation, code],
+    'SELECT created_at, other_id FROM followers WHERE user_id = ? AND bucket = ? LIMIT 50',
+    [list.userId, code],
     { prepare: true, traceQuery: true },
   );
   const traceId = rs.info.traceId;

@@ -16,13 +16,13 @@
  * deltas from real transitions, and reconciled against the lists by a job.
  */
 import type cassandra from 'cassandra-driver';
+import { bucketCode, bucketOf } from '../buckets.js';
 import { decodeCheckpoint, encodeCheckpoint } from '../checkpoint-codec.js';
 import type { GraphStore } from '../store.js';
 import { UsernameTakenError } from '../store.js';
 import type {
   AccountTask,
   BucketLayout,
-  Direction,
   EdgeRecord,
   EdgeWrite,
   ListEntry,
@@ -49,7 +49,48 @@ export interface CassandraGraphStoreOptions {
   onQuery?: (name: string, seconds: number, ok: boolean) => void;
 }
 
-const listTable = (d: Direction) => (d === 'out' ? 'following' : 'followers');
+/**
+ * The three list tables and their partition keys: follows in the card's `following` /
+ * `followers` (`(user_id, bucket)`), every other relation in `relation_lists`
+ * (`(user_id, relation, direction, bucket)`). Clustering is the same everywhere.
+ */
+type ListTable = 'following' | 'followers' | 'relation_lists';
+
+const listTable = (l: ListKey): ListTable =>
+  l.relation !== 'follows' ? 'relation_lists' : l.direction === 'out' ? 'following' : 'followers';
+
+const PARTITION: Record<ListTable, string[]> = {
+  following: ['user_id', 'bucket'],
+  followers: ['user_id', 'bucket'],
+  relation_lists: ['user_id', 'relation', 'direction', 'bucket'],
+};
+
+/** The partition key values of one bucket of `list`, in `PARTITION` order. */
+const partitionValues = (l: ListKey, code: number): unknown[] =>
+  listTable(l) === 'relation_lists' ? [l.userId, l.relation, l.direction, code] : [l.userId, code];
+
+function listStatements(t: ListTable) {
+  const pk = PARTITION[t];
+  const where = pk.map((c) => `${c} = ?`).join(' AND ');
+  const cols = [...pk, 'created_at', 'other_id', 'position'];
+  const page = (select: string) => ({
+    head: `SELECT ${select} FROM ${t} WHERE ${where} LIMIT ?`,
+    after: `SELECT ${select} FROM ${t} WHERE ${where} AND (created_at, other_id) < (?, ?) LIMIT ?`,
+  });
+  return {
+    putRow: `INSERT INTO ${t} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')}) USING TIMESTAMP ?`,
+    deleteRow: `DELETE FROM ${t} USING TIMESTAMP ? WHERE ${where} AND created_at = ? AND other_id = ?`,
+    list: page('created_at, other_id'),
+    copy: page('created_at, other_id, position, writetime(position) AS wt'),
+    dropBucket: `DELETE FROM ${t} USING TIMESTAMP ? WHERE ${where}`,
+  };
+}
+
+const LQ: Record<ListTable, ReturnType<typeof listStatements>> = {
+  following: listStatements('following'),
+  followers: listStatements('followers'),
+  relation_lists: listStatements('relation_lists'),
+};
 
 const Q = {
   getUser: 'SELECT user_id, username, private, state, hide_lists FROM users WHERE user_id = ?',
@@ -72,27 +113,20 @@ const Q = {
   putOut:
     'INSERT INTO edges_out (source_id, relation, target_id, state, position, created_at) VALUES (?, ?, ?, ?, ?, ?) USING TIMESTAMP ?',
   putIn:
-    'INSERT INTO edges_in (target_id, relation, source_id, state, position, created_at) VALUES (?, ?, ?, ?, ?, ?) USING TIMESTAMP ?',
+    'INSERT INTO edges_in (target_id, relation, bucket, source_id, state, position, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) USING TIMESTAMP ?',
   getOut:
     'SELECT target_id, state, position, created_at FROM edges_out WHERE source_id = ? AND relation = ? AND target_id IN ?',
   getIn:
-    'SELECT source_id, state, position, created_at FROM edges_in WHERE target_id = ? AND relation = ? AND source_id IN ?',
+    'SELECT source_id, state, position, created_at FROM edges_in WHERE target_id = ? AND relation = ? AND bucket = ? AND source_id IN ?',
   getPair:
     'SELECT relation, state, position, created_at FROM edges_out WHERE source_id = ? AND relation IN ? AND target_id = ?',
-  putRow: (d: Direction) =>
-    `INSERT INTO ${listTable(d)} (user_id, relation, bucket, created_at, other_id, position) VALUES (?, ?, ?, ?, ?, ?) USING TIMESTAMP ?`,
-  deleteRow: (d: Direction) =>
-    `DELETE FROM ${listTable(d)} USING TIMESTAMP ? WHERE user_id = ? AND relation = ? AND bucket = ? AND created_at = ? AND other_id = ?`,
-  listHead: (d: Direction) =>
-    `SELECT created_at, other_id FROM ${listTable(d)} WHERE user_id = ? AND relation = ? AND bucket = ? LIMIT ?`,
-  listAfter: (d: Direction) =>
-    `SELECT created_at, other_id FROM ${listTable(d)} WHERE user_id = ? AND relation = ? AND bucket = ? AND (created_at, other_id) < (?, ?) LIMIT ?`,
-  copyHead: (d: Direction) =>
-    `SELECT created_at, other_id, position, writetime(position) AS wt FROM ${listTable(d)} WHERE user_id = ? AND relation = ? AND bucket = ? LIMIT ?`,
-  copyAfter: (d: Direction) =>
-    `SELECT created_at, other_id, position, writetime(position) AS wt FROM ${listTable(d)} WHERE user_id = ? AND relation = ? AND bucket = ? AND (created_at, other_id) < (?, ?) LIMIT ?`,
-  dropBucket: (d: Direction) =>
-    `DELETE FROM ${listTable(d)} USING TIMESTAMP ? WHERE user_id = ? AND relation = ? AND bucket = ?`,
+  copyInHead:
+    'SELECT source_id, state, position, created_at, writetime(state) AS ws, writetime(position) AS wp, writetime(created_at) AS wc FROM edges_in WHERE target_id = ? AND relation = ? AND bucket = ? LIMIT ?',
+  copyInAfter:
+    'SELECT source_id, state, position, created_at, writetime(state) AS ws, writetime(position) AS wp, writetime(created_at) AS wc FROM edges_in WHERE target_id = ? AND relation = ? AND bucket = ? AND source_id > ? LIMIT ?',
+  putInCells: (cells: readonly string[]) =>
+    `INSERT INTO edges_in (target_id, relation, bucket, source_id, ${cells.join(', ')}) VALUES (?, ?, ?, ?, ${cells.map(() => '?').join(', ')}) USING TIMESTAMP ?`,
+  dropIn: 'DELETE FROM edges_in USING TIMESTAMP ? WHERE target_id = ? AND relation = ? AND bucket = ?',
   getLayout:
     'SELECT buckets, growing_to, copied_through FROM list_layouts WHERE user_id = ? AND relation = ? AND direction = ?',
   putLayout:
@@ -151,6 +185,12 @@ const toTask = (row: Row): AccountTask => ({
   task: row.task as AccountTask['task'],
   cursor: (row.cursor as string | null) ?? null,
 });
+
+/** `(target_id, relation)` of the inverse edges bucketed like `list`, which must be an `in` list. */
+function inverseKey(list: ListKey): [UserId, Relation] {
+  if (list.direction !== 'in') throw new RangeError('inverse edges are bucketed like an `in` list');
+  return [list.userId, list.relation];
+}
 
 const toEntry = (row: Row): ListEntry => ({
   createdAt: row.created_at as bigint,
@@ -323,18 +363,21 @@ export class CassandraGraphStore implements GraphStore {
     version: bigint,
   ): Promise<void> {
     const queries: { query: string; params: unknown[] }[] = [];
-    for (const { edge: e } of edges) {
-      const values = [e.relation, e.state, e.position, e.createdAt, version];
-      queries.push({ query: Q.putOut, params: [e.sourceId, e.relation, e.targetId, ...values.slice(1)] });
-      queries.push({ query: Q.putIn, params: [e.targetId, e.relation, e.sourceId, ...values.slice(1)] });
+    for (const { edge: e, inBucketCodes } of edges) {
+      const cells = [e.state, e.position, e.createdAt, version];
+      queries.push({ query: Q.putOut, params: [e.sourceId, e.relation, e.targetId, ...cells] });
+      for (const code of inBucketCodes) {
+        queries.push({ query: Q.putIn, params: [e.targetId, e.relation, code, e.sourceId, ...cells] });
+      }
     }
     for (const r of rows) {
+      const q = LQ[listTable(r.list)];
       for (const code of r.bucketCodes) {
-        const key = [r.list.userId, r.list.relation, code, r.entry.createdAt, r.entry.otherId];
+        const key = [...partitionValues(r.list, code), r.entry.createdAt, r.entry.otherId];
         queries.push(
           r.op === 'put'
-            ? { query: Q.putRow(r.list.direction), params: [...key, version, version] }
-            : { query: Q.deleteRow(r.list.direction), params: [version, ...key] },
+            ? { query: q.putRow, params: [...key, version, version] }
+            : { query: q.deleteRow, params: [version, ...key] },
         );
       }
     }
@@ -344,40 +387,45 @@ export class CassandraGraphStore implements GraphStore {
     );
   }
 
-  getEdgesOut(
+  async getEdgesOut(
     sourceId: UserId,
     relation: Relation,
     targetIds: readonly UserId[],
   ): Promise<Map<UserId, EdgeRecord>> {
-    return this.getEdges('out', sourceId, relation, targetIds);
+    const out = new Map<UserId, EdgeRecord>();
+    if (targetIds.length === 0) return out;
+    const rs = await this.exec('getEdgesOut', Q.getOut, [sourceId, relation, [...new Set(targetIds)]], {
+      fetchSize: 5000,
+    });
+    for (const row of rs.rows) {
+      const target = row.target_id as bigint;
+      out.set(target, toEdge(sourceId, target, relation, row));
+    }
+    return out;
   }
 
-  getEdgesIn(
+  async getEdgesIn(
     targetId: UserId,
     relation: Relation,
     sourceIds: readonly UserId[],
-  ): Promise<Map<UserId, EdgeRecord>> {
-    return this.getEdges('in', targetId, relation, sourceIds);
-  }
-
-  /** One partition of `edges_out` (owner = source) or `edges_in` (owner = target), keyed by the other id. */
-  private async getEdges(
-    direction: Direction,
-    owner: UserId,
-    relation: Relation,
-    others: readonly UserId[],
+    layout: BucketLayout,
   ): Promise<Map<UserId, EdgeRecord>> {
     const out = new Map<UserId, EdgeRecord>();
-    if (others.length === 0) return out;
-    const [name, query, otherColumn] =
-      direction === 'out' ? ['getEdgesOut', Q.getOut, 'target_id'] : ['getEdgesIn', Q.getIn, 'source_id'];
-    const rs = await this.exec(name, query, [owner, relation, [...new Set(others)]], { fetchSize: 5000 });
-    for (const row of rs.rows) {
-      const other = row[otherColumn] as bigint;
-      out.set(
-        other,
-        direction === 'out' ? toEdge(owner, other, relation, row) : toEdge(other, owner, relation, row),
-      );
+    const byCode = new Map<number, UserId[]>();
+    for (const s of new Set(sourceIds)) {
+      const code = bucketCode(layout.buckets, bucketOf(s, layout.buckets));
+      byCode.set(code, [...(byCode.get(code) ?? []), s]);
+    }
+    const pages = await Promise.all(
+      [...byCode].map(([code, sources]) =>
+        this.exec('getEdgesIn', Q.getIn, [targetId, relation, code, sources], { fetchSize: 5000 }),
+      ),
+    );
+    for (const rs of pages) {
+      for (const row of rs.rows) {
+        const source = row.source_id as bigint;
+        out.set(source, toEdge(source, targetId, relation, row));
+      }
     }
     return out;
   }
@@ -401,24 +449,30 @@ export class CassandraGraphStore implements GraphStore {
     after: ListEntry | null,
     limit: number,
   ): Promise<ListEntry[]> {
-    const rows = await this.bucketRows('listBucket', Q.listHead, Q.listAfter, list, bucketCode, after, limit);
+    const rows = await this.bucketRows(
+      'listBucket',
+      LQ[listTable(list)].list,
+      list,
+      bucketCode,
+      after,
+      limit,
+    );
     return rows.map(toEntry);
   }
 
   /** One bucket's rows in list order, strictly after `after` when given, at most `limit`. */
   private async bucketRows(
     name: string,
-    head: (d: Direction) => string,
-    afterQuery: (d: Direction) => string,
+    page: { head: string; after: string },
     list: ListKey,
     bucketCode: number,
     after: ListEntry | null,
     limit: number,
   ): Promise<Row[]> {
-    const key = [list.userId, list.relation, bucketCode];
+    const key = partitionValues(list, bucketCode);
     const rs = after
-      ? await this.exec(name, afterQuery(list.direction), [...key, after.createdAt, after.otherId, limit])
-      : await this.exec(name, head(list.direction), [...key, limit]);
+      ? await this.exec(name, page.after, [...key, after.createdAt, after.otherId, limit])
+      : await this.exec(name, page.head, [...key, limit]);
     return rs.rows;
   }
 
@@ -469,22 +523,12 @@ export class CassandraGraphStore implements GraphStore {
     limit: number,
     targetCode: (otherId: UserId) => number,
   ): Promise<{ copied: number; last: ListEntry | null }> {
-    const d = list.direction;
-    const rows = await this.bucketRows(
-      'copyBucketPage',
-      Q.copyHead,
-      Q.copyAfter,
-      list,
-      fromBucketCode,
-      after,
-      limit,
-    );
+    const q = LQ[listTable(list)];
+    const rows = await this.bucketRows('copyBucketPage', q.copy, list, fromBucketCode, after, limit);
     await Promise.all(
       rows.map((row) =>
-        this.exec('copyListRow', Q.putRow(d), [
-          list.userId,
-          list.relation,
-          targetCode(row.other_id as bigint),
+        this.exec('copyListRow', q.putRow, [
+          ...partitionValues(list, targetCode(row.other_id as bigint)),
           row.created_at,
           row.other_id,
           row.position,
@@ -497,12 +541,53 @@ export class CassandraGraphStore implements GraphStore {
   }
 
   async dropBucket(list: ListKey, bucketCode: number, version: bigint): Promise<void> {
-    await this.exec('dropBucket', Q.dropBucket(list.direction), [
+    await this.exec('dropBucket', LQ[listTable(list)].dropBucket, [
       version,
-      list.userId,
-      list.relation,
-      bucketCode,
+      ...partitionValues(list, bucketCode),
     ]);
+  }
+
+  async copyInverseEdgePage(
+    list: ListKey,
+    fromBucketCode: number,
+    after: UserId | null,
+    limit: number,
+    targetCode: (sourceId: UserId) => number,
+  ): Promise<{ copied: number; last: UserId | null }> {
+    const key = inverseKey(list);
+    const rs =
+      after === null
+        ? await this.exec('copyInverseEdgePage', Q.copyInHead, [...key, fromBucketCode, limit])
+        : await this.exec('copyInverseEdgePage', Q.copyInAfter, [...key, fromBucketCode, after, limit]);
+    await Promise.all(
+      rs.rows.flatMap((row) => {
+        const source = row.source_id as bigint;
+        const partition = [...key, targetCode(source), source];
+        // One insert per distinct write time, so every cell keeps its own.
+        const byTime = new Map<bigint, [string, unknown][]>();
+        for (const [cell, wt] of [
+          ['state', row.ws],
+          ['position', row.wp],
+          ['created_at', row.wc],
+        ] as const) {
+          if (wt === null || wt === undefined) continue;
+          byTime.set(wt as bigint, [...(byTime.get(wt as bigint) ?? []), [cell, row[cell]]]);
+        }
+        return [...byTime].map(([wt, cells]) =>
+          this.exec('copyInverseEdge', Q.putInCells(cells.map(([c]) => c)), [
+            ...partition,
+            ...cells.map(([, v]) => v),
+            wt,
+          ]),
+        );
+      }),
+    );
+    const last = rs.rows.at(-1)?.source_id as bigint | undefined;
+    return { copied: rs.rows.length, last: rs.rows.length < limit || last === undefined ? null : last };
+  }
+
+  async dropInverseEdgeBucket(list: ListKey, bucketCode: number, version: bigint): Promise<void> {
+    await this.exec('dropInverseEdgeBucket', Q.dropIn, [version, ...inverseKey(list), bucketCode]);
   }
 
   // ---- counts ----

@@ -7,19 +7,46 @@
  * `IF NOT EXISTS`, so two runners racing (two service instances starting together) are safe: the
  * loser's DDL is a no-op and its record insert rewrites the same values. After each DDL the runner
  * waits for schema agreement, which matters on a multi-node cluster.
+ *
+ * Files may also drop tables and move rows: a `-- @data <name>` line names a data step
+ * (`data-step.ts`, e.g. the list-table migration in `list-tables-migration.ts`) that runs after
+ * the file's statements and before the file is recorded. Such files are not safe to race (a
+ * second runner replaying a `DROP` would destroy what the first one is copying back), so whenever
+ * anything is pending the runner first takes a lease: a row written with a lightweight
+ * transaction and a TTL, renewed while it works (off the edge path, like username claims). A
+ * runner that finds the lease taken waits, then re-reads what was applied. A runner that loses
+ * its lease (paused longer than the TTL) stops before its next statement or page.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CqlClient } from './client.js';
+import { type CopyProgress, createProgressTable, type DataStep } from './data-step.js';
+import { LIST_TABLE_STEPS } from './list-tables-migration.js';
 
 export interface MigrationResult {
   applied: string[];
   skipped: string[];
 }
 
+export interface MigrateOptions {
+  /** Told after every page of a data step's copy (also through `log`); may throw to abort. */
+  onProgress?: (p: CopyProgress) => void | Promise<void>;
+  /** Rows per data-step page. Default 1,000. */
+  copyPageSize?: number;
+  /** The data steps files may name. Default: the project's (`LIST_TABLE_STEPS`). */
+  dataSteps?: Record<string, DataStep>;
+  /** Lease TTL in seconds (renewed every third of it). Default 30. */
+  leaseTtlSeconds?: number;
+}
+
 export class MigrationChecksumError extends Error {
   override name = 'MigrationChecksumError';
+}
+
+/** Another runner took over (this one's lease expired), or a file names an unknown data step. */
+export class MigrationAbortedError extends Error {
+  override name = 'MigrationAbortedError';
 }
 
 function replicationCql(replication: Record<string, string | number>): string {
@@ -41,6 +68,19 @@ export function splitStatements(text: string): string[] {
     .filter(Boolean);
 }
 
+/** The `-- @data name` lines of a file, in order. */
+export function dataStepNames(text: string): string[] {
+  return [...text.matchAll(/^--\s*@data\s+(\w+)\s*$/gm)].map((m) => m[1] as string);
+}
+
+/** Qualifies `CREATE … IF NOT EXISTS name` and `DROP TABLE IF EXISTS name` with the keyspace. */
+export function qualify(statement: string, keyspace: string): string {
+  return statement.replace(
+    /^((?:CREATE\s+(?:TABLE|TYPE|INDEX|CUSTOM INDEX)\s+IF\s+NOT\s+EXISTS|DROP\s+TABLE\s+IF\s+EXISTS|ALTER\s+TABLE)\s+)(\w+)(?=\s|$)/i,
+    (_m, head: string, name: string) => `${head}${keyspace}.${name}`,
+  );
+}
+
 /** `checkSchemaAgreement` exists in the driver but is missing from its type declarations. */
 type AgreementCheck = { checkSchemaAgreement(): Promise<boolean> };
 
@@ -52,12 +92,23 @@ async function waitForAgreement(client: CqlClient): Promise<void> {
   }
 }
 
+/**
+ * Creates the keyspace if needed and applies every pending file of `cqlDir` in name order, each
+ * file's statements then its data steps, recording the file only when all of it succeeded. Safe to
+ * re-run and to race (see the design note); a rerun after a crash resumes a data step at its last
+ * recorded page. Throws `MigrationChecksumError` when an applied file changed.
+ *
+ * @example
+ * await migrate(client, 'flocklist', { class: 'SimpleStrategy', replication_factor: 1 }, CQL_DIR,
+ *   (line) => console.log(line)); // "… legacy_edges_in → edges_in: 12000 rows, 3400 rows/s"
+ */
 export async function migrate(
   client: CqlClient,
   keyspace: string,
   replication: Record<string, string | number>,
   cqlDir: string,
   log: (line: string) => void = () => {},
+  o: MigrateOptions = {},
 ): Promise<MigrationResult> {
   await client.execute(
     `CREATE KEYSPACE IF NOT EXISTS ${keyspace} WITH replication = ${replicationCql(replication)}`,
@@ -70,54 +121,155 @@ export async function migrate(
     [],
     { prepare: false },
   );
+  await client.execute(
+    `CREATE TABLE IF NOT EXISTS ${keyspace}.schema_migration_lease (name text PRIMARY KEY, owner text)`,
+    [],
+    { prepare: false },
+  );
+  await createProgressTable(client, keyspace);
   await waitForAgreement(client);
 
+  const files: { file: string; text: string; checksum: string }[] = [];
+  for (const file of (await readdir(cqlDir)).filter((f) => /^\d{3}_[\w-]+\.cql$/.test(f)).sort()) {
+    const text = await readFile(join(cqlDir, file), 'utf8');
+    files.push({ file, text, checksum: createHash('sha256').update(text).digest('hex') });
+  }
+  const steps = o.dataSteps ?? LIST_TABLE_STEPS;
+  for (const f of files) {
+    for (const name of dataStepNames(f.text)) {
+      if (!steps[name]) throw new MigrationAbortedError(`${f.file} names unknown data step ${name}`);
+    }
+  }
+
+  const pendingOf = (applied: Map<string, string>) => {
+    const result: MigrationResult = { applied: [], skipped: [] };
+    for (const f of files) {
+      const known = applied.get(f.file);
+      if (known === undefined) continue;
+      if (known !== f.checksum) {
+        throw new MigrationChecksumError(
+          `migration ${f.file} was changed after it was applied (checksum mismatch)`,
+        );
+      }
+      result.skipped.push(f.file);
+    }
+    return { result, pending: files.filter((f) => !applied.has(f.file)) };
+  };
+  let { result, pending } = pendingOf(await appliedVersions(client, keyspace));
+  if (pending.length === 0) return result;
+
+  const lease = await MigrationLease.acquire(client, keyspace, o.leaseTtlSeconds ?? 30, log);
+  try {
+    ({ result, pending } = pendingOf(await appliedVersions(client, keyspace)));
+    for (const f of pending) {
+      for (const statement of splitStatements(f.text)) {
+        lease.assert();
+        await client.execute(qualify(statement, keyspace), [], { prepare: false }).catch((e: unknown) => {
+          // `ALTER TABLE … ADD` has no IF NOT EXISTS on every server we support: a column a
+          // crashed earlier run already added is the outcome this statement wants.
+          if (!(/^ALTER\s+TABLE\b.*\bADD\b/is.test(statement) && /already exists/i.test(String(e)))) throw e;
+        });
+        await waitForAgreement(client);
+      }
+      for (const name of dataStepNames(f.text)) {
+        await (steps[name] as DataStep)(
+          {
+            client,
+            keyspace,
+            pageSize: o.copyPageSize ?? 1000,
+            assertLease: () => lease.assert(),
+            progress: async (p) => {
+              log(`${f.file} ${p.copy}: ${p.rows} rows${p.done ? ' (done)' : ''}, ${p.rowsPerSecond} rows/s`);
+              await o.onProgress?.(p);
+            },
+          },
+          name,
+        );
+      }
+      lease.assert();
+      await client.execute(
+        `INSERT INTO ${keyspace}.schema_migrations (version, checksum, applied_at) VALUES (?, ?, toTimestamp(now()))`,
+        [f.file, f.checksum],
+      );
+      log(`applied ${f.file}`);
+      result.applied.push(f.file);
+    }
+  } finally {
+    await lease.release();
+  }
+  return result;
+}
+
+async function appliedVersions(client: CqlClient, keyspace: string): Promise<Map<string, string>> {
   const applied = new Map<string, string>();
   const rs = await client.execute(`SELECT version, checksum FROM ${keyspace}.schema_migrations`, [], {
     prepare: false,
   });
   for (const row of rs.rows) applied.set(row.version as string, row.checksum as string);
+  return applied;
+}
 
-  const files = (await readdir(cqlDir)).filter((f) => /^\d{3}_[\w-]+\.cql$/.test(f)).sort();
-  const result: MigrationResult = { applied: [], skipped: [] };
-  for (const file of files) {
-    const text = await readFile(join(cqlDir, file), 'utf8');
-    const checksum = createHash('sha256').update(text).digest('hex');
-    const known = applied.get(file);
-    if (known !== undefined) {
-      if (known !== checksum) {
-        throw new MigrationChecksumError(
-          `migration ${file} was changed after it was applied (checksum mismatch)`,
-        );
-      }
-      result.skipped.push(file);
-      continue;
+/** The one-runner-at-a-time lease (see the design note). */
+class MigrationLease {
+  private lost = false;
+  private timer: NodeJS.Timeout | undefined;
+
+  private constructor(
+    private readonly client: CqlClient,
+    private readonly table: string,
+    private readonly owner: string,
+    private readonly ttl: number,
+  ) {}
+
+  static async acquire(
+    client: CqlClient,
+    keyspace: string,
+    ttl: number,
+    log: (line: string) => void,
+  ): Promise<MigrationLease> {
+    const lease = new MigrationLease(client, `${keyspace}.schema_migration_lease`, randomUUID(), ttl);
+    let waited = false;
+    for (;;) {
+      const rs = await client.execute(
+        `INSERT INTO ${lease.table} (name, owner) VALUES ('migrate', ?) IF NOT EXISTS USING TTL ${ttl}`,
+        [lease.owner],
+        { isIdempotent: false },
+      );
+      if (rs.first()?.['[applied]']) break;
+      if (!waited) log('another runner holds the migration lease; waiting');
+      waited = true;
+      await new Promise((r) => setTimeout(r, 250));
     }
-    for (const statement of splitStatements(text)) {
-      const qualified = statement
-        .replace(
-          /^(CREATE\s+(?:TABLE|TYPE|INDEX|CUSTOM INDEX)\s+IF\s+NOT\s+EXISTS\s+)(\w+)/i,
-          (_m, head: string, name: string) => `${head}${keyspace}.${name}`,
-        )
-        .replace(
-          /^(ALTER\s+TABLE\s+)(\w+)(\s)/i,
-          (_m, head: string, name: string, sp: string) => `${head}${keyspace}.${name}${sp}`,
-        );
-      await client.execute(qualified, [], { prepare: false }).catch((e: unknown) => {
-        // `ALTER TABLE … ADD` has no IF NOT EXISTS on every server we support: a column another
-        // runner (or a crashed earlier run) already added is the outcome this statement wants.
-        if (!(/^ALTER\s+TABLE\b.*\bADD\b/is.test(statement) && /already exists/i.test(String(e)))) throw e;
-      });
-      await waitForAgreement(client);
-    }
-    await client.execute(
-      `INSERT INTO ${keyspace}.schema_migrations (version, checksum, applied_at) VALUES (?, ?, toTimestamp(now()))`,
-      [file, checksum],
-    );
-    log(`applied ${file}`);
-    result.applied.push(file);
+    lease.timer = setInterval(() => void lease.renew(), (ttl * 1000) / 3);
+    lease.timer.unref();
+    return lease;
   }
-  return result;
+
+  assert(): void {
+    if (this.lost) throw new MigrationAbortedError('the migration lease was lost to another runner');
+  }
+
+  private async renew(): Promise<void> {
+    try {
+      const rs = await this.client.execute(
+        `UPDATE ${this.table} USING TTL ${this.ttl} SET owner = ? WHERE name = 'migrate' IF owner = ?`,
+        [this.owner, this.owner],
+        { isIdempotent: false },
+      );
+      if (!rs.first()?.['[applied]']) this.lost = true;
+    } catch {
+      // A failed renewal is retried at the next tick; the TTL bounds how long that may go on.
+    }
+  }
+
+  async release(): Promise<void> {
+    clearInterval(this.timer);
+    await this.client
+      .execute(`DELETE FROM ${this.table} WHERE name = 'migrate' IF owner = ?`, [this.owner], {
+        isIdempotent: false,
+      })
+      .catch(() => undefined);
+  }
 }
 
 /** True when the keyspace has every migration in `cqlDir` recorded (readiness). */

@@ -3,9 +3,12 @@
  * shared contract suite checks on both stores: a write applies only if its version is at least the
  * stored one; at equal versions a row delete beats a put, and between two puts each cell keeps
  * the larger value (Cassandra's tie-break); a partition drop shadows rows written at or below its
- * version. Counters are plain numbers.
+ * version. The inverse edge state is kept apart from the forward one, per bucket code, like the
+ * Cassandra table: a probe with the wrong layout misses, as it would there. Counters are plain
+ * numbers.
  */
 
+import { bucketCode, bucketOf } from '../buckets.js';
 import { encodeCheckpoint } from '../checkpoint-codec.js';
 import type { GraphStore } from '../store.js';
 import { UsernameTakenError } from '../store.js';
@@ -51,6 +54,12 @@ const edgeKey = (s: UserId, r: Relation, t: UserId) => `${s}|${r}|${t}`;
 const listKey = (l: ListKey) => `${l.userId}|${l.relation}|${l.direction}`;
 const partKey = (l: ListKey, code: number) => `${listKey(l)}|${code}`;
 const rowKey = (e: ListEntry) => `${e.createdAt}|${e.otherId}`;
+const inversePartKey = (target: UserId, r: Relation, code: number) => `${target}|${r}|${code}`;
+
+function inverseOf(list: ListKey): [UserId, Relation] {
+  if (list.direction !== 'in') throw new RangeError('inverse edges are bucketed like an `in` list');
+  return [list.userId, list.relation];
+}
 
 const max = (a: bigint | null, b: bigint) => (a === null || b > a ? b : a);
 
@@ -87,7 +96,10 @@ export class MemoryGraphStore implements GraphStore {
     string,
     { checkpoint: PairCheckpoint | null; pending: PendingCompaction | null; ops: Map<string, StoredPairOp> }
   >();
+  /** Forward edge state (`edges_out`). */
   private readonly edges = new Map<string, VersionedEdge>();
+  /** Inverse edge state (`edges_in`): per (target, relation, bucket code), keyed by source. */
+  private readonly inverse = new Map<string, { drop: bigint | null; rows: Map<UserId, VersionedEdge> }>();
   private readonly partitions = new Map<
     string,
     { drop: bigint | null; rows: Map<string, RowCell & { entry: ListEntry }> }
@@ -188,9 +200,10 @@ export class MemoryGraphStore implements GraphStore {
     rows: readonly ListRowWrite[],
     version: bigint,
   ): Promise<void> {
-    for (const { edge } of edges) {
+    for (const { edge, inBucketCodes } of edges) {
       const key = edgeKey(edge.sourceId, edge.relation, edge.targetId);
       this.edges.set(key, mergeEdge(this.edges.get(key), edge, version));
+      for (const code of inBucketCodes) this.writeInverse(code, edge, version);
     }
     for (const r of rows) {
       for (const code of r.bucketCodes) this.writeRow(r.list, code, r.entry, r.op, version);
@@ -209,6 +222,30 @@ export class MemoryGraphStore implements GraphStore {
     if (op === 'put') cell.live = max(cell.live, version);
     else cell.tomb = max(cell.tomb, version);
     part.rows.set(rk, cell);
+  }
+
+  private inversePart(target: UserId, relation: Relation, code: number) {
+    const pk = inversePartKey(target, relation, code);
+    let part = this.inverse.get(pk);
+    if (!part) {
+      part = { drop: null, rows: new Map() };
+      this.inverse.set(pk, part);
+    }
+    return part;
+  }
+
+  /** The live inverse row of `source` in one bucket, or undefined (never written, or dropped). */
+  private liveInverse(target: UserId, relation: Relation, code: number, source: UserId) {
+    const part = this.inverse.get(inversePartKey(target, relation, code));
+    const row = part?.rows.get(source);
+    if (!part || !row || (part.drop !== null && part.drop >= row.version)) return undefined;
+    return row;
+  }
+
+  private writeInverse(code: number, edge: EdgeRecord, version: bigint) {
+    const part = this.inversePart(edge.targetId, edge.relation, code);
+    const live = this.liveInverse(edge.targetId, edge.relation, code, edge.sourceId);
+    part.rows.set(edge.sourceId, mergeEdge(live, edge, version));
   }
 
   private liveRows(list: ListKey, code: number): { entry: ListEntry; live: bigint }[] {
@@ -241,10 +278,12 @@ export class MemoryGraphStore implements GraphStore {
     targetId: UserId,
     relation: Relation,
     sourceIds: readonly UserId[],
+    layout: BucketLayout,
   ): Promise<Map<UserId, EdgeRecord>> {
     const out = new Map<UserId, EdgeRecord>();
     for (const s of sourceIds) {
-      const e = this.edges.get(edgeKey(s, relation, targetId));
+      const code = bucketCode(layout.buckets, bucketOf(s, layout.buckets));
+      const e = this.liveInverse(targetId, relation, code, s);
       if (e) out.set(s, { ...e.edge });
     }
     return out;
@@ -316,6 +355,34 @@ export class MemoryGraphStore implements GraphStore {
     const part = this.partitions.get(pk) ?? { drop: null, rows: new Map() };
     part.drop = max(part.drop, version);
     this.partitions.set(pk, part);
+  }
+
+  async copyInverseEdgePage(
+    list: ListKey,
+    fromBucketCode: number,
+    after: UserId | null,
+    limit: number,
+    targetCode: (sourceId: UserId) => number,
+  ): Promise<{ copied: number; last: UserId | null }> {
+    const [target, relation] = inverseOf(list);
+    const part = this.inverse.get(inversePartKey(target, relation, fromBucketCode));
+    const page = [...(part?.rows.keys() ?? [])]
+      .filter((s) => after === null || s > after)
+      .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+      .flatMap((s) => {
+        const row = this.liveInverse(target, relation, fromBucketCode, s);
+        return row ? [row] : [];
+      })
+      .slice(0, limit);
+    for (const r of page) this.writeInverse(targetCode(r.edge.sourceId), r.edge, r.version);
+    const last = page.at(-1)?.edge.sourceId;
+    return { copied: page.length, last: page.length < limit || last === undefined ? null : last };
+  }
+
+  async dropInverseEdgeBucket(list: ListKey, bucketCode: number, version: bigint): Promise<void> {
+    const [target, relation] = inverseOf(list);
+    const part = this.inversePart(target, relation, bucketCode);
+    part.drop = max(part.drop, version);
   }
 
   async incrementCount(list: ListKey, shard: number, delta: number): Promise<void> {

@@ -27,7 +27,9 @@ export async function snapshot(store: GraphStore, users: readonly UserId[]): Pro
         const others = users.filter((x) => x !== u);
         const [fwd, inv, outRows, inRows, outCount, inCount] = await Promise.all([
           store.getEdgesOut(u, r, others),
-          store.getEdgesIn(u, r, others),
+          store
+            .getLayout({ userId: u, relation: r, direction: 'in' })
+            .then((layout) => store.getEdgesIn(u, r, others, layout)),
           store.listBucket({ userId: u, relation: r, direction: 'out' }, 1, null, 10_000),
           store.listBucket({ userId: u, relation: r, direction: 'in' }, 1, null, 10_000),
           store.getCount({ userId: u, relation: r, direction: 'out' }),

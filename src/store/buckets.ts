@@ -1,0 +1,41 @@
+/**
+ * Bucketing of list rows and of the inverse edge state.
+ *
+ * A list lives in `N` buckets (`N` a power of two). A row for `otherId` belongs to bucket
+ * `b = murmur3(otherId) & (N-1)`; its partition is addressed by the layout-qualified *bucket code*
+ * `N | b` (N=1 → 1; N=2 → 2,3; N=4 → 4..7; …). Codes of different layouts never collide, so during
+ * a growth from N to 2N both layouts can hold rows at once, and because 2N's low bits extend N's,
+ * bucket `b` of N splits exactly into `b` and `b + N` of 2N.
+ *
+ * The inverse edge state (`edges_in`) is bucketed by the same codes as the target's `in` list, so
+ * the store addresses both kinds of partition with these functions; they live in `store/` because
+ * they are partition addressing (the data migration needs them too), and `graph/buckets.ts`
+ * re-exports them for the domain.
+ *
+ * murmurhash is 32-bit and used only for bucketing — never for token placement (the driver's
+ * metadata owns that).
+ */
+import murmurhash from 'murmurhash';
+import type { BucketLayout, UserId } from './types.js';
+
+export function bucketOf(otherId: UserId, buckets: number): number {
+  return murmurhash.v3(otherId.toString()) & (buckets - 1);
+}
+
+export function bucketCode(buckets: number, bucket: number): number {
+  return buckets | bucket;
+}
+
+/** Every bucket code a writer must touch for `otherId` under `layout` (both layouts while growing). */
+export function writeBucketCodes(layout: BucketLayout, otherId: UserId): number[] {
+  const codes = [bucketCode(layout.buckets, bucketOf(otherId, layout.buckets))];
+  if (layout.growingTo) codes.push(bucketCode(layout.growingTo, bucketOf(otherId, layout.growingTo)));
+  return codes;
+}
+
+/** All bucket codes readers use under `layout`. */
+export function readBucketCodes(layout: BucketLayout): number[] {
+  return Array.from({ length: layout.buckets }, (_, b) => bucketCode(layout.buckets, b));
+}
+
+export const SINGLE_BUCKET: BucketLayout = { buckets: 1, growingTo: null, copiedThrough: 0 };
