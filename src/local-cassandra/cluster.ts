@@ -64,7 +64,7 @@ export async function startLocalCluster(o: LocalClusterOptions): Promise<LocalCl
       clusterName: o.clusterName ?? 'flocklist-cluster',
       heap: o.heap,
       nodeDir: join(o.dir, address),
-      ringDelayMs: 15_000,
+      ringDelayMs: 5000,
       autoBootstrap: false,
       ...o.node,
     }),
