@@ -107,8 +107,14 @@ describe.sequential('3-node cluster, RF 3, LOCAL_QUORUM', () => {
     const failedAfterConviction = load.ledger.attempts.filter(
       (x) => x.kind === 'write' && x.status !== 200 && x.startedAt > convictedAt,
     );
-    note('1 node kill', `seed ${SEED}; load ${s(loadEnd - killedAt + 6000)}, ${f.writes} write attempts (${load.ledger.opsAcked} acknowledged), ${f.reads} page reads`);
-    note('1 node kill', `convicted ${s(convictedAt - killedAt)} after kill -9; restarted node answered CQL in ${s(node.startupMs)}, seen UP ${s(upAt - restartAt)} after restart; repair job ${s(repairMs)}`);
+    note(
+      '1 node kill',
+      `seed ${SEED}; load ${s(loadEnd - killedAt + 6000)}, ${f.writes} write attempts (${load.ledger.opsAcked} acknowledged), ${f.reads} page reads`,
+    );
+    note(
+      '1 node kill',
+      `convicted ${s(convictedAt - killedAt)} after kill -9; restarted node answered CQL in ${s(node.startupMs)}, seen UP ${s(upAt - restartAt)} after restart; repair job ${s(repairMs)}`,
+    );
     note(
       '1 node kill',
       `failed writes ${f.writesFailed} (started ${f.failedWritesFrom === null ? '—' : `${s(f.failedWritesFrom)} … ${s(f.failedWritesTo ?? 0)}`} after the kill; ${failedAfterConviction.length} after conviction), failed reads ${f.readsFailed}, longest request ${f.longestMs} ms, by status ${JSON.stringify(f.statuses)}`,
@@ -116,7 +122,10 @@ describe.sequential('3-node cluster, RF 3, LOCAL_QUORUM', () => {
     expect(load.ledger.unknown.size).toBe(0);
     const want = expectedEdges(load.ledger.acked);
     await expectEdges(a, want);
-    note('1 node kill', `edges expected from the ledger ${want.length}, found ${want.length} (both directions, whole lists)`);
+    note(
+      '1 node kill',
+      `edges expected from the ledger ${want.length}, found ${want.length} (both directions, whole lists)`,
+    );
     expect(f.readsFailed).toBe(0);
     expect(failedAfterConviction).toEqual([]);
   });
@@ -158,7 +167,11 @@ describe.sequential('3-node cluster, RF 3, LOCAL_QUORUM', () => {
       const old = expectedEdges(before);
       for (let r = 0; r < rounds; r++) {
         const seen = await observedEdges(oneApp, a);
-        if (JSON.stringify(seen.out) !== JSON.stringify(want) || JSON.stringify(seen.in) !== JSON.stringify(want)) staleAtOne++;
+        if (
+          JSON.stringify(seen.out) !== JSON.stringify(want) ||
+          JSON.stringify(seen.in) !== JSON.stringify(want)
+        )
+          staleAtOne++;
       }
       for (let r = 0; r < rounds; r++) await expectEdges(a, want);
       note(
@@ -192,7 +205,10 @@ describe.sequential('3-node cluster, RF 3, LOCAL_QUORUM', () => {
       const [profile, follow, list, ready] = replies;
       const longest = Math.max(...replies.map((r) => r.ms));
       const show = (r: typeof profile) => `${r?.status} in ${Math.round(r?.ms ?? 0)} ms`;
-      note('3 unreachable', `all nodes frozen (SIGSTOP): profile ${show(profile)}, follow ${show(follow)}, list ${show(list)}, readyz ${show(ready)} (request timeout ${timeout} ms)`);
+      note(
+        '3 unreachable',
+        `all nodes frozen (SIGSTOP): profile ${show(profile)}, follow ${show(follow)}, list ${show(list)}, readyz ${show(ready)} (request timeout ${timeout} ms)`,
+      );
       for (const r of [profile, follow, list]) {
         expect(r?.status).toBe(503);
         expect(r?.headers.get('content-type')).toBe('application/problem+json; charset=utf-8');
@@ -205,10 +221,23 @@ describe.sequential('3-node cluster, RF 3, LOCAL_QUORUM', () => {
       for (let i = 0; i < 3; i++) c.node(i).resume();
     }
     const resumedAt = Date.now();
-    await until('follow 200 after the nodes thaw', 90_000, () => app.call('PUT', `/v1/users/${src}/following/${dst}`, { as: src }), (r) => r.status === 200);
+    await until(
+      'follow 200 after the nodes thaw',
+      90_000,
+      () => app.call('PUT', `/v1/users/${src}/following/${dst}`, { as: src }),
+      (r) => r.status === 200,
+    );
     const back = Date.now();
-    await until('readyz 200', 30_000, () => app.call('GET', '/readyz'), (r) => r.status === 200);
-    note('3 unreachable', `frozen ${s(resumedAt - pausedAt)}; first acknowledged write ${s(back - resumedAt)} after thaw, same app and driver client`);
+    await until(
+      'readyz 200',
+      30_000,
+      () => app.call('GET', '/readyz'),
+      (r) => r.status === 200,
+    );
+    note(
+      '3 unreachable',
+      `frozen ${s(resumedAt - pausedAt)}; first acknowledged write ${s(back - resumedAt)} after thaw, same app and driver client`,
+    );
   });
 
   it('2. every node killed under load (commitlog group): after restart every acknowledged edge is there', async () => {
@@ -216,7 +245,12 @@ describe.sequential('3-node cluster, RF 3, LOCAL_QUORUM', () => {
     const restart = async () => {
       const t = Date.now();
       for (let i = 0; i < 3; i++) await c.start(i);
-      await until('writes through the API', 90_000, () => app.call('GET', '/readyz'), (r) => r.status === 200);
+      await until(
+        'writes through the API',
+        90_000,
+        () => app.call('GET', '/readyz'),
+        (r) => r.status === 200,
+      );
       return Date.now() - t;
     };
     expect(c.options(0).commitlogSync).toBe('group');
@@ -247,7 +281,10 @@ describe.sequential('3-node cluster, RF 3, LOCAL_QUORUM', () => {
         if (!ok.has(seen.has(k) ? 'following' : 'none')) lost.push(k);
       }
       for (const k of seen) if (!pairs.has(k)) lost.push(k);
-      note('2 crash all', `${when}: ${got.out.length} edges found; ${lost.length} pairs differ from the ledger`);
+      note(
+        '2 crash all',
+        `${when}: ${got.out.length} edges found; ${lost.length} pairs differ from the ledger`,
+      );
       expect(lost).toEqual([]);
     };
     await check('after restart');

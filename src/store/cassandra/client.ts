@@ -61,17 +61,20 @@ export class BoundedRetryPolicy extends policies.retry.RetryPolicy {
   override onWriteTimeout(
     info: OperationInfo,
     consistency: Consistency,
-    received: number,
-    blockFor: number,
+    _received: number,
+    _blockFor: number,
     writeType: string,
   ): Decision {
-    if (writeType === 'BATCH_LOG' && this.batchlogRetry && info.nbRetry === 0) return this.retryResult(consistency);
+    if (writeType === 'BATCH_LOG' && this.batchlogRetry && info.nbRetry === 0)
+      return this.retryResult(consistency);
     return this.rethrowResult();
   }
 }
 
 /** Speculates only single SELECT statements (never writes, never batches). */
-export class ReadSpeculationPolicy implements cassandra.policies.speculativeExecution.SpeculativeExecutionPolicy {
+export class ReadSpeculationPolicy
+  implements cassandra.policies.speculativeExecution.SpeculativeExecutionPolicy
+{
   private readonly none = { nextExecution: () => -1 };
 
   constructor(

@@ -15,7 +15,10 @@ import { bearer, buildTestApp } from '../../http/support/app.js';
 export const KEYSPACE = 'cluster_faults';
 
 /** The environment the service (and the repair job) would run with against this cluster. */
-export function clusterEnv(contactPoints: string[], extra: Record<string, string> = {}): Record<string, string> {
+export function clusterEnv(
+  contactPoints: string[],
+  extra: Record<string, string> = {},
+): Record<string, string> {
   return {
     CASSANDRA_CONTACT_POINTS: contactPoints.join(','),
     CASSANDRA_LOCAL_DC: 'datacenter1',
@@ -37,7 +40,11 @@ export interface Reply {
 export interface ClusterApp {
   config: Config;
   client: CqlClient;
-  call(method: string, path: string, o?: { as?: bigint; admin?: boolean; key?: string; body?: unknown }): Promise<Reply>;
+  call(
+    method: string,
+    path: string,
+    o?: { as?: bigint; admin?: boolean; key?: string; body?: unknown },
+  ): Promise<Reply>;
   close(): Promise<void>;
 }
 
@@ -58,7 +65,8 @@ export async function clusterApp(env: Record<string, string>): Promise<ClusterAp
     client,
     call: async (method, path, o = {}) => {
       const headers: Record<string, string> = {};
-      if (o.as !== undefined || o.admin) headers.authorization = bearer(o.as ?? 1n, { admin: o.admin ?? false });
+      if (o.as !== undefined || o.admin)
+        headers.authorization = bearer(o.as ?? 1n, { admin: o.admin ?? false });
       if (o.key) headers['idempotency-key'] = o.key;
       if (o.body !== undefined) headers['content-type'] = 'application/json';
       const startedAt = Date.now();

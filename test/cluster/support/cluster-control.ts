@@ -26,7 +26,12 @@ export async function whenConvicted(nodeDir: string, peer: string, timeoutMs = 6
 }
 
 /** Resolves when `nodeDir`'s log (after this call) says `peer` is UP. */
-export async function whenUp(nodeDir: string, peer: string, since: number, timeoutMs = 60_000): Promise<number> {
+export async function whenUp(
+  nodeDir: string,
+  peer: string,
+  since: number,
+  timeoutMs = 60_000,
+): Promise<number> {
   const file = join(nodeDir, 'logs', 'system.log');
   const needle = `/${peer}:7000 is now UP`;
   const deadline = Date.now() + timeoutMs;
@@ -57,12 +62,19 @@ export function runRepairJob(env: Record<string, string>, users: bigint[]): Prom
     child.stderr.on('data', (d) => {
       out += d;
     });
-    child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`repair job exited ${code}:\n${out}`))));
+    child.on('exit', (code) =>
+      code === 0 ? resolve(out) : reject(new Error(`repair job exited ${code}:\n${out}`)),
+    );
   });
 }
 
 /** Polls `probe` until `ok`, or throws after `ms`. */
-export async function until<T>(what: string, ms: number, probe: () => Promise<T>, ok: (v: T) => boolean): Promise<T> {
+export async function until<T>(
+  what: string,
+  ms: number,
+  probe: () => Promise<T>,
+  ok: (v: T) => boolean,
+): Promise<T> {
   const deadline = Date.now() + ms;
   let last = await probe();
   while (!ok(last)) {

@@ -92,10 +92,14 @@ export function startLoad(
       const idem = `w${w}-${n++}`;
       ledger.unknown.set(k, next);
       for (;;) {
-        const r = await app.call(next === 'following' ? 'PUT' : 'DELETE', `/v1/users/${source}/following/${target}`, {
-          as: source,
-          key: idem,
-        });
+        const r = await app.call(
+          next === 'following' ? 'PUT' : 'DELETE',
+          `/v1/users/${source}/following/${target}`,
+          {
+            as: source,
+            key: idem,
+          },
+        );
         record('write', r);
         if (r.status === 200) {
           ledger.acked.set(k, next);
@@ -140,7 +144,11 @@ export function startLoad(
 }
 
 /** Every page of a list, through the API; null when any page failed. */
-export async function wholeList(app: ClusterApp, owner: bigint, list: 'following' | 'followers'): Promise<string[] | null> {
+export async function wholeList(
+  app: ClusterApp,
+  owner: bigint,
+  list: 'following' | 'followers',
+): Promise<string[] | null> {
   const ids: string[] = [];
   let cursor: string | null = null;
   do {
@@ -155,7 +163,10 @@ export async function wholeList(app: ClusterApp, owner: bigint, list: 'following
 
 /** The edges the ledger implies, as "source>target" keys, sorted. */
 export function expectedEdges(states: Map<string, PairState>): string[] {
-  return [...states].filter(([, s]) => s === 'following').map(([k]) => k).sort();
+  return [...states]
+    .filter(([, s]) => s === 'following')
+    .map(([k]) => k)
+    .sort();
 }
 
 /** The edges the API shows, from both sides: following lists of sources, followers of targets. */
@@ -192,7 +203,8 @@ export function figures(attempts: Attempt[], t0: number): Figures {
   const reads = attempts.filter((x) => x.kind === 'read');
   const failed = writes.filter((x) => x.status !== 200);
   const statuses: Record<string, number> = {};
-  for (const x of attempts) if (x.status !== 200) statuses[`${x.kind} ${x.status}`] = (statuses[`${x.kind} ${x.status}`] ?? 0) + 1;
+  for (const x of attempts)
+    if (x.status !== 200) statuses[`${x.kind} ${x.status}`] = (statuses[`${x.kind} ${x.status}`] ?? 0) + 1;
   return {
     writes: writes.length,
     writesFailed: failed.length,
