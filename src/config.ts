@@ -34,6 +34,8 @@ const EnvSchema = z.object({
   CASSANDRA_USERNAME: z.string().optional(),
   CASSANDRA_PASSWORD: z.string().optional(),
   CASSANDRA_REQUEST_TIMEOUT_MS: int(100, 120_000).default(5000),
+  CASSANDRA_SPECULATIVE_DELAY_MS: int(0, 60_000).default(200),
+  CASSANDRA_BATCHLOG_RETRY: z.enum(['true', 'false', '1', '0', 'yes', 'no']).default('false').pipe(bool),
   CASSANDRA_HEAP: z
     .string()
     .regex(/^\d+[MG]$/)
@@ -68,7 +70,12 @@ export interface Config {
     replication: Record<string, string | number>;
     consistency: Env['CASSANDRA_CONSISTENCY'];
     credentials: { username: string; password: string } | undefined;
+    /** Client-side timeout of one attempt; a stalled node costs a request at most this. */
     requestTimeoutMs: number;
+    /** Reads (single SELECTs) also go to the next replica after this delay; 0 = off. */
+    speculativeDelayMs: number;
+    /** Retry a BATCH_LOG write timeout once on the same coordinator (the driver's default). */
+    batchlogRetry: boolean;
     localHeap: string;
   };
   graph: {
@@ -124,6 +131,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
           ? { username: e.CASSANDRA_USERNAME, password: e.CASSANDRA_PASSWORD }
           : undefined,
       requestTimeoutMs: e.CASSANDRA_REQUEST_TIMEOUT_MS,
+      speculativeDelayMs: e.CASSANDRA_SPECULATIVE_DELAY_MS,
+      batchlogRetry: e.CASSANDRA_BATCHLOG_RETRY,
       localHeap: e.CASSANDRA_HEAP,
     },
     graph: {

@@ -7,8 +7,14 @@
  * trie row index makes a seek deep into a partition cost the same as one near its head.
  *
  * Start-up is made fast and predictable for a test box: one token per node (fixed), no gossip
- * settle wait, no auto snapshots. A multi-node cluster on 127.0.0.1–3 uses the same template with
- * its own address, seeds and directories.
+ * settle wait, no auto snapshots. A multi-node cluster (127.0.0.1–3, or any loopback addresses)
+ * uses the same template with its own address, seeds and directories.
+ *
+ * `batchlog_endpoint_strategy: dynamic_remote` (Cassandra 5): with more than two live candidates
+ * in the data centre, the batchlog goes to the two the dynamic snitch ranks best, so a replica
+ * that stopped answering but is not yet convicted is avoided. With three nodes it changes
+ * nothing (the two other nodes are the only candidates), which is why the driver policies in
+ * `store/cassandra/client.ts` fail fast instead.
  */
 import type { NodeOptions } from './node-options.js';
 
@@ -23,6 +29,7 @@ export function renderCassandraYaml(o: NodeOptions, dirs: NodeDirs): string {
   return `# Written by flocklist's local-cassandra launcher; edits are overwritten on start.
 cluster_name: '${o.clusterName}'
 num_tokens: 1
+auto_bootstrap: ${o.autoBootstrap}
 initial_token: ${o.initialToken}
 partitioner: org.apache.cassandra.dht.Murmur3Partitioner
 endpoint_snitch: SimpleSnitch
@@ -50,8 +57,10 @@ snapshot_before_compaction: false
 concurrent_compactors: 1
 memtable_flush_writers: 1
 cdc_enabled: false
-hinted_handoff_enabled: true
+hinted_handoff_enabled: ${o.hintedHandoff}
 max_hint_window: 3h
+phi_convict_threshold: ${o.phiConvictThreshold}
+batchlog_endpoint_strategy: dynamic_remote
 memtable:
   configurations:
     skiplist:

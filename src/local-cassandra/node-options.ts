@@ -19,6 +19,18 @@ export interface NodeOptions {
   nodeDir: string;
   heap: string;
   commitlogSync: 'periodic' | 'batch' | 'group';
+  /** Failure-detector sensitivity (Cassandra accepts 5–16; 8 is its default). */
+  phiConvictThreshold: number;
+  /** Hinted handoff; off makes a node that was down come back stale until read repair or repair. */
+  hintedHandoff: boolean;
+  /**
+   * How long a starting node waits to hear from a seed (and other gossip waits). 1 s suits a
+   * single node; a joining node on a busy machine needs more or it gives up ("Unable to contact
+   * any seeds").
+   */
+  ringDelayMs: number;
+  /** False: join with the fixed token without streaming (a fresh local cluster has no data). */
+  autoBootstrap: boolean;
 }
 
 export const CASSANDRA_VERSION = '5.0.8';
@@ -43,6 +55,10 @@ export function defaultNodeOptions(overrides: Partial<NodeOptions> = {}): NodeOp
     nodeDir: resolve(home, 'nodes', address),
     heap: '1G',
     commitlogSync: 'periodic',
+    phiConvictThreshold: 8,
+    hintedHandoff: true,
+    ringDelayMs: 1000,
+    autoBootstrap: true,
     ...overrides,
   };
 }

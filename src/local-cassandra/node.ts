@@ -32,6 +32,14 @@ export interface LocalNode {
   pid: number | undefined;
   /** Stops the JVM if this handle owns it; resolves once the process has exited. */
   stop(): Promise<void>;
+  /**
+   * Crashes the node: SIGKILL to the JVM (no drain, no flush; what the OS page cache holds
+   * survives, as after any process crash). Resolves once it has exited. No-op unless owned.
+   */
+  kill(): Promise<void>;
+  /** Freezes (SIGSTOP) or thaws (SIGCONT) the JVM: a node that is unreachable but not gone. */
+  pause(): void;
+  resume(): void;
 }
 
 export interface StartOptions {
@@ -43,10 +51,11 @@ export interface StartOptions {
 const STOP_GRACE_SECONDS = 45;
 
 const SUPERVISOR = `
-out="$1"; shift
+out="$1"; pidfile="$2"; shift 2
 exec 3<&0
 java "$@" </dev/null >>"$out" 2>&1 &
 jpid=$!
+echo "$jpid" >"$pidfile"
 stopping=0
 killer=
 stop() {
@@ -170,6 +179,9 @@ function reused(o: NodeOptions): LocalNode {
     resolveMs: 0,
     pid: undefined,
     stop: async () => {},
+    kill: async () => {},
+    pause: () => {},
+    resume: () => {},
   };
 }
 
@@ -238,17 +250,19 @@ export async function startLocalNode(o: NodeOptions, opts: StartOptions = {}): P
       `-Dcassandra.logdir=${dirs.logs}`,
       `-Dlogback.configurationFile=${logbackPath}`,
       '-Dcassandra.skip_wait_for_gossip_to_settle=0',
-      '-Dcassandra.ring_delay_ms=1000',
+      `-Dcassandra.ring_delay_ms=${o.ringDelayMs}`,
       `-Djava.io.tmpdir=${o.nodeDir}`,
       `-Djna.tmpdir=${o.nodeDir}`,
       '-cp',
       `${jars.libDir}/*`,
       'org.apache.cassandra.service.CassandraDaemon',
     ];
+    const jvmPidFile = join(o.nodeDir, 'jvm.pid');
+    await rm(jvmPidFile, { force: true });
     const spawnedAt = Date.now();
     const child: ChildProcess = spawn(
       'bash',
-      ['-c', SUPERVISOR, 'cassandra-supervisor', join(dirs.logs, 'stdout.log'), ...args],
+      ['-c', SUPERVISOR, 'cassandra-supervisor', join(dirs.logs, 'stdout.log'), jvmPidFile, ...args],
       {
         stdio: ['pipe', 'ignore', 'ignore'],
         env: { ...process.env, MALLOC_ARENA_MAX: '4' },
@@ -271,6 +285,18 @@ export async function startLocalNode(o: NodeOptions, opts: StartOptions = {}): P
       throw err;
     }
     const startupMs = Date.now() - spawnedAt;
+    const jvmPid = Number.parseInt(await readFile(jvmPidFile, 'utf8'), 10);
+    let paused = false;
+    const signalJvm = (signal: NodeJS.Signals) => {
+      if (exited) return;
+      try {
+        process.kill(jvmPid, signal);
+      } catch {
+        // already gone: the supervisor's exit resolves the waiters
+      }
+    };
+    const cleanUp = () =>
+      Promise.all([jvmPidFile, join(o.nodeDir, 'supervisor.pid')].map((f) => rm(f, { force: true })));
     return {
       address: o.address,
       nativePort: o.nativePort,
@@ -280,9 +306,23 @@ export async function startLocalNode(o: NodeOptions, opts: StartOptions = {}): P
       pid: child.pid,
       stop: async () => {
         if (exited) return;
+        if (paused) signalJvm('SIGCONT');
         child.kill('SIGTERM');
         await exitPromise;
-        await rm(join(o.nodeDir, 'supervisor.pid'), { force: true });
+        await cleanUp();
+      },
+      kill: async () => {
+        signalJvm('SIGKILL');
+        await exitPromise;
+        await cleanUp();
+      },
+      pause: () => {
+        signalJvm('SIGSTOP');
+        paused = true;
+      },
+      resume: () => {
+        signalJvm('SIGCONT');
+        paused = false;
       },
     };
   } finally {

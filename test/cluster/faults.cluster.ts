@@ -1,0 +1,299 @@
+/**
+ * Issue #11 — a 3-node cluster (RF 3, LOCAL_QUORUM) under faults, with nothing acknowledged
+ * lost. The suite starts its own cluster on loopback addresses from `CLUSTER_BASE_ADDRESS`
+ * (default 127.0.0.21–23, so a developer's node on 127.0.0.1 is never touched), with hinted
+ * handoff off so a node that was down really comes back stale, and stops it at the end — on
+ * failure too (and the launcher's supervisors stop the JVMs if this process dies).
+ *
+ * The service runs in-process on the cluster with the driver settings of `src/config.ts`; the
+ * tests use only the HTTP API and the repair job's command, so they survive schema changes.
+ * Each test prints its figures; the summary at the end repeats them. Seed: `CLUSTER_SEED`.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clusterAddresses, type LocalCluster, startLocalCluster } from '../../src/local-cassandra/cluster.js';
+import { type ClusterApp, clusterApp, clusterEnv } from './support/cluster-app.js';
+import { logLength, runRepairJob, sleep, until, whenConvicted, whenUp } from './support/cluster-control.js';
+import {
+  type Accounts,
+  accounts,
+  createAccounts,
+  expectedEdges,
+  figures,
+  observedEdges,
+  type PairState,
+  startLoad,
+} from './support/load.js';
+
+const BASE = process.env.CLUSTER_BASE_ADDRESS ?? '127.0.0.21';
+const HEAP = process.env.CLUSTER_HEAP ?? '512M';
+const SEED = Number(process.env.CLUSTER_SEED ?? Math.floor(Math.random() * 2 ** 31));
+const WRITERS = 8;
+
+let dir: string;
+let cluster: LocalCluster | undefined;
+let env: Record<string, string>;
+let app: ClusterApp;
+const summary: string[] = [];
+const note = (test: string, line: string) => {
+  summary.push(`${test}: ${line}`);
+  console.log(`[cluster] ${test}: ${line}`);
+};
+const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+
+beforeAll(async () => {
+  console.log(`[cluster] seed=${SEED} (replay: CLUSTER_SEED=${SEED}) addresses from ${BASE}, heap ${HEAP}`);
+  dir = await mkdtemp(join(tmpdir(), 'flocklist-cluster-'));
+  const t0 = Date.now();
+  cluster = await startLocalCluster({
+    addresses: clusterAddresses(BASE, 3),
+    dir,
+    heap: HEAP,
+    fresh: true,
+    // Group commit from the start: test 2 needs it, and for a kill -9 (a process crash, the
+    // page cache survives) periodic and group lose the same — nothing.
+    node: { hintedHandoff: false, commitlogSync: 'group' },
+    log: (line) => console.log(`[cluster] ${line}`),
+  });
+  note('setup', `3 nodes up in ${s(Date.now() - t0)}`);
+  env = clusterEnv(cluster.contactPoints);
+  app = await clusterApp(env);
+});
+
+afterAll(async () => {
+  await app?.close().catch(() => {});
+  await cluster?.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
+  console.log(`\n[cluster] summary (seed ${SEED})\n${summary.map((l) => `  ${l}`).join('\n')}\n`);
+});
+
+/** Asserts the API's view of the accounts' edges, from both sides, equals `want`. */
+async function expectEdges(a: Accounts, want: string[]) {
+  const got = await observedEdges(app, a);
+  expect(got.out).toEqual(want);
+  expect(got.in).toEqual(want);
+}
+
+describe.sequential('3-node cluster, RF 3, LOCAL_QUORUM', () => {
+  it('1. a node killed under load: no acknowledged write lost, reads never fail, writes fail only before conviction', async () => {
+    const c = cluster as LocalCluster;
+    const a = accounts(10_000n, WRITERS, 4, 12);
+    await createAccounts(app, a);
+    const load = startLoad(app, a, { seed: SEED, readers: 2 });
+    await sleep(6000);
+
+    const victim = 1;
+    const witness = c.options(0).nodeDir;
+    const convicted = whenConvicted(witness, c.addresses[victim] as string);
+    const killedAt = Date.now();
+    await c.node(victim).kill();
+    const convictedAt = await convicted;
+    await sleep(6000);
+    const since = await logLength(witness);
+    const restartAt = Date.now();
+    const node = await c.start(victim);
+    const upAt = await whenUp(witness, c.addresses[victim] as string, since);
+    await sleep(5000);
+    await load.stop();
+    const loadEnd = Date.now();
+
+    const repairStart = Date.now();
+    await runRepairJob(env, [...a.sources, ...a.targets]);
+    const repairMs = Date.now() - repairStart;
+
+    const f = figures(load.ledger.attempts, killedAt);
+    const failedAfterConviction = load.ledger.attempts.filter(
+      (x) => x.kind === 'write' && x.status !== 200 && x.startedAt > convictedAt,
+    );
+    note(
+      '1 node kill',
+      `seed ${SEED}; load ${s(loadEnd - killedAt + 6000)}, ${f.writes} write attempts (${load.ledger.opsAcked} acknowledged), ${f.reads} page reads`,
+    );
+    note(
+      '1 node kill',
+      `convicted ${s(convictedAt - killedAt)} after kill -9; restarted node answered CQL in ${s(node.startupMs)}, seen UP ${s(upAt - restartAt)} after restart; repair job ${s(repairMs)}`,
+    );
+    note(
+      '1 node kill',
+      `failed writes ${f.writesFailed} (started ${f.failedWritesFrom === null ? '—' : `${s(f.failedWritesFrom)} … ${s(f.failedWritesTo ?? 0)}`} after the kill; ${failedAfterConviction.length} after conviction), failed reads ${f.readsFailed}, longest request ${f.longestMs} ms, by status ${JSON.stringify(f.statuses)}`,
+    );
+    expect(load.ledger.unknown.size).toBe(0);
+    const want = expectedEdges(load.ledger.acked);
+    await expectEdges(a, want);
+    note(
+      '1 node kill',
+      `edges expected from the ledger ${want.length}, found ${want.length} (both directions, whole lists)`,
+    );
+    expect(f.readsFailed).toBe(0);
+    expect(failedAfterConviction).toEqual([]);
+  });
+
+  it('4. a node comes back stale: LOCAL_QUORUM reads never return the stale state', async () => {
+    const c = cluster as LocalCluster;
+    const a = accounts(20_000n, 4, 2, 6);
+    await createAccounts(app, a);
+    const before = new Map<string, PairState>();
+    for (const s0 of a.sources)
+      for (const t of a.targets.slice(0, 3)) {
+        expect((await app.call('PUT', `/v1/users/${s0}/following/${t}`, { as: s0 })).status).toBe(200);
+        before.set(`${s0}>${t}`, 'following');
+      }
+    const stale = 2;
+    await c.node(stale).stop();
+    const after = new Map(before);
+    for (const s0 of a.sources) {
+      for (const t of a.targets.slice(0, 2)) {
+        expect((await app.call('DELETE', `/v1/users/${s0}/following/${t}`, { as: s0 })).status).toBe(200);
+        after.set(`${s0}>${t}`, 'none');
+      }
+      for (const t of a.targets.slice(3)) {
+        expect((await app.call('PUT', `/v1/users/${s0}/following/${t}`, { as: s0 })).status).toBe(200);
+        after.set(`${s0}>${t}`, 'following');
+      }
+    }
+    const since = await logLength(c.options(0).nodeDir);
+    await c.start(stale);
+    await whenUp(c.options(0).nodeDir, c.addresses[stale] as string, since);
+    // With node 1 down, every quorum is {node 0, the stale node}: the stale replica takes part
+    // in every read.
+    await c.node(1).stop();
+    const oneApp = await clusterApp({ ...env, CASSANDRA_CONSISTENCY: 'localOne' });
+    let staleAtOne = 0;
+    const rounds = 3;
+    try {
+      const want = expectedEdges(after);
+      const old = expectedEdges(before);
+      for (let r = 0; r < rounds; r++) {
+        const seen = await observedEdges(oneApp, a);
+        if (
+          JSON.stringify(seen.out) !== JSON.stringify(want) ||
+          JSON.stringify(seen.in) !== JSON.stringify(want)
+        )
+          staleAtOne++;
+      }
+      for (let r = 0; r < rounds; r++) await expectEdges(a, want);
+      note(
+        '4 stale node',
+        `${after.size} pairs, ${old.length} edges before the outage, ${want.length} after; LOCAL_ONE read rounds that saw stale state ${staleAtOne}/${rounds} (shows the replica was stale); LOCAL_QUORUM rounds stale 0/${rounds}`,
+      );
+    } finally {
+      await oneApp.close();
+      await c.start(1);
+    }
+  });
+
+  it('3. the database unreachable: 503 problem+json with Retry-After within the request timeout, recovery without restart', async () => {
+    const c = cluster as LocalCluster;
+    const timeout = app.config.cassandra.requestTimeoutMs;
+    const a = accounts(30_000n, 1, 1, 1);
+    await createAccounts(app, a);
+    const [src] = a.sources as [bigint];
+    const [dst] = a.targets as [bigint];
+    // Every statement below is prepared already (a first PREPARE may try a second host).
+    expect((await app.call('GET', '/readyz')).status).toBe(200);
+    for (let i = 0; i < 3; i++) c.node(i).pause();
+    const pausedAt = Date.now();
+    try {
+      const replies = await Promise.all([
+        app.call('GET', `/v1/users/${src}`, { as: src }),
+        app.call('PUT', `/v1/users/${src}/following/${dst}`, { as: src }),
+        app.call('GET', `/v1/users/${dst}/followers`, { as: src }),
+        app.call('GET', '/readyz'),
+      ]);
+      const [profile, follow, list, ready] = replies;
+      const longest = Math.max(...replies.map((r) => r.ms));
+      const show = (r: typeof profile) => `${r?.status} in ${Math.round(r?.ms ?? 0)} ms`;
+      note(
+        '3 unreachable',
+        `all nodes frozen (SIGSTOP): profile ${show(profile)}, follow ${show(follow)}, list ${show(list)}, readyz ${show(ready)} (request timeout ${timeout} ms)`,
+      );
+      for (const r of [profile, follow, list]) {
+        expect(r?.status).toBe(503);
+        expect(r?.headers.get('content-type')).toBe('application/problem+json; charset=utf-8');
+        expect(r?.headers.get('retry-after')).toBe('1');
+        expect(r?.json).toMatchObject({ status: 503, code: 'unavailable' });
+      }
+      expect(ready?.status).toBe(503);
+      expect(longest).toBeLessThan(timeout + 1500);
+    } finally {
+      for (let i = 0; i < 3; i++) c.node(i).resume();
+    }
+    const resumedAt = Date.now();
+    await until(
+      'follow 200 after the nodes thaw',
+      90_000,
+      () => app.call('PUT', `/v1/users/${src}/following/${dst}`, { as: src }),
+      (r) => r.status === 200,
+    );
+    const back = Date.now();
+    await until(
+      'readyz 200',
+      30_000,
+      () => app.call('GET', '/readyz'),
+      (r) => r.status === 200,
+    );
+    note(
+      '3 unreachable',
+      `frozen ${s(resumedAt - pausedAt)}; first acknowledged write ${s(back - resumedAt)} after thaw, same app and driver client`,
+    );
+  });
+
+  it('2. every node killed under load (commitlog group): after restart every acknowledged edge is there', async () => {
+    const c = cluster as LocalCluster;
+    const restart = async () => {
+      const t = Date.now();
+      for (let i = 0; i < 3; i++) await c.start(i);
+      await until(
+        'writes through the API',
+        90_000,
+        () => app.call('GET', '/readyz'),
+        (r) => r.status === 200,
+      );
+      return Date.now() - t;
+    };
+    expect(c.options(0).commitlogSync).toBe('group');
+    const a = accounts(40_000n, WRITERS, 4, 12);
+    await createAccounts(app, a);
+    const load = startLoad(app, a, { seed: SEED + 7, readers: 1 });
+    await sleep(8000);
+    const killedAt = Date.now();
+    await Promise.all([0, 1, 2].map((i) => c.node(i).kill()));
+    await load.stop({ abandon: true });
+    const restartMs = await restart();
+
+    const f = figures(load.ledger.attempts, killedAt);
+    const acked = load.ledger.acked;
+    const unknown = load.ledger.unknown;
+    // A pair whose last op was in flight at the kill may show either that op's state or the
+    // last acknowledged one; every other pair must show exactly its last acknowledged state.
+    const check = async (when: string) => {
+      const got = await observedEdges(app, a);
+      expect(got.in).toEqual(got.out);
+      const seen = new Set(got.out);
+      const lost: string[] = [];
+      const pairs = new Set([...acked.keys(), ...unknown.keys()]);
+      for (const k of pairs) {
+        const ok = new Set<PairState>([acked.get(k) ?? 'none']);
+        const maybe = unknown.get(k);
+        if (maybe) ok.add(maybe);
+        if (!ok.has(seen.has(k) ? 'following' : 'none')) lost.push(k);
+      }
+      for (const k of seen) if (!pairs.has(k)) lost.push(k);
+      note(
+        '2 crash all',
+        `${when}: ${got.out.length} edges found; ${lost.length} pairs differ from the ledger`,
+      );
+      expect(lost).toEqual([]);
+    };
+    await check('after restart');
+    await runRepairJob(env, [...a.sources, ...a.targets]);
+    await check('after repair');
+    note(
+      '2 crash all',
+      `${load.ledger.opsAcked} writes acknowledged before kill -9 of all 3 nodes (${f.writes} attempts, ${unknown.size} in flight at the kill); ` +
+        `expected edges ${expectedEdges(acked).length} (±${unknown.size} in flight); cluster back and serving ${s(restartMs)} after restart began`,
+    );
+  });
+});
