@@ -8,7 +8,6 @@
  * error, wherever thrown, reaches `onError` and leaves as problem+json.
  */
 
-import { swaggerUI } from '@hono/swagger-ui';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { bodyLimit } from 'hono/body-limit';
 import { requestId } from 'hono/request-id';
@@ -17,6 +16,7 @@ import type { Registry } from 'prom-client';
 import type { Config } from './config.js';
 import type { GraphApi } from './graph/contracts.js';
 import { authenticate } from './http/auth.js';
+import { registerDocs } from './http/docs.js';
 import { ApiError, type FieldError, problemResponse, toApiError } from './http/errors.js';
 import { idempotency, type ReceiptStore } from './http/idempotency.js';
 import { accessLog, type Logger } from './http/logger.js';
@@ -155,6 +155,6 @@ export function createApp(deps: AppDeps): ApiApp {
         'Mutations accept Idempotency-Key and are rate limited per user (per API instance).',
     },
   });
-  if (deps.http.docs) app.get('/docs', swaggerUI({ url: '/openapi.json' }));
+  if (deps.http.docs) registerDocs(app, '/openapi.json');
   return app;
 }

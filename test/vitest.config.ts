@@ -10,6 +10,10 @@ export default defineConfig({
     root: new URL('..', import.meta.url).pathname,
     testTimeout: 60_000,
     hookTimeout: 180_000,
+    // The integration project's global teardown stops the Cassandra node it started (SIGTERM,
+    // 5–10 s here); vitest exits after teardownTimeout even when that is not done, and the next
+    // run would find the dying node and "reuse" it.
+    teardownTimeout: 60_000,
     reporters: ['default'],
     projects: [
       {

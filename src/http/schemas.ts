@@ -46,9 +46,18 @@ export const Cursor = z
   .optional()
   .openapi({ description: 'Opaque cursor from a previous page (`next_cursor`).' });
 
-export const ListQuery = z.object({ limit: intParam(1, 200, 50), cursor: Cursor });
-export const FollowedByQuery = z.object({ limit: intParam(0, 50, 3) });
-export const ScanQuery = z.object({
+/**
+ * A query-string schema: an unknown parameter is a 400 `validation_failed` naming it, never
+ * silently ignored (a client sending `direction=newer` before the server knows it must not get
+ * the other order). Like unknown body keys, they come back as one `errors` entry
+ * `{ path: 'query', message: 'Unrecognized key: "direction"' }`. Adding a known parameter is one
+ * line in the shape.
+ */
+const queryParams = <T extends z.ZodRawShape>(shape: T) => z.strictObject(shape);
+
+export const ListQuery = queryParams({ limit: intParam(1, 200, 50), cursor: Cursor });
+export const FollowedByQuery = queryParams({ limit: intParam(0, 50, 3) });
+export const ScanQuery = queryParams({
   slice: intParam(0, 1023, 0),
   slices: intParam(1, 1024, 1),
   limit: intParam(1, 1000, 50),

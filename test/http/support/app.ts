@@ -50,6 +50,8 @@ export interface TestAppOptions {
   registry?: Registry;
   metrics?: HttpMetrics;
   logger?: Logger;
+  /** Serve `/docs` (default true). */
+  docs?: boolean;
 }
 
 export function buildTestApp(o: TestAppOptions) {
@@ -63,7 +65,7 @@ export function buildTestApp(o: TestAppOptions) {
       bodyLimitBytes: o.bodyLimitBytes ?? 64 * 1024,
       rateLimitPerMinute: o.rateLimitPerMinute ?? 100_000,
       receiptTtlSeconds: 86_400,
-      docs: true,
+      docs: o.docs ?? true,
     },
     registry,
     logger: o.logger ?? createLogger('silent'),
