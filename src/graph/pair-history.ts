@@ -9,22 +9,25 @@
  * Bounded history. A pair's partition holds a checkpoint (the state of every edge at a horizon
  * position, and how many ops it folded), a pending compaction, and the ops above the horizon. A
  * write reads O(1) rows whatever the pair's age: once more than `compactAbove` ops stand above the
- * horizon, a writer *announces* a compaction to a new horizon (keeping the newest `keep` ops); a
- * writer that finds the announcement older than `settleMs` *commits* it: it folds the ops at or
- * below the announced horizon from its own read into the checkpoint, in the same single-partition
- * write as its op, and deletes them. Meanwhile an op at or below an announced or committed horizon
- * is refused (`PositionTooOldError`, 409). Past `maxOps` ops above the horizon (a flood faster
- * than a compaction settles) writes wait (`PairBusyError`, 503 with Retry-After).
+ * horizon, a writer *announces* a compaction to a new horizon (keeping the newest `keep` ops); the
+ * next writer whose read sees the announcement records when that read started (`seenAt`); a writer
+ * whose read started `settleMs` or more after `seenAt` *commits* it: it folds the ops at or below
+ * the announced horizon from its own read into the checkpoint, in the same single-partition write
+ * as its op, and deletes them. Meanwhile an op at or below an announced or committed horizon is
+ * refused (`PositionTooOldError`, 409). Past `maxOps` ops above the horizon (a flood faster than a
+ * compaction settles) writes wait (`PairBusyError`, 503 with Retry-After).
  *
- * Why announce, then settle: without a lightweight transaction, a compactor cannot know about an
- * op that a concurrent writer is appending. Every write here finishes its append within
- * `writeBudgetMs` of its first read, or answers 503 (outcome unknown) instead of success. An op
- * whose first read did not see the announcement was read before the announcement was visible,
- * so its acknowledged append completed before `announcedAt + writeBudgetMs`; the committer reads
- * after `announcedAt + settleMs`, with `settleMs` above the budget plus the clock skew between
- * service instances, so every acknowledged op at or below the horizon is in the committer's read
- * and folded. An op whose first read saw the announcement is refused if it is at or below it.
- * Hence a writer whose re-read shows its op under a new checkpoint knows it was folded in.
+ * Why announce, observe, then settle: without a lightweight transaction, a compactor cannot know
+ * about an op that a concurrent writer is appending. Every write here finishes its append within
+ * `writeBudgetMs` of its first read, or answers 503 (outcome unknown) instead of success. The
+ * announcement was visible (to a quorum read) at `seenAt`, so an op whose first read did not see
+ * it read before `seenAt`, and its acknowledged append completed before `seenAt + writeBudgetMs`.
+ * The committer's read starts at least `settleMs` after `seenAt`, with `settleMs` above the budget
+ * plus the clock skew between service instances, so every acknowledged op at or below the horizon
+ * is in the committer's read and folded. An op whose first read saw the announcement is refused if
+ * it is at or below it. Hence a writer whose re-read shows its op under a new checkpoint knows it
+ * was folded in. (`announcedAt` alone would not do: the announcer's own write may become visible
+ * late, and a test with eight concurrent clients on a loaded machine found exactly that hole.)
  *
  * Versions that cannot tie. Derived rows carry `pairVersion(view)` = newest × 1024 + (total − base),
  * where `total` counts every distinct op of the view (the checkpoint's count plus the ops above
@@ -106,12 +109,15 @@ export interface PairRead {
   history: PairHistory;
   /** `performance.now()` when the read started (the write budget runs from here). */
   startedMs: number;
+  /** The µs clock when the read started (what `seenAt` records and the settle is measured from). */
+  readAt: Position;
 }
 
 /** Reads the pair's history; the write budget starts now. */
 export async function readPair(deps: PairHistoryDeps, a: UserId, b: UserId): Promise<PairRead> {
   const startedMs = performance.now();
-  return { history: await deps.store.readPairHistory(a, b), startedMs };
+  const readAt = deps.clock();
+  return { history: await deps.store.readPairHistory(a, b), startedMs, readAt };
 }
 
 /** The fold of a read (checkpoint plus the ops above it). */
@@ -168,32 +174,34 @@ export function checkpointAt(history: PairHistory, horizon: Position): PairCheck
 
 const opId = (o: PairOp) => `${o.position}|${o.sourceId}|${o.kind}`;
 
-/** What the op's append carries: an announcement or a commit, and the op's base. */
+/** What the op's append carries: an announcement, an observation or a commit, and the op's base. */
 function compactionStep(
   deps: PairHistoryDeps,
-  history: PairHistory,
+  read: PairRead,
   op: PairOp,
-): { base: number; announce?: PendingCompaction; commit?: PairCheckpoint } {
+): { base: number; announce?: PendingCompaction; observe?: Position; commit?: PairCheckpoint } {
   const { policy } = deps;
+  const { history } = read;
   const pending = history.pending;
   const now = deps.clock();
   const settleMicros = BigInt(policy.settleMs) * 1000n;
   if (pending && (history.checkpoint?.horizon ?? 0n) < pending.horizon) {
-    if (now >= pending.announcedAt + settleMicros) {
+    if (pending.seenAt !== null && read.readAt >= pending.seenAt + settleMicros) {
       const commit = checkpointAt(history, pending.horizon);
       return { base: commit.count, commit };
     }
     if (history.ops.length >= policy.maxOps) {
-      const waitMicros = pending.announcedAt + settleMicros - now;
+      const waitMicros = (pending.seenAt ?? now) + settleMicros - now;
       throw new PairBusyError(Math.max(1, Math.ceil(Number(waitMicros) / 1e6)));
     }
-    return { base: history.checkpoint?.count ?? 0 };
+    const base = history.checkpoint?.count ?? 0;
+    return pending.seenAt === null ? { base, observe: read.readAt } : { base };
   }
   const base = history.checkpoint?.count ?? 0;
   const ops = [...history.ops, { ...op, base }].sort(compareOps);
   if (ops.length > policy.compactAbove) {
     const last = ops[ops.length - 1 - policy.keep];
-    if (last) return { base, announce: { horizon: last.position, announcedAt: now } };
+    if (last) return { base, announce: { horizon: last.position, announcedAt: now, seenAt: null } };
   }
   return { base };
 }
@@ -209,16 +217,21 @@ export async function applyPairOp(deps: PairHistoryDeps, read: PairRead, op: Pai
   const { history } = read;
   const before = foldView(history);
   const duplicate = containsOp(history.ops, op);
+  let folded: PairOp[] = [];
   if (!duplicate) {
     const horizon = refusalHorizon(history);
     if (op.position <= horizon) throw new PositionTooOldError(op.position, horizon);
     if (versionCountAfter(history, op) > MAX_VERSION_COUNT) throw new PairBusyError(1);
-    const step = compactionStep(deps, history, op);
+    const step = compactionStep(deps, read, op);
+    if (step.commit) {
+      const horizon = step.commit.horizon;
+      folded = history.ops.filter((o) => o.position <= horizon);
+    }
     const elapsed = performance.now() - read.startedMs;
     if (elapsed >= policy.writeBudgetMs) throw new PairBusyError(1);
     const stored: StoredPairOp = { ...op, base: step.base };
     await store.appendPair(
-      { op: stored, announce: step.announce, commit: step.commit },
+      { op: stored, announce: step.announce, observe: step.observe, commit: step.commit },
       policy.writeBudgetMs - elapsed,
     );
     if (performance.now() - read.startedMs > policy.writeBudgetMs) {
@@ -234,7 +247,7 @@ export async function applyPairOp(deps: PairHistoryDeps, read: PairRead, op: Pai
     store.readPairHistory(op.sourceId, op.targetId),
     duplicate ? store.getPairEdges(op.sourceId, op.targetId).then(storedFold) : before,
   ]);
-  const after = await writePairView(deps, view, op);
+  const after = await writePairView(deps, view, folded);
   await applyCountDeltas(deps, countDeltas(countedBefore, after));
   const changed = !duplicate && !sameActive(foldView(view, op), after);
   return { op, before, after, duplicate, changed };

@@ -10,16 +10,17 @@
  * List rows. A row's clustering key holds `created_at`, the position of the op that activated the
  * edge, so a partial view may have put a row at a `created_at` that the complete fold does not
  * activate (a follow whose refusing block it had not seen yet), and a writer that crashed between
- * its append and its write leaves the row of the run its op ended. For the op `own` it appended, a
- * writer deletes the row at the latest activation of every edge as the folds *with and without*
- * `own` see it (unless that is the active row), plus `own`'s own position when `own` activates an
- * edge. Of two concurrent writers at least one sees the other's op (insert, then read), and that
- * one's "without" fold is the other's view, so it deletes the other's stray row, at a higher
- * version; the next writer after a crash sees the ended run as the latest and deletes its row.
- * This keeps a write's batch O(1) in the pair's age (≤ ten edges, ≤ three deletes each): the first
- * design deleted at every candidate position in the history and outgrew Cassandra's batch size
- * limit after ~700 follow cycles. The repair job (`sweep`) still deletes at every candidate of the
- * stored history, in bounded chunks, as the backstop for anything older.
+ * its append and its write leaves the row of the run its op ended. Every write therefore deletes
+ * the row at every activation position its view knows except the active one: each activation
+ * among the ops above the checkpoint's horizon, the checkpoint's own latest activation, and — for
+ * the write that commits a compaction — each activation among the ops it folds. A view that put a
+ * stray row is contained in some later writer's view (insert, then read; a view read before a
+ * commit is contained in the committer's re-read), whose deletes carry a higher version and win.
+ * A write's statements are bounded by the history policy (the ops above the horizon are at most
+ * `maxOps`), not by the pair's age: the first design deleted at every candidate position of the
+ * whole history and outgrew Cassandra's batch size limit after ~700 follow cycles. The edges and
+ * the first rows go as one logged batch; the remaining deletes follow in bounded batches (a crash
+ * between them leaves stray rows that the next write or repair deletes).
  *
  * Rewriting is idempotent: the same view and op write the same cells at the same version, which
  * is what makes retries and the repair job safe to re-run.
@@ -98,8 +99,8 @@ export function foldView(view: PairView, skip?: PairOp): PairFold {
   return foldPair(ops, view.checkpoint?.edges);
 }
 
-/** Statements per batch when the repair sweep deletes at every candidate position. */
-const SWEEP_CHUNK = 40;
+/** Row statements that ride in the edge write's logged batch; the rest go in batches of this size after it. */
+const ROWS_PER_BATCH = 64;
 
 /** The rows a view must write for one folded edge: its active row, deletes at each `stale` position. */
 export function listRowsFor(
@@ -119,32 +120,38 @@ export function listRowsFor(
 }
 
 /**
- * Positions at which a row may stand that the full fold does not activate (`listRowsFor` skips the
- * active one; see the note): the latest activation of every edge as the folds with and without
- * `own` see it, and `own`'s own position when it activates an edge.
+ * Every position at which a row of an edge may stand that the fold does not activate (see the
+ * note): each activation among the ops above the horizon, the latest activation the checkpoint and
+ * the fold know, and each activation among `folded` (ops a compaction just took out of the tail).
  */
-function staleAfter(view: PairView, fold: PairFold, own: PairOp): Map<string, Position[]> {
+function stalePositions(view: PairView, fold: PairFold, folded: readonly PairOp[]): Map<string, Position[]> {
   const stale = new Map<string, Position[]>();
-  const add = (k: string, c: Position) => stale.set(k, [...(stale.get(k) ?? []), c]);
-  for (const f of [foldView(view, own), fold]) {
-    for (const [k, e] of f.edges) if (e.createdAt > 0n) add(k, e.createdAt);
+  const add = (k: string, c: Position) => {
+    if (c > 0n) stale.set(k, [...(stale.get(k) ?? []), c]);
+  };
+  for (const [k, e] of fold.edges) {
+    for (const c of e.candidates) add(k, c);
+    add(k, e.createdAt);
   }
-  const { relation, transition } = OP_RELATION[own.kind];
-  if (transition.move === 'set') add(edgeKey(own.sourceId, relation, own.targetId), own.position);
+  for (const e of view.checkpoint?.edges ?? []) add(edgeKey(e.sourceId, e.relation, e.targetId), e.createdAt);
+  for (const op of folded) {
+    const { relation, transition } = OP_RELATION[op.kind];
+    if (transition.move === 'set') add(edgeKey(op.sourceId, relation, op.targetId), op.position);
+  }
   return stale;
 }
 
 /**
- * Writes the folded state of `view` (read after the caller appended `own`): every edge of the
- * pair, both list projections, at `pairVersion(view)`, as one logged batch of O(1) statements.
- * With `sweep` (repair; `own` null) it also deletes at every candidate position of the view, in
- * bounded batches after the main one. Idempotent. Returns the fold written.
+ * Writes the folded state of `view` (a view read after the caller's append, or the stored history
+ * for repair): every edge of the pair and both list projections at `pairVersion(view)`, deleting
+ * rows at every stale position (`folded`: the ops a compaction committed by this write took out of
+ * the tail). The edges and the first rows go as one logged batch; further row deletes follow in
+ * bounded batches. Idempotent. Returns the fold written.
  */
 export async function writePairView(
   deps: PairWriterDeps,
   view: PairView,
-  own: PairOp | null,
-  o: { sweep?: boolean } = {},
+  folded: readonly PairOp[] = [],
 ): Promise<PairFold> {
   const fold = foldView(view);
   if (fold.edges.size === 0) return fold;
@@ -157,23 +164,23 @@ export async function writePairView(
     }),
   );
   const layoutOf = (l: ListKey) => layouts.get(listId(l)) as BucketLayout;
-  const stale = own ? staleAfter(view, fold, own) : new Map<string, Position[]>();
+  const stale = stalePositions(view, fold, folded);
   const edges: EdgeWrite[] = [];
   const rows: ListRowWrite[] = [];
-  const swept: ListRowWrite[] = [];
   for (const [k, e] of fold.edges) {
-    const { candidates, ...edge } = e;
+    const { candidates: _, ...edge } = e;
     edges.push({
       edge,
       inBucketCodes: writeBucketCodes(layoutOf(listIn(e.targetId, e.relation)), e.sourceId),
     });
     rows.push(...listRowsFor(e, stale.get(k) ?? [], layoutOf));
-    if (o.sweep) swept.push(...listRowsFor(e, candidates, layoutOf).filter((r) => r.op === 'delete'));
   }
+  // Puts first, so the rows that must appear ride in the logged batch with their edges.
+  rows.sort((x, y) => (x.op === y.op ? 0 : x.op === 'put' ? -1 : 1));
   const version = pairVersion(view);
-  await deps.store.writeEdges(edges, rows, version);
-  for (let i = 0; i < swept.length; i += SWEEP_CHUNK) {
-    await deps.store.writeEdges([], swept.slice(i, i + SWEEP_CHUNK), version);
+  await deps.store.writeEdges(edges, rows.slice(0, ROWS_PER_BATCH), version);
+  for (let i = ROWS_PER_BATCH; i < rows.length; i += ROWS_PER_BATCH) {
+    await deps.store.writeEdges([], rows.slice(i, i + ROWS_PER_BATCH), version);
   }
   return fold;
 }

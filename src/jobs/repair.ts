@@ -6,7 +6,7 @@
  * (or a dropped batch) leaves the projection behind the history; repairing folds the *complete*
  * history and writes it through the same function the service uses, so it writes at a version at
  * least as high as any view an applier had, overwrites partial states and deletes stray list
- * rows at every candidate position of the ops above the checkpoint (in bounded batches). It appends nothing and never changes counters (the reconcile
+ * rows at every activation position the stored history knows (in bounded batches). It appends nothing and never changes counters (the reconcile
  * job owns those), so it is safe to re-run and to run while traffic flows: a concurrent applier
  * whose view is more complete writes at a higher version and wins.
  *
@@ -30,11 +30,11 @@ export interface RepairResult {
 
 /**
  * Re-folds the pair's history (checkpoint and ops above it) and rewrites every edge and list row
- * it implies, deleting at every candidate position of the stored ops. Idempotent.
+ * it implies, deleting at every activation position the stored history knows. Idempotent.
  */
 export async function repairPair(deps: PairWriterDeps, a: UserId, b: UserId): Promise<RepairResult> {
   const history = await deps.store.readPairHistory(a, b);
-  const fold = await writePairView(deps, history, null, { sweep: true });
+  const fold = await writePairView(deps, history);
   return { a, b, ops: (history.checkpoint?.count ?? 0) + history.ops.length, edges: fold.edges.size };
 }
 

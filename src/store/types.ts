@@ -70,8 +70,13 @@ export interface PairCheckpoint {
 /** A compaction announced but not yet committed: ops at or below `horizon` are refused meanwhile. */
 export interface PendingCompaction {
   horizon: Position;
-  /** µs clock of the writer that announced it; it may be committed once it has settled. */
+  /** µs clock of the writer that announced it. */
   announcedAt: Position;
+  /**
+   * Start (µs) of a read that already saw the announcement, recorded by that reader's append: the
+   * announcement was visible at least since then. Null until a writer has recorded it.
+   */
+  seenAt: Position | null;
 }
 
 /** One read of a pair's history: the checkpoint, a pending compaction, and every op above the horizon. */
@@ -85,8 +90,10 @@ export interface PairHistory {
 /** One single-partition write to a pair's history: an op, and optionally a compaction step. */
 export interface PairAppend {
   op: StoredPairOp;
-  /** Announce a compaction (when none is pending). */
+  /** Announce a compaction (when none is pending); `seenAt` is ignored. */
   announce?: PendingCompaction;
+  /** Record that a read starting at this µs time saw the pending announcement. */
+  observe?: Position;
   /** Commit the pending compaction: set this checkpoint, clear the announcement, drop folded ops. */
   commit?: PairCheckpoint;
 }

@@ -94,8 +94,21 @@ export function describeStoreContract(name: string, make: () => Promise<StoreFix
         base,
       });
       await store.appendPair({ op: op('follow', 10n) });
-      await store.appendPair({ op: op('unfollow', 20n), announce: { horizon: 20n, announcedAt: 99n } });
-      expect((await store.readPairHistory(a, b)).pending).toEqual({ horizon: 20n, announcedAt: 99n });
+      await store.appendPair({
+        op: op('unfollow', 20n),
+        announce: { horizon: 20n, announcedAt: 99n, seenAt: null },
+      });
+      expect((await store.readPairHistory(a, b)).pending).toEqual({
+        horizon: 20n,
+        announcedAt: 99n,
+        seenAt: null,
+      });
+      await store.appendPair({ op: op('follow', 25n), observe: 120n });
+      expect((await store.readPairHistory(a, b)).pending).toEqual({
+        horizon: 20n,
+        announcedAt: 99n,
+        seenAt: 120n,
+      });
       const cp = {
         horizon: 20n,
         count: 2,
@@ -115,13 +128,13 @@ export function describeStoreContract(name: string, make: () => Promise<StoreFix
       expect(await store.readPairHistory(b, a)).toEqual({
         checkpoint: cp,
         pending: null,
-        ops: [op('follow', 30n, 2)],
+        ops: [op('follow', 25n), op('follow', 30n, 2)],
       });
       const older = { ...cp, horizon: 15n, count: 1 };
       await store.appendPair({ op: op('unfollow', 40n, 2), commit: older });
       const h = await store.readPairHistory(a, b);
       expect(h.checkpoint).toEqual(cp);
-      expect(h.ops).toEqual([op('follow', 30n, 2), op('unfollow', 40n, 2)]);
+      expect(h.ops).toEqual([op('follow', 25n), op('follow', 30n, 2), op('unfollow', 40n, 2)]);
     });
 
     it('edge writes are last-writer-wins by version, whatever the arrival order', async () => {

@@ -103,11 +103,12 @@ const Q = {
   announce: 'UPDATE pair_ops SET compact_to = ?, compact_at = ? WHERE low_id = ? AND high_id = ?',
   commitCheckpoint:
     'UPDATE pair_ops USING TIMESTAMP ? SET cp_horizon = ?, cp_state = ? WHERE low_id = ? AND high_id = ?',
+  observe: 'UPDATE pair_ops SET compact_seen = ? WHERE low_id = ? AND high_id = ?',
   clearAnnouncement:
-    'UPDATE pair_ops SET compact_to = null, compact_at = null WHERE low_id = ? AND high_id = ?',
+    'UPDATE pair_ops SET compact_to = null, compact_at = null, compact_seen = null WHERE low_id = ? AND high_id = ?',
   dropFolded: 'DELETE FROM pair_ops WHERE low_id = ? AND high_id = ? AND position <= ?',
   pairStatic:
-    'SELECT DISTINCT low_id, high_id, cp_horizon, cp_state, compact_to, compact_at FROM pair_ops WHERE low_id = ? AND high_id = ?',
+    'SELECT DISTINCT low_id, high_id, cp_horizon, cp_state, compact_to, compact_at, compact_seen FROM pair_ops WHERE low_id = ? AND high_id = ?',
   pairOps:
     'SELECT position, source_id, kind, base FROM pair_ops WHERE low_id = ? AND high_id = ? AND position > ?',
   putOut:
@@ -300,7 +301,13 @@ export class CassandraGraphStore implements GraphStore {
     return {
       checkpoint,
       pending:
-        compactTo !== null && compactAt !== null ? { horizon: compactTo, announcedAt: compactAt } : null,
+        compactTo !== null && compactAt !== null
+          ? {
+              horizon: compactTo,
+              announcedAt: compactAt,
+              seenAt: (row?.compact_seen as bigint | null | undefined) ?? null,
+            }
+          : null,
       ops: ops
         .map((r) => {
           const source = r.source_id as bigint;
@@ -326,6 +333,7 @@ export class CassandraGraphStore implements GraphStore {
       const { horizon, announcedAt } = append.announce;
       queries.push({ query: Q.announce, params: [horizon, announcedAt, low, high] });
     }
+    if (append.observe !== undefined) queries.push({ query: Q.observe, params: [append.observe, low, high] });
     const cp = append.commit;
     if (cp) {
       queries.push(

@@ -177,7 +177,9 @@ export class MemoryGraphStore implements GraphStore {
       this.pairs.set(key, pair);
     }
     pair.ops.set(`${op.position}|${op.sourceId}|${op.kind}`, { ...op });
-    if (append.announce) pair.pending = { ...append.announce };
+    if (append.announce) pair.pending = { ...append.announce, seenAt: null };
+    if (append.observe !== undefined && pair.pending)
+      pair.pending = { ...pair.pending, seenAt: append.observe };
     const cp = append.commit;
     if (cp) {
       const current = pair.checkpoint;
