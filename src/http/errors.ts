@@ -194,10 +194,8 @@ export function fromDomainError(err: DomainError): ApiError {
   }
 }
 
+/** Hono's signature and header checks; the time claims are checked with leeway in `auth.ts`. */
 const JWT_DETAIL: Record<string, string> = {
-  JwtTokenExpired: 'token expired',
-  JwtTokenNotBefore: 'token not yet valid',
-  JwtTokenIssuedAt: 'token issued in the future',
   JwtAlgorithmMismatch: 'token algorithm not accepted',
   JwtHeaderInvalid: 'token header invalid',
   JwtTokenSignatureMismatched: 'token signature invalid',
