@@ -12,7 +12,10 @@
  * ahead of the boundary, so a churned member is never returned twice.
  *
  * Layouts are cached for `layoutCacheTtlMs`; a growth waits that long (plus `writeGraceMs`)
- * after announcing `growingTo`, and again before dropping the old buckets.
+ * after announcing `growingTo`, and again before dropping the old buckets. The cache is also an
+ * LRU of at most `layoutCacheMaxEntries` lists (a `Map` kept in use order: a hit moves the entry
+ * to the end, an insert past the bound drops the first), so reading many users' lists cannot
+ * grow it without limit. Evicting early is always safe: it only costs one `getLayout` read.
  */
 
 import { CursorCodec, MAX_BUCKETS, type ScanPosition } from '../cursor/cursor-codec.js';
@@ -41,6 +44,8 @@ export interface ListServiceOptions {
   bucketThresholds: number[];
   /** How long a layout read may be reused. Default 2,000 ms; 0 disables the cache. */
   layoutCacheTtlMs?: number;
+  /** Most lists whose layout is cached (least recently used evicted first). Default 10,000. */
+  layoutCacheMaxEntries?: number;
   /** Longest write in flight, added to the cache TTL by growth waits. Default 5,000 ms. */
   writeGraceMs?: number;
   /** Largest layout a list may grow to. Default and maximum 1,024. */
@@ -93,6 +98,8 @@ export class BucketedListService implements ListService {
   private readonly codec: CursorCodec;
   private readonly ttlMs: number;
   private readonly maxBuckets: number;
+  private readonly cacheMaxEntries: number;
+  /** In use order, least recently used first (see the module note). */
   private readonly cache = new Map<string, { layout: BucketLayout; at: number }>();
   private readonly growing = new Map<string, Promise<void>>();
 
@@ -100,6 +107,7 @@ export class BucketedListService implements ListService {
     this.store = o.store;
     this.codec = new CursorCodec(o.cursorSecret);
     this.ttlMs = o.layoutCacheTtlMs ?? 2000;
+    this.cacheMaxEntries = Math.max(1, o.layoutCacheMaxEntries ?? 10_000);
     this.maxBuckets = Math.min(o.maxBuckets ?? MAX_BUCKETS, MAX_BUCKETS);
   }
 
@@ -266,7 +274,7 @@ export class BucketedListService implements ListService {
     const capped = Math.min(target, this.maxBuckets);
     for (;;) {
       const layout = await this.store.getLayout(list);
-      this.cache.set(key, { layout, at: Date.now() });
+      this.remember(key, layout);
       if (layout.growingTo === null && layout.buckets >= capped) return layout;
       const grown = await growList(this.store, list, {
         settleMs: this.ttlMs + (this.o.writeGraceMs ?? 5000),
@@ -274,17 +282,32 @@ export class BucketedListService implements ListService {
         ...(this.o.sleep ? { sleep: this.o.sleep } : {}),
         onProgress: (p) => this.o.onGrowthProgress?.(list, p),
       });
-      this.cache.set(key, { layout: grown, at: Date.now() });
+      this.remember(key, grown);
     }
   }
 
   private async layout(list: ListKey): Promise<BucketLayout> {
     const key = listId(list);
     const hit = this.cache.get(key);
-    if (hit && this.ttlMs > 0 && Date.now() - hit.at < this.ttlMs) return hit.layout;
+    if (hit && this.ttlMs > 0 && Date.now() - hit.at < this.ttlMs) {
+      this.cache.delete(key);
+      this.cache.set(key, hit);
+      return hit.layout;
+    }
     const layout = await this.store.getLayout(list);
-    if (this.ttlMs > 0) this.cache.set(key, { layout, at: Date.now() });
+    if (this.ttlMs > 0) this.remember(key, layout);
     return layout;
+  }
+
+  /** Caches `layout` as the most recently used entry, evicting the least recently used past the bound. */
+  private remember(key: string, layout: BucketLayout): void {
+    this.cache.delete(key);
+    this.cache.set(key, { layout, at: Date.now() });
+    while (this.cache.size > this.cacheMaxEntries) {
+      const oldest = this.cache.keys().next();
+      if (oldest.done) break;
+      this.cache.delete(oldest.value);
+    }
   }
 }
 
