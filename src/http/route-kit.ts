@@ -8,8 +8,9 @@ import type { GraphApi, ListPage, MutationOptions } from '../graph/contracts.js'
 import type { ListKey, UserId } from '../store/types.js';
 import { type AuthVariables, type Principal, principalOf } from './auth.js';
 import { ApiError } from './errors.js';
-import { formatPosition, parsePosition, parseUserId } from './ids.js';
+import { parsePosition, parseUserId } from './ids.js';
 import { Problem } from './schemas.js';
+import { formatTime } from './times.js';
 
 export interface AppEnv {
   Variables: AuthVariables & { requestId: string };
@@ -95,7 +96,7 @@ export async function renderPage(graph: GraphApi, page: ListPage): Promise<WireL
       items.push({
         id: item.id.toString(),
         username: u.username,
-        followed_at: formatPosition(item.createdAt),
+        followed_at: formatTime(item.createdAt),
       });
   }
   return { items, next_cursor: page.nextCursor };

@@ -7,6 +7,7 @@
 import { z } from '@hono/zod-openapi';
 import { ERROR_CODES } from './errors.js';
 import { parseUserId } from './ids.js';
+import { parseTimeOrNull, TIME_MESSAGE } from './times.js';
 
 export const ID_MESSAGE = 'a positive 64-bit integer as a decimal string without leading zeros';
 export const UserIdString = z
@@ -18,9 +19,21 @@ export const UserIdString = z
     example: '42',
   });
 
-export const Time = z
+export const Time = z.string().openapi({
+  description: 'RFC 3339 UTC with microseconds (the precision of positions).',
+  example: '2026-11-30T04:31:18.123456Z',
+});
+
+/** A time a client sends (e.g. list bounds): RFC 3339 with up to 6 fraction digits → µs. */
+export const TimeInput = z
   .string()
-  .openapi({ description: 'RFC 3339 UTC with milliseconds.', example: '2026-11-30T04:31:18.123Z' });
+  .refine((v) => parseTimeOrNull(v) !== null, TIME_MESSAGE)
+  .transform((v) => parseTimeOrNull(v) as bigint)
+  .openapi({
+    type: 'string',
+    description: 'RFC 3339 with at most 6 fraction digits, `Z` or a numeric offset.',
+    example: '2026-11-30T04:31:18.123456Z',
+  });
 
 /** Path parameter objects, one per shape. */
 export const IdParams = z.object({ id: UserIdString.openapi({ param: { name: 'id', in: 'path' } }) });

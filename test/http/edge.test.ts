@@ -16,7 +16,7 @@ import {
   UserNotFoundError,
 } from '../../src/graph/errors.js';
 import { fromDomainError, problemType, toApiError } from '../../src/http/errors.js';
-import { formatPosition, parseUserId } from '../../src/http/ids.js';
+import { parseUserId } from '../../src/http/ids.js';
 import { createLogger } from '../../src/http/logger.js';
 import { TokenBucketLimiter } from '../../src/http/rate-limit.js';
 import { ID_MESSAGE } from '../../src/http/schemas.js';
@@ -56,9 +56,6 @@ describe('user ids', () => {
     '０',
     "1'--",
   ])('rejects %j', (raw) => expect(parseUserId(raw)).toBeNull());
-  it('formats µs positions as RFC 3339 with ms', () => {
-    expect(formatPosition(1_796_000_000_123_456n)).toBe('2026-11-30T00:53:20.123Z');
-  });
 });
 
 describe('problem mapping', () => {
@@ -233,6 +230,49 @@ describe('token lifetime claims (issue #8)', () => {
     const payload = (t: string) => JSON.parse(Buffer.from(t.split('.')[1]!, 'base64url').toString());
     expect(payload(mintToken({ sub: '1' }, TEST_SECRET, 1000))).toEqual({ sub: '1', iat: 1000, exp: 4600 });
     expect(() => tokenCommand(['--sub', '1', '--exp', '0'])).toThrow('--exp must be a positive integer');
+  });
+});
+
+describe('times with microseconds (issue #8)', () => {
+  const users = async (ids: readonly bigint[]) => new Map(ids.map((id) => [id, userRecord(id)]));
+  it('followed_at shows microseconds, so two follows in the same millisecond keep their order', async () => {
+    const listPage = vi.fn(async () => ({
+      items: [
+        { id: 7n, createdAt: 1_796_000_000_123_456n },
+        { id: 8n, createdAt: 1_796_000_000_123_001n },
+        { id: 9n, createdAt: 1_796_000_000_000_000n },
+      ],
+      nextCursor: null,
+    }));
+    const { app } = buildTestApp({
+      graph: stubGraph({ listPage, getUsers: users, assertCanViewLists: async () => {} }),
+    });
+    const r = await call(app, 'GET', '/v1/users/1/followers', { auth: bearer(alice) });
+    expect([r.status, r.json]).toEqual([
+      200,
+      {
+        items: [
+          { id: '7', username: 'u7', followed_at: '2026-11-30T00:53:20.123456Z' },
+          { id: '8', username: 'u8', followed_at: '2026-11-30T00:53:20.123001Z' },
+          { id: '9', username: 'u9', followed_at: '2026-11-30T00:53:20.000000Z' },
+        ],
+        next_cursor: null,
+      },
+    ]);
+  });
+  it('a position beyond the Date range renders without a 500', async () => {
+    const getFollowStatus = vi.fn(async () => ({
+      state: 'following' as const,
+      since: 9_223_372_036_854_775_807n,
+    }));
+    const { app } = buildTestApp({
+      graph: stubGraph({ getFollowStatus, getUser: async (id) => userRecord(id) }),
+    });
+    const r = await call(app, 'GET', '/v1/users/1/following/2', { auth: bearer(alice) });
+    expect([r.status, r.json]).toEqual([
+      200,
+      { state: 'following', followed_at: '9999-12-31T23:59:59.999999Z' },
+    ]);
   });
 });
 
