@@ -5,6 +5,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
 import type { GraphApi, ListPage, MutationOptions } from '../graph/contracts.js';
+import { NotVisibleError } from '../graph/errors.js';
 import type { ListKey, UserId } from '../store/types.js';
 import { type AuthVariables, type Principal, principalOf } from './auth.js';
 import { ApiError } from './errors.js';
@@ -79,6 +80,21 @@ export function mutationOptions(c: Context): MutationOptions {
 export async function assertListsVisible(graph: GraphApi, p: Principal, owner: UserId): Promise<void> {
   if (p.admin) await graph.getUser(owner);
   else await graph.assertCanViewLists(p.sub, owner);
+}
+
+/**
+ * The same rule as `assertListsVisible` as a boolean: false where that throws `NotVisibleError`
+ * (403), so the profile shows `counts: null` exactly where `/counts` is a 403. Other errors
+ * (unknown, hidden) still throw.
+ */
+export async function listsVisible(graph: GraphApi, p: Principal, owner: UserId): Promise<boolean> {
+  try {
+    await assertListsVisible(graph, p, owner);
+    return true;
+  } catch (e) {
+    if (e instanceof NotVisibleError) return false;
+    throw e;
+  }
 }
 
 export interface WireListPage {

@@ -124,7 +124,7 @@ export const ProfileSchema = z
     id: UserIdString,
     username: z.string(),
     private: z.boolean(),
-    counts: CountsSchema,
+    counts: CountsSchema.nullable().openapi({ description: 'null when the viewer may not see the counts.' }),
     relationship: RelationshipSchema,
   })
   .openapi('Profile');
