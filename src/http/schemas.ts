@@ -5,6 +5,7 @@
  * `bigint` in the handler (`idOf`).
  */
 import { z } from '@hono/zod-openapi';
+import { MAX_CURSOR_LENGTH } from '../cursor/cursor-codec.js';
 import { ERROR_CODES } from './errors.js';
 import { parseUserId } from './ids.js';
 import { parseTimeOrNull, TIME_MESSAGE } from './times.js';
@@ -55,7 +56,7 @@ const intParam = (min: number, max: number, dflt: number) =>
 export const Cursor = z
   .string()
   .min(1)
-  .max(1024)
+  .max(MAX_CURSOR_LENGTH)
   .optional()
   .openapi({ description: 'Opaque cursor from a previous page (`next_cursor`).' });
 
