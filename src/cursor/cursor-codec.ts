@@ -33,9 +33,9 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
-import { InvalidCursorError } from '../graph/errors.js';
 import type { ListEntry, ListKey, Relation } from '../store/types.js';
 import { RELATIONS } from '../store/types.js';
+import { InvalidCursorError } from './errors.js';
 import type { BucketState } from './merge.js';
 import { decodeMiniFloat, encodeMiniFloat, MINI_FLOAT_RESERVED } from './mini-float.js';
 

@@ -34,6 +34,7 @@ import type { GraphStore } from '../store/store.js';
 import type { BucketLayout, ListEntry, ListKey } from '../store/types.js';
 import { bucketCode } from './buckets.js';
 import type { ListPage, ListService, ScanPage } from './contracts.js';
+import { InvalidInputError } from './errors.js';
 import { type GrowthProgress, growList } from './list-growth.js';
 
 export interface ListServiceOptions {
@@ -113,7 +114,8 @@ export class BucketedListService implements ListService {
 
   /**
    * Newest-first page (created_at DESC, other_id DESC) by a k-way merge of the list's buckets.
-   * Throws `InvalidCursorError` for a cursor not issued here for `list`.
+   * Throws `InvalidCursorError` for a cursor not issued here for `list`, `InvalidInputError` for a
+   * limit below 1.
    */
   async page(list: ListKey, limit: number, cursor: string | null): Promise<ListPage> {
     assertLimit(limit);
@@ -151,7 +153,8 @@ export class BucketedListService implements ListService {
   /**
    * One slice of a fan-out scan: `slices` (1..1024) disjoint slices cover every member exactly once
    * (see `scan-slices.ts`); order within a slice is bucket by bucket, each in clustering order.
-   * Throws `InvalidCursorError` for a cursor not issued for this list and slice.
+   * Throws `InvalidCursorError` for a cursor not issued for this list and slice, `InvalidInputError`
+   * for a slice, slice count or limit out of range.
    */
   async scan(
     list: ListKey,
@@ -160,8 +163,12 @@ export class BucketedListService implements ListService {
     limit: number,
     cursor: string | null,
   ): Promise<ScanPage> {
-    if (!Number.isInteger(slices) || slices < 1 || slices > MAX_SLICES) throw new RangeError('slices');
-    if (!Number.isInteger(slice) || slice < 0 || slice >= slices) throw new RangeError('slice');
+    if (!Number.isInteger(slices) || slices < 1 || slices > MAX_SLICES) {
+      throw new InvalidInputError('slices', `an integer from 1 to ${MAX_SLICES}`);
+    }
+    if (!Number.isInteger(slice) || slice < 0 || slice >= slices) {
+      throw new InvalidInputError('slice', 'an integer from 0 to slices - 1');
+    }
     assertLimit(limit);
     const layout = await this.layout(list);
     let buckets = layout.buckets;
@@ -312,5 +319,5 @@ export class BucketedListService implements ListService {
 }
 
 function assertLimit(limit: number): void {
-  if (!Number.isInteger(limit) || limit < 1) throw new RangeError('limit must be a positive integer');
+  if (!Number.isInteger(limit) || limit < 1) throw new InvalidInputError('limit', 'a positive integer');
 }

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CursorCodec, MAX_CURSOR_LENGTH, type PageCursor } from '../../src/cursor/cursor-codec.js';
+import { InvalidCursorError } from '../../src/cursor/errors.js';
 import { decodeMiniFloat, encodeMiniFloat } from '../../src/cursor/mini-float.js';
-import { InvalidCursorError } from '../../src/graph/errors.js';
 import type { ListKey } from '../../src/store/types.js';
 
 const SEED = Number(process.env.FC_SEED ?? (Date.now() ^ (Math.random() * 0x7fffffff)) | 0);
