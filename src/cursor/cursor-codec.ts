@@ -26,7 +26,12 @@
  * boundary key plus "no bucket is nearer than d", still valid for every bucket at once.
  *
  * A scan cursor records the slice, the layout, the rank-order index of the next unstarted bucket
- * and the in-progress buckets with their positions (see `scan-slices.ts`).
+ * and the in-progress buckets with their positions (see `scan-slices.ts`). After a growth one
+ * in-progress bucket becomes one entry per sub-bucket (up to 1,024 of them, 21 bytes each, all at
+ * the same position), so `encodeScan` merges sibling buckets that share a position into their
+ * parent (repeatedly: bucket `b` of 2N and `b + N` of 2N are exactly `b` of N) and the reader
+ * expands a coarse code back into its sub-buckets. Read in rank order, the entries of one position
+ * stay one contiguous rank range, which merges into at most 2·log2 N codes.
  *
  * Rejected: JSON (3–4× larger at N = 1024); encryption (the content is not secret, integrity is
  * what matters); expiry (cursors must not expire while the list exists).
@@ -38,13 +43,18 @@ import { RELATIONS } from '../store/types.js';
 import { InvalidCursorError } from './errors.js';
 import type { BucketState } from './merge.js';
 import { decodeMiniFloat, encodeMiniFloat, MINI_FLOAT_RESERVED } from './mini-float.js';
+import { indexOfBucket, log2 } from './scan-slices.js';
 
 export const CURSOR_VERSION = 1;
 /** The largest layout a cursor can describe. */
 export const MAX_BUCKETS = 1024;
 /**
- * The longest page cursor `encodePage` makes, in characters, at any N ≤ `MAX_BUCKETS`: the HTTP
- * query schema accepts cursors up to exactly this length.
+ * The longest cursor accepted, in characters; the HTTP query schema uses exactly this limit.
+ * `encodePage` never exceeds it at any N ≤ `MAX_BUCKETS`. A scan cursor is 39 + 21 bytes per
+ * pending entry; merged, one scan position takes at most 2·log2 N entries and a new position
+ * appears only when a growth splits a bucket in progress, so a scan across a growth from 1 to
+ * 1,024 buckets carries about 11 entries (~360 characters). Only a scan held open across many
+ * growths could exceed the limit.
  */
 export const MAX_CURSOR_LENGTH = 1024;
 
@@ -86,8 +96,6 @@ export interface ScanCursor {
   /** Buckets started and not finished, in order. */
   pending: ScanPosition[];
 }
-
-const log2 = (n: number) => 31 - Math.clz32(n);
 
 function invalid(reason: string, cause?: unknown): InvalidCursorError {
   return new InvalidCursorError(reason, cause === undefined ? undefined : { cause });
@@ -135,14 +143,20 @@ export class CursorCodec {
     return { list, buckets, after, gapUs, states };
   }
 
+  /**
+   * Seals a scan cursor. Pending entries that share a position are merged into the coarsest
+   * bucket codes that cover them (a code `L | b` with `L` ≤ `buckets`), ordered by rank, so
+   * `decodeScan` may return codes of layouts below `buckets`: each stands for its sub-buckets.
+   */
   encodeScan(c: ScanCursor): string {
     if (!isLayout(c.buckets)) throw new RangeError(`bad layout ${c.buckets}`);
-    const body = Buffer.alloc(10 + c.pending.length * 21);
+    const pending = mergeSiblings(c.pending);
+    const body = Buffer.alloc(10 + pending.length * 21);
     body.writeUInt16BE(c.slice, 0);
     body.writeUInt16BE(c.slices, 2);
     body.writeUInt32BE(c.nextIndex, 4);
-    body.writeUInt16BE(c.pending.length, 8);
-    c.pending.forEach((p, i) => {
+    body.writeUInt16BE(pending.length, 8);
+    pending.forEach((p, i) => {
       const o = 10 + 21 * i;
       body.writeUInt32BE(p.code, o);
       body.writeUInt8(p.after ? 1 : 0, o + 4);
@@ -166,8 +180,10 @@ export class CursorCodec {
     for (let i = 0; i < count; i++) {
       const o = 10 + 21 * i;
       const has = body.readUInt8(o + 4) === 1;
+      const code = body.readUInt32BE(o);
+      if (code < 1 || code >= 2 * buckets) throw invalid('malformed');
       pending.push({
-        code: body.readUInt32BE(o),
+        code,
         after: has ? { createdAt: body.readBigInt64BE(o + 5), otherId: body.readBigInt64BE(o + 13) } : null,
       });
     }
@@ -236,6 +252,39 @@ export class CursorCodec {
     }
     return { buckets: 1 << shift, body, flags: kindByte & 0xf0 };
   }
+}
+
+const positionKey = (p: ScanPosition) => (p.after ? `${p.after.createdAt}/${p.after.otherId}` : '-');
+
+/** Where a code's rank range starts, on the scale of `MAX_BUCKETS`. */
+function rankStart(code: number): number {
+  const layout = 2 ** log2(code);
+  return indexOfBucket(code - layout, layout) * (MAX_BUCKETS / layout);
+}
+
+/** Replaces every pair of sibling codes at the same position by their parent, until none is left; rank order. */
+function mergeSiblings(pending: readonly ScanPosition[]): ScanPosition[] {
+  const byPosition = new Map<string, { after: ListEntry | null; codes: Set<number> }>();
+  for (const p of pending) {
+    const key = positionKey(p);
+    const group = byPosition.get(key) ?? { after: p.after, codes: new Set<number>() };
+    group.codes.add(p.code);
+    byPosition.set(key, group);
+  }
+  const out: ScanPosition[] = [];
+  for (const { after, codes } of byPosition.values()) {
+    for (let layout = MAX_BUCKETS; layout >= 2; layout /= 2) {
+      const half = layout / 2;
+      for (const code of [...codes]) {
+        if (log2(code) !== log2(layout) || !codes.has(code) || !codes.has(code ^ half)) continue;
+        codes.delete(code);
+        codes.delete(code ^ half);
+        codes.add(half | (code & (half - 1)));
+      }
+    }
+    for (const code of codes) out.push({ code, after });
+  }
+  return out.sort((a, b) => rankStart(a.code) - rankStart(b.code));
 }
 
 function isLayout(n: number): boolean {

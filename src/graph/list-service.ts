@@ -24,6 +24,7 @@ import {
   bucketAtIndex,
   indexInside,
   indexOfBucket,
+  log2,
   MAX_SLICES,
   RANK_SPACE,
   rankOf,
@@ -179,10 +180,14 @@ export class BucketedListService implements ListService {
       buckets = Math.max(c.buckets, layout.buckets);
       const scale = buckets / c.buckets;
       nextIndex = c.nextIndex * scale;
+      // A pending code may name a bucket of any layout up to the cursor's (the codec merges
+      // sibling buckets that share a position); it stands for its sub-buckets here, in rank order.
       for (const p of c.pending) {
-        const b = p.code - c.buckets;
-        for (let i = 0; i < scale; i++)
-          pending.push({ code: bucketCode(buckets, b + i * c.buckets), after: p.after });
+        const layoutOfCode = 2 ** log2(p.code);
+        const width = buckets / layoutOfCode;
+        const first = indexOfBucket(p.code - layoutOfCode, layoutOfCode) * width;
+        for (let j = first; j < first + width; j++)
+          pending.push({ code: bucketCode(buckets, bucketAtIndex(j, buckets)), after: p.after });
       }
     } else {
       nextIndex = sliceIndexes(slice, slices, buckets)[0];

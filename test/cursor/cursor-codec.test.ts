@@ -150,6 +150,32 @@ describe('CursorCodec', () => {
         { code: 32 | 9, after: null },
       ],
     };
-    expect(codec.decodeScan(codec.encodeScan(c), list, 2, 3)).toEqual(c);
+    // Pending entries come back in rank order (bucket 9 of 32 has rank index 18, bucket 5 has 20).
+    expect(codec.decodeScan(codec.encodeScan(c), list, 2, 3)).toEqual({
+      ...c,
+      pending: [c.pending[1], c.pending[0]],
+    });
+  });
+
+  it('merges sibling buckets at the same position into their parent, and only those', () => {
+    const at = { createdAt: 77n, otherId: 5n };
+    const c = {
+      list,
+      slice: 0,
+      slices: 1,
+      buckets: 32,
+      nextIndex: 32,
+      pending: [
+        { code: 32 | 5, after: at },
+        { code: 32 | 21, after: at },
+        { code: 32 | 13, after: at },
+        { code: 32 | 29, after: { createdAt: 78n, otherId: 5n } },
+      ],
+    };
+    expect(codec.decodeScan(codec.encodeScan(c), list, 0, 1).pending).toEqual([
+      { code: 16 | 5, after: at },
+      { code: 32 | 13, after: at },
+      { code: 32 | 29, after: { createdAt: 78n, otherId: 5n } },
+    ]);
   });
 });
