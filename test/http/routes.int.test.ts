@@ -520,7 +520,7 @@ describe('visibility', () => {
       id: '70',
       username: 'u70',
       private: true,
-      counts: { followers: 1, following: 0 },
+      counts: null,
       relationship: { following: 'none', followed_by: false, blocking: false, muting: false },
     });
   });
