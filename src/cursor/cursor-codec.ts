@@ -12,31 +12,62 @@
  * boundary down to the bucket's ceiling as a round-down mini-float (so the decoded ceiling is
  * never below the true one), 0 for "open", 0xFFFF for "exhausted". Bodies of 16+ buckets are
  * deflated when that helps; the tag covers the compressed bytes, so inflation happens only for
- * tokens this server made. Size is linear in N and bounded: N ≤ 1024 (MAX_BUCKETS).
+ * tokens this server made.
+ *
+ * Size is bounded by `MAX_CURSOR_LENGTH`, the one limit the HTTP schema also uses. Full per-bucket
+ * words fit up to N = 256; at N = 1024 they took ~2,600 characters. When the full form would not
+ * fit, the *sparse* form is written instead: an exhaustion bitmap (N bits), the K buckets nearest
+ * the boundary with their exact words (index + word), and one shared word for all the others:
+ * the smallest word among them. Decoded, every unlisted bucket gets the ceiling "boundary minus
+ * that smallest distance", which is at or above its true ceiling (words round down and are
+ * monotone), so the merge invariant holds; the buckets a next page needs first (those nearest the
+ * boundary) keep exact state, the far ones only read a little early. K is as large as the budget
+ * allows (about 140 at N = 1024), never below 0: with K = 0 the form degenerates to the global
+ * boundary key plus "no bucket is nearer than d", still valid for every bucket at once.
  *
  * A scan cursor records the slice, the layout, the rank-order index of the next unstarted bucket
- * and the in-progress buckets with their positions (see `scan-slices.ts`).
+ * and the in-progress buckets with their positions (see `scan-slices.ts`). After a growth one
+ * in-progress bucket becomes one entry per sub-bucket (up to 1,024 of them, 21 bytes each, all at
+ * the same position), so `encodeScan` merges sibling buckets that share a position into their
+ * parent (repeatedly: bucket `b` of 2N and `b + N` of 2N are exactly `b` of N) and the reader
+ * expands a coarse code back into its sub-buckets. Read in rank order, the entries of one position
+ * stay one contiguous rank range, which merges into at most 2·log2 N codes.
  *
  * Rejected: JSON (3–4× larger at N = 1024); encryption (the content is not secret, integrity is
  * what matters); expiry (cursors must not expire while the list exists).
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
-import { InvalidCursorError } from '../graph/errors.js';
 import type { ListEntry, ListKey, Relation } from '../store/types.js';
 import { RELATIONS } from '../store/types.js';
+import { InvalidCursorError } from './errors.js';
 import type { BucketState } from './merge.js';
 import { decodeMiniFloat, encodeMiniFloat, MINI_FLOAT_RESERVED } from './mini-float.js';
+import { indexOfBucket, log2 } from './scan-slices.js';
 
 export const CURSOR_VERSION = 1;
 /** The largest layout a cursor can describe. */
 export const MAX_BUCKETS = 1024;
+/**
+ * The longest cursor accepted, in characters; the HTTP query schema uses exactly this limit.
+ * `encodePage` never exceeds it at any N ≤ `MAX_BUCKETS`. A scan cursor is 39 + 21 bytes per
+ * pending entry; merged, one scan position takes at most 2·log2 N entries and a new position
+ * appears only when a growth splits a bucket in progress, so a scan across a growth from 1 to
+ * 1,024 buckets carries about 11 entries (~360 characters). Only a scan held open across many
+ * growths could exceed the limit.
+ */
+export const MAX_CURSOR_LENGTH = 1024;
 
 const TAG_BYTES = 16;
 const HEADER_BYTES = 13;
 const KIND_PAGE = 1;
 const KIND_SCAN = 2;
 const FLAG_DEFLATED = 0x10;
+const FLAG_SPARSE = 0x20;
+/** Bytes of a token of `MAX_CURSOR_LENGTH` base64url characters. */
+const MAX_TOKEN_BYTES = Math.floor((MAX_CURSOR_LENGTH * 3) / 4);
+/** Sparse body: after (16), gap (2), K (2), shared word (2), bitmap, then K × (index, word). */
+const SPARSE_FIXED = 22;
 const DOMAIN = Buffer.from('flocklist-cursor\0');
 const MAX_BODY = 64 * 1024;
 
@@ -66,8 +97,6 @@ export interface ScanCursor {
   pending: ScanPosition[];
 }
 
-const log2 = (n: number) => 31 - Math.clz32(n);
-
 function invalid(reason: string, cause?: unknown): InvalidCursorError {
   return new InvalidCursorError(reason, cause === undefined ? undefined : { cause });
 }
@@ -81,44 +110,53 @@ export class CursorCodec {
     this.key = Buffer.from(secret, 'utf8');
   }
 
+  /**
+   * Seals a page cursor of at most `MAX_CURSOR_LENGTH` characters: full per-bucket state when it
+   * fits, else the sparse form (see the module note), whose decoded ceilings are still upper bounds.
+   */
   encodePage(c: PageCursor): string {
     const n = c.states.length;
     if (n !== c.buckets || !isLayout(n)) throw new RangeError(`bad layout ${n}`);
+    const words = c.states.map((s) => stateWord(s, c.after.createdAt));
     const body = Buffer.alloc(8 + 8 + 2 + 2 * n);
-    body.writeBigInt64BE(c.after.createdAt, 0);
-    body.writeBigInt64BE(c.after.otherId, 8);
-    body.writeUInt16BE(encodeMiniFloat(BigInt(Math.max(0, Math.round(c.gapUs)))), 16);
-    c.states.forEach((s, i) => {
-      body.writeUInt16BE(stateWord(s, c.after.createdAt), 18 + 2 * i);
+    writeBoundary(body, c);
+    words.forEach((w, i) => {
+      body.writeUInt16BE(w, 18 + 2 * i);
     });
-    return this.seal(KIND_PAGE, c.list, n, body);
+    const full = this.seal(KIND_PAGE, c.list, n, body);
+    if (full.length <= MAX_CURSOR_LENGTH) return full;
+    return this.seal(KIND_PAGE, c.list, n, sparseBody(c, words), FLAG_SPARSE);
   }
 
   /** Throws `InvalidCursorError` unless the token was made here for this `list`. */
   decodePage(token: string, list: ListKey): PageCursor {
-    const { buckets, body } = this.open(token, KIND_PAGE, list);
-    if (body.length !== 18 + 2 * buckets) throw invalid('malformed');
+    const { buckets, body, flags } = this.open(token, KIND_PAGE, list);
+    const words = flags & FLAG_SPARSE ? sparseWords(body, buckets) : fullWords(body, buckets);
     const createdAt = body.readBigInt64BE(0);
     const after = { createdAt, otherId: body.readBigInt64BE(8) };
     const gapUs = Number(decodeMiniFloat(body.readUInt16BE(16)));
-    const states: BucketState[] = [];
-    for (let i = 0; i < buckets; i++) {
-      const w = body.readUInt16BE(18 + 2 * i);
-      if (w === MINI_FLOAT_RESERVED) states.push({ exhausted: true, ceiling: null });
-      else if (w === 0) states.push({ exhausted: false, ceiling: null });
-      else states.push({ exhausted: false, ceiling: createdAt - decodeMiniFloat(w) });
-    }
+    const states: BucketState[] = words.map((w) => {
+      if (w === MINI_FLOAT_RESERVED) return { exhausted: true, ceiling: null };
+      if (w === 0) return { exhausted: false, ceiling: null };
+      return { exhausted: false, ceiling: createdAt - decodeMiniFloat(w) };
+    });
     return { list, buckets, after, gapUs, states };
   }
 
+  /**
+   * Seals a scan cursor. Pending entries that share a position are merged into the coarsest
+   * bucket codes that cover them (a code `L | b` with `L` ≤ `buckets`), ordered by rank, so
+   * `decodeScan` may return codes of layouts below `buckets`: each stands for its sub-buckets.
+   */
   encodeScan(c: ScanCursor): string {
     if (!isLayout(c.buckets)) throw new RangeError(`bad layout ${c.buckets}`);
-    const body = Buffer.alloc(10 + c.pending.length * 21);
+    const pending = mergeSiblings(c.pending);
+    const body = Buffer.alloc(10 + pending.length * 21);
     body.writeUInt16BE(c.slice, 0);
     body.writeUInt16BE(c.slices, 2);
     body.writeUInt32BE(c.nextIndex, 4);
-    body.writeUInt16BE(c.pending.length, 8);
-    c.pending.forEach((p, i) => {
+    body.writeUInt16BE(pending.length, 8);
+    pending.forEach((p, i) => {
       const o = 10 + 21 * i;
       body.writeUInt32BE(p.code, o);
       body.writeUInt8(p.after ? 1 : 0, o + 4);
@@ -142,8 +180,10 @@ export class CursorCodec {
     for (let i = 0; i < count; i++) {
       const o = 10 + 21 * i;
       const has = body.readUInt8(o + 4) === 1;
+      const code = body.readUInt32BE(o);
+      if (code < 1 || code >= 2 * buckets) throw invalid('malformed');
       pending.push({
-        code: body.readUInt32BE(o),
+        code,
         after: has ? { createdAt: body.readBigInt64BE(o + 5), otherId: body.readBigInt64BE(o + 13) } : null,
       });
     }
@@ -154,10 +194,10 @@ export class CursorCodec {
     return createHmac('sha256', this.key).update(DOMAIN).update(payload).digest().subarray(0, TAG_BYTES);
   }
 
-  private seal(kind: number, list: ListKey, buckets: number, body: Buffer): string {
-    let flags = 0;
+  private seal(kind: number, list: ListKey, buckets: number, body: Buffer, form = 0): string {
+    let flags = form;
     let stored = body;
-    if (body.length > 64) {
+    if (body.length > 64 && form === 0) {
       const packed = deflateRawSync(body, { level: 9 });
       if (packed.length < body.length) {
         stored = packed;
@@ -175,7 +215,7 @@ export class CursorCodec {
     return Buffer.concat([payload, this.tag(payload)]).toString('base64url');
   }
 
-  private open(token: string, kind: number, list: ListKey): { buckets: number; body: Buffer } {
+  private open(token: string, kind: number, list: ListKey): { buckets: number; body: Buffer; flags: number } {
     if (typeof token !== 'string' || token.length === 0 || !/^[A-Za-z0-9_-]+$/.test(token)) {
       throw invalid('not a cursor');
     }
@@ -189,6 +229,8 @@ export class CursorCodec {
     if (payload.readUInt8(0) !== CURSOR_VERSION) throw invalid('unsupported version');
     const kindByte = payload.readUInt8(1);
     if ((kindByte & 0x0f) !== kind) throw invalid('wrong kind of cursor');
+    if (kindByte & FLAG_SPARSE && (kind !== KIND_PAGE || kindByte & FLAG_DEFLATED))
+      throw invalid('malformed');
     const relation = RELATIONS[payload.readUInt8(10)] as Relation | undefined;
     const direction = payload.readUInt8(11) === 0 ? 'out' : 'in';
     if (
@@ -208,12 +250,103 @@ export class CursorCodec {
         throw invalid('malformed', e);
       }
     }
-    return { buckets: 1 << shift, body };
+    return { buckets: 1 << shift, body, flags: kindByte & 0xf0 };
   }
+}
+
+const positionKey = (p: ScanPosition) => (p.after ? `${p.after.createdAt}/${p.after.otherId}` : '-');
+
+/** Where a code's rank range starts, on the scale of `MAX_BUCKETS`. */
+function rankStart(code: number): number {
+  const layout = 2 ** log2(code);
+  return indexOfBucket(code - layout, layout) * (MAX_BUCKETS / layout);
+}
+
+/** Replaces every pair of sibling codes at the same position by their parent, until none is left; rank order. */
+function mergeSiblings(pending: readonly ScanPosition[]): ScanPosition[] {
+  const byPosition = new Map<string, { after: ListEntry | null; codes: Set<number> }>();
+  for (const p of pending) {
+    const key = positionKey(p);
+    const group = byPosition.get(key) ?? { after: p.after, codes: new Set<number>() };
+    group.codes.add(p.code);
+    byPosition.set(key, group);
+  }
+  const out: ScanPosition[] = [];
+  for (const { after, codes } of byPosition.values()) {
+    for (let layout = MAX_BUCKETS; layout >= 2; layout /= 2) {
+      const half = layout / 2;
+      for (const code of [...codes]) {
+        if (log2(code) !== log2(layout) || !codes.has(code) || !codes.has(code ^ half)) continue;
+        codes.delete(code);
+        codes.delete(code ^ half);
+        codes.add(half | (code & (half - 1)));
+      }
+    }
+    for (const code of codes) out.push({ code, after });
+  }
+  return out.sort((a, b) => rankStart(a.code) - rankStart(b.code));
 }
 
 function isLayout(n: number): boolean {
   return Number.isInteger(n) && n >= 1 && n <= MAX_BUCKETS && (n & (n - 1)) === 0;
+}
+
+function writeBoundary(body: Buffer, c: PageCursor): void {
+  body.writeBigInt64BE(c.after.createdAt, 0);
+  body.writeBigInt64BE(c.after.otherId, 8);
+  body.writeUInt16BE(encodeMiniFloat(BigInt(Math.max(0, Math.round(c.gapUs)))), 16);
+}
+
+function fullWords(body: Buffer, buckets: number): number[] {
+  if (body.length !== 18 + 2 * buckets) throw invalid('malformed');
+  return Array.from({ length: buckets }, (_, i) => body.readUInt16BE(18 + 2 * i));
+}
+
+const bitmapBytes = (buckets: number) => Math.ceil(buckets / 8);
+
+/** The sparse page body: exact words for the K buckets nearest the boundary, one floor for the rest. */
+function sparseBody(c: PageCursor, words: readonly number[]): Buffer {
+  const n = words.length;
+  const bitmap = bitmapBytes(n);
+  const room = MAX_TOKEN_BYTES - HEADER_BYTES - TAG_BYTES - SPARSE_FIXED - bitmap;
+  const live = words
+    .map((w, i) => [i, w] as const)
+    .filter(([, w]) => w !== MINI_FLOAT_RESERVED)
+    .sort((a, b) => a[1] - b[1] || a[0] - b[0]);
+  const k = Math.max(0, Math.min(live.length, Math.floor(room / 4)));
+  const shared = live[k]?.[1] ?? 0;
+  const body = Buffer.alloc(SPARSE_FIXED + bitmap + 4 * k);
+  writeBoundary(body, c);
+  body.writeUInt16BE(k, 18);
+  body.writeUInt16BE(shared, 20);
+  words.forEach((w, i) => {
+    if (w === MINI_FLOAT_RESERVED) body[SPARSE_FIXED + (i >> 3)]! |= 1 << (i & 7);
+  });
+  live.slice(0, k).forEach(([i, w], j) => {
+    body.writeUInt16BE(i, SPARSE_FIXED + bitmap + 4 * j);
+    body.writeUInt16BE(w, SPARSE_FIXED + bitmap + 4 * j + 2);
+  });
+  return body;
+}
+
+function sparseWords(body: Buffer, buckets: number): number[] {
+  const bitmap = bitmapBytes(buckets);
+  if (body.length < SPARSE_FIXED + bitmap) throw invalid('malformed');
+  const k = body.readUInt16BE(18);
+  const shared = body.readUInt16BE(20);
+  if (body.length !== SPARSE_FIXED + bitmap + 4 * k || shared === MINI_FLOAT_RESERVED)
+    throw invalid('malformed');
+  const words = Array.from({ length: buckets }, (_, i) =>
+    (body[SPARSE_FIXED + (i >> 3)]! >> (i & 7)) & 1 ? MINI_FLOAT_RESERVED : shared,
+  );
+  for (let j = 0; j < k; j++) {
+    const i = body.readUInt16BE(SPARSE_FIXED + bitmap + 4 * j);
+    const w = body.readUInt16BE(SPARSE_FIXED + bitmap + 4 * j + 2);
+    if (i >= buckets || w === MINI_FLOAT_RESERVED || words[i] === MINI_FLOAT_RESERVED)
+      throw invalid('malformed');
+    words[i] = w;
+  }
+  return words;
 }
 
 function stateWord(s: BucketState, boundary: bigint): number {

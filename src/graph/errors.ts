@@ -1,8 +1,27 @@
 /**
- * Named domain errors. Each is translated to problem+json in exactly one place
- * (`src/http/problem.ts`), whose mapping has no default branch: adding an error here without a
- * mapping there is a type error.
+ * Named domain errors, and `DOMAIN_ERRORS`: the one list of every error class a client can be
+ * answered with, the domain's own plus the ones it lets through from below (the cursor's
+ * `InvalidCursorError`, the store's `UsernameTakenError` and `StoreUnavailableError`, re-exported
+ * here so the HTTP layer imports the graph only). `DomainError` is derived from the list, and so
+ * is the HTTP map (`src/http/errors.ts`), which has no default branch: a class added to the list
+ * without a rule there is a type error. Bad input is an `InvalidInputError` (HTTP 400), never a
+ * `RangeError` (which would be a 500).
  */
+import { InvalidCursorError } from '../cursor/errors.js';
+import { StoreUnavailableError, UsernameTakenError } from '../store/store.js';
+
+export { InvalidCursorError, StoreUnavailableError, UsernameTakenError };
+
+/** An argument outside the domain's rules (a limit, a slice, a username). HTTP 400. */
+export class InvalidInputError extends Error {
+  override name = 'InvalidInputError' as const;
+  constructor(
+    readonly field: string,
+    readonly rule: string,
+  ) {
+    super(`${field}: ${rule}`);
+  }
+}
 
 export class UserNotFoundError extends Error {
   override name = 'UserNotFoundError' as const;
@@ -56,13 +75,6 @@ export class HiddenError extends Error {
   }
 }
 
-export class InvalidCursorError extends Error {
-  override name = 'InvalidCursorError' as const;
-  constructor(reason: string, options?: { cause?: unknown }) {
-    super(`invalid cursor: ${reason}`, options);
-  }
-}
-
 /** The operation's position is at or below the pair's checkpoint horizon: it can no longer be folded in. HTTP 409. */
 export class PositionTooOldError extends Error {
   override name = 'PositionTooOldError' as const;
@@ -94,15 +106,28 @@ export class PairBusyError extends Error {
   }
 }
 
-export type DomainError =
-  | UserNotFoundError
-  | SelfFollowError
-  | BlockedError
-  | FollowingCapError
-  | NoPendingRequestError
-  | NotVisibleError
-  | HiddenError
-  | InvalidCursorError
-  | PositionTooOldError
-  | PositionOutOfRangeError
-  | PairBusyError;
+/** Every error class a client can be answered with; the union and the HTTP map derive from it. */
+export const DOMAIN_ERRORS = [
+  UserNotFoundError,
+  SelfFollowError,
+  BlockedError,
+  FollowingCapError,
+  NoPendingRequestError,
+  NotVisibleError,
+  HiddenError,
+  InvalidInputError,
+  InvalidCursorError,
+  PositionTooOldError,
+  PositionOutOfRangeError,
+  PairBusyError,
+  UsernameTakenError,
+  StoreUnavailableError,
+] as const;
+
+export type DomainErrorClass = (typeof DOMAIN_ERRORS)[number];
+export type DomainError = InstanceType<DomainErrorClass>;
+
+/** Whether `err` is an instance of a class in `DOMAIN_ERRORS`. */
+export function isDomainError(err: unknown): err is DomainError {
+  return DOMAIN_ERRORS.some((cls) => err instanceof cls);
+}

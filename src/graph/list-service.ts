@@ -12,7 +12,10 @@
  * ahead of the boundary, so a churned member is never returned twice.
  *
  * Layouts are cached for `layoutCacheTtlMs`; a growth waits that long (plus `writeGraceMs`)
- * after announcing `growingTo`, and again before dropping the old buckets.
+ * after announcing `growingTo`, and again before dropping the old buckets. The cache is also an
+ * LRU of at most `layoutCacheMaxEntries` lists (a `Map` kept in use order: a hit moves the entry
+ * to the end, an insert past the bound drops the first), so reading many users' lists cannot
+ * grow it without limit. Evicting early is always safe: it only costs one `getLayout` read.
  */
 
 import { CursorCodec, MAX_BUCKETS, type ScanPosition } from '../cursor/cursor-codec.js';
@@ -21,6 +24,7 @@ import {
   bucketAtIndex,
   indexInside,
   indexOfBucket,
+  log2,
   MAX_SLICES,
   RANK_SPACE,
   rankOf,
@@ -31,6 +35,7 @@ import type { GraphStore } from '../store/store.js';
 import type { BucketLayout, ListEntry, ListKey } from '../store/types.js';
 import { bucketCode } from './buckets.js';
 import type { ListPage, ListService, ScanPage } from './contracts.js';
+import { InvalidInputError } from './errors.js';
 import { type GrowthProgress, growList } from './list-growth.js';
 
 export interface ListServiceOptions {
@@ -41,6 +46,8 @@ export interface ListServiceOptions {
   bucketThresholds: number[];
   /** How long a layout read may be reused. Default 2,000 ms; 0 disables the cache. */
   layoutCacheTtlMs?: number;
+  /** Most lists whose layout is cached (least recently used evicted first). Default 10,000. */
+  layoutCacheMaxEntries?: number;
   /** Longest write in flight, added to the cache TTL by growth waits. Default 5,000 ms. */
   writeGraceMs?: number;
   /** Largest layout a list may grow to. Default and maximum 1,024. */
@@ -93,6 +100,8 @@ export class BucketedListService implements ListService {
   private readonly codec: CursorCodec;
   private readonly ttlMs: number;
   private readonly maxBuckets: number;
+  private readonly cacheMaxEntries: number;
+  /** In use order, least recently used first (see the module note). */
   private readonly cache = new Map<string, { layout: BucketLayout; at: number }>();
   private readonly growing = new Map<string, Promise<void>>();
 
@@ -100,12 +109,14 @@ export class BucketedListService implements ListService {
     this.store = o.store;
     this.codec = new CursorCodec(o.cursorSecret);
     this.ttlMs = o.layoutCacheTtlMs ?? 2000;
+    this.cacheMaxEntries = Math.max(1, o.layoutCacheMaxEntries ?? 10_000);
     this.maxBuckets = Math.min(o.maxBuckets ?? MAX_BUCKETS, MAX_BUCKETS);
   }
 
   /**
    * Newest-first page (created_at DESC, other_id DESC) by a k-way merge of the list's buckets.
-   * Throws `InvalidCursorError` for a cursor not issued here for `list`.
+   * Throws `InvalidCursorError` for a cursor not issued here for `list`, `InvalidInputError` for a
+   * limit below 1.
    */
   async page(list: ListKey, limit: number, cursor: string | null): Promise<ListPage> {
     assertLimit(limit);
@@ -143,7 +154,8 @@ export class BucketedListService implements ListService {
   /**
    * One slice of a fan-out scan: `slices` (1..1024) disjoint slices cover every member exactly once
    * (see `scan-slices.ts`); order within a slice is bucket by bucket, each in clustering order.
-   * Throws `InvalidCursorError` for a cursor not issued for this list and slice.
+   * Throws `InvalidCursorError` for a cursor not issued for this list and slice, `InvalidInputError`
+   * for a slice, slice count or limit out of range.
    */
   async scan(
     list: ListKey,
@@ -152,8 +164,12 @@ export class BucketedListService implements ListService {
     limit: number,
     cursor: string | null,
   ): Promise<ScanPage> {
-    if (!Number.isInteger(slices) || slices < 1 || slices > MAX_SLICES) throw new RangeError('slices');
-    if (!Number.isInteger(slice) || slice < 0 || slice >= slices) throw new RangeError('slice');
+    if (!Number.isInteger(slices) || slices < 1 || slices > MAX_SLICES) {
+      throw new InvalidInputError('slices', `an integer from 1 to ${MAX_SLICES}`);
+    }
+    if (!Number.isInteger(slice) || slice < 0 || slice >= slices) {
+      throw new InvalidInputError('slice', 'an integer from 0 to slices - 1');
+    }
     assertLimit(limit);
     const layout = await this.layout(list);
     let buckets = layout.buckets;
@@ -164,10 +180,14 @@ export class BucketedListService implements ListService {
       buckets = Math.max(c.buckets, layout.buckets);
       const scale = buckets / c.buckets;
       nextIndex = c.nextIndex * scale;
+      // A pending code may name a bucket of any layout up to the cursor's (the codec merges
+      // sibling buckets that share a position); it stands for its sub-buckets here, in rank order.
       for (const p of c.pending) {
-        const b = p.code - c.buckets;
-        for (let i = 0; i < scale; i++)
-          pending.push({ code: bucketCode(buckets, b + i * c.buckets), after: p.after });
+        const layoutOfCode = 2 ** log2(p.code);
+        const width = buckets / layoutOfCode;
+        const first = indexOfBucket(p.code - layoutOfCode, layoutOfCode) * width;
+        for (let j = first; j < first + width; j++)
+          pending.push({ code: bucketCode(buckets, bucketAtIndex(j, buckets)), after: p.after });
       }
     } else {
       nextIndex = sliceIndexes(slice, slices, buckets)[0];
@@ -266,7 +286,7 @@ export class BucketedListService implements ListService {
     const capped = Math.min(target, this.maxBuckets);
     for (;;) {
       const layout = await this.store.getLayout(list);
-      this.cache.set(key, { layout, at: Date.now() });
+      this.remember(key, layout);
       if (layout.growingTo === null && layout.buckets >= capped) return layout;
       const grown = await growList(this.store, list, {
         settleMs: this.ttlMs + (this.o.writeGraceMs ?? 5000),
@@ -274,20 +294,35 @@ export class BucketedListService implements ListService {
         ...(this.o.sleep ? { sleep: this.o.sleep } : {}),
         onProgress: (p) => this.o.onGrowthProgress?.(list, p),
       });
-      this.cache.set(key, { layout: grown, at: Date.now() });
+      this.remember(key, grown);
     }
   }
 
   private async layout(list: ListKey): Promise<BucketLayout> {
     const key = listId(list);
     const hit = this.cache.get(key);
-    if (hit && this.ttlMs > 0 && Date.now() - hit.at < this.ttlMs) return hit.layout;
+    if (hit && this.ttlMs > 0 && Date.now() - hit.at < this.ttlMs) {
+      this.cache.delete(key);
+      this.cache.set(key, hit);
+      return hit.layout;
+    }
     const layout = await this.store.getLayout(list);
-    if (this.ttlMs > 0) this.cache.set(key, { layout, at: Date.now() });
+    if (this.ttlMs > 0) this.remember(key, layout);
     return layout;
+  }
+
+  /** Caches `layout` as the most recently used entry, evicting the least recently used past the bound. */
+  private remember(key: string, layout: BucketLayout): void {
+    this.cache.delete(key);
+    this.cache.set(key, { layout, at: Date.now() });
+    while (this.cache.size > this.cacheMaxEntries) {
+      const oldest = this.cache.keys().next();
+      if (oldest.done) break;
+      this.cache.delete(oldest.value);
+    }
   }
 }
 
 function assertLimit(limit: number): void {
-  if (!Number.isInteger(limit) || limit < 1) throw new RangeError('limit must be a positive integer');
+  if (!Number.isInteger(limit) || limit < 1) throw new InvalidInputError('limit', 'a positive integer');
 }

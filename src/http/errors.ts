@@ -3,8 +3,10 @@
  *
  * Design note. Every failure a client can see has a stable `code` from `ERROR_CODES`; `STATUS`
  * and `TITLE` are `Record<ErrorCode, …>`, so adding a code without a status is a type error.
- * Domain errors are translated by `fromDomainError`, a switch over the `DomainError` union with
- * no default branch: a new domain error without a case is a type error too. Bodies never carry
+ * Domain errors are translated by `DOMAIN_RULES`, one rule per class of the domain's one list
+ * (`DOMAIN_ERRORS` in `graph/errors.ts`) and no default: `Unmapped` names any class of the list
+ * without a rule, and the build fails unless it is `never`. (Rules are keyed by class, not by
+ * `name`, because the store's error classes do not declare literal names.) Bodies never carry
  * a stack, a driver message or CQL: `detail` is either our own sentence or a domain error's
  * message (which names ids, never storage). `HiddenError` (the owner blocks the viewer) maps to
  * exactly the same code, title and detail as an unknown user so a block cannot be detected.
@@ -14,18 +16,22 @@ import { HTTPException } from 'hono/http-exception';
 import {
   BlockedError,
   type DomainError,
+  type DomainErrorClass,
   FollowingCapError,
   HiddenError,
   InvalidCursorError,
+  InvalidInputError,
+  isDomainError,
   NoPendingRequestError,
   NotVisibleError,
   PairBusyError,
   PositionOutOfRangeError,
   PositionTooOldError,
   SelfFollowError,
+  StoreUnavailableError,
   UserNotFoundError,
+  UsernameTakenError,
 } from '../graph/errors.js';
-import { StoreUnavailableError, UsernameTakenError } from '../store/store.js';
 
 export const ERROR_CODES = [
   'validation_failed',
@@ -143,61 +149,87 @@ export function problemType(code: ErrorCode): string {
   return `/problems/${code}`;
 }
 
-const DOMAIN_ERROR_CLASSES = [
-  UserNotFoundError,
-  SelfFollowError,
-  BlockedError,
-  FollowingCapError,
-  NoPendingRequestError,
-  NotVisibleError,
-  HiddenError,
-  InvalidCursorError,
-  PositionTooOldError,
-  PositionOutOfRangeError,
-  PairBusyError,
-] as const;
-
-export function isDomainError(err: unknown): err is DomainError {
-  return DOMAIN_ERROR_CLASSES.some((cls) => err instanceof cls);
+/** How one domain error class becomes a problem; `retryAfterSeconds` is the 503 hint. */
+interface DomainRule<C extends DomainErrorClass> {
+  cls: C;
+  toApi: (err: InstanceType<C>, retryAfterSeconds: number) => ApiError;
 }
 
-/** The one table from domain errors to HTTP problems. No default branch, on purpose. */
-export function fromDomainError(err: DomainError): ApiError {
-  switch (err.name) {
-    case 'UserNotFoundError':
-      return new ApiError('user_not_found', `user ${err.userId} not found`, { cause: err });
-    case 'HiddenError':
-      return new ApiError('user_not_found', `user ${err.userId} not found`, { cause: err });
-    case 'SelfFollowError':
-      return new ApiError('self_relation', err.message, { cause: err });
-    case 'BlockedError':
-      return new ApiError('blocked', err.message, { cause: err });
-    case 'FollowingCapError':
-      return new ApiError('following_cap', err.message, { cause: err });
-    case 'NoPendingRequestError':
-      return new ApiError('no_pending_request', err.message, { cause: err });
-    case 'NotVisibleError':
-      return new ApiError('not_visible', err.message, { cause: err });
-    case 'InvalidCursorError':
-      return new ApiError('invalid_cursor', 'the cursor is malformed, altered or belongs to another list', {
+const rule = <C extends DomainErrorClass>(
+  cls: C,
+  toApi: (err: InstanceType<C>, retryAfterSeconds: number) => ApiError,
+): DomainRule<C> => ({ cls, toApi });
+
+/** The one table from domain errors to HTTP problems. No default rule, on purpose. */
+const DOMAIN_RULES = [
+  rule(
+    UserNotFoundError,
+    (err) => new ApiError('user_not_found', `user ${err.userId} not found`, { cause: err }),
+  ),
+  rule(HiddenError, (err) => new ApiError('user_not_found', `user ${err.userId} not found`, { cause: err })),
+  rule(SelfFollowError, (err) => new ApiError('self_relation', err.message, { cause: err })),
+  rule(BlockedError, (err) => new ApiError('blocked', err.message, { cause: err })),
+  rule(FollowingCapError, (err) => new ApiError('following_cap', err.message, { cause: err })),
+  rule(NoPendingRequestError, (err) => new ApiError('no_pending_request', err.message, { cause: err })),
+  rule(NotVisibleError, (err) => new ApiError('not_visible', err.message, { cause: err })),
+  rule(
+    InvalidInputError,
+    (err) =>
+      new ApiError('validation_failed', err.message, {
         cause: err,
-      });
-    case 'PositionTooOldError':
-      return new ApiError('position_too_old', err.message, { cause: err });
-    case 'PositionOutOfRangeError':
-      return new ApiError('position_out_of_range', err.message, { cause: err });
-    case 'PairBusyError':
-      return new ApiError('pair_busy', err.message, {
+        errors: [{ path: err.field, message: err.rule }],
+      }),
+  ),
+  rule(
+    InvalidCursorError,
+    (err) =>
+      new ApiError('invalid_cursor', 'the cursor is malformed, altered or belongs to another list', {
+        cause: err,
+      }),
+  ),
+  rule(PositionTooOldError, (err) => new ApiError('position_too_old', err.message, { cause: err })),
+  rule(PositionOutOfRangeError, (err) => new ApiError('position_out_of_range', err.message, { cause: err })),
+  rule(
+    PairBusyError,
+    (err) =>
+      new ApiError('pair_busy', err.message, {
         cause: err,
         headers: { 'Retry-After': String(err.retryAfterSeconds) },
-      });
+      }),
+  ),
+  rule(
+    UsernameTakenError,
+    (err) => new ApiError('username_taken', 'the username is held by another account', { cause: err }),
+  ),
+  rule(
+    StoreUnavailableError,
+    (err, retryAfterSeconds) =>
+      new ApiError('unavailable', 'the database is unavailable; retry later', {
+        cause: err,
+        headers: { 'Retry-After': String(retryAfterSeconds) },
+      }),
+  ),
+];
+
+/** Classes of `DOMAIN_ERRORS` without a rule; must be `never`. */
+type Unmapped = Exclude<DomainErrorClass, (typeof DOMAIN_RULES)[number]['cls']>;
+const everyDomainErrorIsMapped: [Unmapped] extends [never] ? true : Unmapped = true;
+void everyDomainErrorIsMapped;
+
+/**
+ * A domain error → its problem, by the one table. The closing `internal` is unreachable while
+ * `Unmapped` is `never`; it is there only because a loop cannot prove that to the compiler.
+ */
+export function fromDomainError(err: DomainError, retryAfterSeconds = 1): ApiError {
+  for (const r of DOMAIN_RULES) {
+    if (err instanceof r.cls)
+      return (r.toApi as (e: DomainError, s: number) => ApiError)(err, retryAfterSeconds);
   }
+  return new ApiError('internal', 'an unexpected error occurred', { cause: err });
 }
 
+/** Hono's signature and header checks; the time claims are checked with leeway in `auth.ts`. */
 const JWT_DETAIL: Record<string, string> = {
-  JwtTokenExpired: 'token expired',
-  JwtTokenNotBefore: 'token not yet valid',
-  JwtTokenIssuedAt: 'token issued in the future',
   JwtAlgorithmMismatch: 'token algorithm not accepted',
   JwtHeaderInvalid: 'token header invalid',
   JwtTokenSignatureMismatched: 'token signature invalid',
@@ -233,16 +265,7 @@ function fromHttpException(err: HTTPException): ApiError {
  */
 export function toApiError(err: unknown, retryAfterSeconds = 1): ApiError {
   if (err instanceof ApiError) return err;
-  if (isDomainError(err)) return fromDomainError(err);
-  if (err instanceof UsernameTakenError) {
-    return new ApiError('username_taken', 'the username is held by another account', { cause: err });
-  }
-  if (err instanceof StoreUnavailableError) {
-    return new ApiError('unavailable', 'the database is unavailable; retry later', {
-      cause: err,
-      headers: { 'Retry-After': String(retryAfterSeconds) },
-    });
-  }
+  if (isDomainError(err)) return fromDomainError(err, retryAfterSeconds);
   if (err instanceof HTTPException) return fromHttpException(err);
   return new ApiError('internal', 'an unexpected error occurred', { cause: err });
 }

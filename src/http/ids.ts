@@ -1,7 +1,6 @@
 /**
- * Ids and times at the edge. A user id on the wire is a decimal string of a positive signed
- * 64-bit integer without leading zeros; inside, a `bigint`. A time on the wire is RFC 3339 UTC
- * with milliseconds; inside, a µs position.
+ * Ids at the edge. A user id on the wire is a decimal string of a positive signed 64-bit integer
+ * without leading zeros; inside, a `bigint`. Times are in `times.ts`.
  */
 
 const MAX_I64 = 9223372036854775807n;
@@ -17,9 +16,4 @@ export function parseUserId(raw: string): bigint | null {
 /** A position (µs): the same shape as a user id, positive signed 64-bit; null otherwise. */
 export function parsePosition(raw: string): bigint | null {
   return parseUserId(raw);
-}
-
-/** µs position → `2026-11-30T04:31:18.123Z`. */
-export function formatPosition(position: bigint): string {
-  return new Date(Number(position / 1000n)).toISOString();
 }

@@ -5,11 +5,13 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
 import type { GraphApi, ListPage, MutationOptions } from '../graph/contracts.js';
+import { NotVisibleError } from '../graph/errors.js';
 import type { ListKey, UserId } from '../store/types.js';
 import { type AuthVariables, type Principal, principalOf } from './auth.js';
 import { ApiError } from './errors.js';
-import { formatPosition, parsePosition, parseUserId } from './ids.js';
+import { parsePosition, parseUserId } from './ids.js';
 import { Problem } from './schemas.js';
+import { formatTime } from './times.js';
 
 export interface AppEnv {
   Variables: AuthVariables & { requestId: string };
@@ -80,6 +82,21 @@ export async function assertListsVisible(graph: GraphApi, p: Principal, owner: U
   else await graph.assertCanViewLists(p.sub, owner);
 }
 
+/**
+ * The same rule as `assertListsVisible` as a boolean: false where that throws `NotVisibleError`
+ * (403), so the profile shows `counts: null` exactly where `/counts` is a 403. Other errors
+ * (unknown, hidden) still throw.
+ */
+export async function listsVisible(graph: GraphApi, p: Principal, owner: UserId): Promise<boolean> {
+  try {
+    await assertListsVisible(graph, p, owner);
+    return true;
+  } catch (e) {
+    if (e instanceof NotVisibleError) return false;
+    throw e;
+  }
+}
+
 export interface WireListPage {
   items: { id: string; username: string; followed_at: string }[];
   next_cursor: string | null;
@@ -95,7 +112,7 @@ export async function renderPage(graph: GraphApi, page: ListPage): Promise<WireL
       items.push({
         id: item.id.toString(),
         username: u.username,
-        followed_at: formatPosition(item.createdAt),
+        followed_at: formatTime(item.createdAt),
       });
   }
   return { items, next_cursor: page.nextCursor };

@@ -5,8 +5,10 @@
  * `bigint` in the handler (`idOf`).
  */
 import { z } from '@hono/zod-openapi';
+import { MAX_CURSOR_LENGTH } from '../cursor/cursor-codec.js';
 import { ERROR_CODES } from './errors.js';
 import { parseUserId } from './ids.js';
+import { parseTimeOrNull, TIME_MESSAGE } from './times.js';
 
 export const ID_MESSAGE = 'a positive 64-bit integer as a decimal string without leading zeros';
 export const UserIdString = z
@@ -18,9 +20,21 @@ export const UserIdString = z
     example: '42',
   });
 
-export const Time = z
+export const Time = z.string().openapi({
+  description: 'RFC 3339 UTC with microseconds (the precision of positions).',
+  example: '2026-11-30T04:31:18.123456Z',
+});
+
+/** A time a client sends (e.g. list bounds): RFC 3339 with up to 6 fraction digits → µs. */
+export const TimeInput = z
   .string()
-  .openapi({ description: 'RFC 3339 UTC with milliseconds.', example: '2026-11-30T04:31:18.123Z' });
+  .refine((v) => parseTimeOrNull(v) !== null, TIME_MESSAGE)
+  .transform((v) => parseTimeOrNull(v) as bigint)
+  .openapi({
+    type: 'string',
+    description: 'RFC 3339 with at most 6 fraction digits, `Z` or a numeric offset.',
+    example: '2026-11-30T04:31:18.123456Z',
+  });
 
 /** Path parameter objects, one per shape. */
 export const IdParams = z.object({ id: UserIdString.openapi({ param: { name: 'id', in: 'path' } }) });
@@ -42,7 +56,7 @@ const intParam = (min: number, max: number, dflt: number) =>
 export const Cursor = z
   .string()
   .min(1)
-  .max(1024)
+  .max(MAX_CURSOR_LENGTH)
   .optional()
   .openapi({ description: 'Opaque cursor from a previous page (`next_cursor`).' });
 
@@ -120,7 +134,7 @@ export const ProfileSchema = z
     id: UserIdString,
     username: z.string(),
     private: z.boolean(),
-    counts: CountsSchema,
+    counts: CountsSchema.nullable().openapi({ description: 'null when the viewer may not see the counts.' }),
     relationship: RelationshipSchema,
   })
   .openapi('Profile');

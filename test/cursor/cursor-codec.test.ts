@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CursorCodec, type PageCursor } from '../../src/cursor/cursor-codec.js';
+import { CursorCodec, MAX_CURSOR_LENGTH, type PageCursor } from '../../src/cursor/cursor-codec.js';
+import { InvalidCursorError } from '../../src/cursor/errors.js';
 import { decodeMiniFloat, encodeMiniFloat } from '../../src/cursor/mini-float.js';
-import { InvalidCursorError } from '../../src/graph/errors.js';
 import type { ListKey } from '../../src/store/types.js';
 
 const SEED = Number(process.env.FC_SEED ?? (Date.now() ^ (Math.random() * 0x7fffffff)) | 0);
@@ -67,7 +67,46 @@ describe('CursorCodec', () => {
     console.log(
       `[cursor-codec.test] page cursor chars by N: ${sizes.map(([n, l]) => `N=${n}: ${l}`).join(', ')}`,
     );
-    expect(sizes.at(-1)![1]).toBeLessThanOrEqual(4096);
+    expect(sizes.at(-1)![1]).toBeLessThanOrEqual(MAX_CURSOR_LENGTH);
+  });
+
+  it('a page cursor never exceeds MAX_CURSOR_LENGTH and never lowers a ceiling, at every N up to 1024', () => {
+    const layouts = Array.from({ length: 11 }, (_, i) => 2 ** i);
+    fc.assert(
+      fc.property(fc.constantFrom(...layouts), fc.integer({ min: 1, max: 2 ** 30 }), (n, seed) => {
+        const c = pageCursor(n, seed);
+        const token = codec.encodePage(c);
+        const back = codec.decodePage(token, list);
+        const lowered = back.states.flatMap((s, i) => {
+          const orig = c.states[i]!;
+          if (s.exhausted !== orig.exhausted) return [`${i}: exhausted ${s.exhausted}`];
+          if (orig.exhausted || s.ceiling === null) return [];
+          return orig.ceiling === null || s.ceiling < orig.ceiling ? [`${i}: ceiling ${s.ceiling}`] : [];
+        });
+        expect({ fits: token.length <= MAX_CURSOR_LENGTH, after: back.after, lowered }).toEqual({
+          fits: true,
+          after: c.after,
+          lowered: [],
+        });
+      }),
+      { seed: SEED, numRuns: 200 },
+    );
+  });
+
+  it('the sparse form keeps exact state for the buckets nearest the boundary', () => {
+    const c = pageCursor(1024, 7);
+    const boundary = c.after.createdAt;
+    const back = codec.decodePage(codec.encodePage(c), list);
+    const nearest = c.states
+      .map((s, i) => [i, s] as const)
+      .filter(([, s]) => !s.exhausted)
+      .sort((a, b) => (a[1].ceiling! > b[1].ceiling! ? -1 : a[1].ceiling! < b[1].ceiling! ? 1 : a[0] - b[0]))
+      .slice(0, 100);
+    const asFullForm = (ceiling: bigint) =>
+      ceiling >= boundary
+        ? { exhausted: false, ceiling: null }
+        : { exhausted: false, ceiling: boundary - decodeMiniFloat(encodeMiniFloat(boundary - ceiling)) };
+    expect(nearest.map(([i]) => back.states[i])).toEqual(nearest.map(([, s]) => asFullForm(s.ceiling!)));
   });
 
   it('rejects every single-bit flip of the token', () => {
@@ -111,6 +150,32 @@ describe('CursorCodec', () => {
         { code: 32 | 9, after: null },
       ],
     };
-    expect(codec.decodeScan(codec.encodeScan(c), list, 2, 3)).toEqual(c);
+    // Pending entries come back in rank order (bucket 9 of 32 has rank index 18, bucket 5 has 20).
+    expect(codec.decodeScan(codec.encodeScan(c), list, 2, 3)).toEqual({
+      ...c,
+      pending: [c.pending[1], c.pending[0]],
+    });
+  });
+
+  it('merges sibling buckets at the same position into their parent, and only those', () => {
+    const at = { createdAt: 77n, otherId: 5n };
+    const c = {
+      list,
+      slice: 0,
+      slices: 1,
+      buckets: 32,
+      nextIndex: 32,
+      pending: [
+        { code: 32 | 5, after: at },
+        { code: 32 | 21, after: at },
+        { code: 32 | 13, after: at },
+        { code: 32 | 29, after: { createdAt: 78n, otherId: 5n } },
+      ],
+    };
+    expect(codec.decodeScan(codec.encodeScan(c), list, 0, 1).pending).toEqual([
+      { code: 16 | 5, after: at },
+      { code: 32 | 13, after: at },
+      { code: 32 | 29, after: { createdAt: 78n, otherId: 5n } },
+    ]);
   });
 });

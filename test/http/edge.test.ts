@@ -16,11 +16,11 @@ import {
   UserNotFoundError,
 } from '../../src/graph/errors.js';
 import { fromDomainError, problemType, toApiError } from '../../src/http/errors.js';
-import { formatPosition, parseUserId } from '../../src/http/ids.js';
+import { parseUserId } from '../../src/http/ids.js';
 import { createLogger } from '../../src/http/logger.js';
 import { TokenBucketLimiter } from '../../src/http/rate-limit.js';
 import { ID_MESSAGE } from '../../src/http/schemas.js';
-import { mintToken } from '../../src/jobs/token.js';
+import { mintToken, tokenCommand } from '../../src/jobs/token.js';
 import { StoreUnavailableError, UsernameTakenError } from '../../src/store/store.js';
 import { bearer, buildTestApp, call, MapReceipts, stubGraph, TEST_SECRET } from './support/app.js';
 
@@ -56,9 +56,6 @@ describe('user ids', () => {
     '０',
     "1'--",
   ])('rejects %j', (raw) => expect(parseUserId(raw)).toBeNull());
-  it('formats µs positions as RFC 3339 with ms', () => {
-    expect(formatPosition(1_796_000_000_123_456n)).toBe('2026-11-30T00:53:20.123Z');
-  });
 });
 
 describe('problem mapping', () => {
@@ -183,7 +180,7 @@ describe('authentication', () => {
     ['sub 0', `Bearer ${mintToken({ sub: '0' }, TEST_SECRET)}`, 'token subject must be a user id'],
     [
       'sub numeric',
-      `Bearer ${sign({ alg: 'HS256', typ: 'JWT' }, { sub: 1 })}`,
+      `Bearer ${sign({ alg: 'HS256', typ: 'JWT' }, { sub: 1, exp: now + 600 })}`,
       'token subject must be a user id',
     ],
     ['oversized', `Bearer ${'a'.repeat(5000)}`, 'authorization header too long'],
@@ -192,6 +189,90 @@ describe('authentication', () => {
     expect([r.status, r.json]).toEqual([401, unauthorized(detail)]);
     expect(r.headers.get('content-type')).toBe('application/problem+json; charset=utf-8');
     expect(r.headers.get('www-authenticate')).toMatch(/^Bearer/);
+  });
+});
+
+describe('token lifetime claims (issue #8)', () => {
+  const { app } = countsApp();
+  const now = Math.floor(Date.now() / 1000);
+  const get = (token: string) => call(app, 'GET', '/v1/users/1/counts', { auth: `Bearer ${token}` });
+  const refused = (detail: string) => [401, problem(401, 'unauthorized', 'Unauthorized', detail)];
+
+  it('a token without exp is refused', async () => {
+    const noExp = mintToken({ sub: '1', extra: { exp: undefined } }, TEST_SECRET);
+    const r = await get(noExp);
+    expect([r.status, r.json]).toEqual(refused('token has no expiry (exp)'));
+  });
+  it('a token with a non-numeric exp is refused', async () => {
+    const r = await get(mintToken({ sub: '1', extra: { exp: 'never' } }, TEST_SECRET));
+    expect([r.status, r.json]).toEqual(refused('token expired'));
+  });
+  it('a few seconds of clock skew are tolerated on exp, nbf and iat', async () => {
+    const issuedInTheFuture = mintToken({ sub: '1', expiresInSeconds: 600 }, TEST_SECRET, now + 2);
+    const notBeforeSoon = mintToken({ sub: '1', extra: { nbf: now + 2 } }, TEST_SECRET);
+    const justExpired = mintToken({ sub: '1', expiresInSeconds: 10 }, TEST_SECRET, now - 12);
+    const statuses = [];
+    for (const t of [issuedInTheFuture, notBeforeSoon, justExpired]) statuses.push((await get(t)).status);
+    expect(statuses).toEqual([200, 200, 200]);
+  });
+  it('beyond the leeway exp, nbf and iat still refuse the token', async () => {
+    const cases: [string, string][] = [
+      [mintToken({ sub: '1', expiresInSeconds: 600 }, TEST_SECRET, now + 30), 'token issued in the future'],
+      [mintToken({ sub: '1', extra: { nbf: now + 30 } }, TEST_SECRET), 'token not yet valid'],
+      [mintToken({ sub: '1', expiresInSeconds: 10 }, TEST_SECRET, now - 30), 'token expired'],
+    ];
+    for (const [token, detail] of cases) {
+      const r = await get(token);
+      expect([r.status, r.json]).toEqual(refused(detail));
+    }
+  });
+  it('mintToken always sets exp (the token CLI never makes an everlasting token)', () => {
+    const payload = (t: string) => JSON.parse(Buffer.from(t.split('.')[1]!, 'base64url').toString());
+    expect(payload(mintToken({ sub: '1' }, TEST_SECRET, 1000))).toEqual({ sub: '1', iat: 1000, exp: 4600 });
+    expect(() => tokenCommand(['--sub', '1', '--exp', '0'])).toThrow('--exp must be a positive integer');
+  });
+});
+
+describe('times with microseconds (issue #8)', () => {
+  const users = async (ids: readonly bigint[]) => new Map(ids.map((id) => [id, userRecord(id)]));
+  it('followed_at shows microseconds, so two follows in the same millisecond keep their order', async () => {
+    const listPage = vi.fn(async () => ({
+      items: [
+        { id: 7n, createdAt: 1_796_000_000_123_456n },
+        { id: 8n, createdAt: 1_796_000_000_123_001n },
+        { id: 9n, createdAt: 1_796_000_000_000_000n },
+      ],
+      nextCursor: null,
+    }));
+    const { app } = buildTestApp({
+      graph: stubGraph({ listPage, getUsers: users, assertCanViewLists: async () => {} }),
+    });
+    const r = await call(app, 'GET', '/v1/users/1/followers', { auth: bearer(alice) });
+    expect([r.status, r.json]).toEqual([
+      200,
+      {
+        items: [
+          { id: '7', username: 'u7', followed_at: '2026-11-30T00:53:20.123456Z' },
+          { id: '8', username: 'u8', followed_at: '2026-11-30T00:53:20.123001Z' },
+          { id: '9', username: 'u9', followed_at: '2026-11-30T00:53:20.000000Z' },
+        ],
+        next_cursor: null,
+      },
+    ]);
+  });
+  it('a position beyond the Date range renders without a 500', async () => {
+    const getFollowStatus = vi.fn(async () => ({
+      state: 'following' as const,
+      since: 9_223_372_036_854_775_807n,
+    }));
+    const { app } = buildTestApp({
+      graph: stubGraph({ getFollowStatus, getUser: async (id) => userRecord(id) }),
+    });
+    const r = await call(app, 'GET', '/v1/users/1/following/2', { auth: bearer(alice) });
+    expect([r.status, r.json]).toEqual([
+      200,
+      { state: 'following', followed_at: '9999-12-31T23:59:59.999999Z' },
+    ]);
   });
 });
 

@@ -1,8 +1,8 @@
 import { createRoute } from '@hono/zod-openapi';
 import { principalOf } from '../auth.js';
-import { formatPosition } from '../ids.js';
 import { type ApiApp, assertListsVisible, idOf, problems, type RouteDeps } from '../route-kit.js';
 import { FollowStatusSchema, pairParams } from '../schemas.js';
+import { formatTime } from '../times.js';
 
 export const followStatusRoute = createRoute({
   operationId: 'getFollowStatus',
@@ -29,6 +29,6 @@ export function registerFollowStatus(app: ApiApp, deps: RouteDeps) {
     await Promise.all([deps.graph.getUser(id), deps.graph.getUser(target)]);
     const s = await deps.graph.getFollowStatus(id, target);
     if (s.state === 'none' || s.since === undefined) return c.json({ state: s.state }, 200);
-    return c.json({ state: s.state, followed_at: formatPosition(s.since) }, 200);
+    return c.json({ state: s.state, followed_at: formatTime(s.since) }, 200);
   });
 }

@@ -1,7 +1,7 @@
 import { createRoute } from '@hono/zod-openapi';
 import type { Relationship } from '../../graph/contracts.js';
 import { principalOf } from '../auth.js';
-import { type ApiApp, idOf, problems, type RouteDeps } from '../route-kit.js';
+import { type ApiApp, idOf, listsVisible, problems, type RouteDeps } from '../route-kit.js';
 import { IdParams, ProfileSchema } from '../schemas.js';
 
 export const getUserRoute = createRoute({
@@ -10,7 +10,9 @@ export const getUserRoute = createRoute({
   path: '/v1/users/{id}',
   tags: ['users'],
   summary: "A user's profile with counts and the viewer's relationship",
-  description: '404 when unknown, and also when the profile owner blocks the viewer.',
+  description:
+    '404 when unknown, and also when the profile owner blocks the viewer. `counts` is null when the ' +
+    'viewer may not see them (the rule of GET /v1/users/{id}/counts, which answers 403 there).',
   security: [{ bearerAuth: [] }],
   request: { params: IdParams },
   responses: {
@@ -28,7 +30,7 @@ export function registerGetUser(app: ApiApp, deps: RouteDeps) {
     if (!p.admin) await deps.graph.assertCanViewProfile(p.sub, id);
     const [user, counts, rel] = await Promise.all([
       deps.graph.getUser(id),
-      deps.graph.counts(id),
+      listsVisible(deps.graph, p, id).then((ok) => (ok ? deps.graph.counts(id) : null)),
       p.sub === id ? SELF : deps.graph.relationship(p.sub, id),
     ]);
     return c.json(
@@ -36,7 +38,7 @@ export function registerGetUser(app: ApiApp, deps: RouteDeps) {
         id: user.id.toString(),
         username: user.username,
         private: user.private,
-        counts: { followers: counts.followers, following: counts.following },
+        counts: counts && { followers: counts.followers, following: counts.following },
         relationship: {
           following: rel.following,
           followed_by: rel.followedBy,
