@@ -41,6 +41,7 @@ import {
   BlockedError,
   FollowingCapError,
   HiddenError,
+  InvalidInputError,
   NoPendingRequestError,
   NotVisibleError,
   SelfFollowError,
@@ -135,7 +136,7 @@ export class GraphService implements GraphApi {
 
   /**
    * Creates or updates a user (keeps `state` and `hideLists` of an existing one). Throws
-   * `RangeError` for a username outside the rules (the HTTP layer validates first) and the
+   * `InvalidInputError` for a username outside the rules (the HTTP layer validates first) and the
    * store's `UsernameTakenError`. Going private → public records an `accept_requests` task and
    * runs it: inline up to 100 pending requests, in the background beyond (a later PUT of the
    * still-public account, or `resumeAccountTasks` at start-up, resumes an unfinished one).
@@ -146,8 +147,8 @@ export class GraphService implements GraphApi {
     private?: boolean;
   }): Promise<{ user: UserRecord; created: boolean }> {
     if (!USERNAME_PATTERN.test(input.username))
-      throw new RangeError('username must be 1–30 of [A-Za-z0-9._]');
-    if (input.id <= 0n) throw new RangeError('user id must be positive');
+      throw new InvalidInputError('username', 'must be 1–30 of [A-Za-z0-9._]');
+    if (input.id <= 0n) throw new InvalidInputError('id', 'must be a positive integer');
     const existing = await this.store.getUser(input.id);
     const user: UserRecord = {
       id: input.id,
@@ -422,7 +423,7 @@ export class GraphService implements GraphApi {
   /**
    * The subset of `ids` with an active `relation` edge from `owner` (`out`) or to it (`in`), in
    * request order, each id once. `out`: one single-partition read; `in`: one per bucket code of
-   * `owner`'s `in` list among the ids (at most min(N, |ids|)). Throws `RangeError` over 1000 ids.
+   * `owner`'s `in` list among the ids (at most min(N, |ids|)). Throws `InvalidInputError` over 1000 ids.
    */
   async contains(
     owner: UserId,
@@ -430,7 +431,7 @@ export class GraphService implements GraphApi {
     direction: Direction,
     ids: readonly UserId[],
   ): Promise<UserId[]> {
-    if (ids.length > MAX_CONTAINS_IDS) throw new RangeError(`at most ${MAX_CONTAINS_IDS} ids`);
+    if (ids.length > MAX_CONTAINS_IDS) throw new InvalidInputError('ids', `at most ${MAX_CONTAINS_IDS} ids`);
     const edges =
       direction === 'out'
         ? await this.store.getEdgesOut(owner, relation, ids)

@@ -3,6 +3,7 @@ import {
   BlockedError,
   FollowingCapError,
   HiddenError,
+  InvalidInputError,
   NoPendingRequestError,
   NotVisibleError,
   PositionOutOfRangeError,
@@ -59,8 +60,10 @@ describe('users', () => {
     });
     expect((await graph.putUser({ id: 9n, username: 'new.user_9' })).created).toBe(false);
     expect((await graph.getUser(9n)).private).toBe(true);
-    await expect(graph.putUser({ id: 10n, username: 'bad name' })).rejects.toBeInstanceOf(RangeError);
-    await expect(graph.putUser({ id: 10n, username: 'x'.repeat(31) })).rejects.toBeInstanceOf(RangeError);
+    await expect(graph.putUser({ id: 10n, username: 'bad name' })).rejects.toBeInstanceOf(InvalidInputError);
+    await expect(graph.putUser({ id: 10n, username: 'x'.repeat(31) })).rejects.toBeInstanceOf(
+      InvalidInputError,
+    );
     await expect(graph.putUser({ id: 10n, username: 'ADA' })).rejects.toBeInstanceOf(UsernameTakenError);
     await expect(graph.getUser(77n)).rejects.toBeInstanceOf(UserNotFoundError);
   });
@@ -132,7 +135,7 @@ describe('follow, unfollow and the lists', () => {
     expect(await graph.contains(dee, 'follows', 'in', [cy, bo, ada, cy])).toEqual([cy, ada]);
     expect(await graph.contains(ada, 'follows', 'out', [bo, dee])).toEqual([dee]);
     await expect(graph.contains(ada, 'follows', 'out', Array(1001).fill(bo))).rejects.toBeInstanceOf(
-      RangeError,
+      InvalidInputError,
     );
   });
 });
