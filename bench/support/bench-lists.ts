@@ -7,7 +7,7 @@ import type { CqlClient } from '../../src/store/cassandra/client.js';
 import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';
 import { openMigratedKeyspace } from '../../src/store/cassandra/keyspace.js';
 import type { ListKey } from '../../src/store/types.js';
-import { followersOf, loadRows, syntheticRows } from './list-fixtures.js';
+import { followersOf, loadRows, syntheticRows } from '../../test/support/list-fixtures.js';
 
 export const BENCH_LAYOUTS = [1, 8, 16, 64] as const;
 export const BENCH_ROWS = 200_000;

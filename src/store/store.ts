@@ -59,9 +59,8 @@ export interface AccountTaskStore {
   deleteAccountTask(userId: UserId, task: AccountTask['task']): Promise<void>;
 }
 
-export interface GraphStore extends PairHistoryStore, AccountTaskStore {
-  // ---- users ----
-
+/** The users projection. */
+export interface UserStore {
   /** The user, or null if unknown. */
   getUser(id: UserId): Promise<UserRecord | null>;
   /** The known users among `ids` (unknown ids are absent from the map). */
@@ -71,9 +70,10 @@ export interface GraphStore extends PairHistoryStore, AccountTaskStore {
    * (case-insensitive). Returns whether the user was new.
    */
   putUser(user: UserRecord): Promise<{ created: boolean }>;
+}
 
-  // ---- edge state ----
-
+/** Pair-keyed edge state (forward and bucketed inverse), written with the list rows it implies. */
+export interface EdgeStore {
   /**
    * Writes derived edge states and list rows as one logged batch (all-or-nothing eventually),
    * every cell at write time `version`. Idempotent. Each edge goes to the forward table and to
@@ -106,9 +106,10 @@ export interface GraphStore extends PairHistoryStore, AccountTaskStore {
   ): Promise<Map<UserId, EdgeRecord>>;
   /** Every edge state between `a` and `b`, all relations, both directions. */
   getPairEdges(a: UserId, b: UserId): Promise<EdgeRecord[]>;
+}
 
-  // ---- lists ----
-
+/** The bucketed list projections and their layouts, with what online growth needs. */
+export interface ListStore {
   /**
    * One bucket's rows, newest first (created_at DESC, other_id DESC), strictly after `after`
    * when given (i.e. older than it in list order), at most `limit` rows.
@@ -154,9 +155,10 @@ export interface GraphStore extends PairHistoryStore, AccountTaskStore {
   ): Promise<{ copied: number; last: UserId | null }>;
   /** Drops one inverse-edge bucket of `list` (direction `in`) at write time `version`. */
   dropInverseEdgeBucket(list: ListKey, bucketCode: number, version: bigint): Promise<void>;
+}
 
-  // ---- counts ----
-
+/** Sharded list counters and their reconciliation records. */
+export interface CountStore {
   /** Adds `delta` to the list's counter shard. Not idempotent (counter semantics). */
   incrementCount(list: ListKey, shard: number, delta: number): Promise<void>;
   /** Sum over the list's counter shards. */
@@ -165,15 +167,27 @@ export interface GraphStore extends PairHistoryStore, AccountTaskStore {
   putReconciliation(list: ListKey, r: Reconciliation): Promise<void>;
   /** The last reconciliation of the list, or null. */
   getReconciliation(list: ListKey): Promise<Reconciliation | null>;
+}
 
-  // ---- receipts ----
-
+/** Idempotency receipts (the HTTP layer's `ReceiptStore` is this shape). */
+export interface ReceiptRecords {
   getReceipt(actorId: UserId, key: string): Promise<Receipt | null>;
   /** Stores a receipt for `ttlSeconds`; the first writer of a key wins (later puts are ignored). */
   putReceipt(actorId: UserId, key: string, receipt: Receipt, ttlSeconds: number): Promise<void>;
+}
 
-  // ---- lifecycle ----
-
+/**
+ * Everything the service needs from storage: the role interfaces above plus a reachability check.
+ * Components take the narrowest role they use.
+ */
+export interface GraphStore
+  extends UserStore,
+    PairHistoryStore,
+    EdgeStore,
+    ListStore,
+    CountStore,
+    ReceiptRecords,
+    AccountTaskStore {
   /** Cheap reachability check used by `/readyz`. */
   ping(): Promise<boolean>;
   close(): Promise<void>;

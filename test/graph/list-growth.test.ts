@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { followersOf, loadRows, newestFirst, syntheticRows } from '../../bench/support/list-fixtures.js';
+import { followersOf, loadRows, newestFirst, syntheticRows } from '../support/list-fixtures.js';
 import { bucketCode, writeBucketCodes } from '../../src/graph/buckets.js';
 import { GrowthConflictError, growList } from '../../src/graph/list-growth.js';
 import { BucketedListService, bucketsForSize } from '../../src/graph/list-service.js';

@@ -5,7 +5,7 @@
  * resume after a kill, and the per-page cost at N = 64. Every assertion compares whole values.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { followersOf, loadRows, newestFirst, syntheticRows } from '../../bench/support/list-fixtures.js';
+import { followersOf, loadRows, newestFirst, syntheticRows } from '../support/list-fixtures.js';
 import { writeBucketCodes } from '../../src/graph/buckets.js';
 import type { GrowthProgress } from '../../src/graph/list-growth.js';
 import { BucketedListService, type ListReadStats } from '../../src/graph/list-service.js';

@@ -39,8 +39,8 @@ import type {
 } from '../types.js';
 import type { CqlClient } from './client.js';
 import { translated } from './errors.js';
-
-type Row = cassandra.types.Row;
+import { inverseKey, type Row, toEdge, toEntry, toTask, toUser } from './rows.js';
+import { LQ, listTable, partitionValues, Q } from './statements.js';
 
 export interface CassandraGraphStoreOptions {
   /** `logged` (default) for the dual write; `unlogged` only for measuring the batchlog's cost. */
@@ -49,154 +49,12 @@ export interface CassandraGraphStoreOptions {
   onQuery?: (name: string, seconds: number, ok: boolean) => void;
 }
 
-/**
- * The three list tables and their partition keys: follows in the card's `following` /
- * `followers` (`(user_id, bucket)`), every other relation in `relation_lists`
- * (`(user_id, relation, direction, bucket)`). Clustering is the same everywhere.
- */
-type ListTable = 'following' | 'followers' | 'relation_lists';
-
-const listTable = (l: ListKey): ListTable =>
-  l.relation !== 'follows' ? 'relation_lists' : l.direction === 'out' ? 'following' : 'followers';
-
-const PARTITION: Record<ListTable, string[]> = {
-  following: ['user_id', 'bucket'],
-  followers: ['user_id', 'bucket'],
-  relation_lists: ['user_id', 'relation', 'direction', 'bucket'],
-};
-
-/** The partition key values of one bucket of `list`, in `PARTITION` order. */
-const partitionValues = (l: ListKey, code: number): unknown[] =>
-  listTable(l) === 'relation_lists' ? [l.userId, l.relation, l.direction, code] : [l.userId, code];
-
-function listStatements(t: ListTable) {
-  const pk = PARTITION[t];
-  const where = pk.map((c) => `${c} = ?`).join(' AND ');
-  const cols = [...pk, 'created_at', 'other_id', 'position'];
-  const page = (select: string) => ({
-    head: `SELECT ${select} FROM ${t} WHERE ${where} LIMIT ?`,
-    after: `SELECT ${select} FROM ${t} WHERE ${where} AND (created_at, other_id) < (?, ?) LIMIT ?`,
-  });
-  return {
-    putRow: `INSERT INTO ${t} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')}) USING TIMESTAMP ?`,
-    deleteRow: `DELETE FROM ${t} USING TIMESTAMP ? WHERE ${where} AND created_at = ? AND other_id = ?`,
-    list: page('created_at, other_id'),
-    copy: page('created_at, other_id, position, writetime(position) AS wt'),
-    dropBucket: `DELETE FROM ${t} USING TIMESTAMP ? WHERE ${where}`,
-  };
-}
-
-const LQ: Record<ListTable, ReturnType<typeof listStatements>> = {
-  following: listStatements('following'),
-  followers: listStatements('followers'),
-  relation_lists: listStatements('relation_lists'),
-};
-
-const Q = {
-  getUser: 'SELECT user_id, username, private, state, hide_lists FROM users WHERE user_id = ?',
-  putUser:
-    'INSERT INTO users (user_id, username, private, state, hide_lists, updated_at) VALUES (?, ?, ?, ?, ?, toTimestamp(now()))',
-  claimUsername: 'INSERT INTO usernames (username, user_id) VALUES (?, ?) IF NOT EXISTS',
-  releaseUsername: 'DELETE FROM usernames WHERE username = ? IF user_id = ?',
-  appendOp:
-    'INSERT INTO pair_ops (low_id, high_id, position, source_id, kind, base) VALUES (?, ?, ?, ?, ?, ?)',
-  announce: 'UPDATE pair_ops SET compact_to = ?, compact_at = ? WHERE low_id = ? AND high_id = ?',
-  commitCheckpoint:
-    'UPDATE pair_ops USING TIMESTAMP ? SET cp_horizon = ?, cp_state = ? WHERE low_id = ? AND high_id = ?',
-  observe: 'UPDATE pair_ops SET compact_seen = ? WHERE low_id = ? AND high_id = ?',
-  clearAnnouncement:
-    'UPDATE pair_ops SET compact_to = null, compact_at = null, compact_seen = null WHERE low_id = ? AND high_id = ?',
-  dropFolded: 'DELETE FROM pair_ops WHERE low_id = ? AND high_id = ? AND position <= ?',
-  pairStatic:
-    'SELECT DISTINCT low_id, high_id, cp_horizon, cp_state, compact_to, compact_at, compact_seen FROM pair_ops WHERE low_id = ? AND high_id = ?',
-  pairOps:
-    'SELECT position, source_id, kind, base FROM pair_ops WHERE low_id = ? AND high_id = ? AND position > ?',
-  putOut:
-    'INSERT INTO edges_out (source_id, relation, target_id, state, position, created_at) VALUES (?, ?, ?, ?, ?, ?) USING TIMESTAMP ?',
-  putIn:
-    'INSERT INTO edges_in (target_id, relation, bucket, source_id, state, position, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) USING TIMESTAMP ?',
-  getOut:
-    'SELECT target_id, state, position, created_at FROM edges_out WHERE source_id = ? AND relation = ? AND target_id IN ?',
-  getIn:
-    'SELECT source_id, state, position, created_at FROM edges_in WHERE target_id = ? AND relation = ? AND bucket = ? AND source_id IN ?',
-  getPair:
-    'SELECT relation, state, position, created_at FROM edges_out WHERE source_id = ? AND relation IN ? AND target_id = ?',
-  copyInHead:
-    'SELECT source_id, state, position, created_at, writetime(state) AS ws, writetime(position) AS wp, writetime(created_at) AS wc FROM edges_in WHERE target_id = ? AND relation = ? AND bucket = ? LIMIT ?',
-  copyInAfter:
-    'SELECT source_id, state, position, created_at, writetime(state) AS ws, writetime(position) AS wp, writetime(created_at) AS wc FROM edges_in WHERE target_id = ? AND relation = ? AND bucket = ? AND source_id > ? LIMIT ?',
-  putInCells: (cells: readonly string[]) =>
-    `INSERT INTO edges_in (target_id, relation, bucket, source_id, ${cells.join(', ')}) VALUES (?, ?, ?, ?, ${cells.map(() => '?').join(', ')}) USING TIMESTAMP ?`,
-  dropIn: 'DELETE FROM edges_in USING TIMESTAMP ? WHERE target_id = ? AND relation = ? AND bucket = ?',
-  getLayout:
-    'SELECT buckets, growing_to, copied_through FROM list_layouts WHERE user_id = ? AND relation = ? AND direction = ?',
-  putLayout:
-    'INSERT INTO list_layouts (user_id, relation, direction, buckets, growing_to, copied_through, updated_at) VALUES (?, ?, ?, ?, ?, ?, toTimestamp(now()))',
-  insertLayoutIfAbsent:
-    'INSERT INTO list_layouts (user_id, relation, direction, buckets, growing_to, copied_through, updated_at) VALUES (?, ?, ?, ?, ?, ?, toTimestamp(now())) IF NOT EXISTS',
-  replaceLayout:
-    'UPDATE list_layouts SET buckets = ?, growing_to = ?, copied_through = ?, updated_at = toTimestamp(now()) WHERE user_id = ? AND relation = ? AND direction = ? IF buckets = ? AND growing_to = ? AND copied_through = ?',
-  incr: 'UPDATE list_counts SET n = n + ? WHERE user_id = ? AND relation = ? AND direction = ? AND shard = ?',
-  getCount: 'SELECT n FROM list_counts WHERE user_id = ? AND relation = ? AND direction = ?',
-  putRecon:
-    'INSERT INTO count_reconciliations (user_id, relation, direction, reconciled_at, counted, drift) VALUES (?, ?, ?, ?, ?, ?)',
-  getRecon:
-    'SELECT reconciled_at, counted, drift FROM count_reconciliations WHERE user_id = ? AND relation = ? AND direction = ?',
-  getReceipt: 'SELECT request_hash, status, body FROM receipts WHERE actor_id = ? AND key = ?',
-  putReceipt:
-    'INSERT INTO receipts (actor_id, key, request_hash, status, body, created_at) VALUES (?, ?, ?, ?, ?, toTimestamp(now())) IF NOT EXISTS USING TTL ?',
-  putTask:
-    'INSERT INTO account_tasks (user_id, task, cursor, updated_at) VALUES (?, ?, ?, toTimestamp(now()))',
-  getTask: 'SELECT user_id, task, cursor FROM account_tasks WHERE user_id = ? AND task = ?',
-  listTasks: 'SELECT user_id, task, cursor FROM account_tasks',
-  deleteTask: 'DELETE FROM account_tasks WHERE user_id = ? AND task = ?',
-  ping: 'SELECT release_version FROM system.local',
-} as const;
-
 const DEFAULT_LAYOUT: BucketLayout = { buckets: 1, growingTo: null, copiedThrough: 0 };
 
 const sameLayout = (a: BucketLayout, b: BucketLayout) =>
   a.buckets === b.buckets && a.growingTo === b.growingTo && a.copiedThrough === b.copiedThrough;
 
 const ALL_RELATIONS: Relation[] = ['follows', 'requests', 'blocks', 'mutes', 'close_friends'];
-
-function toUser(row: Row): UserRecord {
-  return {
-    id: row.user_id as bigint,
-    username: row.username as string,
-    private: Boolean(row.private),
-    state: (row.state as 'active' | 'deactivated' | null) ?? 'active',
-    hideLists: Boolean(row.hide_lists),
-  };
-}
-
-function toEdge(source: UserId, target: UserId, relation: Relation, row: Row): EdgeRecord {
-  return {
-    sourceId: source,
-    targetId: target,
-    relation,
-    state: row.state as EdgeRecord['state'],
-    position: row.position as bigint,
-    createdAt: (row.created_at as bigint | null) ?? 0n,
-  };
-}
-
-const toTask = (row: Row): AccountTask => ({
-  userId: row.user_id as bigint,
-  task: row.task as AccountTask['task'],
-  cursor: (row.cursor as string | null) ?? null,
-});
-
-/** `(target_id, relation)` of the inverse edges bucketed like `list`, which must be an `in` list. */
-function inverseKey(list: ListKey): [UserId, Relation] {
-  if (list.direction !== 'in') throw new RangeError('inverse edges are bucketed like an `in` list');
-  return [list.userId, list.relation];
-}
-
-const toEntry = (row: Row): ListEntry => ({
-  createdAt: row.created_at as bigint,
-  otherId: row.other_id as bigint,
-});
 
 /** Pairs whose last seen horizon is remembered (a read hint only; bounded, oldest forgotten first). */
 const HORIZON_HINTS = 10_000;
