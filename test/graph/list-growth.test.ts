@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { followersOf, loadRows, newestFirst, syntheticRows } from '../support/list-fixtures.js';
 import { bucketCode, writeBucketCodes } from '../../src/graph/buckets.js';
 import { GrowthConflictError, growList } from '../../src/graph/list-growth.js';
 import { BucketedListService, bucketsForSize } from '../../src/graph/list-service.js';
 import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
 import type { ListEntry, ListKey } from '../../src/store/types.js';
+import { followersOf, loadRows, newestFirst, syntheticRows } from '../support/list-fixtures.js';
 
 const noSleep = () => Promise.resolve();
 
