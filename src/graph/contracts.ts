@@ -10,6 +10,9 @@
  */
 import type { Direction, ListKey, Position, Relation, UserId, UserRecord } from '../store/types.js';
 
+/** The domain vocabulary, as the HTTP layer sees it (defined next to the storage boundary). */
+export type { Direction, ListKey, Position, Receipt, Relation, UserId, UserRecord } from '../store/types.js';
+
 export interface MutationOptions {
   /** Apply at this historical position (µs). Admin only; the end state is order-independent. */
   position?: Position;

@@ -13,7 +13,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
-import type { Receipt, UserId } from '../store/types.js';
+import type { Receipt, UserId } from '../graph/contracts.js';
 import { principalOf } from './auth.js';
 import { ApiError } from './errors.js';
 

@@ -4,9 +4,8 @@
  */
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
-import type { GraphApi, ListPage, MutationOptions } from '../graph/contracts.js';
+import type { GraphApi, ListKey, ListPage, MutationOptions, UserId } from '../graph/contracts.js';
 import { NotVisibleError } from '../graph/errors.js';
-import type { ListKey, UserId } from '../store/types.js';
 import { type AuthVariables, type Principal, principalOf } from './auth.js';
 import { ApiError } from './errors.js';
 import { parsePosition, parseUserId } from './ids.js';

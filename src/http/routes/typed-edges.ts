@@ -3,8 +3,7 @@
  * (`PUT`/`DELETE …/{target}`, `GET` the list), declared from one table.
  */
 import { createRoute } from '@hono/zod-openapi';
-import type { GraphApi, MutationOptions, MutationResult } from '../../graph/contracts.js';
-import type { Relation, UserId } from '../../store/types.js';
+import type { GraphApi, MutationOptions, MutationResult, Relation, UserId } from '../../graph/contracts.js';
 import { actFor } from '../auth.js';
 import { type ApiApp, idOf, listPage, mutationOptions, problems, type RouteDeps } from '../route-kit.js';
 import { IdParams, ListPageSchema, ListQuery, MutationHeaders, pairParams, stateSchema } from '../schemas.js';
