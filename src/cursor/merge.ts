@@ -28,6 +28,7 @@
  * N = 1024); the driver's paging state (per-partition, forgeable, not mergeable).
  */
 import type { ListEntry } from '../store/types.js';
+import { compareEntries } from '../store/types.js';
 
 /** What the merge knows about one bucket relative to the walk boundary. */
 export interface BucketState {
@@ -74,12 +75,7 @@ export interface MergePageResult {
   stats: PageStats;
 }
 
-/** Newest first: negative when `a` comes before `b` in list order. */
-export function compareEntries(a: ListEntry, b: ListEntry): number {
-  if (a.createdAt !== b.createdAt) return a.createdAt > b.createdAt ? -1 : 1;
-  if (a.otherId !== b.otherId) return a.otherId > b.otherId ? -1 : 1;
-  return 0;
-}
+export { compareEntries };
 
 /** Above every real key: ids and positions are signed 64-bit. */
 const TOP = 1n << 64n;

@@ -33,6 +33,7 @@ import {
 } from '../cursor/scan-slices.js';
 import type { GraphStore } from '../store/store.js';
 import type { BucketLayout, ListEntry, ListKey } from '../store/types.js';
+import { listId } from '../store/types.js';
 import { bucketCode } from './buckets.js';
 import type { ListPage, ListService, ScanPage } from './contracts.js';
 import { InvalidInputError } from './errors.js';
@@ -78,8 +79,6 @@ export interface ScanBatch {
   /** Resume point after this batch; null when the slice is finished. */
   cursor: string | null;
 }
-
-const listId = (l: ListKey) => `${l.userId}|${l.relation}|${l.direction}`;
 
 /** Number of buckets a list of `size` rows should have: 2^(thresholds reached), capped. */
 export function bucketsForSize(

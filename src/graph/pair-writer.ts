@@ -29,6 +29,7 @@
  * applier's own two views and can drift when appliers race or crash between writes. The
  * reconcile job (`src/jobs/reconcile.ts`) counts the list rows and corrects them.
  */
+
 import type { GraphStore } from '../store/store.js';
 import type {
   BucketLayout,
@@ -42,6 +43,7 @@ import type {
   StoredPairOp,
   UserId,
 } from '../store/types.js';
+import { listId } from '../store/types.js';
 import { bucketOf, writeBucketCodes } from './buckets.js';
 import type { ListService } from './contracts.js';
 import {
@@ -72,8 +74,6 @@ export const listIn = (userId: UserId, relation: Relation): ListKey => ({
   relation,
   direction: 'in',
 });
-
-const listId = (l: ListKey) => `${l.userId}|${l.relation}|${l.direction}`;
 
 /** The two lists an edge projects into, each with the id stored in its rows. */
 export function projections(e: {

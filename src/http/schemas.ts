@@ -4,8 +4,10 @@
  * strict (unknown keys are a 400: the mass-assignment defence); ids stay strings here and become
  * `bigint` in the handler (`idOf`).
  */
+
 import { z } from '@hono/zod-openapi';
 import { MAX_CURSOR_LENGTH } from '../cursor/cursor-codec.js';
+import { MAX_CONTAINS_IDS, USERNAME_PATTERN } from '../graph/graph-service.js';
 import { ERROR_CODES } from './errors.js';
 import { parseUserId } from './ids.js';
 import { parseTimeOrNull, TIME_MESSAGE } from './times.js';
@@ -105,9 +107,7 @@ export const Problem = z
 
 export const PutUserBody = z
   .strictObject({
-    username: z
-      .string()
-      .regex(/^[A-Za-z0-9._]{1,30}$/, '1–30 characters of A–Z, a–z, 0–9, dot and underscore'),
+    username: z.string().regex(USERNAME_PATTERN, '1–30 characters of A–Z, a–z, 0–9, dot and underscore'),
     private: z.boolean().optional(),
   })
   .openapi('PutUser');
@@ -148,8 +148,8 @@ export const ListPageSchema = z
   .openapi('ListPage');
 
 export const IdsBody = z
-  .strictObject({ ids: z.array(UserIdString).max(1000) })
-  .openapi('Ids', { description: 'At most 1000 ids.' });
+  .strictObject({ ids: z.array(UserIdString).max(MAX_CONTAINS_IDS) })
+  .openapi('Ids', { description: `At most ${MAX_CONTAINS_IDS} ids.` });
 
 export const IdsResult = z.object({ ids: z.array(UserIdString) }).openapi('IdsResult');
 

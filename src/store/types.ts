@@ -117,10 +117,20 @@ export interface ListKey {
   direction: Direction;
 }
 
+/** A list's identity as one string (map keys, log fields). */
+export const listId = (l: ListKey): string => `${l.userId}|${l.relation}|${l.direction}`;
+
 /** One row of a list projection. */
 export interface ListEntry {
   createdAt: Position;
   otherId: UserId;
+}
+
+/** List order (the tables' clustering order): newest `createdAt` first, ties by larger id first. */
+export function compareEntries(a: ListEntry, b: ListEntry): number {
+  if (a.createdAt !== b.createdAt) return a.createdAt > b.createdAt ? -1 : 1;
+  if (a.otherId !== b.otherId) return a.otherId > b.otherId ? -1 : 1;
+  return 0;
 }
 
 /** A list's bucket layout. `buckets` is what readers use; `growingTo` is set during a growth. */

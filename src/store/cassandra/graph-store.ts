@@ -16,7 +16,7 @@
  * deltas from real transitions, and reconciled against the lists by a job.
  */
 import type cassandra from 'cassandra-driver';
-import { bucketCode, bucketOf } from '../buckets.js';
+import { bucketCode, bucketOf, SINGLE_BUCKET } from '../buckets.js';
 import { decodeCheckpoint, encodeCheckpoint } from '../checkpoint-codec.js';
 import type { GraphStore } from '../store.js';
 import { UsernameTakenError } from '../store.js';
@@ -49,7 +49,7 @@ export interface CassandraGraphStoreOptions {
   onQuery?: (name: string, seconds: number, ok: boolean) => void;
 }
 
-const DEFAULT_LAYOUT: BucketLayout = { buckets: 1, growingTo: null, copiedThrough: 0 };
+const DEFAULT_LAYOUT = SINGLE_BUCKET;
 
 const sameLayout = (a: BucketLayout, b: BucketLayout) =>
   a.buckets === b.buckets && a.growingTo === b.growingTo && a.copiedThrough === b.copiedThrough;

@@ -31,6 +31,7 @@ import type {
   UserId,
   UserRecord,
 } from '../types.js';
+import { compareEntries, listId } from '../types.js';
 
 /** `pair_ops` clustering order: position, then source id, then kind. */
 function historyOrder(x: StoredPairOp, y: StoredPairOp): number {
@@ -51,7 +52,7 @@ interface RowCell {
 }
 
 const edgeKey = (s: UserId, r: Relation, t: UserId) => `${s}|${r}|${t}`;
-const listKey = (l: ListKey) => `${l.userId}|${l.relation}|${l.direction}`;
+const listKey = listId;
 const partKey = (l: ListKey, code: number) => `${listKey(l)}|${code}`;
 const rowKey = (e: ListEntry) => `${e.createdAt}|${e.otherId}`;
 const inversePartKey = (target: UserId, r: Relation, code: number) => `${target}|${r}|${code}`;
@@ -62,12 +63,6 @@ function inverseOf(list: ListKey): [UserId, Relation] {
 }
 
 const max = (a: bigint | null, b: bigint) => (a === null || b > a ? b : a);
-
-function compareEntries(a: ListEntry, b: ListEntry): number {
-  if (a.createdAt !== b.createdAt) return a.createdAt > b.createdAt ? -1 : 1;
-  if (a.otherId !== b.otherId) return a.otherId > b.otherId ? -1 : 1;
-  return 0;
-}
 
 function mergeEdge(current: VersionedEdge | undefined, incoming: EdgeRecord, version: bigint): VersionedEdge {
   if (!current || version > current.version) return { edge: { ...incoming }, version };
