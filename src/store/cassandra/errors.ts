@@ -27,6 +27,18 @@ export function isUnavailable(err: unknown): boolean {
   return false;
 }
 
+/**
+ * A write timeout while the coordinator was writing a LOGGED batch's batchlog: none of the
+ * batch's mutations were sent yet (the batchlog is written first).
+ */
+export function isBatchlogTimeout(err: unknown): boolean {
+  return (
+    err instanceof errors.ResponseError &&
+    err.code === types.responseErrorCodes.writeTimeout &&
+    (err as { writeType?: string }).writeType === 'BATCH_LOG'
+  );
+}
+
 /** Runs `fn`, translating unavailability into `StoreUnavailableError`. */
 export async function translated<T>(what: string, fn: () => Promise<T>): Promise<T> {
   try {

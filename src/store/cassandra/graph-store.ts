@@ -38,7 +38,7 @@ import type {
   UserRecord,
 } from '../types.js';
 import type { CqlClient } from './client.js';
-import { translated } from './errors.js';
+import { isBatchlogTimeout, translated } from './errors.js';
 import { inverseKey, type Row, toEdge, toEntry, toTask, toUser } from './rows.js';
 import { LQ, listTable, partitionValues, Q } from './statements.js';
 
@@ -248,9 +248,22 @@ export class CassandraGraphStore implements GraphStore {
       }
     }
     if (queries.length === 0) return;
-    await this.timed('writeEdges', () =>
-      this.client.batch(queries, { prepare: true, logged: this.logged, isIdempotent: true }),
-    );
+    const options = { prepare: true, isIdempotent: true };
+    await this.timed('writeEdges', async () => {
+      try {
+        return await this.client.batch(queries, { ...options, logged: this.logged });
+      } catch (err) {
+        // A dying replica that is not convicted yet still gets the batchlog (in a 3-node DC both
+        // other nodes must take it): until the failure detector gives up on it, every logged batch
+        // times out there. Nothing of the batch was applied, and its rows are a projection that
+        // the next write on the pair or repair rewrites, so apply them without the batchlog.
+        if (this.logged && isBatchlogTimeout(err)) {
+          this.options.onQuery?.('writeEdgesUnloggedFallback', 0, true);
+          return await this.client.batch(queries, { ...options, logged: false });
+        }
+        throw err;
+      }
+    });
   }
 
   async getEdgesOut(
