@@ -190,12 +190,15 @@ function compactionStep(
       const commit = checkpointAt(history, pending.horizon);
       return { base: commit.count, commit };
     }
+    const base = history.checkpoint?.count ?? 0;
+    // The first write to see the announcement records it whatever the load: without that record
+    // the compaction could never settle.
+    if (pending.seenAt === null) return { base, observe: read.readAt };
     if (history.ops.length >= policy.maxOps) {
-      const waitMicros = (pending.seenAt ?? now) + settleMicros - now;
+      const waitMicros = pending.seenAt + settleMicros - now;
       throw new PairBusyError(Math.max(1, Math.ceil(Number(waitMicros) / 1e6)));
     }
-    const base = history.checkpoint?.count ?? 0;
-    return pending.seenAt === null ? { base, observe: read.readAt } : { base };
+    return { base };
   }
   const base = history.checkpoint?.count ?? 0;
   const ops = [...history.ops, { ...op, base }].sort(compareOps);
@@ -255,12 +258,15 @@ export async function applyPairOp(deps: PairHistoryDeps, read: PairRead, op: Pai
 
 /**
  * The count term (`total − base`) of the version of the views whose newest op is the pair's newest
- * once `op` is appended: an op below the newest raises it, a new newest op starts it afresh.
+ * once `op` is appended, for an op below the newest (which raises it). A new newest op starts the
+ * term afresh at the number of ops above the horizon; that is never refused, so a pair whose
+ * history predates checkpoints (thousands of ops above no horizon) can still be written, announce
+ * and commit its first compaction — only while its tail is that long can its count term clamp.
  */
 function versionCountAfter(history: PairHistory, op: PairOp): number {
   const total = (history.checkpoint?.count ?? 0) + history.ops.length + 1;
   const newest = history.ops.at(-1);
-  if (!newest || op.position > newest.position) return history.ops.length + 1;
+  if (!newest || op.position > newest.position) return 0;
   const bases = history.ops.filter((o) => o.position === newest.position).map((o) => o.base);
   return total - Math.min(...bases);
 }
