@@ -53,6 +53,7 @@ const EnvSchema = z.object({
   GRAPH_RATE_LIMIT_PER_MINUTE: int(1, 1_000_000).default(300),
   GRAPH_BODY_LIMIT_BYTES: int(1024, 16 * 1024 * 1024).default(64 * 1024),
   GRAPH_RECEIPT_TTL_SECONDS: int(86_400, 30 * 86_400).default(2 * 86_400),
+  GRAPH_RECONCILE_INTERVAL_MS: int(0, 3_600_000).default(5000),
   GRAPH_DOCS: z.enum(['true', 'false', '1', '0', 'yes', 'no']).default('true').pipe(bool),
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
 });
@@ -86,6 +87,8 @@ export interface Config {
     bucketThresholds: number[];
     rateLimitPerMinute: number;
     receiptTtlSeconds: number;
+    /** Pause between passes of the in-service count reconciler; 0 turns it off. */
+    reconcileIntervalMs: number;
   };
 }
 
@@ -139,6 +142,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       jwtSecret: e.GRAPH_JWT_SECRET,
       cursorSecret: e.GRAPH_CURSOR_SECRET ?? `${e.GRAPH_JWT_SECRET}:cursor`,
       maxFollowing: e.GRAPH_MAX_FOLLOWING,
+      reconcileIntervalMs: e.GRAPH_RECONCILE_INTERVAL_MS,
       bucketThresholds: e.GRAPH_BUCKET_THRESHOLDS,
       rateLimitPerMinute: e.GRAPH_RATE_LIMIT_PER_MINUTE,
       receiptTtlSeconds: e.GRAPH_RECEIPT_TTL_SECONDS,

@@ -12,6 +12,7 @@ import { GraphService } from './graph/graph-service.js';
 import { BucketedListService } from './graph/list-service.js';
 import { createLogger } from './http/logger.js';
 import { createHttpMetrics } from './http/metrics.js';
+import { startDirtyReconciler } from './jobs/reconcile-dirty.js';
 import { contactPointsOrLocalNode } from './local-cassandra/node.js';
 import { whenOrphaned } from './local-cassandra/orphan-watch.js';
 import { CassandraGraphStore } from './store/cassandra/graph-store.js';
@@ -85,6 +86,15 @@ async function main() {
     .then((n) => n > 0 && logger.info({ tasks: n }, 'resumed unfinished account tasks'))
     .catch((e: unknown) => logger.error({ err: String(e) }, 'could not list unfinished account tasks'));
 
+  const reconciler =
+    config.graph.reconcileIntervalMs > 0
+      ? startDirtyReconciler(store, {
+          intervalMs: config.graph.reconcileIntervalMs,
+          onPass: (r, ms) => r.lists > 0 && logger.debug({ ...r, ms }, 'counts reconciled'),
+          onError: (e) => logger.error({ err: String(e) }, 'count reconciliation pass failed'),
+        })
+      : null;
+
   let draining = false;
   const app = createApp({
     graph,
@@ -106,6 +116,7 @@ async function main() {
     const force = setTimeout(() => process.exit(1), 60_000);
     force.unref();
     await new Promise<void>((resolve) => server.close(() => resolve()));
+    await reconciler?.stop();
     await client.shutdown();
     if (node) await node.stop();
     logger.info('stopped');

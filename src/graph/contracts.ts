@@ -49,6 +49,16 @@ export interface Relationship {
 export interface Counts {
   followers: number;
   following: number;
+  /**
+   * True when neither list has a pending dirty mark and each has been reconciled since its last
+   * write (or was never written): the numbers equal the list sizes as of `asOf`.
+   */
+  exact: boolean;
+  /**
+   * µs time the older of the two lists was last reconciled (the read time for a list never
+   * written); null when a list holds counts that were never reconciled.
+   */
+  asOf: Position | null;
 }
 
 export interface ListItem {
@@ -121,6 +131,7 @@ export interface GraphApi {
     direction: Direction,
     ids: readonly UserId[],
   ): Promise<UserId[]>;
+  /** O(1): the two counters, with whether they are exact (see `Counts`). */
   counts(userId: UserId): Promise<Counts>;
   /**
    * "Followed by a, b and N others": the accounts `viewer` follows that follow `id`. The sample is

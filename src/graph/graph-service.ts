@@ -444,13 +444,27 @@ export class GraphService implements GraphApi {
     });
   }
 
-  /** O(1): the two counters. Negative drift (before reconciliation) reads as 0. */
+  /**
+   * O(1): the two counters (shards plus the reconciler's correction) and their freshness, four
+   * single-partition reads. Negative drift (before reconciliation) reads as 0.
+   */
   async counts(userId: UserId): Promise<Counts> {
-    const [followers, following] = await Promise.all([
-      this.store.getCount(listIn(userId, 'follows')),
-      this.store.getCount(listOut(userId, 'follows')),
-    ]);
-    return { followers: Math.max(0, followers), following: Math.max(0, following) };
+    const now = nowPosition();
+    const [followers, following] = await Promise.all(
+      [listIn(userId, 'follows'), listOut(userId, 'follows')].map(async (list) => {
+        const [sync, dirty] = await Promise.all([this.store.getCountSync(list), this.store.hasDirty(list)]);
+        const asOf = sync.asOf ?? (sync.written ? null : now);
+        return { n: Math.max(0, sync.shardSum + sync.correction), exact: !dirty && asOf !== null, asOf };
+      }),
+    );
+    const fr = followers as { n: number; exact: boolean; asOf: Position | null };
+    const fg = following as typeof fr;
+    return {
+      followers: fr.n,
+      following: fg.n,
+      exact: fr.exact && fg.exact,
+      asOf: fr.asOf === null || fg.asOf === null ? null : fr.asOf < fg.asOf ? fr.asOf : fg.asOf,
+    };
   }
 
   /** Pure delegate to the list service; visibility is checked by the caller. */

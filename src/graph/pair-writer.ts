@@ -26,11 +26,11 @@
  * is what makes retries and the repair job safe to re-run.
  *
  * Counters are not idempotent and carry no version; they get `after − before` per list from the
- * applier's own two views and can drift when appliers race or crash between writes. The
- * reconcile job (`src/jobs/reconcile.ts`) counts the list rows and corrects them.
+ * applier's own two views and can drift when appliers race or crash between writes. Each applier
+ * marks the list bucket it touched dirty, and the in-service reconciler
+ * (`src/jobs/reconcile-dirty.ts`) recounts that bucket and corrects the counter.
  */
-
-import type { GraphStore } from '../store/store.js';
+import { type GraphStore, nowPosition } from '../store/store.js';
 import type {
   BucketLayout,
   EdgeWrite,
@@ -44,7 +44,7 @@ import type {
   UserId,
 } from '../store/types.js';
 import { listId } from '../store/types.js';
-import { bucketOf, writeBucketCodes } from './buckets.js';
+import { bucketCode, bucketOf, writeBucketCodes } from './buckets.js';
 import type { ListService } from './contracts.js';
 import {
   compareOps,
@@ -207,16 +207,28 @@ export function countDeltas(before: PairFold, after: PairFold): CountDelta[] {
   return out;
 }
 
-/** Applies counter deltas and tells the list service the sizes of lists that grew. Never idempotent. */
+/**
+ * Applies counter deltas, then marks each touched list bucket dirty for the reconciler
+ * (`src/jobs/reconcile-dirty.ts`), and tells the list service the sizes of lists that grew. Never
+ * idempotent. The mark is written after the increment has completed, at the clock then: a
+ * reconciliation that began before it cannot clear it, so one that missed this increment or this
+ * write's rows leaves the list dirty.
+ */
 export async function applyCountDeltas(deps: PairWriterDeps, deltas: readonly CountDelta[]): Promise<void> {
   await Promise.all(
     deltas.map(async ({ list, otherId, delta }) => {
       // The size is advisory (it only triggers growth), so read it alongside the increment
       // rather than after it; it may or may not include this delta yet.
-      const [, size] = await Promise.all([
+      const [, size, layout] = await Promise.all([
         deps.store.incrementCount(list, bucketOf(otherId, COUNT_SHARDS), delta),
         delta > 0 ? deps.store.getCount(list) : null,
+        deps.lists.layoutForWrite(list),
       ]);
+      await deps.store.markDirty(
+        list,
+        bucketCode(layout.buckets, bucketOf(otherId, layout.buckets)),
+        nowPosition(),
+      );
       if (size !== null) deps.lists.noteSize(list, size);
     }),
   );

@@ -117,7 +117,24 @@ export const UserSchema = z
   .openapi('User');
 
 export const CountsSchema = z
-  .object({ followers: z.number().int(), following: z.number().int() })
+  .object({
+    followers: z.number().int(),
+    following: z.number().int(),
+    exact: z.boolean().openapi({
+      description:
+        'True when both counters have been reconciled since the last write they could have missed ' +
+        '(no recount pending): they equal the list sizes as of `as_of`.',
+    }),
+    as_of: z
+      .string()
+      .nullable()
+      .openapi({
+        description:
+          'RFC 3339 µs time of the older of the two lists’ last reconciliation (for a list never written, ' +
+          'the read time); null while a list holds counts that were never reconciled.',
+        example: '2026-11-30T04:31:18.123456Z',
+      }),
+  })
   .openapi('Counts');
 
 export const RelationshipSchema = z

@@ -4,17 +4,39 @@
  */
 type Command = (argv: string[]) => void | Promise<void>;
 
-const COMMANDS: Record<string, () => Promise<Command>> = {
-  token: async () => (await import('./token.js')).tokenCommand,
-  migrate: async () => (await import('./commands.js')).migrateCommand,
-  reconcile: async () => (await import('./commands.js')).reconcileCommand,
-  repair: async () => (await import('./commands.js')).repairCommand,
+const COMMANDS: Record<string, { help: string; load: () => Promise<Command> }> = {
+  token: {
+    help: 'mint an HS256 access token (--sub <id> [--admin] [--exp <s>])',
+    load: async () => (await import('./token.js')).tokenCommand,
+  },
+  migrate: {
+    help: 'apply pending schema migrations',
+    load: async () => (await import('./commands.js')).migrateCommand,
+  },
+  reconcile: {
+    help: 'recount whole lists of the given users and correct their counters (--users 1,2)',
+    load: async () => (await import('./commands.js')).reconcileCommand,
+  },
+  'reconcile-dirty': {
+    help: 'one pass of the count reconciler: recount only the list buckets writers marked dirty',
+    load: async () => (await import('./commands.js')).reconcileDirtyCommand,
+  },
+  repair: {
+    help: 're-fold and rewrite the pairs of the given users from their history (--users 1,2)',
+    load: async () => (await import('./commands.js')).repairCommand,
+  },
 };
 
 const [name, ...argv] = process.argv.slice(2);
-const load = name === undefined ? undefined : COMMANDS[name];
+if (name === '--help' || name === '-h' || name === 'help') {
+  const width = Math.max(...Object.keys(COMMANDS).map((k) => k.length));
+  console.log('usage: npm run jobs -- <command> [args]\n');
+  for (const [k, c] of Object.entries(COMMANDS)) console.log(`  ${k.padEnd(width)}  ${c.help}`);
+  process.exit(0);
+}
+const load = name === undefined ? undefined : COMMANDS[name]?.load;
 if (!load) {
-  console.error(`usage: jobs <${Object.keys(COMMANDS).join('|')}> [args]`);
+  console.error(`usage: jobs <${Object.keys(COMMANDS).join('|')}> [args]  (jobs --help for more)`);
   process.exit(2);
 }
 try {

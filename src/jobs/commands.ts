@@ -5,6 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import { reconcileUsers } from './reconcile.js';
+import { reconcileDirty } from './reconcile-dirty.js';
 import { repairUsers } from './repair.js';
 import { openJobRuntime, parseUserIds } from './runtime.js';
 
@@ -25,6 +26,23 @@ export async function reconcileCommand(argv: string[]): Promise<void> {
     const total = drifted.reduce((s, r) => s + Math.abs(r.drift), 0);
     console.log(
       `[reconcile] ${results.length} lists, ${drifted.length} drifted, total |drift| ${total}, now exact`,
+    );
+  } finally {
+    await rt.close();
+  }
+}
+
+export async function reconcileDirtyCommand(): Promise<void> {
+  const rt = await openJobRuntime();
+  try {
+    const r = await reconcileDirty(rt.store, {
+      onList: (l) =>
+        console.log(
+          `[reconcile-dirty] ${l.list.userId} ${l.list.relation}/${l.list.direction}: ${l.recounted.length} buckets recounted, count ${l.counted}, drift ${l.drift}`,
+        ),
+    });
+    console.log(
+      `[reconcile-dirty] ${r.lists} lists, ${r.buckets} buckets, ${r.rows} rows counted, total |drift| ${r.absDrift}, ${r.deferred} marks deferred`,
     );
   } finally {
     await rt.close();

@@ -4,13 +4,14 @@
  * Design note. Counters are fed deltas by appliers (`pair-writer.ts`) and can drift: two
  * appliers racing on one pair may both count one transition, and a crash between the edge write
  * and the increment loses a delta. The list rows are the truth (they converge by version), so
- * this job counts them through `listBucket` over the layout's read buckets and adds
- * `counted − counter` to shard 0, recording the drift it corrected. A write racing the job can
+ * this job walks every bucket (`walkList`) and sets the correction cell to `counted − shards`,
+ * recording the drift it corrected (the in-service `reconcile-dirty.ts` does the same per dirty
+ * bucket). A write racing the job can
  * leave a drift of its own; re-running is safe and converges once writes pause. Not a hot-path
  * operation: it reads the whole list.
  */
-import { readBucketCodes } from '../graph/buckets.js';
-import type { GraphStore } from '../store/store.js';
+import { walkList } from '../graph/list-walker.js';
+import { type GraphStore, nowPosition } from '../store/store.js';
 import { type Direction, type ListKey, RELATIONS, type Relation, type UserId } from '../store/types.js';
 
 export interface ReconcileResult {
@@ -33,30 +34,34 @@ export interface ReconcileOptions {
 
 /** Counts the rows of `list`, whatever its layout. */
 export async function countListRows(store: GraphStore, list: ListKey, pageSize = 1000): Promise<number> {
-  const layout = await store.getLayout(list);
-  let counted = 0;
-  for (const code of readBucketCodes(layout)) {
-    let after = null;
-    for (;;) {
-      const page = await store.listBucket(list, code, after, pageSize);
-      counted += page.length;
-      if (page.length < pageSize) break;
-      after = page.at(-1) ?? null;
-    }
-  }
-  return counted;
+  return walkList(store, list, () => {}, { pageSize });
 }
 
-/** Reconciles one list's counter against its rows. Safe to re-run. */
+/**
+ * Reconciles one list's counter against its rows: sets the correction to `counted − shards` (a
+ * plain cell, so it cannot double-apply with the in-service reconciler) and records the drift.
+ * Safe to re-run.
+ */
 export async function reconcileList(
   store: GraphStore,
   list: ListKey,
   o: Omit<ReconcileOptions, 'onProgress'> = {},
 ): Promise<ReconcileResult> {
+  const asOf = nowPosition();
   const before = await store.getCount(list);
-  const counted = await countListRows(store, list, o.pageSize);
+  const buckets = new Map<number, number>();
+  await walkList(
+    store,
+    list,
+    (page, code) => {
+      buckets.set(code, (buckets.get(code) ?? 0) + page.length);
+    },
+    { pageSize: o.pageSize },
+  );
+  const counted = [...buckets.values()].reduce((a, b) => a + b, 0);
   const drift = counted - before;
-  if (drift !== 0) await store.incrementCount(list, 0, drift);
+  const { shardSum } = await store.getCountSync(list);
+  await store.putCountSync(list, { correction: counted - shardSum, asOf, buckets });
   await store.putReconciliation(list, { reconciledAt: o.now?.() ?? new Date(), counted, drift });
   return { list, counted, before, drift };
 }

@@ -15,9 +15,9 @@
  * A pair whose history holds ops but whose rows were never written on either side is only found
  * when both users are named.
  */
-import { readBucketCodes } from '../graph/buckets.js';
+import { walkList } from '../graph/list-walker.js';
 import { type PairWriterDeps, writePairView } from '../graph/pair-writer.js';
-import { type Direction, type ListEntry, RELATIONS, type UserId } from '../store/types.js';
+import { type Direction, RELATIONS, type UserId } from '../store/types.js';
 
 export interface RepairResult {
   a: UserId;
@@ -43,16 +43,14 @@ async function counterparts(deps: PairWriterDeps, userId: UserId, pageSize: numb
   const out = new Set<UserId>();
   for (const relation of RELATIONS) {
     for (const direction of ['out', 'in'] as Direction[]) {
-      const list = { userId, relation, direction };
-      for (const code of readBucketCodes(await deps.store.getLayout(list))) {
-        let after: ListEntry | null = null;
-        for (;;) {
-          const page = await deps.store.listBucket(list, code, after, pageSize);
+      await walkList(
+        deps.store,
+        { userId, relation, direction },
+        (page) => {
           for (const e of page) out.add(e.otherId);
-          if (page.length < pageSize) break;
-          after = page.at(-1) ?? null;
-        }
-      }
+        },
+        { pageSize },
+      );
     }
   }
   return out;

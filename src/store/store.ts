@@ -11,6 +11,8 @@
 import type {
   AccountTask,
   BucketLayout,
+  CountSync,
+  DirtyMark,
   EdgeRecord,
   EdgeWrite,
   ListEntry,
@@ -157,12 +159,42 @@ export interface ListStore {
   dropInverseEdgeBucket(list: ListKey, bucketCode: number, version: bigint): Promise<void>;
 }
 
-/** Sharded list counters and their reconciliation records. */
+/** Shards of the dirty-mark table; a list's marks all live in shard `bucketOf(userId, DIRTY_SHARDS)`. */
+export const DIRTY_SHARDS = 8;
+
+/**
+ * Sharded list counters, the marks writers leave for the reconciler, the per-bucket counts it
+ * keeps, and the older whole-list reconciliation records.
+ */
 export interface CountStore {
   /** Adds `delta` to the list's counter shard. Not idempotent (counter semantics). */
   incrementCount(list: ListKey, shard: number, delta: number): Promise<void>;
-  /** Sum over the list's counter shards. */
+  /** The served count: sum over the list's counter shards plus the reconciler's correction. */
   getCount(list: ListKey): Promise<number>;
+  /**
+   * Marks one bucket of `list` dirty at write time `version` (µs). Idempotent; a newer mark
+   * replaces an older one.
+   */
+  markDirty(list: ListKey, bucketCode: number, version: bigint): Promise<void>;
+  /** Up to `limit` marks of one shard (`0 ≤ shard < DIRTY_SHARDS`), in key order, with their write times. */
+  listDirty(shard: number, limit: number): Promise<DirtyMark[]>;
+  /** Whether any bucket of `list` is marked dirty. One single-partition read. */
+  hasDirty(list: ListKey): Promise<boolean>;
+  /**
+   * Clears a mark at its own write time: a mark written again later (a higher version) survives.
+   * At equal versions the clear wins. Idempotent.
+   */
+  clearDirty(mark: DirtyMark): Promise<void>;
+  /** The counter shards' sum, the correction, `asOf` and the per-bucket counts of `list`. */
+  getCountSync(list: ListKey): Promise<CountSync>;
+  /**
+   * Records a reconciliation: the new `correction` and `asOf` (written at write time `asOf`, so an
+   * older reconciliation finishing late never wins) and the recounted `buckets` (others kept).
+   */
+  putCountSync(
+    list: ListKey,
+    sync: { correction: number; asOf: Position; buckets: ReadonlyMap<number, number> },
+  ): Promise<void>;
   /** Records that the list's counter was reconciled against `counted` rows, with `drift` corrected. */
   putReconciliation(list: ListKey, r: Reconciliation): Promise<void>;
   /** The last reconciliation of the list, or null. */

@@ -191,3 +191,26 @@ export interface AccountTask {
   task: 'accept_requests';
   cursor: string | null;
 }
+
+/** A pending "recount me" mark on one bucket of a list, left by a writer that changed its counter. */
+export interface DirtyMark {
+  list: ListKey;
+  /** Bucket code of the list's read layout when the mark was written. */
+  bucketCode: number;
+  /** Write time of the mark (µs): clearing at it leaves any newer mark standing. */
+  version: bigint;
+}
+
+/** What the reconciler last established about a list's counter (`bucket_counts`). */
+export interface CountSync {
+  /** Sum over the counter shards, without the correction. */
+  shardSum: number;
+  /** Added to `shardSum` to serve the count (`counted − shardSum` at the last reconciliation). */
+  correction: number;
+  /** When the last reconciliation read the dirty marks (µs), or null if never reconciled. */
+  asOf: Position | null;
+  /** Rows counted per bucket code at the last recount of each bucket. */
+  buckets: Map<number, number>;
+  /** Whether the list has any counter shard or reconciliation row at all. */
+  written: boolean;
+}

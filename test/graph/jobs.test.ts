@@ -64,7 +64,7 @@ describe('reconcile', () => {
       before: 6,
       drift: -4,
     });
-    expect(await graph.counts(2n)).toEqual({ followers: 2, following: 0 });
+    expect(await graph.counts(2n)).toMatchObject({ followers: 2, following: 0 });
     expect(await store.getReconciliation(followersOf(2n))).toEqual({
       reconciledAt: now,
       counted: 2,

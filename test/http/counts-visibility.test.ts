@@ -10,7 +10,8 @@ import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
 import { bearer, buildTestApp, call } from './support/app.js';
 
 const [owner, follower, stranger, admin] = [1n, 2n, 3n, 9n];
-const COUNTS = { followers: 1, following: 0 };
+// No reconciler runs here: the written followers list was never reconciled.
+const COUNTS = { followers: 1, following: 0, exact: false, as_of: null };
 
 let store: MemoryGraphStore;
 let app: ReturnType<typeof buildTestApp>['app'];

@@ -114,7 +114,7 @@ describe('rate limiter', () => {
 
 const alice = 1n;
 const bob = 2n;
-const counts = vi.fn(async () => ({ followers: 3, following: 4 }));
+const counts = vi.fn(async () => ({ followers: 3, following: 4, exact: true, asOf: 1_796_000_000_123_456n }));
 
 function countsApp(extra: Parameters<typeof buildTestApp>[0] extends infer O ? Partial<O> : never = {}) {
   return buildTestApp({
@@ -138,7 +138,10 @@ describe('authentication', () => {
 
   it('accepts a valid bearer token', async () => {
     const r = await call(app, 'GET', '/v1/users/1/counts', { auth: bearer(alice) });
-    expect([r.status, r.json]).toEqual([200, { followers: 3, following: 4 }]);
+    expect([r.status, r.json]).toEqual([
+      200,
+      { followers: 3, following: 4, exact: true, as_of: '2026-11-30T00:53:20.123456Z' },
+    ]);
     expect(r.headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect(r.headers.get('x-content-type-options')).toBe('nosniff');
   });

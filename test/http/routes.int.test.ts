@@ -127,14 +127,14 @@ describe('users', () => {
       id: '12',
       username: 'u12',
       private: false,
-      counts: { followers: 1, following: 1 },
+      counts: { followers: 1, following: 1, exact: false, as_of: null },
       relationship: { following: 'following', followed_by: true, blocking: false, muting: true },
     });
     await expectRes(req('GET', '/v1/users/12', { auth: as(12) }), 200, {
       id: '12',
       username: 'u12',
       private: false,
-      counts: { followers: 1, following: 1 },
+      counts: { followers: 1, following: 1, exact: false, as_of: null },
       relationship: { following: 'none', followed_by: false, blocking: false, muting: false },
     });
     await expectRes(req('GET', '/v1/users/404404', { auth: as(12) }), 404, notFound(404404));
@@ -144,7 +144,7 @@ describe('users', () => {
       id: '14',
       username: 'u14',
       private: false,
-      counts: { followers: 0, following: 0 },
+      counts: expect.objectContaining({ followers: 0, following: 0 }),
       relationship: { following: 'none', followed_by: false, blocking: true, muting: false },
     });
     await expectRes(
@@ -373,8 +373,18 @@ describe('followers', () => {
   });
 
   it('counts are visible like the lists', async () => {
-    await expectRes(req('GET', '/v1/users/50/counts', { auth: as(54) }), 200, { followers: 3, following: 0 });
-    await expectRes(req('GET', '/v1/users/54/counts', { auth: as(50) }), 200, { followers: 0, following: 3 });
+    await expectRes(req('GET', '/v1/users/50/counts', { auth: as(54) }), 200, {
+      followers: 3,
+      following: 0,
+      exact: false,
+      as_of: null,
+    });
+    await expectRes(req('GET', '/v1/users/54/counts', { auth: as(50) }), 200, {
+      followers: 0,
+      following: 3,
+      exact: false,
+      as_of: null,
+    });
     await expectRes(req('GET', '/v1/users/777777/counts', { auth: as(50) }), 404, notFound(777777));
   });
 
@@ -386,7 +396,12 @@ describe('followers', () => {
       items: [item(53, 6), item(51, 4)],
       next_cursor: null,
     });
-    await expectRes(req('GET', '/v1/users/50/counts', { auth: as(50) }), 200, { followers: 2, following: 0 });
+    await expectRes(req('GET', '/v1/users/50/counts', { auth: as(50) }), 200, {
+      followers: 2,
+      following: 0,
+      exact: false,
+      as_of: null,
+    });
     await expectRes(req('DELETE', '/v1/users/50/followers/777777', { auth: as(50) }), 404, notFound(777777));
   });
 
@@ -530,7 +545,12 @@ describe('visibility', () => {
       items: [item(75, 3)],
       next_cursor: null,
     });
-    await expectRes(req('GET', '/v1/users/74/counts', { auth: as(71) }), 200, { followers: 1, following: 0 });
+    await expectRes(req('GET', '/v1/users/74/counts', { auth: as(71) }), 200, {
+      followers: 1,
+      following: 0,
+      exact: false,
+      as_of: null,
+    });
   });
 
   it('blocked by the owner: 404 for the profile, lists, counts and followed-by', async () => {
@@ -565,11 +585,21 @@ describe('blocks, mutes, close friends', () => {
   });
 
   it('block removes follows both ways and requests, forbids follows, and unblock restores nothing', async () => {
-    await expectRes(req('GET', '/v1/users/80/counts', { auth: as(80) }), 200, { followers: 1, following: 1 });
+    await expectRes(req('GET', '/v1/users/80/counts', { auth: as(80) }), 200, {
+      followers: 1,
+      following: 1,
+      exact: false,
+      as_of: null,
+    });
     await expectRes(req('PUT', '/v1/users/80/blocks/81', { auth: as(80) }), 200, { state: 'blocking' });
     await expectRes(req('PUT', '/v1/users/80/blocks/81', { auth: as(80) }), 200, { state: 'blocking' });
     await expectRes(req('PUT', '/v1/users/82/blocks/80', { auth: as(82) }), 200, { state: 'blocking' });
-    await expectRes(req('GET', '/v1/users/80/counts', { auth: as(80) }), 200, { followers: 0, following: 0 });
+    await expectRes(req('GET', '/v1/users/80/counts', { auth: as(80) }), 200, {
+      followers: 0,
+      following: 0,
+      exact: false,
+      as_of: null,
+    });
     await expectRes(req('GET', '/v1/users/80/followers', { auth: as(80) }), 200, {
       items: [],
       next_cursor: null,

@@ -1,7 +1,9 @@
 import { createRoute } from '@hono/zod-openapi';
+import type { Counts } from '../../graph/contracts.js';
 import { principalOf } from '../auth.js';
 import { type ApiApp, assertListsVisible, idOf, problems, type RouteDeps } from '../route-kit.js';
 import { CountsSchema, IdParams } from '../schemas.js';
+import { formatTime } from '../times.js';
 
 export const countsRoute = createRoute({
   operationId: 'getCounts',
@@ -9,7 +11,9 @@ export const countsRoute = createRoute({
   path: '/v1/users/{id}/counts',
   tags: ['followers'],
   summary: 'Follower and following counts',
-  description: 'Subject to the list visibility rules. May lag writes by a few seconds.',
+  description:
+    'Subject to the list visibility rules. May lag writes by a few seconds; `exact` tells whether the ' +
+    'in-service reconciler has confirmed them since the last write, `as_of` when.',
   security: [{ bearerAuth: [] }],
   request: { params: IdParams },
   responses: {
@@ -23,6 +27,16 @@ export function registerCounts(app: ApiApp, deps: RouteDeps) {
     const id = idOf(c.req.valid('param').id);
     await assertListsVisible(deps.graph, principalOf(c), id);
     const counts = await deps.graph.counts(id);
-    return c.json({ followers: counts.followers, following: counts.following }, 200);
+    return c.json(countsBody(counts), 200);
   });
+}
+
+/** The wire shape of `Counts` (shared with the profile route). */
+export function countsBody(counts: Counts) {
+  return {
+    followers: counts.followers,
+    following: counts.following,
+    exact: counts.exact,
+    as_of: counts.asOf === null ? null : formatTime(counts.asOf),
+  };
 }

@@ -3,6 +3,7 @@ import type { Relationship } from '../../graph/contracts.js';
 import { principalOf } from '../auth.js';
 import { type ApiApp, idOf, listsVisible, problems, type RouteDeps } from '../route-kit.js';
 import { IdParams, ProfileSchema } from '../schemas.js';
+import { countsBody } from './counts.js';
 
 export const getUserRoute = createRoute({
   operationId: 'getUser',
@@ -38,7 +39,7 @@ export function registerGetUser(app: ApiApp, deps: RouteDeps) {
         id: user.id.toString(),
         username: user.username,
         private: user.private,
-        counts: counts && { followers: counts.followers, following: counts.following },
+        counts: counts && countsBody(counts),
         relationship: {
           following: rel.following,
           followed_by: rel.followedBy,

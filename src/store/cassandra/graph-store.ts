@@ -19,10 +19,13 @@ import type cassandra from 'cassandra-driver';
 import { bucketCode, bucketOf, SINGLE_BUCKET } from '../buckets.js';
 import { decodeCheckpoint, encodeCheckpoint } from '../checkpoint-codec.js';
 import type { GraphStore } from '../store.js';
-import { UsernameTakenError } from '../store.js';
+import { DIRTY_SHARDS, UsernameTakenError } from '../store.js';
 import type {
   AccountTask,
   BucketLayout,
+  CountSync,
+  Direction,
+  DirtyMark,
   EdgeRecord,
   EdgeWrite,
   ListEntry,
@@ -41,6 +44,14 @@ import type { CqlClient } from './client.js';
 import { isBatchlogTimeout, translated } from './errors.js';
 import { inverseKey, type Row, toEdge, toEntry, toTask, toUser } from './rows.js';
 import { LQ, listTable, partitionValues, Q } from './statements.js';
+
+/** `(shard, user_id, relation, direction)` of a list's dirty marks. */
+const dirtyKey = (l: ListKey): unknown[] => [
+  bucketOf(l.userId, DIRTY_SHARDS),
+  l.userId,
+  l.relation,
+  l.direction,
+];
 
 export interface CassandraGraphStoreOptions {
   /** `logged` (default) for the dual write; `unlogged` only for measuring the batchlog's cost. */
@@ -484,8 +495,67 @@ export class CassandraGraphStore implements GraphStore {
   }
 
   async getCount(list: ListKey): Promise<number> {
-    const rs = await this.exec('getCount', Q.getCount, [list.userId, list.relation, list.direction]);
-    return rs.rows.reduce((sum, row) => sum + Number(row.n as bigint), 0);
+    const sync = await this.getCountSync(list);
+    return sync.shardSum + sync.correction;
+  }
+
+  async markDirty(list: ListKey, bucketCode: number, version: bigint): Promise<void> {
+    await this.exec('markDirty', Q.markDirty, [...dirtyKey(list), bucketCode, version]);
+  }
+
+  async listDirty(shard: number, limit: number): Promise<DirtyMark[]> {
+    const rs = await this.exec('listDirty', Q.listDirty, [shard, limit]);
+    return rs.rows.map((row) => ({
+      list: {
+        userId: row.user_id as bigint,
+        relation: row.relation as Relation,
+        direction: row.direction as Direction,
+      },
+      bucketCode: row.bucket as number,
+      version: row.wt as bigint,
+    }));
+  }
+
+  async hasDirty(list: ListKey): Promise<boolean> {
+    const rs = await this.exec('hasDirty', Q.hasDirty, dirtyKey(list));
+    return rs.rows.length > 0;
+  }
+
+  async clearDirty(mark: DirtyMark): Promise<void> {
+    await this.exec('clearDirty', Q.clearDirty, [mark.version, ...dirtyKey(mark.list), mark.bucketCode]);
+  }
+
+  async getCountSync(list: ListKey): Promise<CountSync> {
+    const key = [list.userId, list.relation, list.direction];
+    const [shards, buckets] = await Promise.all([
+      this.exec('getCount', Q.getCount, key),
+      this.exec('getCountSync', Q.getBucketCounts, key, { fetchSize: 5000 }),
+    ]);
+    const head = buckets.first();
+    const counted = new Map<number, number>();
+    for (const row of buckets.rows) {
+      if (row.bucket !== null && row.counted !== null) counted.set(row.bucket as number, Number(row.counted));
+    }
+    return {
+      shardSum: shards.rows.reduce((sum, row) => sum + Number(row.n as bigint), 0),
+      correction: Number((head?.correction as bigint | null | undefined) ?? 0n),
+      asOf: (head?.as_of as bigint | null | undefined) ?? null,
+      buckets: counted,
+      written: shards.rows.length > 0 || buckets.rows.length > 0,
+    };
+  }
+
+  async putCountSync(
+    list: ListKey,
+    sync: { correction: number; asOf: bigint; buckets: ReadonlyMap<number, number> },
+  ): Promise<void> {
+    const key = [list.userId, list.relation, list.direction];
+    await Promise.all([
+      ...[...sync.buckets].map(([code, n]) =>
+        this.exec('putCountSync', Q.putBucketCount, [sync.asOf, BigInt(n), ...key, code]),
+      ),
+      this.exec('putCountSync', Q.putCountSync, [sync.asOf, BigInt(sync.correction), sync.asOf, ...key]),
+    ]);
   }
 
   async putReconciliation(list: ListKey, r: Reconciliation): Promise<void> {

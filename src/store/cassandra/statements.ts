@@ -95,6 +95,20 @@ export const Q = {
     'UPDATE list_layouts SET buckets = ?, growing_to = ?, copied_through = ?, updated_at = toTimestamp(now()) WHERE user_id = ? AND relation = ? AND direction = ? IF buckets = ? AND growing_to = ? AND copied_through = ?',
   incr: 'UPDATE list_counts SET n = n + ? WHERE user_id = ? AND relation = ? AND direction = ? AND shard = ?',
   getCount: 'SELECT n FROM list_counts WHERE user_id = ? AND relation = ? AND direction = ?',
+  markDirty:
+    'INSERT INTO dirty_lists (shard, user_id, relation, direction, bucket, marked) VALUES (?, ?, ?, ?, ?, true) USING TIMESTAMP ?',
+  listDirty:
+    'SELECT user_id, relation, direction, bucket, writetime(marked) AS wt FROM dirty_lists WHERE shard = ? LIMIT ?',
+  hasDirty:
+    'SELECT bucket FROM dirty_lists WHERE shard = ? AND user_id = ? AND relation = ? AND direction = ? LIMIT 1',
+  clearDirty:
+    'DELETE FROM dirty_lists USING TIMESTAMP ? WHERE shard = ? AND user_id = ? AND relation = ? AND direction = ? AND bucket = ?',
+  getBucketCounts:
+    'SELECT bucket, counted, correction, as_of FROM bucket_counts WHERE user_id = ? AND relation = ? AND direction = ?',
+  putCountSync:
+    'UPDATE bucket_counts USING TIMESTAMP ? SET correction = ?, as_of = ? WHERE user_id = ? AND relation = ? AND direction = ?',
+  putBucketCount:
+    'UPDATE bucket_counts USING TIMESTAMP ? SET counted = ? WHERE user_id = ? AND relation = ? AND direction = ? AND bucket = ?',
   putRecon:
     'INSERT INTO count_reconciliations (user_id, relation, direction, reconciled_at, counted, drift) VALUES (?, ?, ?, ?, ?, ?)',
   getRecon:

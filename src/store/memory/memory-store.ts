@@ -11,10 +11,12 @@
 import { bucketCode, bucketOf } from '../buckets.js';
 import { encodeCheckpoint } from '../checkpoint-codec.js';
 import type { GraphStore } from '../store.js';
-import { UsernameTakenError } from '../store.js';
+import { DIRTY_SHARDS, UsernameTakenError } from '../store.js';
 import type {
   AccountTask,
   BucketLayout,
+  CountSync,
+  DirtyMark,
   EdgeRecord,
   EdgeWrite,
   ListEntry,
@@ -102,6 +104,12 @@ export class MemoryGraphStore implements GraphStore {
   private readonly layouts = new Map<string, BucketLayout>();
   private readonly counters = new Map<string, Map<number, number>>();
   private readonly reconciliations = new Map<string, Reconciliation>();
+  /** Dirty marks per list bucket, with the newest clear (`tomb`) that shadows older marks. */
+  private readonly dirty = new Map<string, { tomb: bigint | null; mark: DirtyMark | null }>();
+  private readonly syncs = new Map<
+    string,
+    { correction: number; asOf: bigint | null; buckets: Map<number, number> }
+  >();
   private readonly tasks = new Map<string, AccountTask>();
   private readonly receipts = new Map<string, { receipt: Receipt; expires: number }>();
 
@@ -390,9 +398,68 @@ export class MemoryGraphStore implements GraphStore {
   }
 
   async getCount(list: ListKey): Promise<number> {
-    let sum = 0;
-    for (const n of this.counters.get(listKey(list))?.values() ?? []) sum += n;
-    return sum;
+    const sync = await this.getCountSync(list);
+    return sync.shardSum + sync.correction;
+  }
+
+  async markDirty(list: ListKey, bucketCode: number, version: bigint): Promise<void> {
+    const k = `${listKey(list)}|${bucketCode}`;
+    const cur = this.dirty.get(k);
+    if (cur && cur.tomb !== null && version <= cur.tomb) return;
+    if (cur?.mark && cur.mark.version >= version) return;
+    this.dirty.set(k, { tomb: cur?.tomb ?? null, mark: { list: { ...list }, bucketCode, version } });
+  }
+
+  async listDirty(shard: number, limit: number): Promise<DirtyMark[]> {
+    const marks: DirtyMark[] = [];
+    for (const { mark } of this.dirty.values()) {
+      if (mark && bucketOf(mark.list.userId, DIRTY_SHARDS) === shard) marks.push({ ...mark });
+    }
+    return marks.slice(0, limit);
+  }
+
+  async hasDirty(list: ListKey): Promise<boolean> {
+    const k = listKey(list);
+    for (const { mark } of this.dirty.values()) if (mark && listKey(mark.list) === k) return true;
+    return false;
+  }
+
+  async clearDirty(mark: DirtyMark): Promise<void> {
+    const k = `${listKey(mark.list)}|${mark.bucketCode}`;
+    const cur = this.dirty.get(k);
+    const tomb = max(cur?.tomb ?? null, mark.version);
+    this.dirty.set(k, { tomb, mark: cur?.mark && cur.mark.version > tomb ? cur.mark : null });
+  }
+
+  async getCountSync(list: ListKey): Promise<CountSync> {
+    const k = listKey(list);
+    const shards = this.counters.get(k);
+    const sync = this.syncs.get(k);
+    let shardSum = 0;
+    for (const n of shards?.values() ?? []) shardSum += n;
+    return {
+      shardSum,
+      correction: sync?.correction ?? 0,
+      asOf: sync?.asOf ?? null,
+      buckets: new Map(sync?.buckets ?? []),
+      written: shards !== undefined || sync !== undefined,
+    };
+  }
+
+  async putCountSync(
+    list: ListKey,
+    s: { correction: number; asOf: bigint; buckets: ReadonlyMap<number, number> },
+  ): Promise<void> {
+    const k = listKey(list);
+    const cur = this.syncs.get(k);
+    const buckets = new Map(cur?.buckets ?? []);
+    for (const [code, n] of s.buckets) buckets.set(code, n);
+    const newer = !cur || cur.asOf === null || s.asOf >= cur.asOf;
+    this.syncs.set(k, {
+      correction: newer ? s.correction : (cur?.correction ?? 0),
+      asOf: newer ? s.asOf : (cur?.asOf ?? null),
+      buckets,
+    });
   }
 
   async putReconciliation(list: ListKey, r: Reconciliation): Promise<void> {

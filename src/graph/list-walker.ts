@@ -1,0 +1,86 @@
+/**
+ * One resumable walk over a whole list, bucket by bucket, for jobs (repair, reconcile, sweeps,
+ * export later): the only place that pages `listBucket` across a layout's buckets.
+ *
+ * Design note. A walk visits the read buckets of the layout it finds at its start, in bucket-code
+ * order, each newest first, and hands every page to `onPage` together with the cursor *after* that
+ * page; the caller commits the cursor there (FlockDB's jobs commit theirs every page), so a
+ * crashed job resumes where its last committed page ended. The cursor is `{ bucketCode, after }`:
+ * plain data, not signed, because it never leaves the process or the job's own progress record.
+ * A resume whose bucket code is no longer in the list's read layout (the list grew meanwhile)
+ * starts over from the first bucket: the walk is at-least-once, never at-most-once, which is what
+ * idempotent jobs need. It does not merge buckets into list order (the list service does that
+ * for clients); within a bucket the order is the list order.
+ */
+import type { ListStore } from '../store/store.js';
+import type { ListEntry, ListKey } from '../store/types.js';
+import { readBucketCodes } from './buckets.js';
+
+/** Where a walk stands: the next rows are those of `bucketCode` strictly after `after`. */
+export interface WalkCursor {
+  bucketCode: number;
+  after: ListEntry | null;
+}
+
+export interface WalkOptions {
+  /** Rows per `listBucket` read (default 1000). */
+  pageSize?: number;
+  /** Resume here (a cursor an earlier `onPage` was given); null or absent: from the start. */
+  from?: WalkCursor | null;
+  /** Walk only these bucket codes (default: every read bucket of the list's layout). */
+  bucketCodes?: readonly number[];
+}
+
+/**
+ * Walks every row of `list` (or of the chosen buckets), calling `onPage` after every non-empty
+ * page with the rows, the bucket they came from and the cursor to resume after them (null once
+ * the walk is complete). The next page is read only after `onPage` settles, so a cursor committed
+ * there is never ahead of the work done. Returns the number of rows visited.
+ *
+ * @example
+ * const rows = await walkList(store, { userId, relation: 'follows', direction: 'in' }, async (page, _code, next) => {
+ *   for (const e of page) ids.add(e.otherId);
+ *   await saveCursor(next);
+ * }, { from: await loadCursor() });
+ */
+export async function walkList(
+  store: Pick<ListStore, 'getLayout' | 'listBucket'>,
+  list: ListKey,
+  onPage: (rows: ListEntry[], bucketCode: number, next: WalkCursor | null) => void | Promise<void>,
+  o: WalkOptions = {},
+): Promise<number> {
+  const pageSize = o.pageSize ?? 1000;
+  const codes = o.bucketCodes ? [...o.bucketCodes] : readBucketCodes(await store.getLayout(list));
+  let index = o.from ? codes.indexOf(o.from.bucketCode) : 0;
+  let after = index >= 0 ? (o.from?.after ?? null) : null;
+  if (index < 0) index = 0;
+  let visited = 0;
+  for (; index < codes.length; index++, after = null) {
+    const code = codes[index] as number;
+    for (;;) {
+      const page = await store.listBucket(list, code, after, pageSize);
+      visited += page.length;
+      const full = page.length === pageSize;
+      after = page.at(-1) ?? after;
+      const nextCode = codes[index + 1];
+      const next: WalkCursor | null = full
+        ? { bucketCode: code, after }
+        : nextCode !== undefined
+          ? { bucketCode: nextCode, after: null }
+          : null;
+      if (page.length > 0) await onPage(page, code, next);
+      if (!full) break;
+    }
+  }
+  return visited;
+}
+
+/** Rows in one bucket of `list` (paged; bounded memory). */
+export async function countBucket(
+  store: Pick<ListStore, 'getLayout' | 'listBucket'>,
+  list: ListKey,
+  bucketCode: number,
+  pageSize = 5000,
+): Promise<number> {
+  return walkList(store, list, () => {}, { bucketCodes: [bucketCode], pageSize });
+}

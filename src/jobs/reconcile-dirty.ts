@@ -1,0 +1,204 @@
+/**
+ * Self-reconciling counts: the reconciler that recounts only the list buckets writers marked
+ * dirty, run inside the service every interval (`startDirtyReconciler`) or once as
+ * `npm run jobs -- reconcile-dirty`.
+ *
+ * Design note. The counter of a list is `sum(shards) + correction`. Writers add deltas to the
+ * shards and then, once the increment is done, mark the list bucket they touched dirty at write
+ * time = their clock (`applyCountDeltas`). A pass, per shard of the mark table:
+ *
+ *   1. reads the marks (each with its write time `v`) and notes `asOf` = now;
+ *   2. per list, recounts each marked bucket (mapped onto the current read layout if the list grew
+ *      since the mark) and every read bucket that has no count yet;
+ *   3. reads the shards' sum `S` and writes `correction = Σ bucket counts − S`, the recounted
+ *      buckets, and `asOf`;
+ *   4. clears each mark at its own write time `v`.
+ *
+ * Why a racing write cannot be lost: a write whose rows the recount missed, or whose increment `S`
+ * missed, completes its mark after step 1, so the mark's write time is above `v`; clearing at `v`
+ * leaves it standing and the next pass recounts. Marks seen in step 1 belong to writes finished
+ * before it, whose rows and increments both steps see. (This relies on the writers' and the
+ * reconciler's clocks agreeing to well under a pass; positions already rely on that.)
+ *
+ * Why two reconcilers may race: the correction is a plain cell, not a counter delta; both compute
+ * `truth − S` from a consistent enough view (the argument above holds for each), and whichever
+ * writes last wins. The earlier design added `counted − counter` to a shard, which two racing
+ * reconcilers would apply twice.
+ *
+ * Cost: a bucket is recounted at most once per pass however many writes marked it, so a
+ * celebrity followed every second costs one recount of one bucket (≤ ~140k rows at the largest
+ * layout) per interval, not one per write; `maxRowsPerPass` bounds a pass, leaving the rest of
+ * the marks for the next one. Rejected: recounting the whole list (a 9M-row read per interval).
+ */
+import { bucketCode, readBucketCodes } from '../graph/buckets.js';
+import { countBucket } from '../graph/list-walker.js';
+import { type CountStore, DIRTY_SHARDS, type ListStore, nowPosition } from '../store/store.js';
+import type { BucketLayout, DirtyMark, ListKey, Position } from '../store/types.js';
+
+export interface ReconcileDirtyOptions {
+  /** Marks read per shard per pass (default 1000). */
+  marksPerShard?: number;
+  /** Stop taking new lists once this many rows were counted in the pass (default 2,000,000). */
+  maxRowsPerPass?: number;
+  /** Rows per `listBucket` read (default 5000). */
+  pageSize?: number;
+  /** Told after each reconciled list. */
+  onList?: (r: DirtyListResult) => void;
+}
+
+export interface DirtyListResult {
+  list: ListKey;
+  /** Bucket codes recounted. */
+  recounted: number[];
+  /** The served count after the pass: Σ bucket counts. */
+  counted: number;
+  /** Served count before minus after (what the counter had drifted by, sign as `counted − before`). */
+  drift: number;
+  asOf: Position;
+}
+
+export interface DirtyPassResult {
+  lists: number;
+  buckets: number;
+  rows: number;
+  /** Σ |drift| corrected. */
+  absDrift: number;
+  /** Marks left for a later pass because the pass hit `maxRowsPerPass`. */
+  deferred: number;
+}
+
+/** The stores the reconciler uses. */
+export type ReconcileDirtyStore = CountStore & Pick<ListStore, 'getLayout' | 'listBucket'>;
+
+/** Buckets this many codes wide: a code `N | b` (N a power of two, b < N) has layout N. */
+const layoutOfCode = (code: number) => 2 ** Math.floor(Math.log2(code));
+
+/**
+ * The read-layout bucket codes that hold the rows a mark on `code` (of whatever layout was in
+ * force when it was written) stands for: the code itself, its split halves if the list grew, or
+ * the bucket it merged into.
+ */
+export function readCodesFor(code: number, layout: BucketLayout): number[] {
+  const n = layoutOfCode(code);
+  const b = code - n;
+  const r = layout.buckets;
+  if (r <= n) return [bucketCode(r, b % r)];
+  const out: number[] = [];
+  for (let x = b; x < r; x += n) out.push(bucketCode(r, x));
+  return out;
+}
+
+const listId = (l: ListKey) => `${l.userId}|${l.relation}|${l.direction}`;
+
+/** Recounts the marked buckets of one list and writes its correction; then clears the marks. */
+export async function reconcileDirtyList(
+  store: ReconcileDirtyStore,
+  list: ListKey,
+  marks: readonly DirtyMark[],
+  asOf: Position,
+  pageSize = 5000,
+): Promise<DirtyListResult & { rows: number }> {
+  const [layout, before] = await Promise.all([store.getLayout(list), store.getCountSync(list)]);
+  const codes = readBucketCodes(layout);
+  const todo = new Set<number>();
+  for (const m of marks) for (const c of readCodesFor(m.bucketCode, layout)) todo.add(c);
+  for (const c of codes) if (!before.buckets.has(c)) todo.add(c);
+  const recounted = new Map<number, number>();
+  let rows = 0;
+  for (const c of [...todo].sort((x, y) => x - y)) {
+    const n = await countBucket(store, list, c, pageSize);
+    recounted.set(c, n);
+    rows += n;
+  }
+  const counted = codes.reduce((sum, c) => sum + (recounted.get(c) ?? before.buckets.get(c) ?? 0), 0);
+  const { shardSum } = await store.getCountSync(list);
+  await store.putCountSync(list, { correction: counted - shardSum, asOf, buckets: recounted });
+  await Promise.all(marks.map((m) => store.clearDirty(m)));
+  return {
+    list,
+    recounted: [...recounted.keys()],
+    counted,
+    drift: counted - (before.shardSum + before.correction),
+    asOf,
+    rows,
+  };
+}
+
+/** One pass over every shard of the mark table. Safe to run concurrently with writers and itself. */
+export async function reconcileDirty(
+  store: ReconcileDirtyStore,
+  o: ReconcileDirtyOptions = {},
+): Promise<DirtyPassResult> {
+  const total: DirtyPassResult = { lists: 0, buckets: 0, rows: 0, absDrift: 0, deferred: 0 };
+  const maxRows = o.maxRowsPerPass ?? 2_000_000;
+  for (let shard = 0; shard < DIRTY_SHARDS; shard++) {
+    const asOf = nowPosition();
+    const marks = await store.listDirty(shard, o.marksPerShard ?? 1000);
+    const byList = new Map<string, { list: ListKey; marks: DirtyMark[] }>();
+    for (const m of marks) {
+      const k = listId(m.list);
+      const g = byList.get(k) ?? { list: m.list, marks: [] };
+      g.marks.push(m);
+      byList.set(k, g);
+    }
+    for (const { list, marks: listMarks } of byList.values()) {
+      if (total.rows >= maxRows) {
+        total.deferred += listMarks.length;
+        continue;
+      }
+      const r = await reconcileDirtyList(store, list, listMarks, asOf, o.pageSize);
+      total.lists++;
+      total.buckets += r.recounted.length;
+      total.rows += r.rows;
+      total.absDrift += Math.abs(r.drift);
+      const { rows: _, ...result } = r;
+      o.onList?.(result);
+    }
+  }
+  return total;
+}
+
+export interface DirtyReconcilerHandle {
+  /** Stops scheduling passes and waits for a running one to finish. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs `reconcileDirty` every `intervalMs` (measured from the end of one pass to the start of the
+ * next, so passes never overlap within a process) until stopped. Errors are reported and the
+ * next pass runs as scheduled.
+ */
+export function startDirtyReconciler(
+  store: ReconcileDirtyStore,
+  o: ReconcileDirtyOptions & {
+    intervalMs: number;
+    onPass?: (r: DirtyPassResult, ms: number) => void;
+    onError?: (e: unknown) => void;
+  },
+): DirtyReconcilerHandle {
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> = Promise.resolve();
+  const schedule = () => {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      running = (async () => {
+        const started = performance.now();
+        try {
+          o.onPass?.(await reconcileDirty(store, o), performance.now() - started);
+        } catch (e) {
+          o.onError?.(e);
+        }
+      })().finally(schedule);
+    }, o.intervalMs);
+    timer.unref();
+  };
+  schedule();
+  return {
+    stop: async () => {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+    },
+  };
+}
