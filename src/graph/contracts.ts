@@ -46,6 +46,19 @@ export interface Relationship {
   muting: boolean;
 }
 
+/** The flags one Follow button needs, from the viewer's side (`relationships`). */
+export interface RelationshipFlags {
+  id: UserId;
+  following: boolean;
+  followedBy: boolean;
+  requested: boolean;
+  requestedBy: boolean;
+  blocking: boolean;
+  blockedBy: boolean;
+  muting: boolean;
+  closeFriend: boolean;
+}
+
 export interface Counts {
   followers: number;
   following: number;
@@ -124,6 +137,13 @@ export interface GraphApi {
   // reads
   getFollowStatus(source: UserId, target: UserId): Promise<FollowStatus>;
   relationship(viewer: UserId, other: UserId): Promise<Relationship>;
+  /**
+   * The viewer's relationship flags with each of `ids`, in request order (a repeated id repeats
+   * its item; an unknown id answers all false). One round of single-partition reads: the viewer's
+   * five out-edge partitions and its bucketed inverse edges of follows, requests and blocks.
+   * Throws `InvalidInputError` over `MAX_RELATIONSHIP_IDS` ids.
+   */
+  relationships(viewer: UserId, ids: readonly UserId[]): Promise<RelationshipFlags[]>;
   /** The subset of `ids` that `owner` has an active `relation` edge to (direction out) or from (in), in request order. */
   contains(
     owner: UserId,

@@ -35,6 +35,7 @@ import type {
   MutationOptions,
   MutationResult,
   Relationship,
+  RelationshipFlags,
   ScanPage,
 } from './contracts.js';
 import {
@@ -84,6 +85,9 @@ const FOLLOWED_BY_WALK_PAGE = 200;
 
 /** Most ids `contains` accepts in one call (one single-partition read). */
 export const MAX_CONTAINS_IDS = 1000;
+
+/** Most ids `relationships` accepts in one call (a page of Follow buttons). */
+export const MAX_RELATIONSHIP_IDS = 100;
 
 /** Pending requests accepted inline when an account goes public; more run in the background. */
 const INLINE_ACCEPT_LIMIT = 100;
@@ -418,6 +422,38 @@ export class GraphService implements GraphApi {
       blocking: on(viewer, 'blocks'),
       muting: on(viewer, 'mutes'),
     };
+  }
+
+  async relationships(viewer: UserId, ids: readonly UserId[]): Promise<RelationshipFlags[]> {
+    if (ids.length > MAX_RELATIONSHIP_IDS)
+      throw new InvalidInputError('ids', `at most ${MAX_RELATIONSHIP_IDS} ids`);
+    if (ids.length === 0) return [];
+    const distinct = [...new Set(ids)];
+    const out = (relation: Relation) => this.store.getEdgesOut(viewer, relation, distinct);
+    const inv = (relation: Relation) => this.inverseEdges(viewer, relation, distinct);
+    const [follows, requests, blocks, mutes, closeFriends, followedBy, requestedBy, blockedBy] =
+      await Promise.all([
+        out('follows'),
+        out('requests'),
+        out('blocks'),
+        out('mutes'),
+        out('close_friends'),
+        inv('follows'),
+        inv('requests'),
+        inv('blocks'),
+      ]);
+    const on = (m: Map<UserId, { state: string }>, id: UserId) => m.get(id)?.state === 'active';
+    return ids.map((id) => ({
+      id,
+      following: on(follows, id),
+      followedBy: on(followedBy, id),
+      requested: on(requests, id),
+      requestedBy: on(requestedBy, id),
+      blocking: on(blocks, id),
+      blockedBy: on(blockedBy, id),
+      muting: on(mutes, id),
+      closeFriend: on(closeFriends, id),
+    }));
   }
 
   /**

@@ -187,3 +187,25 @@ export const FollowedBySchema = z
 
 export const stateSchema = <S extends string>(name: string, states: readonly [S, ...S[]]) =>
   z.object({ state: z.enum(states) }).openapi(name);
+
+export const RelationshipIdsBody = z
+  .strictObject({ ids: z.array(UserIdString).max(100) })
+  .openapi('RelationshipIds', { description: 'At most 100 ids.' });
+
+export const RelationshipsSchema = z
+  .object({
+    items: z.array(
+      z.object({
+        id: UserIdString,
+        following: z.boolean(),
+        followed_by: z.boolean(),
+        requested: z.boolean(),
+        requested_by: z.boolean(),
+        blocking: z.boolean(),
+        blocked_by: z.boolean(),
+        muting: z.boolean(),
+        close_friend: z.boolean(),
+      }),
+    ),
+  })
+  .openapi('Relationships');

@@ -45,6 +45,7 @@ describe('list routes refuse unknown query parameters', () => {
         '/v1/users/1/followers',
         '/v1/users/1/following',
         '/v1/users/1/requests',
+        '/v1/users/1/requests/outgoing',
         '/v1/users/1/blocks',
         '/v1/users/1/mutes',
         '/v1/users/1/close-friends',

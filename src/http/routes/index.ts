@@ -9,9 +9,11 @@ import { registerFollowersScan } from './followers-scan.js';
 import { registerUnfollow } from './following-delete.js';
 import { registerFollow } from './following-put.js';
 import { registerFollowStatus } from './following-status.js';
+import { registerRelationships } from './relationships.js';
 import { registerAcceptRequest } from './requests-accept.js';
 import { registerDeclineRequest } from './requests-decline.js';
 import { registerRequestsList } from './requests-list.js';
+import { registerOutgoingRequests } from './requests-outgoing.js';
 import { registerTypedEdges } from './typed-edges.js';
 import { registerGetUser } from './users-get.js';
 import { registerPutUser } from './users-put.js';
@@ -33,4 +35,6 @@ export function registerRoutes(app: ApiApp, deps: RouteDeps): void {
   registerAcceptRequest(app, deps);
   registerDeclineRequest(app, deps);
   registerTypedEdges(app, deps);
+  registerRelationships(app, deps);
+  registerOutgoingRequests(app, deps);
 }
