@@ -124,3 +124,10 @@ export async function writeResults(name: string, json: unknown, svg: string, md:
   await writeFile(new URL(`${base}.md`, dir), md);
   return `bench/results/${base}.{json,svg,md}`;
 }
+
+/** The list service as the app builds it, with the configured thresholds and a long layout cache. */
+export const DEFAULT_THRESHOLDS = (
+  process.env.GRAPH_BUCKET_THRESHOLDS ?? '250000,500000,1000000,2000000,4000000,8000000'
+)
+  .split(',')
+  .map(Number);
