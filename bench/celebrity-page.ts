@@ -95,7 +95,8 @@ for (let r = 0; r < REPS; r++) {
   );
 }
 const cpu = meter();
-const ratio = (l: string, q: 'p50' | 'p99') => ratioSummary(perRep.map((rep) => rep[l]![q] / rep['page 1']![q]));
+const ratio = (l: string, q: 'p50' | 'p99') =>
+  ratioSummary(perRep.map((rep) => rep[l]![q] / rep['page 1']![q]));
 const rows = labels.map((l) => {
   const s = sortedCopy(all.get(l)!);
   return {
@@ -127,7 +128,9 @@ console.table(
     'p99 ratio (median [min–max])': `${r.p99_vs_page1.median} [${r.p99_vs_page1.min}–${r.p99_vs_page1.max}]`,
   })),
 );
-console.log(`CPU: node ${cpu.nodeCpuS.toFixed(1)} s, JVM ${cpu.jvmCpuS.toFixed(1)} s over ${cpu.wallS.toFixed(1)} s; load average ${loadAverage()}`);
+console.log(
+  `CPU: node ${cpu.nodeCpuS.toFixed(1)} s, JVM ${cpu.jvmCpuS.toFixed(1)} s over ${cpu.wallS.toFixed(1)} s; load average ${loadAverage()}`,
+);
 const md = `# bench:page ${F} followers (N=${layout.buckets}, limit ${LIMIT}, ${REPS}×${ROUNDS})\n\nload average at end ${result.loadAverageEnd}; node CPU ${cpu.nodeCpuS.toFixed(1)} s, JVM CPU ${cpu.jvmCpuS.toFixed(1)} s, wall ${cpu.wallS.toFixed(1)} s\n\n| depth | p50 ms | p99 ms | p50 ÷ page 1 (median [spread]) | p99 ÷ page 1 |\n|---|---|---|---|---|\n${rows
   .map(
     (r) =>

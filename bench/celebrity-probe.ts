@@ -71,7 +71,8 @@ const N = (await store.getLayout(list)).buckets;
 console.log(`${F} followers, N=${N}; load average ${loadAverage()}`);
 
 const RAW_OUT = "SELECT state FROM edges_out WHERE source_id = ? AND relation = 'follows' AND target_id = ?";
-const RAW_IN = "SELECT state FROM edges_in WHERE target_id = ? AND relation = 'follows' AND bucket = ? AND source_id = ?";
+const RAW_IN =
+  "SELECT state FROM edges_in WHERE target_id = ? AND relation = 'follows' AND bucket = ? AND source_id = ?";
 
 const arms = {
   t5Service: async () => {
@@ -91,7 +92,9 @@ const arms = {
   t6Raw: async () => {
     const ids = Array.from({ length: 300 }, probeId);
     await Promise.all(
-      ids.map((id) => client.execute(RAW_IN, [CELEBRITY, bucketCode(N, bucketOf(id, N)), id], { prepare: true })),
+      ids.map((id) =>
+        client.execute(RAW_IN, [CELEBRITY, bucketCode(N, bucketOf(id, N)), id], { prepare: true }),
+      ),
     );
   },
 };
@@ -118,7 +121,8 @@ const pairs: [string, ArmName, ArmName, number][] = [
 ];
 const results = [];
 for (const [label, a, b, n] of pairs) {
-  const reps: { service: Awaited<ReturnType<typeof timeArm>>; raw: Awaited<ReturnType<typeof timeArm>> }[] = [];
+  const reps: { service: Awaited<ReturnType<typeof timeArm>>; raw: Awaited<ReturnType<typeof timeArm>> }[] =
+    [];
   for (let r = 0; r < REPS; r++) {
     const first = r % 2 === 0 ? a : b;
     const x = await timeArm(first, n);
@@ -128,18 +132,38 @@ for (const [label, a, b, n] of pairs) {
       `${label} rep ${r}: service p50 ${reps.at(-1)!.service.p50.toFixed(3)} p99 ${reps.at(-1)!.service.p99.toFixed(3)} ms; raw p50 ${reps.at(-1)!.raw.p50.toFixed(3)} p99 ${reps.at(-1)!.raw.p99.toFixed(3)} ms; load ${loadAverage()}`,
     );
   }
-  const med = (f: (x: (typeof reps)[number]) => number) => +percentile(sortedCopy(reps.map(f)), 50).toFixed(3);
+  const med = (f: (x: (typeof reps)[number]) => number) =>
+    +percentile(sortedCopy(reps.map(f)), 50).toFixed(3);
   results.push({
     label,
     callsPerArmPerRep: n,
-    service: { p50_ms: med((x) => x.service.p50), p99_ms: med((x) => x.service.p99), perS: Math.round(med((x) => x.service.perS)), nodeCpuS: med((x) => x.service.nodeCpuS), jvmCpuS: med((x) => x.service.jvmCpuS) },
-    raw: { p50_ms: med((x) => x.raw.p50), p99_ms: med((x) => x.raw.p99), perS: Math.round(med((x) => x.raw.perS)), nodeCpuS: med((x) => x.raw.nodeCpuS), jvmCpuS: med((x) => x.raw.jvmCpuS) },
+    service: {
+      p50_ms: med((x) => x.service.p50),
+      p99_ms: med((x) => x.service.p99),
+      perS: Math.round(med((x) => x.service.perS)),
+      nodeCpuS: med((x) => x.service.nodeCpuS),
+      jvmCpuS: med((x) => x.service.jvmCpuS),
+    },
+    raw: {
+      p50_ms: med((x) => x.raw.p50),
+      p99_ms: med((x) => x.raw.p99),
+      perS: Math.round(med((x) => x.raw.perS)),
+      nodeCpuS: med((x) => x.raw.nodeCpuS),
+      jvmCpuS: med((x) => x.raw.jvmCpuS),
+    },
     p99Ratio: ratioSummary(reps.map((x) => x.service.p99 / x.raw.p99)),
     p50Ratio: ratioSummary(reps.map((x) => x.service.p50 / x.raw.p50)),
     throughputRatio: ratioSummary(reps.map((x) => x.service.perS / x.raw.perS)),
   });
 }
-const result = { at: new Date().toISOString(), followers: F, buckets: N, reps: REPS, loadAverageEnd: loadAverage(), results };
+const result = {
+  at: new Date().toISOString(),
+  followers: F,
+  buckets: N,
+  reps: REPS,
+  loadAverageEnd: loadAverage(),
+  results,
+};
 console.log(JSON.stringify(results, null, 2));
 const fmt = (r: { median: number; min: number; max: number }) => `${r.median} [${r.min}–${r.max}]`;
 const md = `# bench:probe ${F} followers (N=${N}, ${REPS} reps)\n\nload average at end ${result.loadAverageEnd}\n\n| test | service p50 / p99 ms | raw p50 / p99 ms | p99 ratio | p50 ratio | throughput ratio | node CPU s service / raw | JVM CPU s service / raw |\n|---|---|---|---|---|---|---|---|\n${results

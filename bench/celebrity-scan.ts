@@ -86,7 +86,11 @@ async function rawScan(workers: number): Promise<Tally> {
         const code = codes[next++]!;
         let pageState: string | undefined;
         do {
-          const rs = await client.execute(RAW, [CELEBRITY, code], { prepare: true, fetchSize: 1000, pageState });
+          const rs = await client.execute(RAW, [CELEBRITY, code], {
+            prepare: true,
+            fetchSize: 1000,
+            pageState,
+          });
           for (const row of rs.rows) add(t, row.other_id as bigint);
           pageState = rs.pageState ?? undefined;
         } while (pageState);
@@ -103,7 +107,16 @@ await serviceScan(4);
 await rawScan(4);
 
 type Arm = 'service' | 'raw';
-const runs: { workers: number; arm: Arm; rep: number; rowsPerS: number; wallS: number; nodeCpuS: number; jvmCpuS: number; count: number }[] = [];
+const runs: {
+  workers: number;
+  arm: Arm;
+  rep: number;
+  rowsPerS: number;
+  wallS: number;
+  nodeCpuS: number;
+  jvmCpuS: number;
+  count: number;
+}[] = [];
 let coverage: { workers: number; ok: boolean; count: number; sumOk: boolean; xorOk: boolean } | null = null;
 for (const w of WORKERS) {
   for (let r = 0; r < REPS; r++) {
@@ -111,13 +124,31 @@ for (const w of WORKERS) {
       const meter = cpuMeter();
       const t = arm === 'service' ? await serviceScan(w) : await rawScan(w);
       const c = meter();
-      runs.push({ workers: w, arm, rep: r, rowsPerS: t.count / c.wallS, wallS: c.wallS, nodeCpuS: c.nodeCpuS, jvmCpuS: c.jvmCpuS, count: t.count });
-      if (t.count !== F) console.warn(`WARNING: ${arm} scan with ${w} workers saw ${t.count} rows, expected ${F}`);
+      runs.push({
+        workers: w,
+        arm,
+        rep: r,
+        rowsPerS: t.count / c.wallS,
+        wallS: c.wallS,
+        nodeCpuS: c.nodeCpuS,
+        jvmCpuS: c.jvmCpuS,
+        count: t.count,
+      });
+      if (t.count !== F)
+        console.warn(`WARNING: ${arm} scan with ${w} workers saw ${t.count} rows, expected ${F}`);
       if (arm === 'service' && w === 16 && coverage === null) {
-        coverage = { workers: 16, count: t.count, sumOk: t.sum === expected.sum, xorOk: t.xor === expected.xor, ok: false };
+        coverage = {
+          workers: 16,
+          count: t.count,
+          sumOk: t.sum === expected.sum,
+          xorOk: t.xor === expected.xor,
+          ok: false,
+        };
         coverage.ok = t.count === F && coverage.sumOk && coverage.xorOk;
       }
-      console.log(`workers ${w} rep ${r} ${arm}: ${Math.round(t.count / c.wallS)} rows/s (${c.wallS.toFixed(1)} s, node CPU ${c.nodeCpuS.toFixed(1)} s, JVM CPU ${c.jvmCpuS.toFixed(1)} s), load ${loadAverage()}`);
+      console.log(
+        `workers ${w} rep ${r} ${arm}: ${Math.round(t.count / c.wallS)} rows/s (${c.wallS.toFixed(1)} s, node CPU ${c.nodeCpuS.toFixed(1)} s, JVM CPU ${c.jvmCpuS.toFixed(1)} s), load ${loadAverage()}`,
+      );
     }
   }
 }
@@ -135,11 +166,26 @@ const rows = WORKERS.map((w) => {
     T4: ratioSummary(ratios),
   };
 });
-const result = { at: new Date().toISOString(), followers: F, buckets: N, reps: REPS, loadAverageEnd: loadAverage(), peakRssMiB: Math.round(peakRssMiB()), coverage, rows, runs };
+const result = {
+  at: new Date().toISOString(),
+  followers: F,
+  buckets: N,
+  reps: REPS,
+  loadAverageEnd: loadAverage(),
+  peakRssMiB: Math.round(peakRssMiB()),
+  coverage,
+  rows,
+  runs,
+};
 console.table(rows.map((r) => ({ ...r, T4: `${r.T4.median} [${r.T4.min}–${r.T4.max}]` })));
-console.log(`16-worker coverage: ${JSON.stringify(coverage)}; peak RSS ${result.peakRssMiB} MiB; load average ${loadAverage()}`);
+console.log(
+  `16-worker coverage: ${JSON.stringify(coverage)}; peak RSS ${result.peakRssMiB} MiB; load average ${loadAverage()}`,
+);
 const md = `# bench:scan ${F} followers (N=${N}, ${REPS} reps)\n\nload average at end ${result.loadAverageEnd}; peak RSS ${result.peakRssMiB} MiB; 16-worker coverage ${coverage?.ok ? 'exact (count, sum, xor)' : 'FAILED'}\n\n| workers | raw streams | service rows/s | raw rows/s | node µs/row service | node µs/row raw | T4 median [spread] |\n|---|---|---|---|---|---|---|\n${rows
-  .map((r) => `| ${r.workers} | ${r.rawStreams} | ${r.serviceRowsPerS} | ${r.rawRowsPerS} | ${r.serviceNodeCpuUsPerRow} | ${r.rawNodeCpuUsPerRow} | ${r.T4.median} [${r.T4.min}–${r.T4.max}] |`)
+  .map(
+    (r) =>
+      `| ${r.workers} | ${r.rawStreams} | ${r.serviceRowsPerS} | ${r.rawRowsPerS} | ${r.serviceNodeCpuUsPerRow} | ${r.rawNodeCpuUsPerRow} | ${r.T4.median} [${r.T4.min}–${r.T4.max}] |`,
+  )
   .join('\n')}\n`;
 const svg = barChartSvg(
   `scan rows/s (${F} followers, N=${N})`,

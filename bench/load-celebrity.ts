@@ -47,7 +47,10 @@ const { values: args } = parseArgs({
     concurrency: { type: 'string', default: '256' },
     chunk: { type: 'string', default: '2000' },
     batch: { type: 'string', default: '100' },
-    thresholds: { type: 'string', default: process.env.GRAPH_BUCKET_THRESHOLDS ?? '250000,500000,1000000,2000000,4000000,8000000' },
+    thresholds: {
+      type: 'string',
+      default: process.env.GRAPH_BUCKET_THRESHOLDS ?? '250000,500000,1000000,2000000,4000000,8000000',
+    },
   },
 });
 const F = Number(args.followers);
@@ -68,7 +71,13 @@ await client.execute(
   'CREATE TABLE IF NOT EXISTS bench_load_progress (run text PRIMARY KEY, followers bigint, done_through bigint, finished boolean)',
 );
 const RUN = 'celebrity';
-const saved = (await client.execute('SELECT followers, done_through, finished FROM bench_load_progress WHERE run = ?', [RUN], { prepare: true })).first();
+const saved = (
+  await client.execute(
+    'SELECT followers, done_through, finished FROM bench_load_progress WHERE run = ?',
+    [RUN],
+    { prepare: true },
+  )
+).first();
 const resumeFrom = saved ? Number(saved.done_through as bigint) : 0;
 console.log(
   `keyspace ${keyspaceFor(F)}: ${F} followers, N=${N} buckets, ${resumeFrom > 0 ? `resuming at ${resumeFrom}` : 'from the start'}; load average ${loadAverage()}`,
@@ -116,7 +125,9 @@ async function writeChunk(from: number, to: number): Promise<void> {
     pending.push(
       send(() => client.execute(Q.putUser, [follower, `u${follower}`, false, 'active', false], opts)),
       send(() => client.execute(Q.appendOp, [low, high, pos, follower, 'follow', 0n], opts)),
-      send(() => client.execute(Q.putOut, [follower, 'follows', CELEBRITY, 'active', pos, pos, version], opts)),
+      send(() =>
+        client.execute(Q.putOut, [follower, 'follows', CELEBRITY, 'active', pos, pos, version], opts),
+      ),
       send(() => client.execute(LQ.following.putRow, [follower, 1, pos, CELEBRITY, pos, version], opts)),
     );
     const code = fCode(i);
@@ -134,7 +145,10 @@ async function writeChunk(from: number, to: number): Promise<void> {
       pending.push(
         send(() =>
           client.batch(
-            rows.map((r) => ({ query: LQ.followers.putRow, params: [CELEBRITY, code, r.pos, r.follower, r.pos, r.version] })),
+            rows.map((r) => ({
+              query: LQ.followers.putRow,
+              params: [CELEBRITY, code, r.pos, r.follower, r.pos, r.version],
+            })),
             { ...opts, logged: false },
           ),
         ),
@@ -230,7 +244,10 @@ async function countTable(table: string, pk: string): Promise<number> {
   const ranges = Math.max(32, Math.ceil(F / 20_000));
   const step = (MAX - MIN) / BigInt(ranges);
   let total = 0;
-  const bounds = Array.from({ length: ranges }, (_, r) => [MIN + step * BigInt(r), r === ranges - 1 ? MAX : MIN + step * BigInt(r + 1)] as const);
+  const bounds = Array.from(
+    { length: ranges },
+    (_, r) => [MIN + step * BigInt(r), r === ranges - 1 ? MAX : MIN + step * BigInt(r + 1)] as const,
+  );
   let next = 0;
   await Promise.all(
     Array.from({ length: 4 }, async () => {
@@ -247,10 +264,14 @@ async function countTable(table: string, pk: string): Promise<number> {
 async function countCelebrityPartitions(table: string, key: string): Promise<number> {
   let total = 0;
   for (let b = 0; b < N; b++) {
-    const rs = await client.execute(`SELECT COUNT(*) AS n FROM ${table} WHERE ${key}`, [CELEBRITY, bucketCode(N, b)], {
-      prepare: true,
-      readTimeout: 120_000,
-    });
+    const rs = await client.execute(
+      `SELECT COUNT(*) AS n FROM ${table} WHERE ${key}`,
+      [CELEBRITY, bucketCode(N, b)],
+      {
+        prepare: true,
+        readTimeout: 120_000,
+      },
+    );
     total += Number(rs.first()?.n as bigint);
   }
   return total;
@@ -260,7 +281,10 @@ const counts = {
   pair_ops: await countTable('pair_ops', 'low_id, high_id'),
   edges_out: await countTable('edges_out', 'source_id'),
   following: await countTable('following', 'user_id, bucket'),
-  edges_in: await countCelebrityPartitions('edges_in', "target_id = ? AND relation = 'follows' AND bucket = ?"),
+  edges_in: await countCelebrityPartitions(
+    'edges_in',
+    "target_id = ? AND relation = 'follows' AND bucket = ?",
+  ),
   followers: await countCelebrityPartitions('followers', 'user_id = ? AND bucket = ?'),
   list_layouts_buckets: (await store.getLayout(celebrityIn)).buckets,
   list_counts: await store.getCount(celebrityIn),

@@ -109,7 +109,12 @@ export const sortedCopy = (xs: readonly number[]) => [...xs].sort((a, b) => a - 
 /** Median and spread (min–max) of per-repetition ratios. */
 export function ratioSummary(ratios: readonly number[]) {
   const s = sortedCopy(ratios);
-  return { median: +percentile(s, 50).toFixed(3), min: +s[0]!.toFixed(3), max: +s.at(-1)!.toFixed(3), reps: s.length };
+  return {
+    median: +percentile(s, 50).toFixed(3),
+    min: +s[0]!.toFixed(3),
+    max: +s.at(-1)!.toFixed(3),
+    reps: s.length,
+  };
 }
 
 /** Writes `<name>-<time>.json`, `.svg` and `.md` under bench/results/; returns the base path. */
