@@ -60,46 +60,53 @@ const stepArb = fc.record({
   gap: fc.integer({ min: 1, max: 5 }),
 });
 
-const caseArb = fc
-  .record({
-    privacy: fc.array(fc.boolean(), { minLength: 4, maxLength: 6 }),
-    steps: fc.array(stepArb, { minLength: 10, maxLength: 30 }),
-    duplicates: fc.array(fc.nat(29), { maxLength: 8 }),
-    order: fc.integer(),
-  })
-  .map(({ privacy, steps, duplicates, order }) => {
-    const n = privacy.length;
-    let position = 1000n;
-    const ops: { call: Call; actor: number; other: number; position: bigint }[] = [];
-    for (const st of steps) {
-      const actor = st.actor % n;
-      const other = st.other % n;
-      if (actor === other) continue;
-      position += BigInt(st.gap);
-      ops.push({ call: st.call, actor, other, position });
-    }
-    return { privacy, ops, duplicates: duplicates.filter((i) => i < ops.length), order };
-  });
+/**
+ * Random cases: `steps` become ops on `accounts` accounts at increasing positions; `other` picks
+ * the counterpart of an actor (or null to skip the step).
+ */
+function casesOf(o: {
+  accounts: [number, number];
+  steps: [number, number];
+  duplicates: number;
+  other: (actor: number, drawn: number, n: number) => number | null;
+}) {
+  return fc
+    .record({
+      privacy: fc.array(fc.boolean(), { minLength: o.accounts[0], maxLength: o.accounts[1] }),
+      steps: fc.array(stepArb, { minLength: o.steps[0], maxLength: o.steps[1] }),
+      duplicates: fc.array(fc.nat(o.steps[1] - 1), { maxLength: o.duplicates }),
+      order: fc.integer(),
+    })
+    .map(({ privacy, steps, duplicates, order }) => {
+      const n = privacy.length;
+      let position = 1000n;
+      const ops: { call: Call; actor: number; other: number; position: bigint }[] = [];
+      for (const st of steps) {
+        const actor = st.actor % n;
+        const other = o.other(actor, st.other, n);
+        if (other === null) continue;
+        position += BigInt(st.gap);
+        ops.push({ call: st.call, actor, other, position });
+      }
+      return { privacy, ops, duplicates: duplicates.filter((i) => i < ops.length), order };
+    });
+}
 
-const longCaseArb = fc
-  .record({
-    privacy: fc.array(fc.boolean(), { minLength: 2, maxLength: 3 }),
-    steps: fc.array(stepArb, { minLength: 2000, maxLength: 2400 }),
-    duplicates: fc.array(fc.nat(2399), { maxLength: 60 }),
-    order: fc.integer(),
-  })
-  .map(({ privacy, steps, duplicates, order }) => {
-    const n = privacy.length;
-    let position = 1000n;
-    const ops: { call: Call; actor: number; other: number; position: bigint }[] = [];
-    for (const st of steps) {
-      const actor = st.actor % n;
-      const other = (st.actor + 1 + (st.other % (n - 1))) % n;
-      position += BigInt(st.gap);
-      ops.push({ call: st.call, actor, other, position });
-    }
-    return { privacy, ops, duplicates: duplicates.filter((i) => i < ops.length), order };
-  });
+/** A handful of accounts, a few dozen ops; a step whose actor drew itself is skipped. */
+const caseArb = casesOf({
+  accounts: [4, 6],
+  steps: [10, 30],
+  duplicates: 8,
+  other: (actor, drawn, n) => (drawn % n === actor ? null : drawn % n),
+});
+
+/** Two or three accounts and 2,000–2,400 ops, so pairs get long histories and checkpoints. */
+const longCaseArb = casesOf({
+  accounts: [2, 3],
+  steps: [2000, 2400],
+  duplicates: 60,
+  other: (actor, drawn, n) => (actor + 1 + (drawn % (n - 1))) % n,
+});
 
 const totals = { cases: 0, delivered: 0, refused: 0, busy: 0, listsDrifted: 0, absDrift: 0 };
 
