@@ -85,6 +85,13 @@ export interface ListPage {
   nextCursor: string | null;
 }
 
+/**
+ * Which of `ids` a read must skip: members whose account is deactivated. A list page, a set query
+ * or an export calls it once per batch of candidates and reads on past the skipped ones, so pages
+ * stay full. The graph service supplies it; list and set machinery only apply it.
+ */
+export type MemberFilter = (ids: readonly UserId[]) => Promise<ReadonlySet<UserId>>;
+
 export interface ScanPage {
   ids: UserId[];
   nextCursor: string | null;
