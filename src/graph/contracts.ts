@@ -100,10 +100,17 @@ export interface ScanPage {
 /** The user-facing operations on the follow graph. */
 export interface GraphApi {
   // users
+  /**
+   * Creates or updates a user; `username` is required only to create one. `state` deactivates or
+   * reactivates the account (hidden from every read, counts converge; see `account-state.ts`);
+   * `hideLists` makes its lists and counts visible only to itself.
+   */
   putUser(user: {
     id: UserId;
-    username: string;
+    username?: string;
     private?: boolean;
+    state?: 'active' | 'deactivated';
+    hideLists?: boolean;
   }): Promise<{ user: UserRecord; created: boolean }>;
   /** Throws `UserNotFoundError`. */
   getUser(id: UserId): Promise<UserRecord>;
@@ -141,7 +148,9 @@ export interface GraphApi {
     o?: MutationOptions,
   ): Promise<MutationResult<'close_friend' | 'none'>>;
 
-  // reads
+  // reads. A deactivated account is absent from all of them: as a member it is skipped, as the
+  // subject it is a `UserNotFoundError`/`HiddenError` (see `account-state.ts`).
+  /** Throws `UserNotFoundError` when either account is unknown or deactivated. */
   getFollowStatus(source: UserId, target: UserId): Promise<FollowStatus>;
   relationship(viewer: UserId, other: UserId): Promise<Relationship>;
   /**

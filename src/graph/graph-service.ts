@@ -25,6 +25,7 @@ import type {
   UserId,
   UserRecord,
 } from '../store/types.js';
+import { deactivatedFilter, newMarkTask, runMarkCounterparts } from './account-state.js';
 import type {
   Counts,
   FollowState,
@@ -32,6 +33,7 @@ import type {
   GraphApi,
   ListPage,
   ListService,
+  MemberFilter,
   MutationOptions,
   MutationResult,
   Relationship,
@@ -122,6 +124,9 @@ export class GraphService implements GraphApi {
   private readonly deps: PairHistoryDeps;
   private readonly onTaskError: (userId: UserId, error: unknown) => void;
   private readonly runningTasks = new Set<UserId>();
+  private readonly markRuns = new Map<UserId, { rerun: boolean }>();
+  /** Members a read must skip: deactivated accounts (see `account-state.ts`). */
+  readonly hiddenMembers: MemberFilter;
 
   constructor(o: GraphServiceOptions) {
     this.deps = {
@@ -134,6 +139,7 @@ export class GraphService implements GraphApi {
     this.lists = o.lists;
     this.maxFollowing = o.maxFollowing;
     this.onTaskError = o.onTaskError ?? (() => undefined);
+    this.hiddenMembers = deactivatedFilter(o.store);
   }
 
   // ---- users ----
@@ -144,24 +150,34 @@ export class GraphService implements GraphApi {
    * store's `UsernameTakenError`. Going private → public records an `accept_requests` task and
    * runs it: inline up to 100 pending requests, in the background beyond (a later PUT of the
    * still-public account, or `resumeAccountTasks` at start-up, resumes an unfinished one).
+   * A change of `state` (deactivation / reactivation, see `account-state.ts`) records a
+   * `mark_counterparts` task before it answers and runs it in the background. `username` may be
+   * left out when the user exists.
    */
   async putUser(input: {
     id: UserId;
-    username: string;
+    username?: string;
     private?: boolean;
+    state?: UserRecord['state'];
+    hideLists?: boolean;
   }): Promise<{ user: UserRecord; created: boolean }> {
-    if (!USERNAME_PATTERN.test(input.username))
+    if (input.username !== undefined && !USERNAME_PATTERN.test(input.username))
       throw new InvalidInputError('username', 'must be 1–30 of [A-Za-z0-9._]');
     if (input.id <= 0n) throw new InvalidInputError('id', 'must be a positive integer');
     const existing = await this.store.getUser(input.id);
+    const username = input.username ?? existing?.username;
+    if (username === undefined) throw new InvalidInputError('username', 'is required to create a user');
     const user: UserRecord = {
       id: input.id,
-      username: input.username,
+      username,
       private: input.private ?? existing?.private ?? false,
-      state: existing?.state ?? 'active',
-      hideLists: existing?.hideLists ?? false,
+      state: input.state ?? existing?.state ?? 'active',
+      hideLists: input.hideLists ?? existing?.hideLists ?? false,
     };
+    const flipped = existing !== null && existing.state !== user.state;
+    if (flipped) await this.store.putAccountTask(newMarkTask(user.id));
     const { created } = await this.store.putUser(user);
+    if (flipped) this.startMarkTask(user.id);
     if (existing?.private && !user.private) {
       // Durable before the answer: if this process dies, a restart or the next PUT resumes it.
       await this.store.putAccountTask({ userId: user.id, task: 'accept_requests', cursor: null });
@@ -192,8 +208,43 @@ export class GraphService implements GraphApi {
    */
   async resumeAccountTasks(): Promise<number> {
     const tasks = await this.store.listAccountTasks();
-    for (const t of tasks) this.runAcceptTask(t.userId).catch((e: unknown) => this.onTaskError(t.userId, e));
+    for (const t of tasks) {
+      if (t.task === 'mark_counterparts') this.startMarkTask(t.userId);
+      else this.runAcceptTask(t.userId).catch((e: unknown) => this.onTaskError(t.userId, e));
+    }
     return tasks.length;
+  }
+
+  /**
+   * Runs the owner's `mark_counterparts` task in the background, once per owner per process. A
+   * flip while it runs asks for a rerun, which starts a fresh generation after the run ends (the
+   * run's final delete may have raced the flip's task row).
+   */
+  private startMarkTask(owner: UserId): void {
+    const running = this.markRuns.get(owner);
+    if (running) {
+      running.rerun = true;
+      return;
+    }
+    const state = { rerun: false };
+    this.markRuns.set(owner, state);
+    (async () => {
+      try {
+        await runMarkCounterparts(this.store, owner);
+        while (state.rerun) {
+          state.rerun = false;
+          await this.store.putAccountTask(newMarkTask(owner));
+          await runMarkCounterparts(this.store, owner);
+        }
+      } finally {
+        this.markRuns.delete(owner);
+      }
+    })().catch((e: unknown) => this.onTaskError(owner, e));
+  }
+
+  /** Resolves when no `mark_counterparts` run is active in this process (tests). */
+  async settleAccountTasks(): Promise<void> {
+    while (this.markRuns.size > 0 || this.runningTasks.size > 0) await new Promise((r) => setTimeout(r, 20));
   }
 
   /**
@@ -375,12 +426,12 @@ export class GraphService implements GraphApi {
     return { state, changed: a.changed, position: a.op.position, duplicate: a.duplicate };
   }
 
-  /** Both users exist; returns the second (the target). */
+  /** Both users exist and are active (a deactivated account is not found); returns the target. */
   private async requireUsers(actor: UserId, target: UserId): Promise<UserRecord> {
     const users = await this.store.getUsers([actor, target]);
-    if (!users.has(actor)) throw new UserNotFoundError(actor);
+    if (users.get(actor)?.state !== 'active') throw new UserNotFoundError(actor);
     const t = users.get(target);
-    if (!t) throw new UserNotFoundError(target);
+    if (t?.state !== 'active') throw new UserNotFoundError(target);
     return t;
   }
 
@@ -401,10 +452,12 @@ export class GraphService implements GraphApi {
   // ---- reads ----
 
   async getFollowStatus(source: UserId, target: UserId): Promise<FollowStatus> {
-    const [follows, requests] = await Promise.all([
+    const [users, follows, requests] = await Promise.all([
+      this.store.getUsers([source, target]),
       this.store.getEdgesOut(source, 'follows', [target]),
       this.store.getEdgesOut(source, 'requests', [target]),
     ]);
+    for (const id of [source, target]) if (users.get(id)?.state !== 'active') throw new UserNotFoundError(id);
     const f = follows.get(target);
     if (f?.state === 'active') return { state: 'following', since: f.createdAt };
     const r = requests.get(target);
@@ -431,7 +484,7 @@ export class GraphService implements GraphApi {
     const distinct = [...new Set(ids)];
     const out = (relation: Relation) => this.store.getEdgesOut(viewer, relation, distinct);
     const inv = (relation: Relation) => this.inverseEdges(viewer, relation, distinct);
-    const [follows, requests, blocks, mutes, closeFriends, followedBy, requestedBy, blockedBy] =
+    const [follows, requests, blocks, mutes, closeFriends, followedBy, requestedBy, blockedBy, hidden] =
       await Promise.all([
         out('follows'),
         out('requests'),
@@ -441,8 +494,10 @@ export class GraphService implements GraphApi {
         inv('follows'),
         inv('requests'),
         inv('blocks'),
+        this.hiddenMembers(distinct),
       ]);
-    const on = (m: Map<UserId, { state: string }>, id: UserId) => m.get(id)?.state === 'active';
+    const on = (m: Map<UserId, { state: string }>, id: UserId) =>
+      m.get(id)?.state === 'active' && !hidden.has(id);
     return ids.map((id) => ({
       id,
       following: on(follows, id),
@@ -468,13 +523,15 @@ export class GraphService implements GraphApi {
     ids: readonly UserId[],
   ): Promise<UserId[]> {
     if (ids.length > MAX_CONTAINS_IDS) throw new InvalidInputError('ids', `at most ${MAX_CONTAINS_IDS} ids`);
-    const edges =
+    const [edges, hidden] = await Promise.all([
       direction === 'out'
-        ? await this.store.getEdgesOut(owner, relation, ids)
-        : await this.inverseEdges(owner, relation, ids);
+        ? this.store.getEdgesOut(owner, relation, ids)
+        : this.inverseEdges(owner, relation, ids),
+      this.hiddenMembers(ids),
+    ]);
     const seen = new Set<UserId>();
     return ids.filter((id) => {
-      if (seen.has(id) || edges.get(id)?.state !== 'active') return false;
+      if (seen.has(id) || hidden.has(id) || edges.get(id)?.state !== 'active') return false;
       seen.add(id);
       return true;
     });
@@ -503,9 +560,21 @@ export class GraphService implements GraphApi {
     };
   }
 
-  /** Pure delegate to the list service; visibility is checked by the caller. */
+  /**
+   * A page of the list without deactivated members, still full: when the filter drops some, the
+   * next sub-page (for just the missing count) is read from the cursor after the last one, so the
+   * final cursor stands after every member read, kept or skipped. Visibility is checked by the caller.
+   */
   async listPage(list: ListKey, limit: number, cursor: string | null): Promise<ListPage> {
-    return this.lists.page(list, limit, cursor);
+    const items: ListPage['items'] = [];
+    let at = cursor;
+    for (;;) {
+      const page = await this.lists.page(list, limit - items.length, at);
+      const hidden = await this.hiddenMembers(page.items.map((i) => i.id));
+      for (const i of page.items) if (!hidden.has(i.id)) items.push(i);
+      at = page.nextCursor;
+      if (items.length >= limit || at === null) return { items, nextCursor: at };
+    }
   }
 
   /**
@@ -513,6 +582,8 @@ export class GraphService implements GraphApi {
    * single-partition `contains` on `id`'s inverse edges per page.
    */
   async followedBy(viewer: UserId, id: UserId, limit: number): Promise<{ sample: UserId[]; total: number }> {
+    // Hidden lists hide their members here too: "followed by" names members of id's followers.
+    if (viewer !== id && (await this.store.getUser(id))?.hideLists) return { sample: [], total: 0 };
     const sample: UserId[] = [];
     let total = 0;
     let cursor: string | null = null;
@@ -537,7 +608,11 @@ export class GraphService implements GraphApi {
     limit: number,
     cursor: string | null,
   ): Promise<ScanPage> {
-    return this.lists.scan(list, slice, slices, limit, cursor);
+    const page = await this.lists.scan(list, slice, slices, limit, cursor);
+    const hidden = await this.hiddenMembers(page.ids);
+    return hidden.size === 0
+      ? page
+      : { ids: page.ids.filter((id) => !hidden.has(id)), nextCursor: page.nextCursor };
   }
 
   // ---- visibility ----
@@ -567,8 +642,8 @@ export class GraphService implements GraphApi {
   /** The owner, unless unknown (`UserNotFoundError`), deactivated or blocking the viewer (`HiddenError`). */
   private async visibleOwner(viewer: UserId, owner: UserId): Promise<UserRecord> {
     const user = await this.getUser(owner);
-    if (viewer === owner) return user;
     if (user.state === 'deactivated') throw new HiddenError(owner);
+    if (viewer === owner) return user;
     const blocks = await this.store.getEdgesOut(owner, 'blocks', [viewer]);
     if (blocks.get(viewer)?.state === 'active') throw new HiddenError(owner);
     return user;

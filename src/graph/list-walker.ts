@@ -15,6 +15,7 @@
 import type { ListStore } from '../store/store.js';
 import type { ListEntry, ListKey } from '../store/types.js';
 import { readBucketCodes } from './buckets.js';
+import type { MemberFilter } from './contracts.js';
 
 /** Where a walk stands: the next rows are those of `bucketCode` strictly after `after`. */
 export interface WalkCursor {
@@ -75,12 +76,25 @@ export async function walkList(
   return visited;
 }
 
-/** Rows in one bucket of `list` (paged; bounded memory). */
+/**
+ * Rows in one bucket of `list` (paged; bounded memory), not counting members `exclude` names
+ * (deactivated accounts: counts exclude them, see `account-state.ts`).
+ */
 export async function countBucket(
   store: Pick<ListStore, 'getLayout' | 'listBucket'>,
   list: ListKey,
   bucketCode: number,
   pageSize = 5000,
+  exclude?: MemberFilter,
 ): Promise<number> {
-  return walkList(store, list, () => {}, { bucketCodes: [bucketCode], pageSize });
+  let hidden = 0;
+  const rows = await walkList(
+    store,
+    list,
+    async (page) => {
+      if (exclude) hidden += (await exclude(page.map((e) => e.otherId))).size;
+    },
+    { bucketCodes: [bucketCode], pageSize },
+  );
+  return rows - hidden;
 }

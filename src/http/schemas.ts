@@ -107,13 +107,35 @@ export const Problem = z
 
 export const PutUserBody = z
   .strictObject({
-    username: z.string().regex(USERNAME_PATTERN, '1–30 characters of A–Z, a–z, 0–9, dot and underscore'),
+    username: z
+      .string()
+      .regex(USERNAME_PATTERN, '1–30 characters of A–Z, a–z, 0–9, dot and underscore')
+      .optional()
+      .openapi({ description: 'Required to create a user; kept when left out of an update.' }),
     private: z.boolean().optional(),
+    state: z
+      .enum(['active', 'deactivated'])
+      .optional()
+      .openapi({
+        description:
+          '`deactivated` hides every edge of the account from every read at once (lists, counts, contains, ' +
+          'relationships, scans, set queries) without rewriting them; `active` restores them exactly. ' +
+          "The counterparts' counts converge within seconds.",
+      }),
+    hide_lists: z.boolean().optional().openapi({
+      description: "The account's followers/following lists and counts are visible only to itself.",
+    }),
   })
   .openapi('PutUser');
 
 export const UserSchema = z
-  .object({ id: UserIdString, username: z.string(), private: z.boolean() })
+  .object({
+    id: UserIdString,
+    username: z.string(),
+    private: z.boolean(),
+    state: z.enum(['active', 'deactivated']),
+    hide_lists: z.boolean(),
+  })
   .openapi('User');
 
 export const CountsSchema = z

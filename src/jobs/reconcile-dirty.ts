@@ -28,11 +28,20 @@
  * Cost: a bucket is recounted at most once per pass however many writes marked it, so a
  * celebrity followed every second costs one recount of one bucket (≤ ~140k rows at the largest
  * layout) per interval, not one per write; `maxRowsPerPass` bounds a pass, leaving the rest of
- * the marks for the next one. Rejected: recounting the whole list (a 9M-row read per interval).
+ * the marks for the next one. Members whose account is deactivated are not counted (one batched
+ * user read per page; see `graph/account-state.ts`). Rejected: recounting the whole list (a 9M-row read per interval).
  */
+
+import { deactivatedFilter } from '../graph/account-state.js';
 import { bucketCode, readBucketCodes } from '../graph/buckets.js';
 import { countBucket } from '../graph/list-walker.js';
-import { type CountStore, DIRTY_SHARDS, type ListStore, nowPosition } from '../store/store.js';
+import {
+  type CountStore,
+  DIRTY_SHARDS,
+  type ListStore,
+  nowPosition,
+  type UserStore,
+} from '../store/store.js';
 import type { BucketLayout, DirtyMark, ListKey, Position } from '../store/types.js';
 
 export interface ReconcileDirtyOptions {
@@ -68,7 +77,9 @@ export interface DirtyPassResult {
 }
 
 /** The stores the reconciler uses. */
-export type ReconcileDirtyStore = CountStore & Pick<ListStore, 'getLayout' | 'listBucket'>;
+export type ReconcileDirtyStore = CountStore &
+  Pick<ListStore, 'getLayout' | 'listBucket'> &
+  Pick<UserStore, 'getUsers'>;
 
 /** Buckets this many codes wide: a code `N | b` (N a power of two, b < N) has layout N. */
 const layoutOfCode = (code: number) => 2 ** Math.floor(Math.log2(code));
@@ -98,6 +109,7 @@ export async function reconcileDirtyList(
   asOf: Position,
   pageSize = 5000,
 ): Promise<DirtyListResult & { rows: number }> {
+  const exclude = deactivatedFilter(store);
   const [layout, before] = await Promise.all([store.getLayout(list), store.getCountSync(list)]);
   const codes = readBucketCodes(layout);
   const todo = new Set<number>();
@@ -106,7 +118,7 @@ export async function reconcileDirtyList(
   const recounted = new Map<number, number>();
   let rows = 0;
   for (const c of [...todo].sort((x, y) => x - y)) {
-    const n = await countBucket(store, list, c, pageSize);
+    const n = await countBucket(store, list, c, pageSize, exclude);
     recounted.set(c, n);
     rows += n;
   }
@@ -185,7 +197,9 @@ export function startDirtyReconciler(
       running = (async () => {
         const started = performance.now();
         try {
-          o.onPass?.(await reconcileDirty(store, o), performance.now() - started);
+          // Not `o.onPass?.(await …)`: an absent callback would skip evaluating the pass itself.
+          const result = await reconcileDirty(store, o);
+          o.onPass?.(result, performance.now() - started);
         } catch (e) {
           o.onError?.(e);
         }

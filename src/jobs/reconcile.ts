@@ -10,6 +10,7 @@
  * leave a drift of its own; re-running is safe and converges once writes pause. Not a hot-path
  * operation: it reads the whole list.
  */
+import { deactivatedFilter } from '../graph/account-state.js';
 import { walkList } from '../graph/list-walker.js';
 import { type GraphStore, nowPosition } from '../store/store.js';
 import { type Direction, type ListKey, RELATIONS, type Relation, type UserId } from '../store/types.js';
@@ -50,11 +51,13 @@ export async function reconcileList(
   const asOf = nowPosition();
   const before = await store.getCount(list);
   const buckets = new Map<number, number>();
+  const hidden = deactivatedFilter(store);
   await walkList(
     store,
     list,
-    (page, code) => {
-      buckets.set(code, (buckets.get(code) ?? 0) + page.length);
+    async (page, code) => {
+      const skip = (await hidden(page.map((e) => e.otherId))).size;
+      buckets.set(code, (buckets.get(code) ?? 0) + page.length - skip);
     },
     { pageSize: o.pageSize },
   );

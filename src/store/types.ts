@@ -188,7 +188,7 @@ export interface Reconciliation {
 /** Durable per-account background work; `cursor` is where a restart resumes (null: from the start). */
 export interface AccountTask {
   userId: UserId;
-  task: 'accept_requests';
+  task: 'accept_requests' | 'mark_counterparts';
   cursor: string | null;
 }
 

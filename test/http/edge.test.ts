@@ -350,12 +350,12 @@ describe('validation', () => {
     const { app } = buildTestApp({ graph: stubGraph() });
     const r = await call(app, 'PUT', '/v1/users/5', {
       auth: bearer(9, { admin: true }),
-      body: { username: 'bob', private: false, state: 'deactivated' },
+      body: { username: 'bob', private: false, role: 'admin' },
     });
     expect([r.status, r.json]).toEqual([
       400,
       problem(400, 'validation_failed', 'Request validation failed', 'invalid body', {
-        errors: [{ path: 'body', message: 'Unrecognized key: "state"' }],
+        errors: [{ path: 'body', message: 'Unrecognized key: "role"' }],
       }),
     ]);
   });

@@ -75,6 +75,8 @@ describe('users', () => {
       id: '10',
       username: 'zed',
       private: false,
+      state: 'active',
+      hide_lists: false,
     });
     await expectRes(
       req('PUT', '/v1/users/10', { auth: admin, body: { username: 'Zed.2', private: true } }),
@@ -83,6 +85,8 @@ describe('users', () => {
         id: '10',
         username: 'Zed.2',
         private: true,
+        state: 'active',
+        hide_lists: false,
       },
     );
     await expectRes(
@@ -107,6 +111,13 @@ describe('users', () => {
       400,
       problem(400, 'validation_failed', 'invalid body', {
         errors: [{ path: 'body.username', message: '1–30 characters of A–Z, a–z, 0–9, dot and underscore' }],
+      }),
+    );
+    await expectRes(
+      req('PUT', '/v1/users/12', { auth: admin, body: { private: true } }),
+      400,
+      problem(400, 'validation_failed', 'username: is required to create a user', {
+        errors: [{ path: 'username', message: 'is required to create a user' }],
       }),
     );
     await expectRes(
@@ -711,11 +722,17 @@ describe('positions, idempotency, limits and operations on the real store', () =
 
   it('Idempotency-Key on a call with a body: PUT user replays its 201', async () => {
     const o = { auth: admin, headers: { 'Idempotency-Key': 'create-93' }, body: { username: 'u93' } };
-    await expectRes(req('PUT', '/v1/users/93', o), 201, { id: '93', username: 'u93', private: false });
+    await expectRes(req('PUT', '/v1/users/93', o), 201, {
+      id: '93',
+      username: 'u93',
+      private: false,
+      state: 'active',
+      hide_lists: false,
+    });
     const again = await req('PUT', '/v1/users/93', o);
     expect([again.status, again.json, again.headers.get('idempotent-replayed')]).toEqual([
       201,
-      { id: '93', username: 'u93', private: false },
+      { id: '93', username: 'u93', private: false, state: 'active', hide_lists: false },
       'true',
     ]);
     await expectRes(

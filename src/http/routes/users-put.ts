@@ -11,7 +11,8 @@ export const putUserRoute = createRoute({
   summary: 'Create or update a user (graph:admin)',
   description:
     'Projection of the account service. Usernames are unique (case-insensitive): 409 when another id holds it. ' +
-    'Switching private → public accepts pending follow requests in the background.',
+    'Switching private → public accepts pending follow requests in the background. `state` deactivates or ' +
+    'reactivates the account; `hide_lists` hides its lists and counts from everyone but itself.',
   security: [{ bearerAuth: [] }],
   request: {
     params: IdParams,
@@ -25,7 +26,13 @@ export const putUserRoute = createRoute({
   },
 });
 
-export type PutUserResponse = { id: string; username: string; private: boolean };
+export type PutUserResponse = {
+  id: string;
+  username: string;
+  private: boolean;
+  state: 'active' | 'deactivated';
+  hide_lists: boolean;
+};
 
 export function registerPutUser(app: ApiApp, deps: RouteDeps) {
   app.openapi({ ...putUserRoute, middleware: deps.mutation }, async (c) => {
@@ -34,10 +41,18 @@ export function registerPutUser(app: ApiApp, deps: RouteDeps) {
     const body = c.req.valid('json');
     const { user, created } = await deps.graph.putUser({
       id,
-      username: body.username,
+      ...(body.username === undefined ? {} : { username: body.username }),
       ...(body.private === undefined ? {} : { private: body.private }),
+      ...(body.state === undefined ? {} : { state: body.state }),
+      ...(body.hide_lists === undefined ? {} : { hideLists: body.hide_lists }),
     });
-    const out: PutUserResponse = { id: user.id.toString(), username: user.username, private: user.private };
+    const out: PutUserResponse = {
+      id: user.id.toString(),
+      username: user.username,
+      private: user.private,
+      state: user.state,
+      hide_lists: user.hideLists,
+    };
     return created ? c.json(out, 201) : c.json(out, 200);
   });
 }

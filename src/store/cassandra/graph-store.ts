@@ -123,10 +123,13 @@ export class CassandraGraphStore implements GraphStore {
   }
 
   async getUsers(ids: readonly UserId[]): Promise<Map<UserId, UserRecord>> {
+    // Point reads, at most 256 in flight: a reconcile page asks for thousands of members at once.
     const unique = [...new Set(ids)];
-    const users = await Promise.all(unique.map((id) => this.getUser(id)));
     const out = new Map<UserId, UserRecord>();
-    for (const u of users) if (u) out.set(u.id, u);
+    for (let i = 0; i < unique.length; i += 256) {
+      const users = await Promise.all(unique.slice(i, i + 256).map((id) => this.getUser(id)));
+      for (const u of users) if (u) out.set(u.id, u);
+    }
     return out;
   }
 

@@ -1,0 +1,163 @@
+/**
+ * Deactivation and reactivation: an account's edges hidden from every read at once, restored
+ * exactly, without rewriting a single list row.
+ *
+ * Design note. Deactivation is one cell, `users.state`. Reads apply it where they meet members:
+ * list pages, set queries and export skip members that `deactivatedAmong` names (a `MemberFilter`,
+ * applied once per batch, reading on so pages stay full); `contains`, `relationships` and
+ * `followed-by` drop them; the owner's own profile, lists and counts answer 404; a mutation that
+ * names a deactivated account (as actor or target) is a 404 like an unknown one. Nothing about the
+ * edges changes, so reactivation is the same cell flipped back and every edge reappears exactly
+ * as it was (FlockDB's "archived" node state, without its rewrite of every edge row).
+ *
+ * Counts are the one place where the hiding must be *written*: the counterparts' counters
+ * (each follower's `following`, each followee's `followers`) still include the account. The state
+ * change records a durable `mark_counterparts` task (in `account_tasks`) before it answers, then
+ * walks the account's two follow lists with `walkList`, marking the counterpart list bucket
+ * dirty and committing the walk cursor after every page. The reconciler (`reconcile-dirty.ts`)
+ * recounts marked buckets *excluding deactivated members*, so the counters converge to exclude
+ * the account within a reconcile interval of the walk, and to include it again after
+ * reactivation. Marking is idempotent, so a walk resumed after a crash (start-up resumes
+ * unfinished tasks) or re-run by a second flip is harmless; a flip during a walk restarts it.
+ * Cost: one mark per edge of the account: the same order as a FlockDB archive, but in
+ * counter-sized writes rather than edge rewrites; a celebrity's counterparts converge at the
+ * reconciler's pace (marks per pass), which the README states.
+ */
+import type { AccountTaskStore, CountStore, ListStore, UserStore } from '../store/store.js';
+import { nowPosition } from '../store/store.js';
+import type { Direction, ListEntry, ListKey, UserId } from '../store/types.js';
+import { bucketCode, bucketOf } from './buckets.js';
+import type { MemberFilter } from './contracts.js';
+import { type WalkCursor, walkList } from './list-walker.js';
+
+export type AccountStateStore = Pick<UserStore, 'getUsers'> &
+  Pick<ListStore, 'getLayout' | 'listBucket'> &
+  Pick<CountStore, 'markDirty'> &
+  AccountTaskStore;
+
+/** The `MemberFilter` of deactivated accounts: one batched user read per call. */
+export function deactivatedFilter(store: Pick<UserStore, 'getUsers'>): MemberFilter {
+  return async (ids) => {
+    if (ids.length === 0) return new Set();
+    const users = await store.getUsers([...new Set(ids)]);
+    const hidden = new Set<UserId>();
+    for (const [id, u] of users) if (u.state === 'deactivated') hidden.add(id);
+    return hidden;
+  };
+}
+
+/**
+ * Where a counterpart walk stands: the generation (the state flip that started it), which of the
+ * account's follow lists, and the walk cursor in it.
+ */
+export interface MarkCursor {
+  generation: string;
+  direction: Direction;
+  walk: WalkCursor | null;
+}
+
+/** The task's cursor as stored in `account_tasks.cursor` (plain data; never leaves the server). */
+export function encodeMarkCursor(c: MarkCursor): string {
+  const after = c.walk?.after;
+  return JSON.stringify({
+    g: c.generation,
+    d: c.direction,
+    b: c.walk?.bucketCode ?? null,
+    t: after ? after.createdAt.toString() : null,
+    o: after ? after.otherId.toString() : null,
+  });
+}
+
+export function decodeMarkCursor(raw: string | null): MarkCursor {
+  if (!raw) return { generation: '', direction: 'in', walk: null };
+  const j = JSON.parse(raw) as {
+    g: string;
+    d: Direction;
+    b: number | null;
+    t: string | null;
+    o: string | null;
+  };
+  const after: ListEntry | null =
+    j.t !== null && j.o !== null ? { createdAt: BigInt(j.t), otherId: BigInt(j.o) } : null;
+  return { generation: j.g, direction: j.d, walk: j.b === null ? null : { bucketCode: j.b, after } };
+}
+
+/** The task row a state flip writes (before it answers): a new generation, from the start. */
+export function newMarkTask(owner: UserId) {
+  return {
+    userId: owner,
+    task: 'mark_counterparts' as const,
+    cursor: encodeMarkCursor({ generation: nowPosition().toString(), direction: 'in', walk: null }),
+  };
+}
+
+/** The counterpart's list that counts an edge of `owner`'s list `direction`. */
+const counterpartList = (direction: Direction, other: UserId): ListKey => ({
+  userId: other,
+  relation: 'follows',
+  direction: direction === 'in' ? 'out' : 'in',
+});
+
+class Superseded extends Error {}
+
+/**
+ * Runs (or resumes) the `mark_counterparts` task of `owner`: marks dirty, for every follow edge of
+ * `owner` in either direction, the counterpart's list bucket that counts it. Commits the cursor
+ * after every page; a page that finds a newer generation (another flip meanwhile) starts over
+ * from the beginning, so every mark of the last flip is written after it. Deletes the task at the
+ * end (only if no newer flip replaced it). Returns the number of marks written.
+ */
+export async function runMarkCounterparts(
+  store: AccountStateStore,
+  owner: UserId,
+  o: { pageSize?: number } = {},
+): Promise<number> {
+  let marked = 0;
+  const layouts = new Map<UserId, number>();
+  for (;;) {
+    const task = await store.getAccountTask(owner, 'mark_counterparts');
+    if (!task) return marked;
+    const start = decodeMarkCursor(task.cursor);
+    const { generation } = start;
+    const commit = async (at: MarkCursor) => {
+      const now = await store.getAccountTask(owner, 'mark_counterparts');
+      if (!now || decodeMarkCursor(now.cursor).generation !== generation) throw new Superseded();
+      await store.putAccountTask({ userId: owner, task: 'mark_counterparts', cursor: encodeMarkCursor(at) });
+    };
+    try {
+      for (const direction of ['in', 'out'] as const) {
+        if (direction === 'in' && start.direction === 'out') continue;
+        const list: ListKey = { userId: owner, relation: 'follows', direction };
+        await walkList(
+          store,
+          list,
+          async (rows, _code, next) => {
+            await Promise.all(
+              rows.map(async ({ otherId }) => {
+                const target = counterpartList(direction, otherId);
+                let n = layouts.get(otherId);
+                if (n === undefined) {
+                  n = (await store.getLayout(target)).buckets;
+                  if (layouts.size >= 10_000) layouts.clear();
+                  layouts.set(otherId, n);
+                }
+                await store.markDirty(target, bucketCode(n, bucketOf(owner, n)), nowPosition());
+              }),
+            );
+            marked += rows.length;
+            if (next) await commit({ generation, direction, walk: next });
+          },
+          { pageSize: o.pageSize ?? 500, from: start.direction === direction ? start.walk : null },
+        );
+        if (direction === 'in') await commit({ generation, direction: 'out', walk: null });
+      }
+      const last = await store.getAccountTask(owner, 'mark_counterparts');
+      if (last && decodeMarkCursor(last.cursor).generation !== generation) continue;
+      await store.deleteAccountTask(owner, 'mark_counterparts');
+      return marked;
+    } catch (e) {
+      if (e instanceof Superseded) continue;
+      throw e;
+    }
+  }
+}
