@@ -31,6 +31,7 @@ import type {
   FollowStatus,
   GraphApi,
   ListPage,
+  ListQueryOptions,
   ListService,
   MutationOptions,
   MutationResult,
@@ -504,8 +505,13 @@ export class GraphService implements GraphApi {
   }
 
   /** Pure delegate to the list service; visibility is checked by the caller. */
-  async listPage(list: ListKey, limit: number, cursor: string | null): Promise<ListPage> {
-    return this.lists.page(list, limit, cursor);
+  async listPage(
+    list: ListKey,
+    limit: number,
+    cursor: string | null,
+    options: ListQueryOptions = {},
+  ): Promise<ListPage> {
+    return this.lists.page(list, limit, cursor, options);
   }
 
   /**

@@ -26,6 +26,7 @@ describe('GET /v1/users/{id}/requests/outgoing', () => {
     await expectRes(req('GET', '/v1/users/200/requests/outgoing', { auth: as(200) }), 200, {
       items: [item(203, 3), item(202, 2), item(201, 1)],
       next_cursor: null,
+      prev_cursor: null,
     });
     const accepted = await req('POST', '/v1/users/202/requests/200/accept', { auth: as(202) });
     expect(accepted.status).toBe(200);
@@ -33,10 +34,12 @@ describe('GET /v1/users/{id}/requests/outgoing', () => {
     await expectRes(req('GET', '/v1/users/200/requests/outgoing?limit=1', { auth: as(200) }), 200, {
       items: [item(203, 3)],
       next_cursor: null,
+      prev_cursor: null,
     });
     await expectRes(req('GET', '/v1/users/200/requests/outgoing', { auth: admin }), 200, {
       items: [item(203, 3)],
       next_cursor: null,
+      prev_cursor: null,
     });
   });
 
