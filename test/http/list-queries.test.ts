@@ -113,6 +113,25 @@ describe('list routes refuse unknown query parameters', () => {
     }
   });
 
+  it('the OpenAPI document declares direction, since and until on every page route, and prev_cursor on ListPage', async () => {
+    const doc = (await call(app, 'GET', '/openapi.json')).json as {
+      paths: Record<string, { get?: Operation }>;
+      components: { schemas: Record<string, { required?: string[]; properties: Record<string, unknown> }> };
+    };
+    for (const path of PAGE_ROUTES) {
+      const params = doc.paths[path.replace('/1/', '/{id}/')]?.get?.parameters ?? [];
+      expect([path, params.filter((p) => p.in === 'query').map((p) => p.name)]).toEqual([
+        path,
+        ['limit', 'cursor', 'direction', 'since', 'until'],
+      ]);
+    }
+    const listPage = doc.components.schemas.ListPage!;
+    expect([Object.keys(listPage.properties), listPage.required]).toEqual([
+      ['items', 'next_cursor', 'prev_cursor'],
+      ['items', 'next_cursor', 'prev_cursor'],
+    ]);
+  });
+
   it('direction=sideways is a 400 naming direction', async () => {
     const r = await call(app, 'GET', '/v1/users/1/followers?direction=sideways', { auth: admin });
     expect([r.status, r.headers.get('content-type'), r.json]).toEqual([
