@@ -234,9 +234,12 @@ export class BucketedListService implements ListService {
             : (code, from, n) => this.store.listBucket(list, code, from, n, since),
       });
       const first = r.items[0];
+      // From `(until, MIN_ID)` the merge would count the empty span below `until` as gaps between
+      // rows (until=9999 would make every later page fetch limit + 1 rows from every bucket).
+      const gapUs = c || until === null ? r.gapUs : spacing(r.items);
       page = {
         items: r.items.map(toItem),
-        nextCursor: r.done || !r.after ? null : seal('older', r.after, r.gapUs, r.states),
+        nextCursor: r.done || !r.after ? null : seal('older', r.after, gapUs, r.states),
         prevCursor: c ? seal('newer', first ?? keyBelow(c.after), r.gapUs) : null,
       };
     }
@@ -434,6 +437,12 @@ const keyAbove = (e: ListEntry): ListEntry =>
 /** The key just older than `e`: a newer read from it starts with `e` itself. */
 const keyBelow = (e: ListEntry): ListEntry =>
   e.otherId === MIN_ID ? { createdAt: e.createdAt - 1n, otherId: MAX_ID } : { ...e, otherId: e.otherId - 1n };
+
+/** Mean µs between consecutive entries (newest first); 0 when unknown. */
+function spacing(items: readonly ListEntry[]): number {
+  if (items.length < 2) return 0;
+  return Number(items[0]!.createdAt - items.at(-1)!.createdAt) / (items.length - 1);
+}
 
 const toItem = (e: ListEntry) => ({ id: e.otherId, createdAt: e.createdAt });
 
