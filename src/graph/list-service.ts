@@ -475,7 +475,7 @@ async function collect(o: CollectInput) {
     const r = await mergePage({ codes: o.codes, states, after, limit: need, gapUs, fetch: o.fetch });
     o.stats.queries += r.stats.queries;
     o.stats.rowsRead += r.stats.rowsRead;
-    o.stats.buckets += r.stats.buckets;
+    o.stats.buckets += r.stats.buckets; // summed over rounds: a bucket read in two rounds counts twice
     o.stats.rounds += r.stats.rounds;
     states = r.states;
     after = r.after;
