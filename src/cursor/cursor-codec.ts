@@ -25,6 +25,16 @@
  * allows (about 140 at N = 1024), never below 0: with K = 0 the form degenerates to the global
  * boundary key plus "no bucket is nearer than d", still valid for every bucket at once.
  *
+ * Direction and time bounds (`direction=newer`, `since` / `until`). Two flag bits of the kind
+ * byte bind them: `FLAG_NEWER` marks a cursor that pages toward newer items (a `prev_cursor`), and
+ * `FLAG_BOUNDED` says a 17-byte extension follows the header (a presence byte, then `since` and
+ * `until` as µs). Both are under the tag, and `decodePage` refuses a token whose direction or
+ * bounds differ from the request's, so a prev cursor cannot be replayed as a next cursor, nor a
+ * cursor of one time range on another (each an `InvalidCursorError`). A newer cursor's words
+ * measure *up* from the boundary to the bucket's floor (its states are what a merge in the
+ * negated key space keeps, see `list-service.ts`); an older cursor's measure down, as above.
+ * Cursors without either flag read exactly as before (older, unbounded).
+ *
  * A scan cursor records the slice, the layout, the rank-order index of the next unstarted bucket
  * and the in-progress buckets with their positions (see `scan-slices.ts`). After a growth one
  * in-progress bucket becomes one entry per sub-bucket (up to 1,024 of them, 21 bytes each, all at
@@ -64,6 +74,11 @@ const KIND_PAGE = 1;
 const KIND_SCAN = 2;
 const FLAG_DEFLATED = 0x10;
 const FLAG_SPARSE = 0x20;
+/** A page cursor that pages toward newer items (a `prev_cursor`). */
+const FLAG_NEWER = 0x40;
+/** A page cursor bound to a time range: `BOUNDS_BYTES` follow the header. */
+const FLAG_BOUNDED = 0x80;
+const BOUNDS_BYTES = 17;
 /** Bytes of a token of `MAX_CURSOR_LENGTH` base64url characters. */
 const MAX_TOKEN_BYTES = Math.floor((MAX_CURSOR_LENGTH * 3) / 4);
 /** Sparse body: after (16), gap (2), K (2), shared word (2), bitmap, then K × (index, word). */
@@ -78,7 +93,30 @@ export interface PageCursor {
   after: ListEntry;
   /** µs between consecutive rows of the list, estimated; 0 when unknown. */
   gapUs: number;
+  /**
+   * Older-direction states: `ceiling` bounds the bucket from above. Newer-direction states
+   * (`direction: 'newer'`): `ceiling` is a *floor*, no row of the bucket newer than the boundary
+   * has `createdAt` below it.
+   */
   states: BucketState[];
+  /** Absent: `older`. */
+  direction?: PageDirection;
+  /** The time range the cursor was issued for; absent: unbounded. */
+  bounds?: TimeBounds;
+}
+
+export type PageDirection = 'older' | 'newer';
+
+/** `[since, until)` in µs; null: unbounded on that side. */
+export interface TimeBounds {
+  since: bigint | null;
+  until: bigint | null;
+}
+
+/** What a request expects of a page cursor; a token issued otherwise is refused. */
+export interface PageExpectation {
+  direction?: PageDirection;
+  bounds?: TimeBounds;
 }
 
 export interface ScanPosition {
@@ -117,20 +155,36 @@ export class CursorCodec {
   encodePage(c: PageCursor): string {
     const n = c.states.length;
     if (n !== c.buckets || !isLayout(n)) throw new RangeError(`bad layout ${n}`);
-    const words = c.states.map((s) => stateWord(s, c.after.createdAt));
+    const newer = c.direction === 'newer';
+    const words = c.states.map((s) => stateWord(s, c.after.createdAt, newer));
     const body = Buffer.alloc(8 + 8 + 2 + 2 * n);
     writeBoundary(body, c);
     words.forEach((w, i) => {
       body.writeUInt16BE(w, 18 + 2 * i);
     });
-    const full = this.seal(KIND_PAGE, c.list, n, body);
+    const ext = boundsBytes(c.bounds);
+    const dirFlags = (newer ? FLAG_NEWER : 0) | (ext.length > 0 ? FLAG_BOUNDED : 0);
+    const full = this.seal(KIND_PAGE, c.list, n, body, 0, dirFlags, ext);
     if (full.length <= MAX_CURSOR_LENGTH) return full;
-    return this.seal(KIND_PAGE, c.list, n, sparseBody(c, words), FLAG_SPARSE);
+    return this.seal(KIND_PAGE, c.list, n, sparseBody(c, words, ext.length), FLAG_SPARSE, dirFlags, ext);
   }
 
-  /** Throws `InvalidCursorError` unless the token was made here for this `list`. */
-  decodePage(token: string, list: ListKey): PageCursor {
-    const { buckets, body, flags } = this.open(token, KIND_PAGE, list);
+  /**
+   * Throws `InvalidCursorError` unless the token was made here for this `list`, for the expected
+   * direction (default older) and time bounds (default none).
+   */
+  decodePage(token: string, list: ListKey, expect: PageExpectation = {}): PageCursor {
+    const { buckets, body, flags, ext } = this.open(token, KIND_PAGE, list);
+    const newer = (flags & FLAG_NEWER) !== 0;
+    if (newer !== (expect.direction === 'newer')) {
+      throw invalid(
+        newer ? 'a prev_cursor pages with direction=newer' : 'a next_cursor pages with direction=older',
+      );
+    }
+    const bounds = ext.length > 0 ? readBounds(ext) : undefined;
+    const want = expect.bounds;
+    const norm = (b: TimeBounds | undefined) => `${b?.since ?? '-'}/${b?.until ?? '-'}`;
+    if (norm(bounds) !== norm(want)) throw invalid('cursor was issued for other since/until bounds');
     const words = flags & FLAG_SPARSE ? sparseWords(body, buckets) : fullWords(body, buckets);
     const createdAt = body.readBigInt64BE(0);
     const after = { createdAt, otherId: body.readBigInt64BE(8) };
@@ -138,9 +192,18 @@ export class CursorCodec {
     const states: BucketState[] = words.map((w) => {
       if (w === MINI_FLOAT_RESERVED) return { exhausted: true, ceiling: null };
       if (w === 0) return { exhausted: false, ceiling: null };
-      return { exhausted: false, ceiling: createdAt - decodeMiniFloat(w) };
+      const d = decodeMiniFloat(w);
+      return { exhausted: false, ceiling: newer ? createdAt + d : createdAt - d };
     });
-    return { list, buckets, after, gapUs, states };
+    return {
+      list,
+      buckets,
+      after,
+      gapUs,
+      states,
+      ...(newer ? { direction: 'newer' as const } : {}),
+      ...(bounds ? { bounds } : {}),
+    };
   }
 
   /**
@@ -194,7 +257,15 @@ export class CursorCodec {
     return createHmac('sha256', this.key).update(DOMAIN).update(payload).digest().subarray(0, TAG_BYTES);
   }
 
-  private seal(kind: number, list: ListKey, buckets: number, body: Buffer, form = 0): string {
+  private seal(
+    kind: number,
+    list: ListKey,
+    buckets: number,
+    body: Buffer,
+    form = 0,
+    dirFlags = 0,
+    ext: Buffer = Buffer.alloc(0),
+  ): string {
     let flags = form;
     let stored = body;
     if (body.length > 64 && form === 0) {
@@ -206,16 +277,20 @@ export class CursorCodec {
     }
     const header = Buffer.alloc(HEADER_BYTES);
     header.writeUInt8(CURSOR_VERSION, 0);
-    header.writeUInt8(kind | flags, 1);
+    header.writeUInt8(kind | flags | dirFlags, 1);
     header.writeBigInt64BE(list.userId, 2);
     header.writeUInt8(RELATIONS.indexOf(list.relation), 10);
     header.writeUInt8(list.direction === 'out' ? 0 : 1, 11);
     header.writeUInt8(log2(buckets), 12);
-    const payload = Buffer.concat([header, stored]);
+    const payload = Buffer.concat([header, ext, stored]);
     return Buffer.concat([payload, this.tag(payload)]).toString('base64url');
   }
 
-  private open(token: string, kind: number, list: ListKey): { buckets: number; body: Buffer; flags: number } {
+  private open(
+    token: string,
+    kind: number,
+    list: ListKey,
+  ): { buckets: number; body: Buffer; flags: number; ext: Buffer } {
     if (typeof token !== 'string' || token.length === 0 || !/^[A-Za-z0-9_-]+$/.test(token)) {
       throw invalid('not a cursor');
     }
@@ -231,6 +306,7 @@ export class CursorCodec {
     if ((kindByte & 0x0f) !== kind) throw invalid('wrong kind of cursor');
     if (kindByte & FLAG_SPARSE && (kind !== KIND_PAGE || kindByte & FLAG_DEFLATED))
       throw invalid('malformed');
+    if (kindByte & (FLAG_NEWER | FLAG_BOUNDED) && kind !== KIND_PAGE) throw invalid('malformed');
     const relation = RELATIONS[payload.readUInt8(10)] as Relation | undefined;
     const direction = payload.readUInt8(11) === 0 ? 'out' : 'in';
     if (
@@ -242,7 +318,10 @@ export class CursorCodec {
     }
     const shift = payload.readUInt8(12);
     if (shift > log2(MAX_BUCKETS)) throw invalid('malformed');
-    let body = payload.subarray(HEADER_BYTES);
+    const extBytes = kindByte & FLAG_BOUNDED ? BOUNDS_BYTES : 0;
+    if (payload.length < HEADER_BYTES + extBytes) throw invalid('malformed');
+    const ext = payload.subarray(HEADER_BYTES, HEADER_BYTES + extBytes);
+    let body = payload.subarray(HEADER_BYTES + extBytes);
     if (kindByte & FLAG_DEFLATED) {
       try {
         body = inflateRawSync(body, { maxOutputLength: MAX_BODY });
@@ -250,7 +329,8 @@ export class CursorCodec {
         throw invalid('malformed', e);
       }
     }
-    return { buckets: 1 << shift, body, flags: kindByte & 0xf0 };
+    if (body.length < 18 && kind === KIND_PAGE) throw invalid('malformed');
+    return { buckets: 1 << shift, body, flags: kindByte & 0xf0, ext };
   }
 }
 
@@ -305,10 +385,10 @@ function fullWords(body: Buffer, buckets: number): number[] {
 const bitmapBytes = (buckets: number) => Math.ceil(buckets / 8);
 
 /** The sparse page body: exact words for the K buckets nearest the boundary, one floor for the rest. */
-function sparseBody(c: PageCursor, words: readonly number[]): Buffer {
+function sparseBody(c: PageCursor, words: readonly number[], extBytes: number): Buffer {
   const n = words.length;
   const bitmap = bitmapBytes(n);
-  const room = MAX_TOKEN_BYTES - HEADER_BYTES - TAG_BYTES - SPARSE_FIXED - bitmap;
+  const room = MAX_TOKEN_BYTES - HEADER_BYTES - extBytes - TAG_BYTES - SPARSE_FIXED - bitmap;
   const live = words
     .map((w, i) => [i, w] as const)
     .filter(([, w]) => w !== MINI_FLOAT_RESERVED)
@@ -349,8 +429,29 @@ function sparseWords(body: Buffer, buckets: number): number[] {
   return words;
 }
 
-function stateWord(s: BucketState, boundary: bigint): number {
+/** The distance from the boundary to the bucket's bound: down for older cursors, up for newer ones. */
+function stateWord(s: BucketState, boundary: bigint, newer: boolean): number {
   if (s.exhausted) return MINI_FLOAT_RESERVED;
-  if (s.ceiling === null || s.ceiling >= boundary) return 0;
-  return encodeMiniFloat(boundary - s.ceiling);
+  if (s.ceiling === null) return 0;
+  const d = newer ? s.ceiling - boundary : boundary - s.ceiling;
+  return d <= 0n ? 0 : encodeMiniFloat(d);
+}
+
+/** The bounds extension: a presence byte (bit 0 since, bit 1 until), then both as int64 µs. */
+function boundsBytes(b: TimeBounds | undefined): Buffer {
+  if (!b || (b.since === null && b.until === null)) return Buffer.alloc(0);
+  const out = Buffer.alloc(BOUNDS_BYTES);
+  out.writeUInt8((b.since !== null ? 1 : 0) | (b.until !== null ? 2 : 0), 0);
+  out.writeBigInt64BE(b.since ?? 0n, 1);
+  out.writeBigInt64BE(b.until ?? 0n, 9);
+  return out;
+}
+
+function readBounds(ext: Buffer): TimeBounds {
+  const present = ext.readUInt8(0);
+  if (present === 0 || present > 3) throw invalid('malformed');
+  return {
+    since: present & 1 ? ext.readBigInt64BE(1) : null,
+    until: present & 2 ? ext.readBigInt64BE(9) : null,
+  };
 }

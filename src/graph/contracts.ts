@@ -82,7 +82,31 @@ export interface ListItem {
 
 export interface ListPage {
   items: ListItem[];
+  /** The page of older items (`direction: 'older'`); null at the end. */
   nextCursor: string | null;
+  /**
+   * The page of newer items (`direction: 'newer'`); null on the first page (nothing newer).
+   * Always set by `BucketedListService`; optional so existing fakes stay valid.
+   */
+  prevCursor?: string | null;
+}
+
+/**
+ * How a list page is read (api.md Part 2). Items are always newest first. `older` (default)
+ * continues after a `nextCursor`; `newer` goes back from a `prevCursor` toward the newest (without
+ * a cursor it answers the first page). `since` / `until` (µs) keep only members whose list
+ * position is in `[since, until)`; a cursor is bound to its direction and bounds.
+ */
+export interface ListQueryOptions {
+  direction?: 'older' | 'newer';
+  since?: Position | null;
+  until?: Position | null;
+}
+
+/** `ListQueryOptions` plus the member filter the graph service applies to every page. */
+export interface PageOptions extends ListQueryOptions {
+  /** Members to skip (deactivated accounts); the page reads on past them and stays full. */
+  exclude?: MemberFilter;
 }
 
 /**
@@ -176,7 +200,12 @@ export interface GraphApi {
    */
   followedBy(viewer: UserId, id: UserId, limit: number): Promise<{ sample: UserId[]; total: number }>;
   /** Newest-first page of a list; the cursor is signed and bound to `list`. */
-  listPage(list: ListKey, limit: number, cursor: string | null): Promise<ListPage>;
+  listPage(
+    list: ListKey,
+    limit: number,
+    cursor: string | null,
+    options?: ListQueryOptions,
+  ): Promise<ListPage>;
   /** Fan-out scan of one slice of a list; order within a slice unspecified. */
   scanPage(
     list: ListKey,
@@ -198,10 +227,20 @@ export interface GraphApi {
  * into the graph service so the write path and the read path meet only here.
  */
 export interface ListService {
-  /** Newest-first page; `cursor` must have been issued for the same `list`. */
-  page(list: ListKey, limit: number, cursor: string | null): Promise<ListPage>;
-  /** One slice of a fan-out scan. */
-  scan(list: ListKey, slice: number, slices: number, limit: number, cursor: string | null): Promise<ScanPage>;
+  /**
+   * Newest-first page; `cursor` must have been issued for the same `list`, direction and bounds.
+   * With `options.exclude` the page skips the excluded members and stays full (short only at the end).
+   */
+  page(list: ListKey, limit: number, cursor: string | null, options?: PageOptions): Promise<ListPage>;
+  /** One slice of a fan-out scan; `options.exclude` drops members (scan pages may be short). */
+  scan(
+    list: ListKey,
+    slice: number,
+    slices: number,
+    limit: number,
+    cursor: string | null,
+    options?: { exclude?: MemberFilter },
+  ): Promise<ScanPage>;
   /** The layout writers must use now (may be cached briefly; a growth sets `growingTo` first). */
   layoutForWrite(list: ListKey): Promise<import('../store/types.js').BucketLayout>;
   /** Told the list's approximate size after a write; may start an online growth. Never throws. */

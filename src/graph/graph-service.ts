@@ -32,6 +32,7 @@ import type {
   FollowStatus,
   GraphApi,
   ListPage,
+  ListQueryOptions,
   ListService,
   MemberFilter,
   MutationOptions,
@@ -561,20 +562,16 @@ export class GraphService implements GraphApi {
   }
 
   /**
-   * A page of the list without deactivated members, still full: when the filter drops some, the
-   * next sub-page (for just the missing count) is read from the cursor after the last one, so the
-   * final cursor stands after every member read, kept or skipped. Visibility is checked by the caller.
+   * A page of the list without deactivated members; the list service skips them and reads on, so
+   * the page stays full. Visibility is checked by the caller.
    */
-  async listPage(list: ListKey, limit: number, cursor: string | null): Promise<ListPage> {
-    const items: ListPage['items'] = [];
-    let at = cursor;
-    for (;;) {
-      const page = await this.lists.page(list, limit - items.length, at);
-      const hidden = await this.hiddenMembers(page.items.map((i) => i.id));
-      for (const i of page.items) if (!hidden.has(i.id)) items.push(i);
-      at = page.nextCursor;
-      if (items.length >= limit || at === null) return { items, nextCursor: at };
-    }
+  async listPage(
+    list: ListKey,
+    limit: number,
+    cursor: string | null,
+    options: ListQueryOptions = {},
+  ): Promise<ListPage> {
+    return this.lists.page(list, limit, cursor, { ...options, exclude: this.hiddenMembers });
   }
 
   /**
@@ -600,7 +597,7 @@ export class GraphService implements GraphApi {
     return { sample, total };
   }
 
-  /** Pure delegate to the list service; visibility is checked by the caller. */
+  /** A scan page without deactivated members (it may be short); visibility is checked by the caller. */
   async scanPage(
     list: ListKey,
     slice: number,
@@ -608,11 +605,7 @@ export class GraphService implements GraphApi {
     limit: number,
     cursor: string | null,
   ): Promise<ScanPage> {
-    const page = await this.lists.scan(list, slice, slices, limit, cursor);
-    const hidden = await this.hiddenMembers(page.ids);
-    return hidden.size === 0
-      ? page
-      : { ids: page.ids.filter((id) => !hidden.has(id)), nextCursor: page.nextCursor };
+    return this.lists.scan(list, slice, slices, limit, cursor, { exclude: this.hiddenMembers });
   }
 
   // ---- visibility ----

@@ -16,10 +16,43 @@
  * LRU of at most `layoutCacheMaxEntries` lists (a `Map` kept in use order: a hit moves the entry
  * to the end, an insert past the bound drops the first), so reading many users' lists cannot
  * grow it without limit. Evicting early is always safe: it only costs one `getLayout` read.
+ *
+ * Two directions (api.md Part 2). `older` pages continue from a `nextCursor` exactly as above (the
+ * per-bucket ceilings are the fast path; its cost is unchanged). A `newer` page goes back from a
+ * `prevCursor`, whose boundary is the first (newest) item of the page it came from: every bucket
+ * is read *upward* from strictly above the boundary (`listBucketNewer`, the clustering order
+ * reversed) and merged by the same `mergePage` run in the negated key space — negating
+ * `(created_at, other_id)` turns "ascending" into "descending", so the merge, its placeholders and
+ * its fetch sizing need no second copy. It takes `limit + 1` items: the extra one says whether
+ * anything newer is left (`prevCursor` null on reaching the newest, so a walk back ends exactly
+ * at the first page) and is not shown; the rest are returned reversed, newest first. The cursors
+ * a newer page issues carry a boundary only (every bucket "open"): its `nextCursor` continues
+ * older below its last item, its `prevCursor` newer above its first. An older page's `prevCursor`
+ * is likewise boundary-only, above its first item; the first page (no cursor) has none. An empty
+ * page's cursors use the key just beside the boundary so the boundary item itself is not lost.
+ * Cursors bind direction and bounds (see `cursor-codec.ts`): a prev cursor sent as a next cursor,
+ * or with other `since` / `until`, is an `InvalidCursorError`.
+ *
+ * Time bounds `[since, until)` come from the clustering order, never from a scan: an older read
+ * starts at `(until, MIN_ID)` (so the first row is the newest below `until`) and the store stops
+ * each bucket at `since` (`listBucket(…, since)`); a newer read stops each bucket below `until`
+ * (`listBucketNewer(…, until)`) and cannot go below `since` since it starts above an item that
+ * was inside the range.
+ *
+ * The member filter (`PageOptions.exclude`) is applied to each merged batch, once per round: a
+ * round merges the items still missing, the filter drops the excluded ones, and the next round
+ * merges on from the same boundary and states, so a page is short only at the end of the list
+ * and its cursor lies past every skipped member.
  */
 
-import { CursorCodec, MAX_BUCKETS, type ScanPosition } from '../cursor/cursor-codec.js';
-import { type BucketState, mergePage, type PageStats } from '../cursor/merge.js';
+import {
+  CursorCodec,
+  MAX_BUCKETS,
+  type PageExpectation,
+  type ScanPosition,
+  type TimeBounds,
+} from '../cursor/cursor-codec.js';
+import { type BucketState, type FetchBucket, mergePage, type PageStats } from '../cursor/merge.js';
 import {
   bucketAtIndex,
   indexInside,
@@ -35,7 +68,7 @@ import type { GraphStore } from '../store/store.js';
 import type { BucketLayout, ListEntry, ListKey } from '../store/types.js';
 import { listId } from '../store/types.js';
 import { bucketCode } from './buckets.js';
-import type { ListPage, ListService, ScanPage } from './contracts.js';
+import type { ListPage, ListService, MemberFilter, PageOptions, ScanPage } from './contracts.js';
 import { InvalidInputError } from './errors.js';
 import { type GrowthProgress, growList } from './list-growth.js';
 
@@ -113,41 +146,105 @@ export class BucketedListService implements ListService {
   }
 
   /**
-   * Newest-first page (created_at DESC, other_id DESC) by a k-way merge of the list's buckets.
-   * Throws `InvalidCursorError` for a cursor not issued here for `list`, `InvalidInputError` for a
-   * limit below 1.
+   * Newest-first page (created_at DESC, other_id DESC) by a k-way merge of the list's buckets;
+   * `options` picks the direction, the time range and the member filter (see the module note).
+   * Throws `InvalidCursorError` for a cursor not issued here for `list` with the same direction
+   * and bounds, `InvalidInputError` for a limit below 1 or `since >= until`.
    */
-  async page(list: ListKey, limit: number, cursor: string | null): Promise<ListPage> {
+  async page(
+    list: ListKey,
+    limit: number,
+    cursor: string | null,
+    options: PageOptions = {},
+  ): Promise<ListPage> {
     assertLimit(limit);
-    const layout = await this.layout(list);
-    let buckets = layout.buckets;
-    let states: BucketState[];
-    let after: ListEntry | null = null;
-    let gapUs = 0;
-    if (cursor) {
-      const c = this.codec.decodePage(cursor, list);
-      buckets = Math.max(c.buckets, layout.buckets);
-      states = Array.from({ length: buckets }, (_, b) => c.states[b & (c.buckets - 1)]!);
-      after = c.after;
-      gapUs = c.gapUs;
-    } else {
-      states = Array.from({ length: buckets }, () => ({ exhausted: false, ceiling: null }));
+    const since = options.since ?? null;
+    const until = options.until ?? null;
+    if (since !== null && until !== null && since >= until) {
+      throw new InvalidInputError('until', 'a time later than since');
     }
+    const bounds: TimeBounds | undefined = since === null && until === null ? undefined : { since, until };
+    const newer = options.direction === 'newer';
+    const expect: PageExpectation = { direction: newer ? 'newer' : 'older', ...(bounds ? { bounds } : {}) };
+    const layout = await this.layout(list);
+    const c = cursor ? this.codec.decodePage(cursor, list, expect) : null;
+    const buckets = c ? Math.max(c.buckets, layout.buckets) : layout.buckets;
     const codes = Array.from({ length: buckets }, (_, b) => bucketCode(buckets, b));
-    const r = await mergePage({
-      codes,
-      states,
-      after,
-      limit,
-      gapUs,
-      fetch: (code, from, n) => this.store.listBucket(list, code, from, n),
-    });
-    this.o.onPage?.({ kind: 'page', list, items: r.items.length, layout: buckets, ...r.stats });
-    const nextCursor =
-      r.done || r.items.length < limit || !r.after
-        ? null
-        : this.codec.encodePage({ list, buckets, after: r.after, gapUs: r.gapUs, states: r.states });
-    return { items: r.items.map((e) => ({ id: e.otherId, createdAt: e.createdAt })), nextCursor };
+    const open = (): BucketState[] =>
+      Array.from({ length: buckets }, () => ({ exhausted: false, ceiling: null }));
+    // A cursor of a smaller layout: each bucket inherits its parent's state (see the module note).
+    const inherited = c ? Array.from({ length: buckets }, (_, b) => c.states[b & (c.buckets - 1)]!) : open();
+    const stats: PageStats = { queries: 0, rowsRead: 0, buckets: 0, rounds: 0 };
+    const seal = (direction: 'older' | 'newer', after: ListEntry, gapUs: number, states = open()) =>
+      this.codec.encodePage({
+        list,
+        buckets,
+        after,
+        gapUs,
+        states,
+        ...(direction === 'newer' ? { direction } : {}),
+        ...(bounds ? { bounds } : {}),
+      });
+
+    let page: ListPage;
+    if (c && newer) {
+      // Upward from the boundary, in the negated key space (floors become ceilings).
+      const r = await collect({
+        codes,
+        states: inherited.map((st) => ({
+          exhausted: st.exhausted,
+          ceiling: st.ceiling === null ? null : -st.ceiling,
+        })),
+        after: negate(c.after),
+        gapUs: c.gapUs,
+        want: limit + 1,
+        stats,
+        exclude: options.exclude,
+        toList: negate,
+        fetch: async (code, from, n) => {
+          const start = negate(from ?? negate(c.after));
+          const rows =
+            until === null
+              ? await this.store.listBucketNewer(list, code, start, n)
+              : await this.store.listBucketNewer(list, code, start, n, until);
+          return rows.map(negate);
+        },
+      });
+      const shown = r.items.slice(0, limit).reverse();
+      const newest = shown[0];
+      const oldest = shown.at(-1);
+      page = {
+        items: shown.map(toItem),
+        nextCursor: seal('older', oldest ?? keyAbove(c.after), r.gapUs),
+        prevCursor: r.items.length > limit && newest ? seal('newer', newest, r.gapUs) : null,
+      };
+    } else {
+      const r = await collect({
+        codes,
+        states: inherited,
+        after: c ? c.after : until !== null ? { createdAt: until, otherId: MIN_ID } : null,
+        gapUs: c?.gapUs ?? 0,
+        want: limit,
+        stats,
+        exclude: options.exclude,
+        toList: (e) => e,
+        fetch:
+          since === null
+            ? (code, from, n) => this.store.listBucket(list, code, from, n)
+            : (code, from, n) => this.store.listBucket(list, code, from, n, since),
+      });
+      const first = r.items[0];
+      // From `(until, MIN_ID)` the merge would count the empty span below `until` as gaps between
+      // rows (until=9999 would make every later page fetch limit + 1 rows from every bucket).
+      const gapUs = c || until === null ? r.gapUs : spacing(r.items);
+      page = {
+        items: r.items.map(toItem),
+        nextCursor: r.done || !r.after ? null : seal('older', r.after, gapUs, r.states),
+        prevCursor: c ? seal('newer', first ?? keyBelow(c.after), r.gapUs) : null,
+      };
+    }
+    this.o.onPage?.({ kind: 'page', list, items: page.items.length, layout: buckets, ...stats });
+    return page;
   }
 
   /**
@@ -162,6 +259,7 @@ export class BucketedListService implements ListService {
     slices: number,
     limit: number,
     cursor: string | null,
+    options: { exclude?: MemberFilter } = {},
   ): Promise<ScanPage> {
     if (!Number.isInteger(slices) || slices < 1 || slices > MAX_SLICES) {
       throw new InvalidInputError('slices', `an integer from 1 to ${MAX_SLICES}`);
@@ -226,12 +324,15 @@ export class BucketedListService implements ListService {
       }
       if (rows.length < size && consumed === rows.length) pending.shift();
     }
-    this.o.onPage?.({ kind: 'scan', list, items: ids.length, layout: buckets, ...stats });
+    // One filter call per scan page; the cursor already lies past the skipped members.
+    const skip = options.exclude && ids.length > 0 ? await options.exclude(ids) : null;
+    const kept = skip && skip.size > 0 ? ids.filter((id) => !skip.has(id)) : ids;
+    this.o.onPage?.({ kind: 'scan', list, items: kept.length, layout: buckets, ...stats });
     const done = pending.length === 0 && nextIndex >= endIndex;
     const nextCursor = done
       ? null
       : this.codec.encodeScan({ list, slice, slices, buckets, nextIndex, pending });
-    return { ids, nextCursor };
+    return { ids: kept, nextCursor };
   }
 
   /**
@@ -320,6 +421,74 @@ export class BucketedListService implements ListService {
       this.cache.delete(oldest.value);
     }
   }
+}
+
+/** The smallest and largest ids: `(t, MIN_ID)` lies below every key at time `t`. */
+const MIN_ID = -(1n << 63n);
+const MAX_ID = (1n << 63n) - 1n;
+
+/** The key space in which ascending list order is descending (what `mergePage` walks). */
+const negate = (e: ListEntry): ListEntry => ({ createdAt: -e.createdAt, otherId: -e.otherId });
+
+/** The key just newer than `e`: an older read from it starts with `e` itself. */
+const keyAbove = (e: ListEntry): ListEntry =>
+  e.otherId === MAX_ID ? { createdAt: e.createdAt + 1n, otherId: MIN_ID } : { ...e, otherId: e.otherId + 1n };
+
+/** The key just older than `e`: a newer read from it starts with `e` itself. */
+const keyBelow = (e: ListEntry): ListEntry =>
+  e.otherId === MIN_ID ? { createdAt: e.createdAt - 1n, otherId: MAX_ID } : { ...e, otherId: e.otherId - 1n };
+
+/** Mean µs between consecutive entries (newest first); 0 when unknown. */
+function spacing(items: readonly ListEntry[]): number {
+  if (items.length < 2) return 0;
+  return Number(items[0]!.createdAt - items.at(-1)!.createdAt) / (items.length - 1);
+}
+
+const toItem = (e: ListEntry) => ({ id: e.otherId, createdAt: e.createdAt });
+
+interface CollectInput {
+  codes: readonly number[];
+  states: BucketState[];
+  /** Boundary in the merge's key space. */
+  after: ListEntry | null;
+  gapUs: number;
+  /** Items wanted after filtering. */
+  want: number;
+  stats: PageStats;
+  exclude: MemberFilter | undefined;
+  /** Merge key space → list keys (identity, or `negate` for newer pages). */
+  toList: (e: ListEntry) => ListEntry;
+  fetch: FetchBucket;
+}
+
+/**
+ * Merges rounds until `want` items survive the member filter or the list ends. Returns the kept
+ * items (list keys, merge order) and the boundary and states (merge key space) after the last
+ * merged item, skipped or not; `done` when the list has nothing past that boundary.
+ */
+async function collect(o: CollectInput) {
+  const items: ListEntry[] = [];
+  let { states, after, gapUs } = o;
+  let done = false;
+  while (items.length < o.want) {
+    const need = o.want - items.length;
+    const r = await mergePage({ codes: o.codes, states, after, limit: need, gapUs, fetch: o.fetch });
+    o.stats.queries += r.stats.queries;
+    o.stats.rowsRead += r.stats.rowsRead;
+    o.stats.buckets += r.stats.buckets; // summed over rounds: a bucket read in two rounds counts twice
+    o.stats.rounds += r.stats.rounds;
+    states = r.states;
+    after = r.after;
+    gapUs = r.gapUs;
+    const batch = r.items.map(o.toList);
+    const skip = o.exclude && batch.length > 0 ? await o.exclude(batch.map((e) => e.otherId)) : null;
+    for (const e of batch) if (!skip?.has(e.otherId)) items.push(e);
+    if (r.done || r.items.length < need) {
+      done = true;
+      break;
+    }
+  }
+  return { items, after, states, gapUs, done };
 }
 
 function assertLimit(limit: number): void {

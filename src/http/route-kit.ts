@@ -99,6 +99,7 @@ export async function listsVisible(graph: GraphApi, p: Principal, owner: UserId)
 export interface WireListPage {
   items: { id: string; username: string; followed_at: string }[];
   next_cursor: string | null;
+  prev_cursor: string | null;
 }
 
 /** A domain page → the wire page, with usernames (ids no longer known are left out). */
@@ -114,13 +115,30 @@ export async function renderPage(graph: GraphApi, page: ListPage): Promise<WireL
         followed_at: formatTime(item.createdAt),
       });
   }
-  return { items, next_cursor: page.nextCursor };
+  return { items, next_cursor: page.nextCursor, prev_cursor: page.prevCursor ?? null };
 }
 
 export async function listPage(
   graph: GraphApi,
   list: ListKey,
-  query: { limit: number; cursor?: string | undefined },
+  query: {
+    limit: number;
+    cursor?: string | undefined;
+    direction?: 'older' | 'newer' | undefined;
+    since?: bigint | undefined;
+    until?: bigint | undefined;
+  },
 ): Promise<WireListPage> {
-  return renderPage(graph, await graph.listPage(list, query.limit, query.cursor ?? null));
+  const { since, until } = query;
+  if (since !== undefined && until !== undefined && since >= until) {
+    throw new ApiError('validation_failed', 'invalid query', {
+      errors: [{ path: 'query.until', message: 'a time later than since' }],
+    });
+  }
+  const page = await graph.listPage(list, query.limit, query.cursor ?? null, {
+    direction: query.direction ?? 'older',
+    since: since ?? null,
+    until: until ?? null,
+  });
+  return renderPage(graph, page);
 }

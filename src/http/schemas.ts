@@ -71,7 +71,25 @@ export const Cursor = z
  */
 const queryParams = <T extends z.ZodRawShape>(shape: T) => z.strictObject(shape);
 
-export const ListQuery = queryParams({ limit: intParam(1, 200, 50), cursor: Cursor });
+export const ListQuery = queryParams({
+  limit: intParam(1, 200, 50),
+  cursor: Cursor,
+  direction: z
+    .enum(['older', 'newer'])
+    .optional()
+    .openapi({
+      description:
+        '`older` (default) continues from a `next_cursor`; `newer` goes back from a `prev_cursor` toward ' +
+        'the newest. Items are newest first either way; a cursor used with the other direction is a 400.',
+    }),
+  since: TimeInput.optional().openapi({
+    description: 'Only members whose `followed_at` is at or after this time (RFC 3339).',
+  }),
+  until: TimeInput.optional().openapi({
+    description:
+      'Only members whose `followed_at` is before this time (RFC 3339). A cursor is bound to its `since` / `until`.',
+  }),
+});
 export const FollowedByQuery = queryParams({ limit: intParam(0, 50, 3) });
 export const ScanQuery = queryParams({
   slice: intParam(0, 1023, 0),
@@ -183,7 +201,17 @@ export const ListItemSchema = z
   .openapi('ListItem');
 
 export const ListPageSchema = z
-  .object({ items: z.array(ListItemSchema), next_cursor: z.string().nullable() })
+  .object({
+    items: z.array(ListItemSchema),
+    next_cursor: z
+      .string()
+      .nullable()
+      .openapi({ description: 'Older items (`direction=older`); null at the end.' }),
+    prev_cursor: z
+      .string()
+      .nullable()
+      .openapi({ description: 'Newer items (`direction=newer`); null on the first page.' }),
+  })
   .openapi('ListPage');
 
 export const IdsBody = z

@@ -114,9 +114,28 @@ export interface EdgeStore {
 export interface ListStore {
   /**
    * One bucket's rows, newest first (created_at DESC, other_id DESC), strictly after `after`
-   * when given (i.e. older than it in list order), at most `limit` rows.
+   * when given (i.e. older than it in list order), at most `limit` rows; with `since`, only rows
+   * whose `created_at >= since` (the read stops there: a bound in the query, not a filter).
    */
-  listBucket(list: ListKey, bucketCode: number, after: ListEntry | null, limit: number): Promise<ListEntry[]>;
+  listBucket(
+    list: ListKey,
+    bucketCode: number,
+    after: ListEntry | null,
+    limit: number,
+    since?: Position,
+  ): Promise<ListEntry[]>;
+  /**
+   * One bucket's rows *newer* than `after` (strictly), oldest first (created_at ASC, other_id ASC:
+   * the clustering order read backwards), with `created_at < until` when `until` is given, at most
+   * `limit` rows. What a `direction=newer` page merges (see `list-service.ts`).
+   */
+  listBucketNewer(
+    list: ListKey,
+    bucketCode: number,
+    after: ListEntry,
+    limit: number,
+    until?: Position,
+  ): Promise<ListEntry[]>;
   /** The list's layout; `{ buckets: 1, growingTo: null, copiedThrough: 0 }` when never set. */
   getLayout(list: ListKey): Promise<BucketLayout>;
   putLayout(list: ListKey, layout: BucketLayout): Promise<void>;

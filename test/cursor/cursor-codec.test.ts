@@ -138,6 +138,84 @@ describe('CursorCodec', () => {
     }
   });
 
+  it('direction and since/until: round-trip, stay within MAX_CURSOR_LENGTH at every N, and are refused when they differ', () => {
+    const layouts = Array.from({ length: 11 }, (_, i) => 2 ** i);
+    const bounds = { since: 1_779_000_000_000_000n, until: null };
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...layouts),
+        fc.integer({ min: 1, max: 2 ** 30 }),
+        fc.constantFrom('older' as const, 'newer' as const),
+        fc.option(fc.constantFrom(1_779_000_000_000_000n, 0n, -5n), { nil: null }),
+        fc.option(fc.constantFrom(1_781_000_000_000_000n, 1n), { nil: null }),
+        (n, seed, direction, since, until) => {
+          const base = pageCursor(n, seed);
+          // A newer cursor's bounds are floors above the boundary: mirror the random ceilings.
+          const states =
+            direction === 'newer'
+              ? base.states.map((s) => ({
+                  exhausted: s.exhausted,
+                  ceiling: s.ceiling === null ? null : 2n * base.after.createdAt - s.ceiling,
+                }))
+              : base.states;
+          const b = since === null && until === null ? undefined : { since, until };
+          const c: PageCursor = {
+            ...base,
+            states,
+            ...(direction === 'newer' ? { direction } : {}),
+            ...(b ? { bounds: b } : {}),
+          };
+          const token = codec.encodePage(c);
+          const back = codec.decodePage(token, list, { direction, ...(b ? { bounds: b } : {}) });
+          const moved = back.states.flatMap((st, i) => {
+            const orig = states[i]!;
+            if (st.exhausted !== orig.exhausted) return [`${i}: exhausted`];
+            if (orig.exhausted || st.ceiling === null) return [];
+            // Older: a ceiling may only rise; newer: a floor may only fall.
+            const safe = direction === 'newer' ? st.ceiling <= orig.ceiling! : st.ceiling >= orig.ceiling!;
+            return safe ? [] : [`${i}: ${st.ceiling} vs ${orig.ceiling}`];
+          });
+          expect({
+            fits: token.length <= MAX_CURSOR_LENGTH,
+            after: back.after,
+            direction: back.direction,
+            bounds: back.bounds,
+            moved,
+          }).toEqual({ fits: true, after: c.after, direction: c.direction, bounds: b, moved: [] });
+          const other = direction === 'newer' ? 'older' : 'newer';
+          expect(() =>
+            codec.decodePage(token, list, { direction: other, ...(b ? { bounds: b } : {}) }),
+          ).toThrow(InvalidCursorError);
+          const otherBounds = b ? undefined : bounds;
+          expect(() =>
+            codec.decodePage(token, list, { direction, ...(otherBounds ? { bounds: otherBounds } : {}) }),
+          ).toThrow(InvalidCursorError);
+        },
+      ),
+      { seed: SEED, numRuns: 300 },
+    );
+  });
+
+  it('a bounded newer cursor rejects every single-bit flip', () => {
+    const c: PageCursor = {
+      ...pageCursor(16),
+      states: pageCursor(16).states.map(() => ({ exhausted: false, ceiling: null })),
+      direction: 'newer',
+      bounds: { since: 5n, until: 1_790_000_000_000_000n },
+    };
+    const token = codec.encodePage(c);
+    const expect_ = { direction: 'newer' as const, bounds: { since: 5n, until: 1_790_000_000_000_000n } };
+    expect(codec.decodePage(token, list, expect_).after).toEqual(c.after);
+    const raw = Buffer.from(token, 'base64url');
+    for (let i = 0; i < raw.length; i++) {
+      for (let bit = 0; bit < 8; bit++) {
+        const bad = Buffer.from(raw);
+        bad[i]! ^= 1 << bit;
+        expect(() => codec.decodePage(bad.toString('base64url'), list, expect_)).toThrow(InvalidCursorError);
+      }
+    }
+  });
+
   it('round-trips a scan cursor', () => {
     const c = {
       list,

@@ -260,6 +260,7 @@ describe('times with microseconds (issue #8)', () => {
           { id: '9', username: 'u9', followed_at: '2026-11-30T00:53:20.000000Z' },
         ],
         next_cursor: null,
+        prev_cursor: null,
       },
     ]);
   });

@@ -1,12 +1,15 @@
 /**
  * Every list route refuses query parameters it does not know. Regression: `GET …/followers?
- * direction=newer` used to ignore `direction` and page the other way. The routes come from the
- * app's own OpenAPI document (every GET with a `limit` query parameter), so a new list route is
- * covered without touching this file.
+ * direction=newer` used to ignore `direction` and page the other way; now the page routes know
+ * `direction`, `since` and `until` (api.md Part 2) and hand them to the domain, while the other
+ * routes with a `limit` (followed-by, scan) still refuse them. The routes come from the app's own
+ * OpenAPI document (every GET with a `limit` query parameter), so a new list route is covered
+ * without touching this file.
  */
 import { describe, expect, it } from 'vitest';
 import type { GraphApi } from '../../src/graph/contracts.js';
 import { problemType } from '../../src/http/errors.js';
+import { TIME_MESSAGE } from '../../src/http/times.js';
 import { bearer, buildTestApp, call, stubGraph } from './support/app.js';
 
 /** Answers every read a list route makes with an empty page, so known queries reach 200. */
@@ -16,12 +19,26 @@ const emptyGraph: Partial<GraphApi> = {
   getUsers: async () => new Map(),
   assertCanViewLists: async () => {},
   assertCanViewProfile: async () => {},
-  listPage: async () => ({ items: [], nextCursor: null }),
+  listPage: async (list, limit, cursor, options) => {
+    calls.push({ list: list.relation, limit, cursor, options });
+    return { items: [], nextCursor: null };
+  },
   scanPage: async () => ({ ids: [], nextCursor: null }),
   followedBy: async () => ({ sample: [], total: 0 }),
 };
 
+const calls: unknown[] = [];
 const { app } = buildTestApp({ graph: stubGraph(emptyGraph) });
+/** The routes that answer a list page (they take direction / since / until). */
+const PAGE_ROUTES = [
+  '/v1/users/1/followers',
+  '/v1/users/1/following',
+  '/v1/users/1/requests',
+  '/v1/users/1/requests/outgoing',
+  '/v1/users/1/blocks',
+  '/v1/users/1/mutes',
+  '/v1/users/1/close-friends',
+];
 const admin = bearer(1, { admin: true });
 
 interface Operation {
@@ -55,26 +72,119 @@ describe('list routes refuse unknown query parameters', () => {
     );
   });
 
-  it('direction=newer on followers is a 400, not a page in the other order', async () => {
-    const r = await call(app, 'GET', '/v1/users/1/followers?direction=newer', { auth: admin });
+  const invalidQuery = (errors: { path: string; message: string }[]) => ({
+    type: problemType('validation_failed'),
+    title: 'Request validation failed',
+    status: 400,
+    detail: 'invalid query',
+    code: 'validation_failed',
+    request_id: 'req-1',
+    errors,
+  });
+
+  it('every page route passes direction, since and until to the domain and answers prev_cursor', async () => {
+    for (const path of PAGE_ROUTES) {
+      calls.length = 0;
+      const q = 'limit=3&direction=newer&since=2026-11-30T00:00:00Z&until=2026-11-30T01:00:00.5%2B01:00';
+      const r = await call(app, 'GET', `${path}?${q}`, { auth: admin });
+      expect([path, r.status, r.json]).toEqual([
+        path,
+        200,
+        { items: [], next_cursor: null, prev_cursor: null },
+      ]);
+      expect(calls).toEqual([
+        {
+          list: expect.any(String),
+          limit: 3,
+          cursor: null,
+          options: { direction: 'newer', since: 1_795_996_800_000_000n, until: 1_795_996_800_500_000n },
+        },
+      ]);
+      calls.length = 0;
+      await call(app, 'GET', `${path}?limit=2`, { auth: admin });
+      expect(calls).toEqual([
+        {
+          list: expect.any(String),
+          limit: 2,
+          cursor: null,
+          options: { direction: 'older', since: null, until: null },
+        },
+      ]);
+    }
+  });
+
+  it('the OpenAPI document declares direction, since and until on every page route, and prev_cursor on ListPage', async () => {
+    const doc = (await call(app, 'GET', '/openapi.json')).json as {
+      paths: Record<string, { get?: Operation }>;
+      components: { schemas: Record<string, { required?: string[]; properties: Record<string, unknown> }> };
+    };
+    for (const path of PAGE_ROUTES) {
+      const params = doc.paths[path.replace('/1/', '/{id}/')]?.get?.parameters ?? [];
+      expect([path, params.filter((p) => p.in === 'query').map((p) => p.name)]).toEqual([
+        path,
+        ['limit', 'cursor', 'direction', 'since', 'until'],
+      ]);
+    }
+    const listPage = doc.components.schemas.ListPage!;
+    expect([Object.keys(listPage.properties), listPage.required]).toEqual([
+      ['items', 'next_cursor', 'prev_cursor'],
+      ['items', 'next_cursor', 'prev_cursor'],
+    ]);
+  });
+
+  it('direction=sideways is a 400 naming direction', async () => {
+    const r = await call(app, 'GET', '/v1/users/1/followers?direction=sideways', { auth: admin });
     expect([r.status, r.headers.get('content-type'), r.json]).toEqual([
       400,
       'application/problem+json; charset=utf-8',
-      {
-        type: problemType('validation_failed'),
-        title: 'Request validation failed',
-        status: 400,
-        detail: 'invalid query',
-        code: 'validation_failed',
-        request_id: 'req-1',
-        errors: [{ path: 'query', message: 'Unrecognized key: "direction"' }],
-      },
+      invalidQuery([{ path: 'query.direction', message: expect.stringContaining('older') }]),
     ]);
+  });
+
+  it('a bad time is a 400 naming the parameter; since >= until is a 400 naming until', async () => {
+    const bad = await call(app, 'GET', '/v1/users/1/followers?since=garbage', { auth: admin });
+    expect([bad.status, bad.json]).toEqual([
+      400,
+      invalidQuery([{ path: 'query.since', message: TIME_MESSAGE }]),
+    ]);
+    const bad2 = await call(app, 'GET', '/v1/users/1/mutes?until=2026-02-30T00:00:00Z', { auth: admin });
+    expect([bad2.status, bad2.json]).toEqual([
+      400,
+      invalidQuery([{ path: 'query.until', message: TIME_MESSAGE }]),
+    ]);
+    for (const [since, until] of [
+      ['2026-11-30T00:00:00Z', '2026-11-30T00:00:00Z'],
+      ['2026-11-30T00:00:01Z', '2026-11-30T00:00:00.999999Z'],
+    ]) {
+      const q = new URLSearchParams({ since: since!, until: until! });
+      const r = await call(app, 'GET', `/v1/users/1/followers?${q}`, { auth: admin });
+      expect([r.status, r.json]).toEqual([
+        400,
+        invalidQuery([{ path: 'query.until', message: 'a time later than since' }]),
+      ]);
+    }
+  });
+
+  it('followed-by and scan still refuse direction, since and until', async () => {
+    const others = (await listRoutes()).map((r) => r.path).filter((p) => !PAGE_ROUTES.includes(p));
+    expect(others.sort()).toEqual(['/v1/users/1/followed-by', '/v1/users/1/followers/scan']);
+    for (const path of others) {
+      for (const unknown of ['direction', 'since', 'until']) {
+        const q = new URLSearchParams({ limit: '1', [unknown]: 'x' });
+        const r = await call(app, 'GET', `${path}?${q}`, { auth: admin });
+        expect([path, unknown, r.status, r.json.errors]).toEqual([
+          path,
+          unknown,
+          400,
+          [{ path: 'query', message: `Unrecognized key: "${unknown}"` }],
+        ]);
+      }
+    }
   });
 
   it('every list route: an unknown parameter next to a known one is a 400 naming it; the known one alone is a 200', async () => {
     for (const { path } of await listRoutes()) {
-      for (const unknown of ['direction', 'since', 'until', 'Limit', 'limit[]']) {
+      for (const unknown of ['Limit', 'limit[]', 'Direction', 'since[]']) {
         const q = new URLSearchParams({ limit: '1', [unknown]: 'x' });
         const r = await call(app, 'GET', `${path}?${q}`, { auth: admin });
         expect([path, unknown, r.status, r.json.code, r.json.errors]).toEqual([
@@ -91,10 +201,10 @@ describe('list routes refuse unknown query parameters', () => {
   });
 
   it('names every unknown parameter of one request', async () => {
-    const r = await call(app, 'GET', '/v1/users/1/mutes?since=a&until=b', { auth: admin });
+    const r = await call(app, 'GET', '/v1/users/1/mutes?Since=a&until_=b', { auth: admin });
     expect([r.status, r.json.errors]).toEqual([
       400,
-      [{ path: 'query', message: 'Unrecognized keys: "since", "until"' }],
+      [{ path: 'query', message: 'Unrecognized keys: "Since", "until_"' }],
     ]);
   });
 });

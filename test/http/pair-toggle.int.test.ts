@@ -118,6 +118,6 @@ describe(`a pair toggled ${TOGGLES} times through the API`, () => {
     });
     expect([ahead.status, (ahead.json as { code: string }).code]).toEqual([400, 'position_out_of_range']);
     const lists = await call(real.app, 'GET', `/v1/users/${bo}/followers`, { auth: bearer(bo) });
-    expect([lists.status, lists.json]).toEqual([200, { items: [], next_cursor: null }]);
+    expect([lists.status, lists.json]).toEqual([200, { items: [], next_cursor: null, prev_cursor: null }]);
   });
 });

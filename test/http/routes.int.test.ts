@@ -255,9 +255,14 @@ describe('lists, cursors and contains', () => {
     await expectRes(req('GET', '/v1/users/40/followers', { auth: as(45) }), 200, {
       items: [item(44, 3), item(43, 2), item(42, 2), item(41, 1)],
       next_cursor: null,
+      prev_cursor: null,
     });
     const p1 = await req('GET', '/v1/users/40/followers?limit=2', { auth: as(45) });
-    expect(p1.json).toEqual({ items: [item(44, 3), item(43, 2)], next_cursor: expect.any(String) });
+    expect(p1.json).toEqual({
+      items: [item(44, 3), item(43, 2)],
+      next_cursor: expect.any(String),
+      prev_cursor: null,
+    });
     const cursor = p1.json.next_cursor as string;
     const p2 = await req('GET', `/v1/users/40/followers?limit=2&cursor=${encodeURIComponent(cursor)}`, {
       auth: as(45),
@@ -274,7 +279,7 @@ describe('lists, cursors and contains', () => {
           },
         ),
         200,
-        { items: [], next_cursor: null },
+        { items: [], next_cursor: null, prev_cursor: expect.any(String) },
       );
     }
   });
@@ -283,6 +288,7 @@ describe('lists, cursors and contains', () => {
     await expectRes(req('GET', '/v1/users/41/following', { auth: as(45) }), 200, {
       items: [item(43, 5), item(42, 4), item(40, 1)],
       next_cursor: null,
+      prev_cursor: null,
     });
   });
 
@@ -406,6 +412,7 @@ describe('followers', () => {
     await expectRes(req('GET', '/v1/users/50/followers', { auth: as(50) }), 200, {
       items: [item(53, 6), item(51, 4)],
       next_cursor: null,
+      prev_cursor: null,
     });
     await expectRes(req('GET', '/v1/users/50/counts', { auth: as(50) }), 200, {
       followers: 2,
@@ -474,6 +481,7 @@ describe('requests (private accounts)', () => {
     await expectRes(req('GET', '/v1/users/60/requests', { auth: as(60) }), 200, {
       items: [item(62, 2), item(61, 1)],
       next_cursor: null,
+      prev_cursor: null,
     });
     await expectRes(req('GET', '/v1/users/60/requests', { auth: as(61) }), 403, FORBIDDEN);
   });
@@ -510,6 +518,7 @@ describe('requests (private accounts)', () => {
     await expectRes(req('GET', '/v1/users/60/requests', { auth: as(60) }), 200, {
       items: [],
       next_cursor: null,
+      prev_cursor: null,
     });
     await expectRes(req('GET', '/v1/users/62/following/60', { auth: as(62) }), 200, { state: 'none' });
   });
@@ -541,6 +550,7 @@ describe('visibility', () => {
     await expectRes(req('GET', '/v1/users/70/followers', { auth: as(71) }), 200, {
       items: [{ id: '71', username: 'u71', followed_at: expect.any(String) }],
       next_cursor: null,
+      prev_cursor: null,
     });
     await expectRes(req('GET', '/v1/users/70', { auth: as(72) }), 200, {
       id: '70',
@@ -555,6 +565,7 @@ describe('visibility', () => {
     await expectRes(req('GET', '/v1/users/74/followers', { auth: as(71) }), 200, {
       items: [item(75, 3)],
       next_cursor: null,
+      prev_cursor: null,
     });
     await expectRes(req('GET', '/v1/users/74/counts', { auth: as(71) }), 200, {
       followers: 1,
@@ -614,14 +625,17 @@ describe('blocks, mutes, close friends', () => {
     await expectRes(req('GET', '/v1/users/80/followers', { auth: as(80) }), 200, {
       items: [],
       next_cursor: null,
+      prev_cursor: null,
     });
     await expectRes(req('GET', '/v1/users/80/following', { auth: as(80) }), 200, {
       items: [],
       next_cursor: null,
+      prev_cursor: null,
     });
     await expectRes(req('GET', '/v1/users/82/requests', { auth: as(82) }), 200, {
       items: [],
       next_cursor: null,
+      prev_cursor: null,
     });
     await expectRes(req('PUT', '/v1/users/81/following/80', { auth: as(81) }), 403, BLOCKED);
     await expectRes(req('PUT', '/v1/users/80/following/81', { auth: as(80) }), 403, BLOCKED);
@@ -634,12 +648,14 @@ describe('blocks, mutes, close friends', () => {
     expect(blocks.json).toEqual({
       items: [{ id: '81', username: 'u81', followed_at: expect.any(String) }],
       next_cursor: null,
+      prev_cursor: null,
     });
     await expectRes(req('DELETE', '/v1/users/80/blocks/81', { auth: as(80) }), 200, { state: 'none' });
     await expectRes(req('DELETE', '/v1/users/80/blocks/81', { auth: as(80) }), 200, { state: 'none' });
     await expectRes(req('GET', '/v1/users/80/blocks', { auth: as(80) }), 200, {
       items: [],
       next_cursor: null,
+      prev_cursor: null,
     });
     await expectRes(req('GET', '/v1/users/80/following/81', { auth: as(80) }), 200, { state: 'none' });
     await expectRes(req('PUT', '/v1/users/81/following/80', { auth: as(81) }), 200, { state: 'following' });
@@ -656,11 +672,13 @@ describe('blocks, mutes, close friends', () => {
     await expectRes(req('GET', '/v1/users/83/mutes', { auth: as(83) }), 200, {
       items: [item(81, 11)],
       next_cursor: null,
+      prev_cursor: null,
     });
     await expectRes(req('DELETE', '/v1/users/83/mutes/81', { auth: as(83) }), 200, { state: 'none' });
     await expectRes(req('GET', '/v1/users/83/mutes', { auth: as(83) }), 200, {
       items: [],
       next_cursor: null,
+      prev_cursor: null,
     });
 
     await adminOp('PUT', 83, 'close-friends', 80, 12);
@@ -670,11 +688,13 @@ describe('blocks, mutes, close friends', () => {
     await expectRes(req('GET', '/v1/users/83/close-friends', { auth: as(83) }), 200, {
       items: [item(80, 12)],
       next_cursor: null,
+      prev_cursor: null,
     });
     await expectRes(req('DELETE', '/v1/users/83/close-friends/80', { auth: as(83) }), 200, { state: 'none' });
     await expectRes(req('GET', '/v1/users/83/close-friends', { auth: as(83) }), 200, {
       items: [],
       next_cursor: null,
+      prev_cursor: null,
     });
     await expectRes(req('PUT', '/v1/users/83/mutes/83', { auth: as(83) }), 400, SELF);
     await expectRes(req('DELETE', '/v1/users/83/close-friends/80', { auth: as(80) }), 403, FORBIDDEN);

@@ -185,6 +185,46 @@ export function describeStoreContract(name: string, make: () => Promise<StoreFix
       expect((await store.listBucket(list, 1, null, 10)).map((e) => e.otherId)).toEqual([y, z, x]);
     });
 
+    it('list rows: since bounds an older read; listBucketNewer reads upward, oldest first, below until', async () => {
+      const [owner, x, y, z, w] = ids(5) as [bigint, bigint, bigint, bigint, bigint];
+      const list = followers(owner);
+      const rows: ListEntry[] = [
+        { createdAt: 100n, otherId: x },
+        { createdAt: 100n, otherId: z },
+        { createdAt: 200n, otherId: y },
+        { createdAt: 300n, otherId: w },
+      ];
+      await store.writeEdges(
+        [],
+        rows.map((entry) => ({ list, bucketCodes: [1], entry, op: 'put' as const })),
+        10n,
+      );
+      const at = (createdAt: bigint, otherId: bigint) => ({ createdAt, otherId });
+      // since: created_at >= since, with and without a start key.
+      expect(await store.listBucket(list, 1, null, 10, 200n)).toEqual([at(300n, w), at(200n, y)]);
+      expect(await store.listBucket(list, 1, at(300n, w), 10, 100n)).toEqual([
+        at(200n, y),
+        at(100n, z),
+        at(100n, x),
+      ]);
+      expect(await store.listBucket(list, 1, at(100n, z), 10, 100n)).toEqual([at(100n, x)]);
+      expect(await store.listBucket(list, 1, at(300n, w), 1, 100n)).toEqual([at(200n, y)]);
+      expect(await store.listBucket(list, 1, null, 10, 301n)).toEqual([]);
+      // newer: strictly above the key, ascending, ties by id ascending; until is exclusive.
+      expect(await store.listBucketNewer(list, 1, at(100n, x), 10)).toEqual([
+        at(100n, z),
+        at(200n, y),
+        at(300n, w),
+      ]);
+      expect(await store.listBucketNewer(list, 1, at(0n, 0n), 2)).toEqual([at(100n, x), at(100n, z)]);
+      expect(await store.listBucketNewer(list, 1, at(100n, x), 10, 300n)).toEqual([at(100n, z), at(200n, y)]);
+      expect(await store.listBucketNewer(list, 1, at(0n, 0n), 10, 100n)).toEqual([]);
+      expect(await store.listBucketNewer(list, 1, at(300n, w), 10)).toEqual([]);
+      await store.writeEdges([], [{ list, bucketCodes: [1], entry: at(200n, y), op: 'delete' }], 20n);
+      expect(await store.listBucketNewer(list, 1, at(100n, z), 10)).toEqual([at(300n, w)]);
+      expect(await store.listBucket(list, 1, null, 10, 150n)).toEqual([at(300n, w)]);
+    });
+
     it('layouts default to one bucket and round-trip', async () => {
       const [owner] = ids(1) as [bigint];
       expect(await store.getLayout(followers(owner))).toEqual({

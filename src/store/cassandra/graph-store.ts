@@ -34,6 +34,7 @@ import type {
   OpKind,
   PairAppend,
   PairHistory,
+  Position,
   Receipt,
   Reconciliation,
   Relation,
@@ -44,6 +45,9 @@ import type { CqlClient } from './client.js';
 import { isBatchlogTimeout, translated } from './errors.js';
 import { inverseKey, type Row, toEdge, toEntry, toTask, toUser } from './rows.js';
 import { LQ, listTable, partitionValues, Q } from './statements.js';
+
+/** The smallest id: `(t, MIN_ID)` is below every key at time `t` (tuple bounds on `created_at` alone). */
+const MIN_ID = -(1n << 63n);
 
 /** `(shard, user_id, relation, direction)` of a list's dirty marks. */
 const dirtyKey = (l: ListKey): unknown[] => [
@@ -341,7 +345,24 @@ export class CassandraGraphStore implements GraphStore {
     bucketCode: number,
     after: ListEntry | null,
     limit: number,
+    since?: Position,
   ): Promise<ListEntry[]> {
+    if (since !== undefined) {
+      // A tuple bound on both sides: Cassandra refuses a single-column and a tuple slice together.
+      const q = LQ[listTable(list)].listSince;
+      const key = partitionValues(list, bucketCode);
+      const rs = after
+        ? await this.exec('listBucket', q.after, [
+            ...key,
+            after.createdAt,
+            after.otherId,
+            since,
+            MIN_ID,
+            limit,
+          ])
+        : await this.exec('listBucket', q.head, [...key, since, limit]);
+      return rs.rows.map(toEntry);
+    }
     const rows = await this.bucketRows(
       'listBucket',
       LQ[listTable(list)].list,
@@ -351,6 +372,30 @@ export class CassandraGraphStore implements GraphStore {
       limit,
     );
     return rows.map(toEntry);
+  }
+
+  async listBucketNewer(
+    list: ListKey,
+    bucketCode: number,
+    after: ListEntry,
+    limit: number,
+    until?: Position,
+  ): Promise<ListEntry[]> {
+    const q = LQ[listTable(list)].listNewer;
+    const key = partitionValues(list, bucketCode);
+    // `(created_at, other_id) < (until, MIN_ID)` is exactly `created_at < until`.
+    const rs =
+      until === undefined
+        ? await this.exec('listBucketNewer', q.open, [...key, after.createdAt, after.otherId, limit])
+        : await this.exec('listBucketNewer', q.until, [
+            ...key,
+            after.createdAt,
+            after.otherId,
+            until,
+            MIN_ID,
+            limit,
+          ]);
+    return rs.rows.map(toEntry);
   }
 
   /** One bucket's rows in list order, strictly after `after` when given, at most `limit`. */

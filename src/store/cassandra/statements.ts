@@ -34,7 +34,18 @@ function listStatements(t: ListTable) {
     head: `SELECT ${select} FROM ${t} WHERE ${where} LIMIT ?`,
     after: `SELECT ${select} FROM ${t} WHERE ${where} AND (created_at, other_id) < (?, ?) LIMIT ?`,
   });
+  const cols2 = 'created_at, other_id';
   return {
+    /** Older than a key (or from the head) and `created_at >= since`, newest first. */
+    listSince: {
+      head: `SELECT ${cols2} FROM ${t} WHERE ${where} AND created_at >= ? LIMIT ?`,
+      after: `SELECT ${cols2} FROM ${t} WHERE ${where} AND (created_at, other_id) < (?, ?) AND (created_at, other_id) >= (?, ?) LIMIT ?`,
+    },
+    /** Newer than a key (and `created_at < until`), oldest first: the clustering order reversed. */
+    listNewer: {
+      open: `SELECT ${cols2} FROM ${t} WHERE ${where} AND (created_at, other_id) > (?, ?) ORDER BY created_at ASC, other_id ASC LIMIT ?`,
+      until: `SELECT ${cols2} FROM ${t} WHERE ${where} AND (created_at, other_id) > (?, ?) AND (created_at, other_id) < (?, ?) ORDER BY created_at ASC, other_id ASC LIMIT ?`,
+    },
     putRow: `INSERT INTO ${t} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')}) USING TIMESTAMP ?`,
     deleteRow: `DELETE FROM ${t} USING TIMESTAMP ? WHERE ${where} AND created_at = ? AND other_id = ?`,
     list: page('created_at, other_id'),

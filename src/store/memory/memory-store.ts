@@ -26,6 +26,7 @@ import type {
   PairCheckpoint,
   PairHistory,
   PendingCompaction,
+  Position,
   Receipt,
   Reconciliation,
   Relation,
@@ -313,10 +314,28 @@ export class MemoryGraphStore implements GraphStore {
     bucketCode: number,
     after: ListEntry | null,
     limit: number,
+    since?: Position,
   ): Promise<ListEntry[]> {
     return this.liveRows(list, bucketCode)
       .map((r) => r.entry)
-      .filter((e) => !after || compareEntries(e, after) > 0)
+      .filter(
+        (e) => (!after || compareEntries(e, after) > 0) && (since === undefined || e.createdAt >= since),
+      )
+      .slice(0, limit)
+      .map((e) => ({ ...e }));
+  }
+
+  async listBucketNewer(
+    list: ListKey,
+    bucketCode: number,
+    after: ListEntry,
+    limit: number,
+    until?: Position,
+  ): Promise<ListEntry[]> {
+    return this.liveRows(list, bucketCode)
+      .map((r) => r.entry)
+      .filter((e) => compareEntries(e, after) < 0 && (until === undefined || e.createdAt < until))
+      .reverse()
       .slice(0, limit)
       .map((e) => ({ ...e }));
   }
