@@ -14,6 +14,8 @@
  * from. Live ops are positioned after everything on the pair, so their request-time check and the
  * fold agree, and a refusal can be reported as an error.
  */
+import { randomBytes } from 'node:crypto';
+import { SetCursorCodec } from '../cursor/set-cursor.js';
 import { type GraphStore, nowPosition } from '../store/store.js';
 import type {
   Direction,
@@ -30,13 +32,16 @@ import type {
   FollowState,
   FollowStatus,
   GraphApi,
+  ListItem,
   ListPage,
   ListService,
+  MemberFilter,
   MutationOptions,
   MutationResult,
   Relationship,
   RelationshipFlags,
   ScanPage,
+  SetQueryKind,
 } from './contracts.js';
 import {
   BlockedError,
@@ -48,6 +53,7 @@ import {
   SelfFollowError,
   UserNotFoundError,
 } from './errors.js';
+import { walkList } from './list-walker.js';
 import { activeEdge, type PairFold } from './pair-fold.js';
 import {
   type AppliedOp,
@@ -60,6 +66,7 @@ import {
   readPair,
 } from './pair-history.js';
 import { listIn, listOut } from './pair-writer.js';
+import { type SetPage, type SetPageStats, SetQueries } from './set-queries.js';
 
 export interface GraphServiceOptions {
   store: GraphStore;
@@ -72,6 +79,17 @@ export interface GraphServiceOptions {
   historyPolicy?: Partial<HistoryPolicy>;
   /** Told when a background account task fails (it stays recorded and resumes on the next PUT or start). */
   onTaskError?: (userId: UserId, error: unknown) => void;
+  /**
+   * HMAC key of set-query cursors (`config.graph.cursorSecret`; at least 16 characters). Default:
+   * a random key per instance, so set cursors are then valid only on the instance that made them.
+   */
+  setCursorSecret?: string;
+  /** Members set queries, followed-by and the export skip (deactivated accounts); default none. */
+  memberFilter?: MemberFilter;
+  /** Rows-read budget of one set-query page (`set-queries.ts`); default `max(20 × limit, 1000)`. */
+  setBudget?: (limit: number) => number;
+  /** Told every set-query page's cost. */
+  onSetPage?: (s: SetPageStats) => void;
 }
 
 /** The result of every mutation, with whether the op was already in the pair history. */
@@ -122,6 +140,8 @@ export class GraphService implements GraphApi {
   private readonly deps: PairHistoryDeps;
   private readonly onTaskError: (userId: UserId, error: unknown) => void;
   private readonly runningTasks = new Set<UserId>();
+  private readonly sets: SetQueries;
+  private readonly memberFilter: MemberFilter | undefined;
 
   constructor(o: GraphServiceOptions) {
     this.deps = {
@@ -134,6 +154,16 @@ export class GraphService implements GraphApi {
     this.lists = o.lists;
     this.maxFollowing = o.maxFollowing;
     this.onTaskError = o.onTaskError ?? (() => undefined);
+    this.memberFilter = o.memberFilter;
+    this.sets = new SetQueries({
+      lists: o.lists,
+      codec: new SetCursorCodec(o.setCursorSecret ?? randomBytes(32).toString('base64url')),
+      contains: (owner, direction, ids) => this.contains(owner, 'follows', direction, ids),
+      count: (list) => this.store.getCount(list),
+      ...(o.memberFilter ? { memberFilter: o.memberFilter } : {}),
+      ...(o.setBudget ? { budget: o.setBudget } : {}),
+      ...(o.onSetPage ? { onPage: o.onSetPage } : {}),
+    });
   }
 
   // ---- users ----
@@ -509,24 +539,58 @@ export class GraphService implements GraphApi {
   }
 
   /**
-   * Walks the viewer's following list (bounded by the following cap) in pages and asks one
-   * single-partition `contains` on `id`'s inverse edges per page.
+   * The set walk (`set-queries.ts`) over the viewer's following list (bounded by the following
+   * cap), one single-partition `contains` on `id`'s inverse edges per page of 200: the sample is
+   * the first `limit` hits in the viewer's following order, the total counts them all.
    */
   async followedBy(viewer: UserId, id: UserId, limit: number): Promise<{ sample: UserId[]; total: number }> {
     const sample: UserId[] = [];
     let total = 0;
-    let cursor: string | null = null;
-    do {
-      const page: ListPage = await this.lists.page(listOut(viewer, 'follows'), FOLLOWED_BY_WALK_PAGE, cursor);
-      const candidates = page.items.map((i) => i.id).filter((x) => x !== id);
-      if (candidates.length > 0) {
-        const hits = await this.contains(id, 'follows', 'in', candidates);
-        total += hits.length;
-        for (const h of hits) if (sample.length < limit) sample.push(h);
-      }
-      cursor = page.nextCursor;
-    } while (cursor !== null);
+    const walk = this.sets.walk(
+      {
+        drive: listOut(viewer, 'follows'),
+        probe: async (ids) => new Set(await this.contains(id, 'follows', 'in', ids)),
+        keep: 'intersect',
+        exclude: id,
+      },
+      { inner: null, boundary: null },
+      FOLLOWED_BY_WALK_PAGE,
+      false,
+    );
+    for await (const b of walk) {
+      total += b.matched.length;
+      for (const m of b.matched) if (sample.length < limit) sample.push(m.id);
+    }
     return { sample, total };
+  }
+
+  /** A set-query page with its cost (`set-queries.ts`); visibility is checked by the caller. */
+  async setPage(kind: SetQueryKind, owner: UserId, limit: number, cursor: string | null): Promise<SetPage> {
+    return this.sets.page(kind, owner, limit, cursor);
+  }
+
+  /**
+   * `walkList` over `owner`'s following list (bucket by bucket, newest first within one), the
+   * member filter applied per page; the next page is read after `onPage` settles.
+   */
+  async walkFollowing(
+    owner: UserId,
+    onPage: (items: ListItem[]) => Promise<void>,
+    pageSize = 500,
+  ): Promise<void> {
+    await walkList(
+      this.store,
+      listOut(owner, 'follows'),
+      async (rows) => {
+        let items = rows.map((r) => ({ id: r.otherId, createdAt: r.createdAt }));
+        if (this.memberFilter) {
+          const hidden = await this.memberFilter(items.map((i) => i.id));
+          items = items.filter((i) => !hidden.has(i.id));
+        }
+        if (items.length > 0) await onPage(items);
+      },
+      { pageSize },
+    );
   }
 
   /** Pure delegate to the list service; visibility is checked by the caller. */

@@ -37,7 +37,7 @@ export async function realApp(label: string, o: Partial<TestAppOptions> & { maxF
       bucketThresholds: [50_000, 200_000, 400_000],
       onPage: (s) => metrics.recorder.observeBucketFetches(s.list.relation, s.kind, s.queries),
     });
-    return new GraphService({ store, lists, maxFollowing });
+    return new GraphService({ store, lists, maxFollowing, setCursorSecret: CURSOR_SECRET });
   };
   const graph = build(o.maxFollowing ?? 7500);
   const { app } = buildTestApp({ ...o, graph, receipts: store, registry, metrics });
