@@ -7,6 +7,7 @@
 
 import { z } from '@hono/zod-openapi';
 import { MAX_CURSOR_LENGTH } from '../cursor/cursor-codec.js';
+import { MAX_SET_CURSOR_LENGTH } from '../cursor/set-cursor.js';
 import { MAX_CONTAINS_IDS, USERNAME_PATTERN } from '../graph/graph-service.js';
 import { ERROR_CODES } from './errors.js';
 import { parseUserId } from './ids.js';
@@ -72,6 +73,16 @@ export const Cursor = z
 const queryParams = <T extends z.ZodRawShape>(shape: T) => z.strictObject(shape);
 
 export const ListQuery = queryParams({ limit: intParam(1, 200, 50), cursor: Cursor });
+/** Set queries (mutuals, not-followed-back): a list query whose cursor wraps a list cursor. */
+export const SetQuery = queryParams({
+  limit: intParam(1, 200, 50),
+  cursor: z
+    .string()
+    .min(1)
+    .max(MAX_SET_CURSOR_LENGTH)
+    .optional()
+    .openapi({ description: 'Opaque cursor from a previous page of the same query (`next_cursor`).' }),
+});
 export const FollowedByQuery = queryParams({ limit: intParam(0, 50, 3) });
 export const ScanQuery = queryParams({
   slice: intParam(0, 1023, 0),
@@ -163,6 +174,35 @@ export const ListItemSchema = z
 export const ListPageSchema = z
   .object({ items: z.array(ListItemSchema), next_cursor: z.string().nullable() })
   .openapi('ListPage');
+
+/** One line of a following export (`application/x-ndjson`). */
+export const ExportLineSchema = z
+  .object({ id: UserIdString, username: z.string(), followed_at: Time })
+  .openapi('FollowingExportLine');
+
+/** The results an import line can have (`following/import`). */
+export const IMPORT_RESULTS = [
+  'following',
+  'requested',
+  'already_following',
+  'already_requested',
+  'unknown_user',
+  'blocked',
+  'over_cap',
+  'self',
+  'invalid',
+  'error',
+] as const;
+
+/** One line of an import response (`application/x-ndjson`), in input order. */
+export const ImportResultLineSchema = z
+  .object({
+    line: z.number().int().openapi({ description: '1-based line number of the input line.' }),
+    id: UserIdString.optional().openapi({ description: 'The id read from the line (absent when invalid).' }),
+    result: z.enum(IMPORT_RESULTS),
+    error: z.string().optional().openapi({ description: 'Why a line is `invalid` or failed (`error`).' }),
+  })
+  .openapi('FollowingImportResult');
 
 export const IdsBody = z
   .strictObject({ ids: z.array(UserIdString).max(MAX_CONTAINS_IDS) })
