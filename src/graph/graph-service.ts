@@ -554,8 +554,7 @@ export class GraphService implements GraphApi {
         exclude: id,
       },
       { inner: null, boundary: null },
-      FOLLOWED_BY_WALK_PAGE,
-      false,
+      () => FOLLOWED_BY_WALK_PAGE,
     );
     for await (const b of walk) {
       total += b.matched.length;

@@ -18,8 +18,9 @@
  * (default `max(20 × limit, 1000)`) and answers what it found with a `next_cursor`, which may be
  * a short or even empty page. Without it a request over a 9M-follower list whose members all
  * fail the probe or the filter would read the whole list. Batches start at `max(limit, 100)`
- * rows and double (up to the `contains` limit of 1000) as a page reads on: a low hit rate is
- * what makes it read on.
+ * rows and double (up to the `contains` limit of 1000) as a page reads on — a low hit rate is
+ * what makes it read on — and the last one is cut to what is left of the budget, so a page never
+ * reads more than `budget` driving rows (a re-read batch included).
  *
  * Resuming mid-batch: the cursor keeps the inner cursor *before* the batch and the last row
  * emitted (`set-cursor.ts`); the batch is re-read and rows at or above that row are skipped. The
@@ -115,18 +116,17 @@ export class SetQueries {
 
   /**
    * Walks `w.drive` from `from` (inner cursor, skip boundary), one batch per driving page, each
-   * probed once; batches grow from `size` by doubling up to `MAX_SET_BATCH` when `grow` is set.
+   * probed once; `size()` is asked before every batch (clamped to 1..`MAX_SET_BATCH`).
    */
   async *walk(
     w: SetWalk,
     from: { inner: string | null; boundary: ListEntry | null },
-    size: number,
-    grow: boolean,
+    size: () => number,
   ): AsyncGenerator<SetBatch> {
     let inner = from.inner;
-    let boundary = from.boundary;
-    let batch = Math.min(MAX_SET_BATCH, Math.max(1, size));
+    const boundary = from.boundary;
     for (;;) {
+      const batch = Math.min(MAX_SET_BATCH, Math.max(1, Math.floor(size())));
       const page = await this.d.lists.page(w.drive, batch, inner);
       const rows = page.items.filter((r) => (!boundary || after(r, boundary)) && r.id !== w.exclude);
       let matched: ListItem[] = [];
@@ -143,9 +143,9 @@ export class SetQueries {
       }
       yield { rows: page.items, matched, before: inner, after: page.nextCursor, filtered };
       if (page.nextCursor === null) return;
+      // The boundary stays: a resume may re-read in smaller batches than the page that set it,
+      // so the rows up to it can span several batches (rows after it are older in every batch).
       inner = page.nextCursor;
-      boundary = null;
-      if (grow) batch = Math.min(MAX_SET_BATCH, batch * 2);
     }
   }
 
@@ -179,7 +179,14 @@ export class SetQueries {
       this.d.codec.encode({ kind, owner, driving, inner, boundary });
     let nextCursor: string | null = null;
     const from = { inner: c?.inner ?? null, boundary: c?.boundary ?? null };
-    for await (const b of this.walk(w, from, Math.max(limit, MIN_SET_BATCH), true)) {
+    // Doubling batches, the last one cut to what is left of the budget.
+    let grow = Math.max(limit, MIN_SET_BATCH);
+    const size = () => {
+      const n = Math.min(grow, budget - stats.rowsRead);
+      grow *= 2;
+      return n;
+    };
+    for await (const b of this.walk(w, from, size)) {
       stats.rowsRead += b.rows.length;
       stats.batches++;
       stats.filtered += b.filtered;
