@@ -83,6 +83,8 @@ export const SetQuery = queryParams({
     .optional()
     .openapi({ description: 'Opaque cursor from a previous page of the same query (`next_cursor`).' }),
 });
+/** A route that takes no query parameters: any is a 400 naming it. */
+export const NoQuery = queryParams({});
 export const FollowedByQuery = queryParams({ limit: intParam(0, 50, 3) });
 export const ScanQuery = queryParams({
   slice: intParam(0, 1023, 0),

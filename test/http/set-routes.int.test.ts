@@ -152,6 +152,11 @@ describe('GET /v1/users/{id}/following/export and POST /v1/users/{id}/following/
       404,
       notFound(404407),
     );
+    const unknown = await req('GET', '/v1/users/400/following/export?limit=1', { auth: as(400) });
+    expect([unknown.status, unknown.json.errors]).toEqual([
+      400,
+      [{ path: 'query', message: 'Unrecognized key: "limit"' }],
+    ]);
     const empty = await req('GET', '/v1/users/403/following/export', { auth: as(403) });
     expect([empty.status, empty.text]).toEqual([200, '']);
   });

@@ -9,7 +9,7 @@
 import { createRoute } from '@hono/zod-openapi';
 import { actFor } from '../auth.js';
 import { type ApiApp, idOf, problems, type RouteDeps } from '../route-kit.js';
-import { ExportLineSchema, IdParams } from '../schemas.js';
+import { ExportLineSchema, IdParams, NoQuery } from '../schemas.js';
 import { formatTime } from '../times.js';
 
 /** Follows per page of the export walk. */
@@ -27,13 +27,13 @@ export const followingExportRoute = createRoute({
     'memory. Order: bucket by bucket, newest first within a bucket (for accounts under the first growth ' +
     'threshold, one bucket: newest first). The file can be posted back to `following/import` as is.',
   security: [{ bearerAuth: [] }],
-  request: { params: IdParams },
+  request: { params: IdParams, query: NoQuery },
   responses: {
     200: {
       description: 'One FollowingExportLine per line',
       content: { 'application/x-ndjson': { schema: ExportLineSchema } },
     },
-    ...problems(403, 404),
+    ...problems(400, 403, 404),
   },
 });
 
