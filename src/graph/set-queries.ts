@@ -24,7 +24,10 @@
  *
  * Resuming mid-batch: the cursor keeps the inner cursor *before* the batch and the last row
  * emitted (`set-cursor.ts`); the batch is re-read and rows at or above that row are skipped. The
- * re-read costs at most one batch per page and is counted in `rowsRead`.
+ * re-read costs at most one batch per page and is counted in `rowsRead`. The re-read may use
+ * smaller batches than the page that set the boundary (another `limit`), so the boundary applies
+ * to every batch of the walk, and a cursor sealed after a batch that has not passed it yet (a
+ * budget stop) carries it on.
  */
 import type { DrivingSide, SetCursorCodec, SetQueryKind } from '../cursor/set-cursor.js';
 import type { ListEntry, ListKey, UserId } from '../store/types.js';
@@ -179,6 +182,11 @@ export class SetQueries {
       this.d.codec.encode({ kind, owner, driving, inner, boundary });
     let nextCursor: string | null = null;
     const from = { inner: c?.inner ?? null, boundary: c?.boundary ?? null };
+    // A cursor after batch `b` keeps the resume boundary while `b` has not passed it yet.
+    const carry = (b: SetBatch): ListEntry | null => {
+      const last = b.rows.at(-1);
+      return from.boundary && last && !after(last, from.boundary) ? from.boundary : null;
+    };
     // Doubling batches, the last one cut to what is left of the budget.
     let grow = Math.max(limit, MIN_SET_BATCH);
     const size = () => {
@@ -196,13 +204,13 @@ export class SetQueries {
         const last = items[items.length - 1] as ListItem;
         if (b.matched.length > room)
           nextCursor = seal(b.before, { createdAt: last.createdAt, otherId: last.id });
-        else nextCursor = b.after === null ? null : seal(b.after, null);
+        else nextCursor = b.after === null ? null : seal(b.after, carry(b));
         break;
       }
       if (b.after === null) break;
       if (stats.rowsRead >= budget) {
         stats.budgetHit = true;
-        nextCursor = seal(b.after, null);
+        nextCursor = seal(b.after, carry(b));
         break;
       }
     }

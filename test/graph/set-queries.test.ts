@@ -217,6 +217,45 @@ describe('rows-read budget', () => {
   });
 });
 
+describe('resume boundary', () => {
+  it('survives a budget stop before the boundary (the limit changed between requests)', async () => {
+    // Newest-first rank r is follower 1999 - r; kept: ranks 0–9 and 600–999.
+    const kept = (id: UserId) => {
+      const rank = 1999 - Number(id);
+      return rank < 10 || rank >= 600;
+    };
+    const { graph } = build({
+      setBudget: (limit) => (limit === 1 ? 20 : 1000),
+      memberFilter: async (ids) => new Set(ids.filter((id) => !kept(id))),
+    });
+    const owner = 1n;
+    await graph.putUser({ id: owner, username: 'owner' });
+    const at = nowPosition() - 1_000_000_000n;
+    for (let i = 0; i < 1000; i++) {
+      const id = 1000n + BigInt(i);
+      await graph.putUser({ id, username: `f${id}` });
+      await graph.follow(id, owner, { position: at + BigInt(i) });
+    }
+    const ref = (await reference(graph, 'not_followed_back', owner, 'in')).filter((i) => kept(i.id));
+    // Limit 15: batches of 100, 200, then 400 rows (ranks 300–699); the page fills at rank 604.
+    const first = await graph.setPage('not_followed_back', owner, 15, null);
+    expect([first.items, first.stats.rowsRead]).toEqual([ref.slice(0, 15), 700]);
+    // Limit 1 (budget 20): 15 pages stop at the budget while still before rank 604 (ranks 300–599
+    // re-read 20 at a time), then the walk goes on from rank 605.
+    const rest: typeof ref = [];
+    const rows: number[] = [];
+    let cursor = first.nextCursor;
+    while (cursor !== null) {
+      const p = await graph.setPage('not_followed_back', owner, 1, cursor);
+      rest.push(...p.items);
+      rows.push(p.stats.rowsRead);
+      cursor = p.nextCursor;
+    }
+    expect(rest).toEqual(ref.slice(15));
+    expect(rows.slice(0, 16)).toEqual(Array(16).fill(20));
+  });
+});
+
 describe('cursors', () => {
   it('are bound to the query kind and the owner', async () => {
     const { graph } = build();
