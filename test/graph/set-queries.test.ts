@@ -15,7 +15,15 @@ import type { SetPageStats } from '../../src/graph/set-queries.js';
 import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
 import { nowPosition } from '../../src/store/store.js';
 import type { UserId } from '../../src/store/types.js';
-import { chunk, graphArb, reference, seedOf, walkSet, writeGraph } from './support/set-reference.js';
+import {
+  chunk,
+  graphArb,
+  reference,
+  seedOf,
+  walkSet,
+  wholeList,
+  writeGraph,
+} from './support/set-reference.js';
 
 const SECRET = 'set-queries-secret-0123456789';
 const LIMITS = [1, 2, 3, 7, 50];
@@ -104,6 +112,32 @@ describe('set queries against whole-list references (random graphs)', () => {
     await graph.follow(b, d, { position: at + 7n });
     const q = await graph.setPage('mutuals', b, 10, null);
     expect([q.items, q.nextCursor, q.stats.driving]).toEqual([[{ id: a, createdAt: at + 1n }], null, 'in']);
+  });
+});
+
+describe('followed-by on the set walk', () => {
+  it('sample = the first `limit` of following(viewer) ∩ followers(id) in following order; total = its size', async () => {
+    await fc.assert(
+      fc.asyncProperty(graphArb(8, 6), fc.array(fc.integer({ min: 0, max: 7 })), async (g, hiddenIdx) => {
+        const base = 100n;
+        const hidden = new Set(hiddenIdx.map((i) => base + BigInt(i)));
+        const { graph } = build({ memberFilter: async (ids) => new Set(ids.filter((id) => hidden.has(id))) });
+        const ids = await writeGraph(graph, g, base, nowPosition() - 1_000_000_000n);
+        for (const viewer of ids) {
+          const following = await wholeList(graph, viewer, 'out');
+          for (const id of ids) {
+            const followers = new Set((await wholeList(graph, id, 'in')).map((i) => i.id));
+            const ref = following.filter((i) => followers.has(i.id) && i.id !== id && !hidden.has(i.id));
+            expect([String(viewer), String(id), await graph.followedBy(viewer, id, 2)]).toEqual([
+              String(viewer),
+              String(id),
+              { sample: ref.slice(0, 2).map((i) => i.id), total: ref.length },
+            ]);
+          }
+        }
+      }),
+      { seed: seedOf('followed-by'), numRuns: 15 },
+    );
   });
 });
 
