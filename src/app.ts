@@ -9,6 +9,7 @@
  */
 
 import { OpenAPIHono } from '@hono/zod-openapi';
+import type { MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { requestId } from 'hono/request-id';
 import { secureHeaders } from 'hono/secure-headers';
@@ -23,6 +24,7 @@ import { accessLog, type Logger } from './http/logger.js';
 import { createHttpMetrics, type HttpMetrics } from './http/metrics.js';
 import { rateLimit, TokenBucketLimiter } from './http/rate-limit.js';
 import type { ApiApp, AppEnv, RouteDeps } from './http/route-kit.js';
+import { IMPORT_BODY_LIMIT_BYTES, IMPORT_PATH } from './http/routes/following-import.js';
 import { registerRoutes } from './http/routes/index.js';
 
 export interface AppDeps {
@@ -59,6 +61,35 @@ export function httpOptions(config: Config): AppDeps['http'] {
     rateLimitPerMinute: config.graph.rateLimitPerMinute,
     receiptTtlSeconds: config.graph.receiptTtlSeconds,
     docs: config.http.docs,
+  };
+}
+
+/**
+ * Routes whose body limit differs from `http.bodyLimitBytes` (method, OpenAPI path, bytes): the
+ * NDJSON import takes up to 1 MiB; every other route keeps the global limit.
+ */
+const ROUTE_BODY_LIMITS: readonly { method: string; path: string; maxSize: number }[] = [
+  { method: 'POST', path: IMPORT_PATH, maxSize: IMPORT_BODY_LIMIT_BYTES },
+];
+
+/** `/v1/users/{id}/x` → a matcher of concrete paths (a parameter is one non-empty segment). */
+const pathMatcher = (path: string) =>
+  new RegExp(`^${path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^/}]+\}/g, '[^/]+')}$`);
+
+/** The body limit middleware: the route's own limit where `ROUTE_BODY_LIMITS` has one, else `defaultMax`. */
+function bodyLimits(defaultMax: number): MiddlewareHandler {
+  const limit = (maxSize: number) =>
+    bodyLimit({
+      maxSize,
+      onError: () => {
+        throw new ApiError('payload_too_large', `the request body exceeds ${maxSize} bytes`);
+      },
+    });
+  const routes = ROUTE_BODY_LIMITS.map((r) => ({ ...r, match: pathMatcher(r.path), run: limit(r.maxSize) }));
+  const fallback = limit(defaultMax);
+  return (c, next) => {
+    const route = routes.find((r) => r.method === c.req.method && r.match.test(c.req.path));
+    return (route?.run ?? fallback)(c, next);
   };
 }
 
@@ -115,21 +146,15 @@ export function createApp(deps: AppDeps): ApiApp {
     c.body(await deps.registry.metrics(), 200, { 'Content-Type': deps.registry.contentType }),
   );
 
-  app.use(
-    '/v1/*',
-    bodyLimit({
-      maxSize: deps.http.bodyLimitBytes,
-      onError: () => {
-        throw new ApiError('payload_too_large', `the request body exceeds ${deps.http.bodyLimitBytes} bytes`);
-      },
-    }),
-  );
+  app.use('/v1/*', bodyLimits(deps.http.bodyLimitBytes));
   app.use('/v1/*', authenticate(deps.http.jwtSecret));
 
+  const limiter = rateLimit(new TokenBucketLimiter(deps.http.rateLimitPerMinute, deps.now));
   const routeDeps: RouteDeps = {
     graph: deps.graph,
+    rateLimit: limiter,
     mutation: [
-      rateLimit(new TokenBucketLimiter(deps.http.rateLimitPerMinute, deps.now)),
+      limiter,
       idempotency({
         receipts: deps.receipts,
         ttlSeconds: deps.http.receiptTtlSeconds,

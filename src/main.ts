@@ -75,6 +75,7 @@ async function main() {
     store,
     lists,
     maxFollowing: config.graph.maxFollowing,
+    setCursorSecret: config.graph.cursorSecret,
     onTaskError: (userId, error) =>
       logger.error(
         { userId: String(userId), err: String(error) },

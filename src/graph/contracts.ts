@@ -8,7 +8,10 @@
  * pair + 1)`. Mutations are idempotent in effect: repeating one changes nothing and reports
  * `changed: false`.
  */
+import type { SetQueryKind } from '../cursor/set-cursor.js';
 import type { Direction, ListKey, Position, Relation, UserId, UserRecord } from '../store/types.js';
+
+export type { SetQueryKind } from '../cursor/set-cursor.js';
 
 /** The domain vocabulary, as the HTTP layer sees it (defined next to the storage boundary). */
 export type { Direction, ListKey, Position, Receipt, Relation, UserId, UserRecord } from '../store/types.js';
@@ -199,6 +202,25 @@ export interface GraphApi {
    * Cost is bounded by the viewer's following size, never by `id`'s follower count.
    */
   followedBy(viewer: UserId, id: UserId, limit: number): Promise<{ sample: UserId[]; total: number }>;
+  /**
+   * A page of a set query on `owner`'s follow lists (`set-queries.ts`): `mutuals` (accounts
+   * `owner` follows that follow it back, newest first on the driving side — the smaller list) or
+   * `not_followed_back` (followers `owner` does not follow, newest follower first). Pages are
+   * full except the last, or when the per-page rows-read budget stops one early (it then still
+   * has a `nextCursor`). The cursor is signed and bound to the kind and owner
+   * (`InvalidCursorError` otherwise). Visibility is checked by the caller.
+   */
+  setPage(kind: SetQueryKind, owner: UserId, limit: number, cursor: string | null): Promise<ListPage>;
+  /**
+   * Every active follow of `owner`, page by page (at most `pageSize` items each, bucket by bucket,
+   * newest first within a bucket), calling `onPage` and reading the next page only after it
+   * settles: constant memory, for streaming exports. Members the member filter hides are left out.
+   */
+  walkFollowing(
+    owner: UserId,
+    onPage: (items: ListItem[]) => Promise<void>,
+    pageSize?: number,
+  ): Promise<void>;
   /** Newest-first page of a list; the cursor is signed and bound to `list`. */
   listPage(
     list: ListKey,

@@ -14,6 +14,8 @@
  * from. Live ops are positioned after everything on the pair, so their request-time check and the
  * fold agree, and a refusal can be reported as an error.
  */
+import { randomBytes } from 'node:crypto';
+import { SetCursorCodec } from '../cursor/set-cursor.js';
 import { type GraphStore, nowPosition } from '../store/store.js';
 import type {
   Direction,
@@ -31,6 +33,7 @@ import type {
   FollowState,
   FollowStatus,
   GraphApi,
+  ListItem,
   ListPage,
   ListQueryOptions,
   ListService,
@@ -40,6 +43,7 @@ import type {
   Relationship,
   RelationshipFlags,
   ScanPage,
+  SetQueryKind,
 } from './contracts.js';
 import {
   BlockedError,
@@ -51,6 +55,7 @@ import {
   SelfFollowError,
   UserNotFoundError,
 } from './errors.js';
+import { walkList } from './list-walker.js';
 import { activeEdge, type PairFold } from './pair-fold.js';
 import {
   type AppliedOp,
@@ -63,6 +68,7 @@ import {
   readPair,
 } from './pair-history.js';
 import { listIn, listOut } from './pair-writer.js';
+import { type SetPage, type SetPageStats, SetQueries } from './set-queries.js';
 
 export interface GraphServiceOptions {
   store: GraphStore;
@@ -75,6 +81,17 @@ export interface GraphServiceOptions {
   historyPolicy?: Partial<HistoryPolicy>;
   /** Told when a background account task fails (it stays recorded and resumes on the next PUT or start). */
   onTaskError?: (userId: UserId, error: unknown) => void;
+  /**
+   * HMAC key of set-query cursors (`config.graph.cursorSecret`; at least 16 characters). Default:
+   * a random key per instance, so set cursors are then valid only on the instance that made them.
+   */
+  setCursorSecret?: string;
+  /** Members set queries, followed-by and the export skip (deactivated accounts); default none. */
+  memberFilter?: MemberFilter;
+  /** Rows-read budget of one set-query page (`set-queries.ts`); default `max(20 × limit, 1000)`. */
+  setBudget?: (limit: number) => number;
+  /** Told every set-query page's cost. */
+  onSetPage?: (s: SetPageStats) => void;
 }
 
 /** The result of every mutation, with whether the op was already in the pair history. */
@@ -126,7 +143,8 @@ export class GraphService implements GraphApi {
   private readonly onTaskError: (userId: UserId, error: unknown) => void;
   private readonly runningTasks = new Set<UserId>();
   private readonly markRuns = new Map<UserId, { rerun: boolean }>();
-  /** Members a read must skip: deactivated accounts (see `account-state.ts`). */
+  private readonly sets: SetQueries;
+  /** Members a read must skip: deactivated accounts (see `account-state.ts`), or the injected filter. */
   readonly hiddenMembers: MemberFilter;
 
   constructor(o: GraphServiceOptions) {
@@ -140,7 +158,16 @@ export class GraphService implements GraphApi {
     this.lists = o.lists;
     this.maxFollowing = o.maxFollowing;
     this.onTaskError = o.onTaskError ?? (() => undefined);
-    this.hiddenMembers = deactivatedFilter(o.store);
+    this.hiddenMembers = o.memberFilter ?? deactivatedFilter(o.store);
+    this.sets = new SetQueries({
+      lists: o.lists,
+      codec: new SetCursorCodec(o.setCursorSecret ?? randomBytes(32).toString('base64url')),
+      contains: (owner, direction, ids) => this.contains(owner, 'follows', direction, ids),
+      count: (list) => this.store.getCount(list),
+      memberFilter: this.hiddenMembers,
+      ...(o.setBudget ? { budget: o.setBudget } : {}),
+      ...(o.onSetPage ? { onPage: o.onSetPage } : {}),
+    });
   }
 
   // ---- users ----
@@ -575,26 +602,57 @@ export class GraphService implements GraphApi {
   }
 
   /**
-   * Walks the viewer's following list (bounded by the following cap) in pages and asks one
-   * single-partition `contains` on `id`'s inverse edges per page.
+   * The set walk (`set-queries.ts`) over the viewer's following list (bounded by the following
+   * cap), one single-partition `contains` on `id`'s inverse edges per page of 200: the sample is
+   * the first `limit` hits in the viewer's following order, the total counts them all.
    */
   async followedBy(viewer: UserId, id: UserId, limit: number): Promise<{ sample: UserId[]; total: number }> {
     // Hidden lists hide their members here too: "followed by" names members of id's followers.
     if (viewer !== id && (await this.store.getUser(id))?.hideLists) return { sample: [], total: 0 };
     const sample: UserId[] = [];
     let total = 0;
-    let cursor: string | null = null;
-    do {
-      const page: ListPage = await this.lists.page(listOut(viewer, 'follows'), FOLLOWED_BY_WALK_PAGE, cursor);
-      const candidates = page.items.map((i) => i.id).filter((x) => x !== id);
-      if (candidates.length > 0) {
-        const hits = await this.contains(id, 'follows', 'in', candidates);
-        total += hits.length;
-        for (const h of hits) if (sample.length < limit) sample.push(h);
-      }
-      cursor = page.nextCursor;
-    } while (cursor !== null);
+    const walk = this.sets.walk(
+      {
+        drive: listOut(viewer, 'follows'),
+        probe: async (ids) => new Set(await this.contains(id, 'follows', 'in', ids)),
+        keep: 'intersect',
+        exclude: id,
+      },
+      { inner: null, boundary: null },
+      () => FOLLOWED_BY_WALK_PAGE,
+    );
+    for await (const b of walk) {
+      total += b.matched.length;
+      for (const m of b.matched) if (sample.length < limit) sample.push(m.id);
+    }
     return { sample, total };
+  }
+
+  /** A set-query page with its cost (`set-queries.ts`); visibility is checked by the caller. */
+  async setPage(kind: SetQueryKind, owner: UserId, limit: number, cursor: string | null): Promise<SetPage> {
+    return this.sets.page(kind, owner, limit, cursor);
+  }
+
+  /**
+   * `walkList` over `owner`'s following list (bucket by bucket, newest first within one), the
+   * member filter applied per page; the next page is read after `onPage` settles.
+   */
+  async walkFollowing(
+    owner: UserId,
+    onPage: (items: ListItem[]) => Promise<void>,
+    pageSize = 500,
+  ): Promise<void> {
+    await walkList(
+      this.store,
+      listOut(owner, 'follows'),
+      async (rows) => {
+        let items = rows.map((r) => ({ id: r.otherId, createdAt: r.createdAt }));
+        const hidden = await this.hiddenMembers(items.map((i) => i.id));
+        items = items.filter((i) => !hidden.has(i.id));
+        if (items.length > 0) await onPage(items);
+      },
+      { pageSize },
+    );
   }
 
   /** A scan page without deactivated members (it may be short); visibility is checked by the caller. */

@@ -22,6 +22,8 @@ export interface RouteDeps {
   graph: GraphApi;
   /** Middleware every mutating route runs first: rate limit, then idempotency. */
   mutation: MiddlewareHandler[];
+  /** The per-user mutation rate limit alone (the same limiter as `mutation`), for streamed mutations. */
+  rateLimit: MiddlewareHandler;
 }
 
 const PROBLEM_DESCRIPTIONS: Record<number, string> = {

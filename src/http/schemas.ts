@@ -7,6 +7,7 @@
 
 import { z } from '@hono/zod-openapi';
 import { MAX_CURSOR_LENGTH } from '../cursor/cursor-codec.js';
+import { MAX_SET_CURSOR_LENGTH } from '../cursor/set-cursor.js';
 import { MAX_CONTAINS_IDS, USERNAME_PATTERN } from '../graph/graph-service.js';
 import { ERROR_CODES } from './errors.js';
 import { parseUserId } from './ids.js';
@@ -90,6 +91,18 @@ export const ListQuery = queryParams({
       'Only members whose `followed_at` is before this time (RFC 3339). A cursor is bound to its `since` / `until`.',
   }),
 });
+/** Set queries (mutuals, not-followed-back): a list query whose cursor wraps a list cursor. */
+export const SetQuery = queryParams({
+  limit: intParam(1, 200, 50),
+  cursor: z
+    .string()
+    .min(1)
+    .max(MAX_SET_CURSOR_LENGTH)
+    .optional()
+    .openapi({ description: 'Opaque cursor from a previous page of the same query (`next_cursor`).' }),
+});
+/** A route that takes no query parameters: any is a 400 naming it. */
+export const NoQuery = queryParams({});
 export const FollowedByQuery = queryParams({ limit: intParam(0, 50, 3) });
 export const ScanQuery = queryParams({
   slice: intParam(0, 1023, 0),
@@ -213,6 +226,35 @@ export const ListPageSchema = z
       .openapi({ description: 'Newer items (`direction=newer`); null on the first page.' }),
   })
   .openapi('ListPage');
+
+/** One line of a following export (`application/x-ndjson`). */
+export const ExportLineSchema = z
+  .object({ id: UserIdString, username: z.string(), followed_at: Time })
+  .openapi('FollowingExportLine');
+
+/** The results an import line can have (`following/import`). */
+export const IMPORT_RESULTS = [
+  'following',
+  'requested',
+  'already_following',
+  'already_requested',
+  'unknown_user',
+  'blocked',
+  'over_cap',
+  'self',
+  'invalid',
+  'error',
+] as const;
+
+/** One line of an import response (`application/x-ndjson`), in input order. */
+export const ImportResultLineSchema = z
+  .object({
+    line: z.number().int().openapi({ description: '1-based line number of the input line.' }),
+    id: UserIdString.optional().openapi({ description: 'The id read from the line (absent when invalid).' }),
+    result: z.enum(IMPORT_RESULTS),
+    error: z.string().optional().openapi({ description: 'Why a line is `invalid` or failed (`error`).' }),
+  })
+  .openapi('FollowingImportResult');
 
 export const IdsBody = z
   .strictObject({ ids: z.array(UserIdString).max(MAX_CONTAINS_IDS) })

@@ -631,6 +631,10 @@ describe('operations', () => {
         'PUT /v1/users/{id}/close-friends/{target}',
         'DELETE /v1/users/{id}/close-friends/{target}',
         'GET /v1/users/{id}/close-friends',
+        'GET /v1/users/{id}/mutuals',
+        'GET /v1/users/{id}/followers/not-followed-back',
+        'GET /v1/users/{id}/following/export',
+        'POST /v1/users/{id}/following/import',
       ].sort(),
     );
     const docs = await app.request('/docs');

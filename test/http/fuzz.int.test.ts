@@ -40,6 +40,10 @@ const ROUTES: [string, string][] = [
   ['PUT', '/v1/users/{id}/close-friends/{x}'],
   ['DELETE', '/v1/users/{id}/close-friends/{x}'],
   ['GET', '/v1/users/{id}/close-friends'],
+  ['GET', '/v1/users/{id}/mutuals'],
+  ['GET', '/v1/users/{id}/followers/not-followed-back'],
+  ['GET', '/v1/users/{id}/following/export'],
+  ['POST', '/v1/users/{id}/following/import'],
   ['GET', '/healthz'],
   ['GET', '/readyz'],
 ];

@@ -25,6 +25,7 @@ const emptyGraph: Partial<GraphApi> = {
   },
   scanPage: async () => ({ ids: [], nextCursor: null }),
   followedBy: async () => ({ sample: [], total: 0 }),
+  setPage: async () => ({ items: [], nextCursor: null }),
 };
 
 const calls: unknown[] = [];
@@ -68,6 +69,8 @@ describe('list routes refuse unknown query parameters', () => {
         '/v1/users/1/close-friends',
         '/v1/users/1/followed-by',
         '/v1/users/1/followers/scan',
+        '/v1/users/1/mutuals',
+        '/v1/users/1/followers/not-followed-back',
       ].sort(),
     );
   });

@@ -7,6 +7,8 @@ import { registerFollowedBy } from './followed-by.js';
 import { registerRemoveFollower } from './followers-delete.js';
 import { registerFollowersScan } from './followers-scan.js';
 import { registerUnfollow } from './following-delete.js';
+import { registerFollowingExport } from './following-export.js';
+import { registerFollowingImport } from './following-import.js';
 import { registerFollow } from './following-put.js';
 import { registerFollowStatus } from './following-status.js';
 import { registerRelationships } from './relationships.js';
@@ -14,6 +16,7 @@ import { registerAcceptRequest } from './requests-accept.js';
 import { registerDeclineRequest } from './requests-decline.js';
 import { registerRequestsList } from './requests-list.js';
 import { registerOutgoingRequests } from './requests-outgoing.js';
+import { registerMutuals, registerNotFollowedBack } from './set-lists.js';
 import { registerTypedEdges } from './typed-edges.js';
 import { registerGetUser } from './users-get.js';
 import { registerPutUser } from './users-put.js';
@@ -23,6 +26,9 @@ export function registerRoutes(app: ApiApp, deps: RouteDeps): void {
   registerGetUser(app, deps);
   registerFollow(app, deps);
   registerUnfollow(app, deps);
+  // Before `following/{target}`: `export` and `import` are fixed segments, not targets.
+  registerFollowingExport(app, deps);
+  registerFollowingImport(app, deps);
   registerFollowStatus(app, deps);
   registerFollowingList(app, deps);
   registerContains(app, deps);
@@ -37,4 +43,6 @@ export function registerRoutes(app: ApiApp, deps: RouteDeps): void {
   registerTypedEdges(app, deps);
   registerRelationships(app, deps);
   registerOutgoingRequests(app, deps);
+  registerMutuals(app, deps);
+  registerNotFollowedBack(app, deps);
 }

@@ -58,7 +58,12 @@ export async function clusterApp(env: Record<string, string>): Promise<ClusterAp
     cursorSecret: config.graph.cursorSecret,
     bucketThresholds: config.graph.bucketThresholds,
   });
-  const graph = new GraphService({ store, lists, maxFollowing: config.graph.maxFollowing });
+  const graph = new GraphService({
+    store,
+    lists,
+    maxFollowing: config.graph.maxFollowing,
+    setCursorSecret: config.graph.cursorSecret,
+  });
   const { app } = buildTestApp({ graph, receipts: store, ready: () => store.ping().catch(() => false) });
   return {
     config,

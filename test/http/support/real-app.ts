@@ -41,6 +41,7 @@ export async function realApp(label: string, o: Partial<TestAppOptions> & { maxF
       store,
       lists,
       maxFollowing,
+      setCursorSecret: CURSOR_SECRET,
       onTaskError: (userId, e) => console.error(`[real-app] account task of ${userId} failed`, e),
     });
   };
