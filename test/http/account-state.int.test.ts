@@ -4,7 +4,8 @@
  * converge to exclude it (in-service reconciler) and come back exactly on reactivation.
  *
  * The cast: D (deactivated later) follows A and is followed by A and B; V follows A and D. A also
- * has followers F1..F3 so pages around D's place stay full. H (hide_lists) and HF follow each other.
+ * has followers F1..F3 so pages around D's place stay full; D also follows F1 (who does not
+ * follow back). H (hide_lists) and HF follow each other.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DirtyReconcilerHandle, startDirtyReconciler } from '../../src/jobs/reconcile-dirty.js';
@@ -52,6 +53,7 @@ beforeAll(async () => {
   await adminOp('PUT', A, 'following', B, 9);
   await adminOp('PUT', HF, 'following', H, 10);
   await adminOp('PUT', H, 'following', HF, 11);
+  await adminOp('PUT', D, 'following', F[0]!, 12);
 });
 afterAll(async () => {
   await reconciler?.stop();
@@ -92,7 +94,21 @@ describe('deactivation and reactivation', () => {
     await expectRes(req('GET', `/v1/users/${A}/followers?limit=5`, { auth: as(V) }), 200, {
       items: followersOfA,
       next_cursor: null,
+      prev_cursor: null,
     });
+    await expectRes(req('GET', `/v1/users/${A}/mutuals`, { auth: as(V) }), 200, {
+      items: [item(D, 6)],
+      next_cursor: null,
+      prev_cursor: null,
+    });
+    await expectRes(req('GET', `/v1/users/${F[0]}/followers/not-followed-back`, { auth: as(F[0]!) }), 200, {
+      items: [item(D, 12)],
+      next_cursor: null,
+      prev_cursor: null,
+    });
+    expect((await req('GET', `/v1/users/${V}/following/export`, { auth: as(V) })).text).toBe(
+      `${JSON.stringify(item(D, 8))}\n${JSON.stringify(item(A, 4))}\n`,
+    );
     const ms = await countsConverge(A, { followers: 5, following: 2 });
     console.log(`[account-state] counts of A exact after ${ms} ms`);
   });
@@ -110,15 +126,32 @@ describe('deactivation and reactivation', () => {
     await expectRes(req('GET', `/v1/users/${A}/followers?limit=4`, { auth: as(V) }), 200, {
       items: hidden(followersOfA),
       next_cursor: null,
+      prev_cursor: null,
     });
     await expectRes(req('GET', `/v1/users/${A}/following`, { auth: as(V) }), 200, {
       items: [item(B, 9)],
       next_cursor: null,
+      prev_cursor: null,
     });
     await expectRes(req('GET', `/v1/users/${V}/following`, { auth: as(V) }), 200, {
       items: [item(A, 4)],
       next_cursor: null,
+      prev_cursor: null,
     });
+    // Set queries and export skip D too.
+    await expectRes(req('GET', `/v1/users/${A}/mutuals`, { auth: as(V) }), 200, {
+      items: [],
+      next_cursor: null,
+      prev_cursor: null,
+    });
+    await expectRes(req('GET', `/v1/users/${F[0]}/followers/not-followed-back`, { auth: as(F[0]!) }), 200, {
+      items: [],
+      next_cursor: null,
+      prev_cursor: null,
+    });
+    expect((await req('GET', `/v1/users/${V}/following/export`, { auth: as(V) })).text).toBe(
+      `${JSON.stringify(item(A, 4))}\n`,
+    );
     // contains, relationships, follow status, followed-by, scan.
     await expectRes(
       req('POST', `/v1/users/${A}/following/contains`, {
@@ -162,6 +195,7 @@ describe('deactivation and reactivation', () => {
     // Counts of everyone D touched converge to exclude it.
     await countsConverge(A, { followers: 4, following: 1 });
     await countsConverge(B, { followers: 1, following: 0 });
+    await countsConverge(F[0]!, { followers: 0, following: 1 });
     const ms = await countsConverge(V, { followers: 0, following: 1 });
     console.log(`[account-state] counterparts' counts exclude D ${ms} ms after the last check`);
   });
@@ -171,14 +205,17 @@ describe('deactivation and reactivation', () => {
     await expectRes(req('GET', `/v1/users/${A}/followers?limit=5`, { auth: as(V) }), 200, {
       items: followersOfA,
       next_cursor: null,
+      prev_cursor: null,
     });
     await expectRes(req('GET', `/v1/users/${D}/following`, { auth: as(V) }), 200, {
-      items: [item(A, 2)],
+      items: [item(F[0]!, 12), item(A, 2)],
       next_cursor: null,
+      prev_cursor: null,
     });
     await expectRes(req('GET', `/v1/users/${D}/followers`, { auth: as(V) }), 200, {
       items: [item(V, 8), item(B, 7), item(A, 6)],
       next_cursor: null,
+      prev_cursor: null,
     });
     await expectRes(req('GET', `/v1/users/${A}/following/${D}`, { auth: as(A) }), 200, {
       state: 'following',
@@ -192,7 +229,8 @@ describe('deactivation and reactivation', () => {
     await countsConverge(A, { followers: 5, following: 2 });
     await countsConverge(B, { followers: 1, following: 1 });
     await countsConverge(V, { followers: 0, following: 2 });
-    await countsConverge(D, { followers: 3, following: 1 });
+    await countsConverge(D, { followers: 3, following: 2 });
+    await countsConverge(F[0]!, { followers: 1, following: 1 });
   });
 });
 
@@ -211,10 +249,12 @@ describe('hide_lists', () => {
     await expectRes(req('GET', `/v1/users/${H}/followers`, { auth: as(H) }), 200, {
       items: [item(HF, 10)],
       next_cursor: null,
+      prev_cursor: null,
     });
     await expectRes(req('GET', `/v1/users/${H}/following`, { auth: as(H) }), 200, {
       items: [item(HF, 11)],
       next_cursor: null,
+      prev_cursor: null,
     });
     const profile = await req('GET', `/v1/users/${H}`, { auth: as(HF) });
     expect([profile.status, (profile.json as { counts: unknown }).counts]).toEqual([200, null]);
@@ -223,6 +263,7 @@ describe('hide_lists', () => {
     await expectRes(req('GET', `/v1/users/${HF}/following`, { auth: as(A) }), 200, {
       items: [item(H, 10)],
       next_cursor: null,
+      prev_cursor: null,
     });
     await expectRes(req('PUT', `/v1/users/${H}`, { auth: admin, body: { hide_lists: false } }), 200, {
       id: String(H),
@@ -234,6 +275,7 @@ describe('hide_lists', () => {
     await expectRes(req('GET', `/v1/users/${H}/followers`, { auth: as(HF) }), 200, {
       items: [item(HF, 10)],
       next_cursor: null,
+      prev_cursor: null,
     });
   });
 

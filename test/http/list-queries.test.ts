@@ -168,9 +168,14 @@ describe('list routes refuse unknown query parameters', () => {
     }
   });
 
-  it('followed-by and scan still refuse direction, since and until', async () => {
+  it('followed-by, scan and the set queries still refuse direction, since and until', async () => {
     const others = (await listRoutes()).map((r) => r.path).filter((p) => !PAGE_ROUTES.includes(p));
-    expect(others.sort()).toEqual(['/v1/users/1/followed-by', '/v1/users/1/followers/scan']);
+    expect(others.sort()).toEqual([
+      '/v1/users/1/followed-by',
+      '/v1/users/1/followers/not-followed-back',
+      '/v1/users/1/followers/scan',
+      '/v1/users/1/mutuals',
+    ]);
     for (const path of others) {
       for (const unknown of ['direction', 'since', 'until']) {
         const q = new URLSearchParams({ limit: '1', [unknown]: 'x' });
