@@ -1,0 +1,136 @@
+/**
+ * The `mark_counterparts` task of a deactivation (`src/graph/account-state.ts`) on the in-memory
+ * store: it marks exactly the counterpart list buckets, resumes from its committed cursor after a
+ * crash, starts over when a newer flip supersedes it, and the reconciler then excludes the
+ * deactivated member from the counts.
+ */
+import { beforeEach, describe, expect, it } from 'vitest';
+import {
+  decodeMarkCursor,
+  encodeMarkCursor,
+  newMarkTask,
+  runMarkCounterparts,
+} from '../../src/graph/account-state.js';
+import { GraphService } from '../../src/graph/graph-service.js';
+import { reconcileDirty } from '../../src/jobs/reconcile-dirty.js';
+import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
+import { DIRTY_SHARDS } from '../../src/store/store.js';
+import type { DirtyMark } from '../../src/store/types.js';
+import { SingleBucketLists } from './support/single-bucket-lists.js';
+
+const D = 1n;
+const FOLLOWERS = Array.from({ length: 23 }, (_, i) => 100n + BigInt(i)); // follow D
+const FOLLOWEES = Array.from({ length: 7 }, (_, i) => 200n + BigInt(i)); // D follows them
+let store: MemoryGraphStore;
+let graph: GraphService;
+
+async function allMarks(): Promise<string[]> {
+  const out: DirtyMark[] = [];
+  for (let s = 0; s < DIRTY_SHARDS; s++) out.push(...(await store.listDirty(s, 10_000)));
+  return out.map((m) => `${m.list.userId}/${m.list.direction}`).sort();
+}
+
+/** The marks a complete walk must leave: each follower's `following`, each followee's `followers`. */
+const expected = () => [...FOLLOWERS.map((id) => `${id}/out`), ...FOLLOWEES.map((id) => `${id}/in`)].sort();
+
+beforeEach(async () => {
+  store = new MemoryGraphStore();
+  graph = new GraphService({ store, lists: new SingleBucketLists(store), maxFollowing: 7500 });
+  for (const id of [D, ...FOLLOWERS, ...FOLLOWEES]) await graph.putUser({ id, username: `u${id}` });
+  for (const f of FOLLOWERS) await graph.follow(f, D);
+  for (const t of FOLLOWEES) await graph.follow(D, t);
+  await reconcileDirty(store); // start from no marks, exact counts
+  expect(await allMarks()).toEqual([]);
+});
+
+describe('mark_counterparts', () => {
+  it('marks exactly the counterpart lists, then deletes its task', async () => {
+    await store.putAccountTask(newMarkTask(D));
+    expect(await runMarkCounterparts(store, D, { pageSize: 5 })).toBe(30);
+    expect(await allMarks()).toEqual(expected());
+    expect(await store.getAccountTask(D, 'mark_counterparts')).toBeNull();
+  });
+
+  it('a run that dies after some pages resumes from its committed cursor and still marks everything', async () => {
+    await store.putAccountTask(newMarkTask(D));
+    let marks = 0;
+    const dying = new Proxy(store, {
+      get(target, prop, receiver) {
+        if (prop === 'markDirty')
+          return async (...args: Parameters<MemoryGraphStore['markDirty']>) => {
+            if (++marks > 12) throw new Error('process died');
+            return target.markDirty(...args);
+          };
+        return Reflect.get(target, prop, receiver);
+      },
+    });
+    await expect(runMarkCounterparts(dying, D, { pageSize: 5 })).rejects.toThrow('process died');
+    const task = await store.getAccountTask(D, 'mark_counterparts');
+    const at = decodeMarkCursor(task?.cursor ?? null);
+    expect([at.direction, at.walk?.after !== null]).toEqual(['in', true]); // committed mid-list
+    // The resumed run starts at the committed page: it marks the rest, not all 30 again.
+    const resumed = await runMarkCounterparts(store, D, { pageSize: 5 });
+    expect(resumed).toBeLessThan(30);
+    expect(resumed).toBeGreaterThanOrEqual(30 - 12);
+    expect(await allMarks()).toEqual(expected());
+    expect(await store.getAccountTask(D, 'mark_counterparts')).toBeNull();
+  });
+
+  it('a newer flip during a run makes it start over (every mark of the last flip is written after it)', async () => {
+    await store.putAccountTask(newMarkTask(D));
+    let flipped = false;
+    let marksAfterFlip = 0;
+    const racing = new Proxy(store, {
+      get(target, prop, receiver) {
+        if (prop === 'markDirty')
+          return async (...args: Parameters<MemoryGraphStore['markDirty']>) => {
+            if (flipped) marksAfterFlip++;
+            return target.markDirty(...args);
+          };
+        if (prop === 'putAccountTask')
+          return async (...args: Parameters<MemoryGraphStore['putAccountTask']>) => {
+            await target.putAccountTask(...args);
+            if (!flipped) {
+              flipped = true; // a second flip lands right after the first committed page
+              await new Promise((r) => setTimeout(r, 2));
+              await target.putAccountTask(newMarkTask(D));
+            }
+          };
+        return Reflect.get(target, prop, receiver);
+      },
+    });
+    await runMarkCounterparts(racing, D, { pageSize: 5 });
+    expect(marksAfterFlip).toBeGreaterThanOrEqual(30);
+    expect(await allMarks()).toEqual(expected());
+    expect(await store.getAccountTask(D, 'mark_counterparts')).toBeNull();
+  });
+
+  it('the cursor codec round-trips a position in either list', () => {
+    const c = {
+      generation: '1796000000000000',
+      direction: 'out' as const,
+      walk: { bucketCode: 3, after: { createdAt: 1796000000000123n, otherId: 42n } },
+    };
+    expect(decodeMarkCursor(encodeMarkCursor(c))).toEqual(c);
+    expect(decodeMarkCursor(null)).toEqual({ generation: '', direction: 'in', walk: null });
+  });
+});
+
+describe('deactivation through the service', () => {
+  it("counterparts' counts exclude the account after one reconcile pass, and include it again after reactivation", async () => {
+    const counts = async () =>
+      Promise.all([graph.counts(FOLLOWERS[0]!), graph.counts(FOLLOWEES[0]!)]).then(([a, b]) => [
+        a.following,
+        b.followers,
+      ]);
+    expect(await counts()).toEqual([1, 1]);
+    await graph.putUser({ id: D, state: 'deactivated' });
+    await graph.settleAccountTasks();
+    await reconcileDirty(store);
+    expect(await counts()).toEqual([0, 0]);
+    await graph.putUser({ id: D, state: 'active' });
+    await graph.settleAccountTasks();
+    await reconcileDirty(store);
+    expect(await counts()).toEqual([1, 1]);
+  });
+});
