@@ -106,6 +106,9 @@ export interface ListQueryOptions {
   until?: Position | null;
 }
 
+/** A `[since, until)` range of list positions; null or absent: unbounded on that side. */
+export type TimeRange = Pick<ListQueryOptions, 'since' | 'until'>;
+
 /** `ListQueryOptions` plus the member filter the graph service applies to every page. */
 export interface PageOptions extends ListQueryOptions {
   /** Members to skip (deactivated accounts); the page reads on past them and stays full. */
@@ -208,9 +211,16 @@ export interface GraphApi {
    * `not_followed_back` (followers `owner` does not follow, newest follower first). Pages are
    * full except the last, or when the per-page rows-read budget stops one early (it then still
    * has a `nextCursor`). The cursor is signed and bound to the kind and owner
-   * (`InvalidCursorError` otherwise). Visibility is checked by the caller.
+   * (`InvalidCursorError` otherwise), and through the driving list's cursor to `bounds` (only
+   * members whose driving-side `followed_at` is in `[since, until)`). Visibility is checked by the caller.
    */
-  setPage(kind: SetQueryKind, owner: UserId, limit: number, cursor: string | null): Promise<ListPage>;
+  setPage(
+    kind: SetQueryKind,
+    owner: UserId,
+    limit: number,
+    cursor: string | null,
+    bounds?: TimeRange,
+  ): Promise<ListPage>;
   /**
    * Every active follow of `owner`, page by page (at most `pageSize` items each, bucket by bucket,
    * newest first within a bucket), calling `onPage` and reading the next page only after it

@@ -44,6 +44,7 @@ import type {
   RelationshipFlags,
   ScanPage,
   SetQueryKind,
+  TimeRange,
 } from './contracts.js';
 import {
   BlockedError,
@@ -629,8 +630,14 @@ export class GraphService implements GraphApi {
   }
 
   /** A set-query page with its cost (`set-queries.ts`); visibility is checked by the caller. */
-  async setPage(kind: SetQueryKind, owner: UserId, limit: number, cursor: string | null): Promise<SetPage> {
-    return this.sets.page(kind, owner, limit, cursor);
+  async setPage(
+    kind: SetQueryKind,
+    owner: UserId,
+    limit: number,
+    cursor: string | null,
+    bounds: TimeRange = {},
+  ): Promise<SetPage> {
+    return this.sets.page(kind, owner, limit, cursor, bounds);
   }
 
   /**

@@ -31,7 +31,7 @@
  */
 import type { DrivingSide, SetCursorCodec, SetQueryKind } from '../cursor/set-cursor.js';
 import type { ListEntry, ListKey, UserId } from '../store/types.js';
-import type { ListItem, ListService, MemberFilter } from './contracts.js';
+import type { ListItem, ListService, MemberFilter, TimeRange } from './contracts.js';
 import { InvalidInputError } from './errors.js';
 
 /** Most ids one `contains` probe takes (`MAX_CONTAINS_IDS`). */
@@ -101,6 +101,8 @@ export interface SetWalk {
   keep: 'intersect' | 'difference';
   /** Ids never to return (followed-by leaves out `id` itself). */
   exclude?: UserId;
+  /** Only driving rows in `[since, until)`: read from the clustering order, bound to the inner cursor. */
+  bounds?: TimeRange;
 }
 
 /** True when `e` comes strictly after `b` in list order (created_at DESC, other_id DESC). */
@@ -130,7 +132,7 @@ export class SetQueries {
     const boundary = from.boundary;
     for (;;) {
       const batch = Math.min(MAX_SET_BATCH, Math.max(1, Math.floor(size())));
-      const page = await this.d.lists.page(w.drive, batch, inner);
+      const page = await this.d.lists.page(w.drive, batch, inner, w.bounds ?? {});
       const rows = page.items.filter((r) => (!boundary || after(r, boundary)) && r.id !== w.exclude);
       let matched: ListItem[] = [];
       let filtered = 0;
@@ -157,7 +159,13 @@ export class SetQueries {
    * unless it is the last or the rows-read budget stopped it. Throws `InvalidCursorError` for a
    * cursor not issued for this kind and owner, `InvalidInputError` for a limit below 1.
    */
-  async page(kind: SetQueryKind, owner: UserId, limit: number, cursor: string | null): Promise<SetPage> {
+  async page(
+    kind: SetQueryKind,
+    owner: UserId,
+    limit: number,
+    cursor: string | null,
+    bounds: TimeRange = {},
+  ): Promise<SetPage> {
     if (!Number.isInteger(limit) || limit < 1) throw new InvalidInputError('limit', 'at least 1');
     const c = cursor ? this.d.codec.decode(cursor, kind, owner) : null;
     const driving = c?.driving ?? (await this.chooseDriving(kind, owner));
@@ -166,6 +174,7 @@ export class SetQueries {
       drive: follows(owner, driving),
       probe: async (ids) => new Set(await this.d.contains(owner, probeSide, ids)),
       keep: kind === 'mutuals' ? 'intersect' : 'difference',
+      bounds,
     };
     const budget = this.d.budget?.(limit) ?? Math.max(SET_BUDGET_PER_ITEM * limit, SET_MIN_BUDGET);
     const stats: SetPageStats = {

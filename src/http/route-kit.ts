@@ -120,6 +120,22 @@ export async function renderPage(graph: GraphApi, page: ListPage): Promise<WireL
   return { items, next_cursor: page.nextCursor, prev_cursor: page.prevCursor ?? null };
 }
 
+/**
+ * The `[since, until)` of a list or set query, refused with a 400 naming `until` when it is empty.
+ */
+export function timeRange(query: { since?: bigint | undefined; until?: bigint | undefined }): {
+  since: bigint | null;
+  until: bigint | null;
+} {
+  const { since, until } = query;
+  if (since !== undefined && until !== undefined && since >= until) {
+    throw new ApiError('validation_failed', 'invalid query', {
+      errors: [{ path: 'query.until', message: 'a time later than since' }],
+    });
+  }
+  return { since: since ?? null, until: until ?? null };
+}
+
 export async function listPage(
   graph: GraphApi,
   list: ListKey,
@@ -131,16 +147,9 @@ export async function listPage(
     until?: bigint | undefined;
   },
 ): Promise<WireListPage> {
-  const { since, until } = query;
-  if (since !== undefined && until !== undefined && since >= until) {
-    throw new ApiError('validation_failed', 'invalid query', {
-      errors: [{ path: 'query.until', message: 'a time later than since' }],
-    });
-  }
   const page = await graph.listPage(list, query.limit, query.cursor ?? null, {
     direction: query.direction ?? 'older',
-    since: since ?? null,
-    until: until ?? null,
+    ...timeRange(query),
   });
   return renderPage(graph, page);
 }

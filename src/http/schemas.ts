@@ -100,6 +100,13 @@ export const SetQuery = queryParams({
     .max(MAX_SET_CURSOR_LENGTH)
     .optional()
     .openapi({ description: 'Opaque cursor from a previous page of the same query (`next_cursor`).' }),
+  since: TimeInput.optional().openapi({
+    description: 'Only members whose `followed_at` is at or after this time (RFC 3339).',
+  }),
+  until: TimeInput.optional().openapi({
+    description:
+      'Only members whose `followed_at` is before this time (RFC 3339). A cursor is bound to its `since` / `until`.',
+  }),
 });
 /** A route that takes no query parameters: any is a 400 naming it. */
 export const NoQuery = queryParams({});

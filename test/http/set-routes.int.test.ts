@@ -57,6 +57,7 @@ describe('GET /v1/users/{id}/mutuals and /followers/not-followed-back', () => {
     await expectRes(req('GET', '/v1/users/300/mutuals', { auth: as(306) }), 200, {
       items: [item(304, 4), item(302, 2), item(301, 1)],
       next_cursor: null,
+      prev_cursor: null,
     });
     const seen: unknown[] = [];
     let cursor: string | null = null;
@@ -74,6 +75,7 @@ describe('GET /v1/users/{id}/mutuals and /followers/not-followed-back', () => {
       await expectRes(req('GET', '/v1/users/300/followers/not-followed-back', { auth }), 200, {
         items: [item(305, 8)],
         next_cursor: null,
+        prev_cursor: null,
       });
     }
   });

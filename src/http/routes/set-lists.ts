@@ -4,14 +4,23 @@
  */
 import { createRoute } from '@hono/zod-openapi';
 import { actFor, principalOf } from '../auth.js';
-import { type ApiApp, assertListsVisible, idOf, problems, type RouteDeps, renderPage } from '../route-kit.js';
+import {
+  type ApiApp,
+  assertListsVisible,
+  idOf,
+  problems,
+  type RouteDeps,
+  renderPage,
+  timeRange,
+} from '../route-kit.js';
 import { IdParams, ListPageSchema, SetQuery } from '../schemas.js';
 
 const PAGING =
   'Pages are full (`limit` items) except the last, with one exception: a page stops after reading ' +
   '20 × limit rows of the driving list (at least 1,000) and then answers what it found, possibly fewer ' +
   'items or none, with a `next_cursor`; keep paging until `next_cursor` is null. The cursor is bound to ' +
-  'this query and this id (400 `invalid_cursor` otherwise).';
+  'this query, this id and its `since` / `until` (400 `invalid_cursor` otherwise). `since` / `until` bound ' +
+  "the driving list's `followed_at` (the one each item shows). No `direction=newer`: set queries page one way.";
 
 export const mutualsRoute = createRoute({
   operationId: 'listMutuals',
@@ -53,7 +62,7 @@ export function registerMutuals(app: ApiApp, deps: RouteDeps) {
     const id = idOf(c.req.valid('param').id);
     await assertListsVisible(deps.graph, principalOf(c), id);
     const q = c.req.valid('query');
-    const page = await deps.graph.setPage('mutuals', id, q.limit, q.cursor ?? null);
+    const page = await deps.graph.setPage('mutuals', id, q.limit, q.cursor ?? null, timeRange(q));
     return c.json(await renderPage(deps.graph, page), 200);
   });
 }
@@ -64,7 +73,7 @@ export function registerNotFollowedBack(app: ApiApp, deps: RouteDeps) {
     actFor(c, id);
     await deps.graph.getUser(id);
     const q = c.req.valid('query');
-    const page = await deps.graph.setPage('not_followed_back', id, q.limit, q.cursor ?? null);
+    const page = await deps.graph.setPage('not_followed_back', id, q.limit, q.cursor ?? null, timeRange(q));
     return c.json(await renderPage(deps.graph, page), 200);
   });
 }
