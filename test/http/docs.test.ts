@@ -60,6 +60,16 @@ describe('GET /docs', () => {
     }
   });
 
+  it('the stylesheet loads nothing more: every url(…) in it is an inline data: URI', async () => {
+    const html = await (await app.request('/docs')).text();
+    const css = referencedUrls(html).find((u) => u.endsWith('.css')) as string;
+    const text = await (await app.request(new URL(css, `${ORIGIN}/docs`).pathname)).text();
+    const urls = [...text.matchAll(/url\(\s*["']?([^"')]*)/gi)].map((m) => m[1] as string);
+    expect(urls.length).toBeGreaterThan(0);
+    expect(urls.filter((u) => !u.startsWith('data:'))).toEqual([]);
+    expect(text.match(/@import/gi)).toBeNull();
+  });
+
   it('serves only the files the page uses, not the rest of the package', async () => {
     const html = await (await app.request('/docs')).text();
     const css = referencedUrls(html).find((u) => u.endsWith('.css')) as string;

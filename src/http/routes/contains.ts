@@ -3,7 +3,7 @@ import { createRoute } from '@hono/zod-openapi';
 import type { Direction } from '../../graph/contracts.js';
 import { actFor } from '../auth.js';
 import { type ApiApp, idOf, problems, type RouteDeps } from '../route-kit.js';
-import { IdParams, IdsBody, IdsResult } from '../schemas.js';
+import { IdParams, IdsBody, IdsResult, NoQuery } from '../schemas.js';
 
 const containsRoute = (direction: Direction) =>
   createRoute({
@@ -19,6 +19,7 @@ const containsRoute = (direction: Direction) =>
     security: [{ bearerAuth: [] }],
     request: {
       params: IdParams,
+      query: NoQuery,
       body: { required: true, content: { 'application/json': { schema: IdsBody } } },
     },
     responses: {

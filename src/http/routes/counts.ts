@@ -2,7 +2,7 @@ import { createRoute } from '@hono/zod-openapi';
 import type { Counts } from '../../graph/contracts.js';
 import { principalOf } from '../auth.js';
 import { type ApiApp, assertListsVisible, idOf, problems, type RouteDeps } from '../route-kit.js';
-import { CountsSchema, IdParams } from '../schemas.js';
+import { CountsSchema, IdParams, NoQuery } from '../schemas.js';
 import { formatTime } from '../times.js';
 
 export const countsRoute = createRoute({
@@ -15,7 +15,7 @@ export const countsRoute = createRoute({
     'Subject to the list visibility rules. May lag writes by a few seconds; `exact` tells whether the ' +
     'in-service reconciler has confirmed them since the last write, `as_of` when.',
   security: [{ bearerAuth: [] }],
-  request: { params: IdParams },
+  request: { params: IdParams, query: NoQuery },
   responses: {
     200: { description: 'Counts', content: { 'application/json': { schema: CountsSchema } } },
     ...problems(400, 403, 404),

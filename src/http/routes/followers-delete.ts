@@ -1,7 +1,7 @@
 import { createRoute } from '@hono/zod-openapi';
 import { actFor } from '../auth.js';
 import { type ApiApp, idOf, mutationOptions, problems, type RouteDeps } from '../route-kit.js';
-import { MutationHeaders, pairParams } from '../schemas.js';
+import { MutationHeaders, NoQuery, pairParams } from '../schemas.js';
 import { NoneResult } from './following-delete.js';
 
 export const removeFollowerRoute = createRoute({
@@ -11,7 +11,7 @@ export const removeFollowerRoute = createRoute({
   tags: ['followers'],
   summary: 'Remove a follower (idempotent)',
   security: [{ bearerAuth: [] }],
-  request: { params: pairParams('follower'), headers: MutationHeaders },
+  request: { params: pairParams('follower'), query: NoQuery, headers: MutationHeaders },
   responses: {
     200: { description: 'Not followed by follower', content: { 'application/json': { schema: NoneResult } } },
     ...problems(400, 403, 404, 409, 429),

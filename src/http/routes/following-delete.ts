@@ -1,7 +1,7 @@
 import { createRoute } from '@hono/zod-openapi';
 import { actFor } from '../auth.js';
 import { type ApiApp, idOf, mutationOptions, problems, type RouteDeps } from '../route-kit.js';
-import { MutationHeaders, pairParams } from '../schemas.js';
+import { MutationHeaders, NoQuery, pairParams } from '../schemas.js';
 
 import { FollowResult } from './following-put.js';
 
@@ -14,7 +14,7 @@ export const unfollowRoute = createRoute({
   tags: ['following'],
   summary: 'Unfollow, or cancel a pending request (idempotent)',
   security: [{ bearerAuth: [] }],
-  request: { params: pairParams('target'), headers: MutationHeaders },
+  request: { params: pairParams('target'), query: NoQuery, headers: MutationHeaders },
   responses: {
     200: { description: 'Not following', content: { 'application/json': { schema: NoneResult } } },
     ...problems(400, 403, 404, 409, 429),

@@ -27,7 +27,7 @@ import { BlockedError, FollowingCapError, SelfFollowError, UserNotFoundError } f
 import { actFor } from '../auth.js';
 import { parseUserId } from '../ids.js';
 import { type ApiApp, idOf, problems, type RouteDeps } from '../route-kit.js';
-import { ID_MESSAGE, IdParams, type IMPORT_RESULTS, ImportResultLineSchema } from '../schemas.js';
+import { ID_MESSAGE, IdParams, type IMPORT_RESULTS, ImportResultLineSchema, NoQuery } from '../schemas.js';
 
 export const IMPORT_PATH = '/v1/users/{id}/following/import';
 /** The import route's body limit (the other routes keep `bodyLimitBytes`). */
@@ -61,6 +61,7 @@ export const followingImportRoute = createRoute({
   security: [{ bearerAuth: [] }],
   request: {
     params: IdParams,
+    query: NoQuery,
     body: {
       required: true,
       content: {

@@ -1,7 +1,7 @@
 import { createRoute } from '@hono/zod-openapi';
 import { actFor } from '../auth.js';
 import { type ApiApp, idOf, mutationOptions, problems, type RouteDeps } from '../route-kit.js';
-import { MutationHeaders, pairParams, stateSchema } from '../schemas.js';
+import { MutationHeaders, NoQuery, pairParams, stateSchema } from '../schemas.js';
 
 /**
  * The follow edge's state after a mutation, as the pair's fold says. Live calls answer what they
@@ -19,7 +19,7 @@ export const followRoute = createRoute({
     'Idempotent: already following/requested answers the same 200 and keeps the original followed_at. ' +
     'Self-follow 400; a block either way 403; over the following cap 409.',
   security: [{ bearerAuth: [] }],
-  request: { params: pairParams('target'), headers: MutationHeaders },
+  request: { params: pairParams('target'), query: NoQuery, headers: MutationHeaders },
   responses: {
     200: { description: 'Following or requested', content: { 'application/json': { schema: FollowResult } } },
     ...problems(400, 403, 404, 409, 429),

@@ -1,7 +1,7 @@
 import { createRoute } from '@hono/zod-openapi';
 import { principalOf } from '../auth.js';
 import { type ApiApp, assertListsVisible, idOf, problems, type RouteDeps } from '../route-kit.js';
-import { FollowStatusSchema, pairParams } from '../schemas.js';
+import { FollowStatusSchema, NoQuery, pairParams } from '../schemas.js';
 import { formatTime } from '../times.js';
 
 export const followStatusRoute = createRoute({
@@ -12,7 +12,7 @@ export const followStatusRoute = createRoute({
   summary: 'Whether id follows (or has requested) target',
   description: "Allowed to id itself and to anyone allowed to see id's lists.",
   security: [{ bearerAuth: [] }],
-  request: { params: pairParams('target') },
+  request: { params: pairParams('target'), query: NoQuery },
   responses: {
     200: { description: 'Follow state', content: { 'application/json': { schema: FollowStatusSchema } } },
     ...problems(400, 403, 404),

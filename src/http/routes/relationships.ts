@@ -2,7 +2,7 @@
 import { createRoute, type z } from '@hono/zod-openapi';
 import { actFor } from '../auth.js';
 import { type ApiApp, idOf, problems, type RouteDeps } from '../route-kit.js';
-import { IdParams, RelationshipIdsBody, RelationshipsSchema } from '../schemas.js';
+import { IdParams, NoQuery, RelationshipIdsBody, RelationshipsSchema } from '../schemas.js';
 
 export const relationshipsRoute = createRoute({
   operationId: 'relationships',
@@ -17,6 +17,7 @@ export const relationshipsRoute = createRoute({
   security: [{ bearerAuth: [] }],
   request: {
     params: IdParams,
+    query: NoQuery,
     body: { required: true, content: { 'application/json': { schema: RelationshipIdsBody } } },
   },
   responses: {

@@ -1,7 +1,7 @@
 import { createRoute } from '@hono/zod-openapi';
 import { actFor } from '../auth.js';
 import { type ApiApp, idOf, mutationOptions, problems, type RouteDeps } from '../route-kit.js';
-import { MutationHeaders, pairParams } from '../schemas.js';
+import { MutationHeaders, NoQuery, pairParams } from '../schemas.js';
 
 import { FollowResult } from './following-put.js';
 
@@ -15,7 +15,7 @@ export const acceptRequestRoute = createRoute({
   summary: 'Accept a pending follow request',
   description: 'No pending request (and no follow): 404. A double accept answers 200 and changes nothing.',
   security: [{ bearerAuth: [] }],
-  request: { params: pairParams('requester'), headers: MutationHeaders },
+  request: { params: pairParams('requester'), query: NoQuery, headers: MutationHeaders },
   responses: {
     200: {
       description: 'requester now follows id',

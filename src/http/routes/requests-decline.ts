@@ -1,7 +1,7 @@
 import { createRoute } from '@hono/zod-openapi';
 import { actFor } from '../auth.js';
 import { type ApiApp, idOf, mutationOptions, problems, type RouteDeps } from '../route-kit.js';
-import { MutationHeaders, pairParams } from '../schemas.js';
+import { MutationHeaders, NoQuery, pairParams } from '../schemas.js';
 import { NoneResult } from './following-delete.js';
 
 export const declineRequestRoute = createRoute({
@@ -11,7 +11,7 @@ export const declineRequestRoute = createRoute({
   tags: ['requests'],
   summary: 'Decline a pending follow request (idempotent)',
   security: [{ bearerAuth: [] }],
-  request: { params: pairParams('requester'), headers: MutationHeaders },
+  request: { params: pairParams('requester'), query: NoQuery, headers: MutationHeaders },
   responses: {
     200: { description: 'No request', content: { 'application/json': { schema: NoneResult } } },
     ...problems(400, 403, 404, 409, 429),

@@ -6,7 +6,15 @@ import { createRoute } from '@hono/zod-openapi';
 import type { GraphApi, MutationOptions, MutationResult, Relation, UserId } from '../../graph/contracts.js';
 import { actFor } from '../auth.js';
 import { type ApiApp, idOf, listPage, mutationOptions, problems, type RouteDeps } from '../route-kit.js';
-import { IdParams, ListPageSchema, ListQuery, MutationHeaders, pairParams, stateSchema } from '../schemas.js';
+import {
+  IdParams,
+  ListPageSchema,
+  ListQuery,
+  MutationHeaders,
+  NoQuery,
+  pairParams,
+  stateSchema,
+} from '../schemas.js';
 
 type Op<S extends string> = (
   g: GraphApi,
@@ -66,7 +74,7 @@ export const typedEdgeRoutes = EDGES.map((e) => ({
     tags: [e.tag],
     summary: e.addSummary,
     security: [{ bearerAuth: [] }],
-    request: { params: pairParams('target'), headers: MutationHeaders },
+    request: { params: pairParams('target'), query: NoQuery, headers: MutationHeaders },
     responses: {
       200: {
         description: e.state,
@@ -82,7 +90,7 @@ export const typedEdgeRoutes = EDGES.map((e) => ({
     tags: [e.tag],
     summary: `Remove from ${e.segment} (idempotent)`,
     security: [{ bearerAuth: [] }],
-    request: { params: pairParams('target'), headers: MutationHeaders },
+    request: { params: pairParams('target'), query: NoQuery, headers: MutationHeaders },
     responses: {
       200: {
         description: 'none (or what stands after a replayed removal the fold overrides)',

@@ -2,7 +2,7 @@ import { createRoute } from '@hono/zod-openapi';
 import type { Relationship } from '../../graph/contracts.js';
 import { principalOf } from '../auth.js';
 import { type ApiApp, idOf, listsVisible, problems, type RouteDeps } from '../route-kit.js';
-import { IdParams, ProfileSchema } from '../schemas.js';
+import { IdParams, NoQuery, ProfileSchema } from '../schemas.js';
 import { countsBody } from './counts.js';
 
 export const getUserRoute = createRoute({
@@ -15,7 +15,7 @@ export const getUserRoute = createRoute({
     '404 when unknown, and also when the profile owner blocks the viewer. `counts` is null when the ' +
     'viewer may not see them (the rule of GET /v1/users/{id}/counts, which answers 403 there).',
   security: [{ bearerAuth: [] }],
-  request: { params: IdParams },
+  request: { params: IdParams, query: NoQuery },
   responses: {
     200: { description: 'Profile', content: { 'application/json': { schema: ProfileSchema } } },
     ...problems(400, 404),

@@ -1,7 +1,7 @@
 import { createRoute } from '@hono/zod-openapi';
 import { requireAdmin } from '../auth.js';
 import { type ApiApp, idOf, problems, type RouteDeps } from '../route-kit.js';
-import { IdParams, MutationHeaders, PutUserBody, UserSchema } from '../schemas.js';
+import { IdParams, MutationHeaders, NoQuery, PutUserBody, UserSchema } from '../schemas.js';
 
 export const putUserRoute = createRoute({
   operationId: 'putUser',
@@ -16,6 +16,7 @@ export const putUserRoute = createRoute({
   security: [{ bearerAuth: [] }],
   request: {
     params: IdParams,
+    query: NoQuery,
     headers: MutationHeaders,
     body: { required: true, content: { 'application/json': { schema: PutUserBody } } },
   },

@@ -5,6 +5,7 @@
 import { Registry } from 'prom-client';
 import { type AppDeps, createApp } from '../../../src/app.js';
 import type { GraphApi } from '../../../src/graph/contracts.js';
+import { type ErrorCode, problemType, TITLE } from '../../../src/http/errors.js';
 import type { ReceiptStore } from '../../../src/http/idempotency.js';
 import { createLogger, type Logger } from '../../../src/http/logger.js';
 import type { HttpMetrics } from '../../../src/http/metrics.js';
@@ -15,6 +16,19 @@ export const TEST_SECRET = 'test-secret-0123456789abcdef';
 
 export function bearer(sub: bigint | string | number, o: { admin?: boolean; exp?: number } = {}): string {
   return `Bearer ${mintToken({ sub: String(sub), admin: o.admin ?? false, expiresInSeconds: o.exp ?? 600 }, TEST_SECRET)}`;
+}
+
+/** The whole problem+json body `call` gets back (request id `req-1`), for `toEqual`. */
+export function problem(status: number, code: ErrorCode, detail: string, extra: { errors?: object[] } = {}) {
+  return {
+    type: problemType(code),
+    title: TITLE[code],
+    status,
+    detail,
+    code,
+    request_id: 'req-1',
+    ...extra,
+  };
 }
 
 /** Receipts in a map (first writer wins), for tests that do not need a store. */
