@@ -63,7 +63,8 @@ await client.execute(
 );
 const INSERT =
   'INSERT INTO bench_single_insert (source_id, relation, target_id, state, created_at, version) VALUES (?, ?, ?, ?, ?, ?)';
-for (let u = 0; u < USERS; u++) await graph.putUser({ id: BASE + BigInt(u), username: `bf${u}` });
+for (let u = 0; u < USERS; u++)
+  await graph.putUser({ id: BASE + BigInt(u), username: `b${BASE + BigInt(u)}` });
 console.log(`${USERS} users ready; load average ${loadAverage()}`);
 
 // Fresh pairs over this run's own users (ordered pairs a ≠ b), so no follow is a no-op.
