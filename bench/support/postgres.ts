@@ -97,6 +97,8 @@ export async function startPostgres(followers: number, poolSize = 16): Promise<B
     database: 'postgres',
     max: poolSize,
   });
+  // An idle client told "terminating connection" while the server stops must not crash the bench.
+  pool.on('error', () => undefined);
   try {
     const version = (await pool.query<{ server_version: string }>('SHOW server_version')).rows[0]!
       .server_version;
