@@ -17,6 +17,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { BucketedListService, type ListReadStats } from '../src/graph/list-service.js';
 import { BENCH_LAYOUTS, barChartSvg, benchList, openBenchLists, percentile } from './support/bench-lists.js';
+import { loadAverage, markdownTable } from './support/harness.js';
 
 const PAGES = Number(process.env.PAGES ?? 200);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
@@ -93,5 +94,11 @@ writeFileSync(
     'ms',
   ),
 );
-console.log('wrote bench/results/bucket-pages.json and bench/results/bucket-pages.svg');
+writeFileSync(
+  new URL('results/bucket-pages.md', import.meta.url),
+  markdownTable(`bench:buckets (200,000 rows, ${PAGES} pages × ${ROUNDS} rounds)`, rows, [
+    `at ${new Date().toISOString()}, load average ${loadAverage()}`,
+  ]),
+);
+console.log('wrote bench/results/bucket-pages.{json,svg,md}');
 await close();

@@ -11,7 +11,11 @@
  * Per repetition, `--rounds` calls per arm (T5) or `--rounds / 10` (T6); ratios of p99 and p50 per
  * repetition, reported as median and spread, with Node and JVM CPU per arm and the load average.
  *
- *   npm run bench:probe -- [--followers 9000000] [--reps 3] [--rounds 2000]
+ * With `--with-postgres` (see `support/postgres.ts`) T6 has a second pair: the same 300-id contains
+ * ÷ one Postgres `follower_id = ANY($ids)` query on the `follows` table holding the same rows (the
+ * "raw" columns of that row are Postgres).
+ *
+ *   npm run bench:probe -- [--followers 9000000] [--reps 3] [--rounds 2000] [--with-postgres]
  */
 import { parseArgs } from 'node:util';
 import { bucketCode, bucketOf } from '../src/graph/buckets.js';
@@ -32,6 +36,7 @@ import {
   sortedCopy,
   writeResults,
 } from './support/harness.js';
+import { pgContains, startPostgres } from './support/postgres.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -39,6 +44,7 @@ const { values: args } = parseArgs({
     reps: { type: 'string', default: '3' },
     rounds: { type: 'string', default: '2000' },
     seed: { type: 'string', default: '42' },
+    'with-postgres': { type: 'boolean', default: false },
   },
 });
 const F = Number(args.followers);
@@ -70,6 +76,8 @@ const graph = new GraphService({ store, lists, maxFollowing: 10_000_000 });
 const N = (await store.getLayout(list)).buckets;
 console.log(`${F} followers, N=${N}; load average ${loadAverage()}`);
 
+const pgdb = args['with-postgres'] ? await startPostgres(F) : null;
+
 const RAW_OUT = "SELECT state FROM edges_out WHERE source_id = ? AND relation = 'follows' AND target_id = ?";
 const RAW_IN =
   "SELECT state FROM edges_in WHERE target_id = ? AND relation = 'follows' AND bucket = ? AND source_id = ?";
@@ -97,6 +105,10 @@ const arms = {
       ),
     );
   },
+  t6Postgres: async () => {
+    const ids = Array.from({ length: 300 }, probeId);
+    await pgContains(pgdb!.pool, ids);
+  },
 };
 type ArmName = keyof typeof arms;
 
@@ -113,12 +125,27 @@ async function timeArm(name: ArmName, n: number) {
   return { p50: percentile(s, 50), p99: percentile(s, 99), perS: n / cpu.wallS, ...cpu };
 }
 
-for (const name of Object.keys(arms) as ArmName[]) await timeArm(name, 200);
+for (const name of Object.keys(arms) as ArmName[])
+  if (pgdb || name !== 't6Postgres') await timeArm(name, 200);
+// Same rows: Postgres and the service agree on which of 300 ids follow.
+if (pgdb) {
+  const ids = Array.from({ length: 300 }, probeId);
+  const ours = (await graph.contains(CELEBRITY, 'follows', 'in', ids)).length;
+  const theirs = await pgContains(pgdb.pool, ids);
+  if (ours !== theirs) throw new Error(`contains: service found ${ours}, postgres ${theirs}`);
+}
 
 const pairs: [string, ArmName, ArmName, number][] = [
   ['T5 edge check', 't5Service', 't5Raw', ROUNDS],
   ['T6 300-id contains', 't6Service', 't6Raw', Math.max(50, Math.floor(ROUNDS / 10))],
 ];
+if (pgdb)
+  pairs.push([
+    'T6 300-id contains vs Postgres = ANY',
+    't6Service',
+    't6Postgres',
+    Math.max(50, Math.floor(ROUNDS / 10)),
+  ]);
 const results = [];
 for (const [label, a, b, n] of pairs) {
   const reps: { service: Awaited<ReturnType<typeof timeArm>>; raw: Awaited<ReturnType<typeof timeArm>> }[] =
@@ -156,11 +183,14 @@ for (const [label, a, b, n] of pairs) {
     throughputRatio: ratioSummary(reps.map((x) => x.service.perS / x.raw.perS)),
   });
 }
+const postgresVersion = pgdb?.version ?? null;
+await pgdb?.stop();
 const result = {
   at: new Date().toISOString(),
   followers: F,
   buckets: N,
   reps: REPS,
+  postgresVersion,
   loadAverageEnd: loadAverage(),
   results,
 };

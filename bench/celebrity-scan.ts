@@ -7,7 +7,12 @@
  * spread are reported with Node and JVM CPU per arm. The 16-worker scan must cover the list
  * exactly once: its count, id sum (mod 2^64) and id XOR equal the loaded ids'.
  *
- *   npm run bench:scan -- [--followers 9000000] [--workers 1,4,16,64] [--reps 3]
+ * The service arm pins the layout it read at the start (`pinnedBuckets: N`, see `scan-slices.ts`):
+ * with more workers than buckets only N slices own rows, each reading whole buckets and nothing
+ * it drops, as raw paging does; `--unpinned` measures the layout-free rule instead (each of the
+ * `w > N` slices reads whole buckets and keeps about N/w of them).
+ *
+ *   npm run bench:scan -- [--followers 9000000] [--workers 1,4,16,64] [--reps 3] [--unpinned]
  */
 import { parseArgs } from 'node:util';
 import { bucketCode } from '../src/graph/buckets.js';
@@ -32,6 +37,7 @@ const { values: args } = parseArgs({
     followers: { type: 'string', default: '9000000' },
     workers: { type: 'string', default: '1,4,16,64' },
     reps: { type: 'string', default: '3' },
+    unpinned: { type: 'boolean', default: false },
   },
 });
 const F = Number(args.followers);
@@ -67,7 +73,12 @@ async function serviceScan(workers: number): Promise<Tally> {
   const t = tally();
   await Promise.all(
     Array.from({ length: workers }, async (_, slice) => {
-      for await (const batch of svc.scanBatches(list, { slice, slices: workers, batchSize: 1000 })) {
+      for await (const batch of svc.scanBatches(list, {
+        slice,
+        slices: workers,
+        batchSize: 1000,
+        ...(args.unpinned ? {} : { pinnedBuckets: N }),
+      })) {
         for (const id of batch.ids) add(t, id);
       }
     }),
@@ -170,6 +181,7 @@ const result = {
   at: new Date().toISOString(),
   followers: F,
   buckets: N,
+  pinned: !args.unpinned,
   reps: REPS,
   loadAverageEnd: loadAverage(),
   peakRssMiB: Math.round(peakRssMiB()),
@@ -181,14 +193,14 @@ console.table(rows.map((r) => ({ ...r, T4: `${r.T4.median} [${r.T4.min}–${r.T4
 console.log(
   `16-worker coverage: ${JSON.stringify(coverage)}; peak RSS ${result.peakRssMiB} MiB; load average ${loadAverage()}`,
 );
-const md = `# bench:scan ${F} followers (N=${N}, ${REPS} reps)\n\nload average at end ${result.loadAverageEnd}; peak RSS ${result.peakRssMiB} MiB; 16-worker coverage ${coverage?.ok ? 'exact (count, sum, xor)' : 'FAILED'}\n\n| workers | raw streams | service rows/s | raw rows/s | node µs/row service | node µs/row raw | T4 median [spread] |\n|---|---|---|---|---|---|---|\n${rows
+const md = `# bench:scan ${F} followers (N=${N}, ${REPS} reps, service ${args.unpinned ? 'unpinned' : 'pinned layout'})\n\nload average at end ${result.loadAverageEnd}; peak RSS ${result.peakRssMiB} MiB; 16-worker coverage ${coverage?.ok ? 'exact (count, sum, xor)' : 'FAILED'}\n\n| workers | raw streams | service rows/s | raw rows/s | node µs/row service | node µs/row raw | T4 median [spread] |\n|---|---|---|---|---|---|---|\n${rows
   .map(
     (r) =>
       `| ${r.workers} | ${r.rawStreams} | ${r.serviceRowsPerS} | ${r.rawRowsPerS} | ${r.serviceNodeCpuUsPerRow} | ${r.rawNodeCpuUsPerRow} | ${r.T4.median} [${r.T4.min}–${r.T4.max}] |`,
   )
   .join('\n')}\n`;
 const svg = barChartSvg(
-  `scan rows/s (${F} followers, N=${N})`,
+  `scan rows/s vs workers (${F} followers, N=${N}, ${args.unpinned ? 'unpinned' : 'pinned'})`,
   rows.map((r) => `${r.workers} workers`),
   [
     { name: 'service scan', values: rows.map((r) => r.serviceRowsPerS) },

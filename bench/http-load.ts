@@ -26,6 +26,8 @@ import { mintToken } from '../src/jobs/token.js';
 import { CassandraGraphStore } from '../src/store/cassandra/graph-store.js';
 import { openMigratedKeyspace } from '../src/store/cassandra/keyspace.js';
 import { MemoryGraphStore } from '../src/store/memory/memory-store.js';
+import { barChartSvg } from './support/bench-lists.js';
+import { markdownTable } from './support/harness.js';
 
 interface AutocannonResult {
   requests: { average: number };
@@ -325,7 +327,27 @@ async function main() {
     mkdirSync(dir, { recursive: true });
     const file = `${dir}http-load-${results.when.replace(/[:.]/g, '-')}.json`;
     writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
-    console.log(`results: ${file}`);
+    writeFileSync(
+      file.replace(/\.json$/, '.md'),
+      markdownTable(
+        `bench:http (${DURATION_S} s, ${CONNECTIONS} connections)`,
+        results.rows.map((r) => ({ ...r })),
+        [`at ${results.when}`],
+      ),
+    );
+    writeFileSync(
+      file.replace(/\.json$/, '.svg'),
+      barChartSvg(
+        'HTTP vs direct domain call, p50 (ms)',
+        results.rows.map((r) => r.name),
+        [
+          { name: 'domain p50', values: results.rows.map((r) => r.domain.p50_ms) },
+          { name: 'http p50', values: results.rows.map((r) => r.http.p50_ms) },
+        ],
+        'ms',
+      ),
+    );
+    console.log(`results: ${file} (and .md, .svg)`);
   } finally {
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await client.execute(`DROP KEYSPACE IF EXISTS ${keyspace}`, [], { prepare: false });

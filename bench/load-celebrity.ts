@@ -22,14 +22,24 @@
  * followers' own `following` counters (counter increments are not idempotent, so they would break
  * resumability; the reconcile job can set them).
  *
+ * T1 (ours ÷ raw): after the load is verified, `--t1-reps` repetitions (default 3, 0 skips) rewrite
+ * the first `--t1-window` followers (default min(F, 50,000)) twice, interleaved A B / B A: A is this
+ * loader's chunk path (same statements, batches and pool), B the best plain raw form, the driver's
+ * `executeConcurrent` with one prepared single-row INSERT per row into the same six tables at the
+ * same concurrency. Both write the very same cells (fixed values and timestamps), so the counts
+ * stay exact; rows/s of each, the median ratio and its spread go into the results.
+ *
  *   npm run bench:load -- [--followers 9000000] [--concurrency 256] [--chunk 2000] [--thresholds …]
+ *     [--t1-window 50000] [--t1-reps 3]
  */
 import { parseArgs } from 'node:util';
+import cassandra from 'cassandra-driver';
 import { bucketCode, bucketOf } from '../src/graph/buckets.js';
 import { bucketsForSize } from '../src/graph/list-service.js';
 import { CassandraGraphStore } from '../src/store/cassandra/graph-store.js';
 import { LQ, Q } from '../src/store/cassandra/statements.js';
 import type { ListKey } from '../src/store/types.js';
+import { barChartSvg } from './support/bench-lists.js';
 import {
   CELEBRITY,
   cpuMeter,
@@ -38,6 +48,7 @@ import {
   loadAverage,
   openCelebrityKeyspace,
   peakRssMiB,
+  ratioSummary,
   writeResults,
 } from './support/harness.js';
 
@@ -47,6 +58,8 @@ const { values: args } = parseArgs({
     concurrency: { type: 'string', default: '256' },
     chunk: { type: 'string', default: '2000' },
     batch: { type: 'string', default: '100' },
+    't1-window': { type: 'string', default: '50000' },
+    't1-reps': { type: 'string', default: '3' },
     thresholds: {
       type: 'string',
       default: process.env.GRAPH_BUCKET_THRESHOLDS ?? '250000,500000,1000000,2000000,4000000,8000000',
@@ -57,8 +70,10 @@ const F = Number(args.followers);
 const CONCURRENCY = Number(args.concurrency);
 const CHUNK = Number(args.chunk);
 const BATCH = Number(args.batch);
+const T1_REPS = Number(args['t1-reps']);
 const THRESHOLDS = (args.thresholds ?? '').split(',').map(Number);
 const N = bucketsForSize(F, THRESHOLDS);
+const T1_WINDOW = Math.min(F, Number(args['t1-window']));
 /** Fixed first position (2023-11-14T22:13:20Z in µs): a rerun writes the very same cells. */
 const P0 = 1_700_000_000_000_000n;
 const ROWS_PER_FOLLOWER = 6;
@@ -300,6 +315,88 @@ const expected = {
   list_counts: F,
 };
 const verifyS = (performance.now() - verifyStart) / 1000;
+
+// T1: the loader's chunk path (A) against raw executeConcurrent single-row inserts (B).
+async function oursWindow(): Promise<void> {
+  const runs = new Set<Promise<void>>();
+  for (let from = 0; from < T1_WINDOW; from += CHUNK) {
+    while (runs.size >= 4) await Promise.race(runs);
+    const run = writeChunk(from, Math.min(T1_WINDOW, from + CHUNK));
+    const tracked = run.finally(() => runs.delete(tracked));
+    runs.add(tracked);
+  }
+  await Promise.all(runs);
+}
+async function rawWindow(): Promise<void> {
+  const STEP = 10_000;
+  for (let from = 0; from < T1_WINDOW; from += STEP) {
+    const to = Math.min(T1_WINDOW, from + STEP);
+    const items: { query: string; params: unknown[] }[] = [];
+    for (let i = from; i < to; i++) {
+      const follower = FIRST_FOLLOWER + BigInt(i);
+      const pos = P0 + BigInt(i);
+      const version = pos * 1024n + 1n;
+      const [low, high] = follower < CELEBRITY ? [follower, CELEBRITY] : [CELEBRITY, follower];
+      const code = fCode(i);
+      items.push(
+        { query: Q.putUser, params: [follower, `u${follower}`, false, 'active', false] },
+        { query: Q.appendOp, params: [low, high, pos, follower, 'follow', 0n] },
+        { query: Q.putOut, params: [follower, 'follows', CELEBRITY, 'active', pos, pos, version] },
+        { query: LQ.following.putRow, params: [follower, 1, pos, CELEBRITY, pos, version] },
+        { query: LQ.followers.putRow, params: [CELEBRITY, code, pos, follower, pos, version] },
+        { query: Q.putIn, params: [CELEBRITY, 'follows', code, follower, 'active', pos, pos, version] },
+      );
+    }
+    await cassandra.concurrent.executeConcurrent(client, items, {
+      concurrencyLevel: CONCURRENCY,
+      raiseOnFirstError: true,
+    });
+  }
+}
+const t1Runs: {
+  arm: 'ours' | 'raw';
+  rep: number;
+  rowsPerS: number;
+  wallS: number;
+  nodeCpuS: number;
+  jvmCpuS: number;
+}[] = [];
+if (T1_REPS > 0) {
+  console.log(
+    `T1: ${T1_REPS} reps of ${T1_WINDOW} followers (${T1_WINDOW * ROWS_PER_FOLLOWER} rows) per arm`,
+  );
+  await rawWindow(); // warm-up (prepares the raw statements' plan and caches)
+  for (let rep = 0; rep < T1_REPS; rep++) {
+    for (const arm of (rep % 2 === 0 ? ['ours', 'raw'] : ['raw', 'ours']) as ('ours' | 'raw')[]) {
+      const m = cpuMeter();
+      if (arm === 'ours') await oursWindow();
+      else await rawWindow();
+      const c = m();
+      const rowsPerS = (T1_WINDOW * ROWS_PER_FOLLOWER) / c.wallS;
+      t1Runs.push({
+        arm,
+        rep,
+        rowsPerS: Math.round(rowsPerS),
+        wallS: +c.wallS.toFixed(2),
+        nodeCpuS: +c.nodeCpuS.toFixed(1),
+        jvmCpuS: +c.jvmCpuS.toFixed(1),
+      });
+      console.log(
+        `T1 rep ${rep} ${arm}: ${Math.round(rowsPerS)} rows/s (${c.wallS.toFixed(1)} s, node CPU ${c.nodeCpuS.toFixed(1)} s, JVM CPU ${c.jvmCpuS.toFixed(1)} s), load ${loadAverage()}`,
+      );
+    }
+  }
+  if (failed) throw failed;
+}
+const t1 =
+  T1_REPS > 0
+    ? ratioSummary(
+        Array.from({ length: T1_REPS }, (_, rep) => {
+          const of = (arm: string) => t1Runs.find((r) => r.rep === rep && r.arm === arm)!.rowsPerS;
+          return of('ours') / of('raw');
+        }),
+      )
+    : null;
 const ok = Object.entries(expected).every(([k, v]) => counts[k as keyof typeof counts] === v);
 const rowsWritten = (F - resumeFrom) * ROWS_PER_FOLLOWER;
 const summary = {
@@ -317,6 +414,9 @@ const summary = {
   peakRssMiB: Math.round(peakRssMiB()),
   verifyS: +verifyS.toFixed(1),
   loadAverageEnd: loadAverage(),
+  t1Window: T1_WINDOW,
+  T1: t1,
+  t1Runs,
   counts,
   expected,
   verified: ok,
@@ -328,8 +428,26 @@ const md = `# bench:load ${F} followers\n\n| figure | value |\n|---|---|\n${Obje
   .join('\n')}\n\n| table | counted | expected |\n|---|---|---|\n${Object.keys(expected)
   .map((k) => `| ${k} | ${counts[k as keyof typeof counts]} | ${expected[k as keyof typeof expected]} |`)
   .join('\n')}\n`;
-const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="480" height="60" font-family="sans-serif" font-size="14"><text x="10" y="35">load ${F}: ${summary.rowsPerS} rows/s, ${summary.loadWallS} s, peak RSS ${summary.peakRssMiB} MiB</text></svg>`;
-console.log(`wrote ${await writeResults(`load-${F}`, summary, svg, md)}`);
+const t1Md = t1
+  ? `\n## T1 (window ${T1_WINDOW} followers, ${T1_REPS} reps, A B / B A)\n\nours ÷ raw rows/s: median ${t1.median} [${t1.min}–${t1.max}]\n\n| rep | arm | rows/s | wall s | node CPU s | JVM CPU s |\n|---|---|---|---|---|---|\n${t1Runs
+      .map((r) => `| ${r.rep} | ${r.arm} | ${r.rowsPerS} | ${r.wallS} | ${r.nodeCpuS} | ${r.jvmCpuS} |`)
+      .join('\n')}\n`
+  : '';
+const svg = t1
+  ? barChartSvg(
+      `load rows/s, ${F} followers (T1 window ${T1_WINDOW})`,
+      Array.from({ length: T1_REPS }, (_, r) => `rep ${r}`),
+      (['ours', 'raw'] as const).map((arm) => ({
+        name: arm === 'ours' ? 'bench:load path' : 'raw executeConcurrent',
+        values: Array.from(
+          { length: T1_REPS },
+          (_, rep) => t1Runs.find((x) => x.rep === rep && x.arm === arm)!.rowsPerS,
+        ),
+      })),
+      'rows/s',
+    )
+  : `<svg xmlns="http://www.w3.org/2000/svg" width="480" height="60" font-family="sans-serif" font-size="14"><text x="10" y="35">load ${F}: ${summary.rowsPerS} rows/s, ${summary.loadWallS} s, peak RSS ${summary.peakRssMiB} MiB</text></svg>`;
+console.log(`wrote ${await writeResults(`load-${F}`, summary, svg, md + t1Md)}`);
 await client.shutdown();
 console.log(
   `${ok ? 'VERIFIED' : 'MISMATCH'}: ${Object.entries(counts)

@@ -8,6 +8,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { BucketedListService } from '../src/graph/list-service.js';
 import { barChartSvg, benchList, openBenchLists, percentile } from './support/bench-lists.js';
+import { loadAverage, markdownTable } from './support/harness.js';
 
 const LIMIT = 20;
 const REPS = Number(process.env.REPS ?? 300);
@@ -82,5 +83,11 @@ writeFileSync(
     'ms',
   ),
 );
-console.log('wrote bench/results/page-depth.json and bench/results/page-depth.svg');
+writeFileSync(
+  new URL('results/page-depth.md', import.meta.url),
+  markdownTable(`bench:depth (200,000 rows, limit ${LIMIT}, ${REPS} reps)`, results, [
+    `at ${new Date().toISOString()}, load average ${loadAverage()}`,
+  ]),
+);
+console.log('wrote bench/results/page-depth.{json,svg,md}');
 await close();

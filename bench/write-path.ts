@@ -24,6 +24,7 @@ import { GraphService } from '../src/graph/graph-service.js';
 import { BucketedListService } from '../src/graph/list-service.js';
 import { CassandraGraphStore } from '../src/store/cassandra/graph-store.js';
 import { openMigratedKeyspace } from '../src/store/cassandra/keyspace.js';
+import { markdownTable } from './support/harness.js';
 
 type Mode = 'logged' | 'unlogged';
 
@@ -229,7 +230,19 @@ async function main() {
   };
   await writeFile(`${dir}write-path-${stamp}.json`, `${JSON.stringify({ meta, cells }, null, 2)}\n`);
   await writeFile(`${dir}write-path-${stamp}.svg`, chart(cells));
-  console.log(`wrote bench/results/write-path-${stamp}.{json,svg}`);
+  await writeFile(
+    `${dir}write-path-${stamp}.md`,
+    markdownTable(
+      `bench:write (${FOLLOWS} follows per cell, ${USERS} users)`,
+      cells.map((c) => ({ ...c })),
+      [
+        `at ${meta.at.toISOString()}, load average ${loadavg()
+          .map((x) => x.toFixed(2))
+          .join(' ')}`,
+      ],
+    ),
+  );
+  console.log(`wrote bench/results/write-path-${stamp}.{json,svg,md}`);
 
   if (args.keep) await client.shutdown();
   else {

@@ -136,3 +136,21 @@ export const DEFAULT_THRESHOLDS = (
 )
   .split(',')
   .map(Number);
+
+/** A markdown summary: a heading, optional lines, and one table of flat rows (objects as JSON). */
+export function markdownTable(
+  title: string,
+  rows: readonly Record<string, unknown>[],
+  notes: string[] = [],
+): string {
+  const keys = [...new Set(rows.flatMap((r) => Object.keys(r)))];
+  const cell = (v: unknown) =>
+    v === undefined
+      ? ''
+      : typeof v === 'object' && v !== null
+        ? JSON.stringify(v, (_, x) => (typeof x === 'bigint' ? x.toString() : x))
+        : String(v);
+  return `# ${title}\n\n${notes.map((n) => `${n}\n`).join('')}${notes.length ? '\n' : ''}| ${keys.join(' | ')} |\n|${keys.map(() => '---').join('|')}|\n${rows
+    .map((r) => `| ${keys.map((k) => cell(r[k])).join(' | ')} |`)
+    .join('\n')}\n`;
+}

@@ -15,6 +15,20 @@
  * keeping its own ranks; with `n > N` each slice reads whole buckets to keep ~N/n of their rows.
  * Rejected: `bucket mod n` (changes meaning when N doubles mid-scan); slices owning zero buckets
  * (`n > N` would leave most workers idle and one doing all the work).
+ *
+ * Pinned layout (opt-in, issue #9). A rank slice narrower than a bucket cannot be read without
+ * reading the whole bucket: rows of a partition are ordered by `(created_at, other_id)`, not by
+ * rank. So with `n > N` the layout-free rule reads ≈ n/N times the list (T4 fell to 0.075 at 64
+ * slices over 8 buckets). A caller that reads the layout once and passes the same `pinned` N to
+ * every slice gets `effectiveSlices(n, pinned) = min(n, pinned)` owning slices: slice `k < e`
+ * owns the rank range of slice `k` of `e` (whole buckets of the pinned layout, and of every larger
+ * layout after a growth, since a growth only splits buckets), slices `k ≥ e` own nothing. Its
+ * cursor is exactly the cursor of slice `k` of `e`, so the format is unchanged. Ownership is
+ * still a function of the row's id and the (fixed) pinned value, so the scan stays exact across a
+ * growth; what the caller gives up is parallelism beyond N (extra workers idle, like raw paging,
+ * which cannot run more than N partition streams either). Rejected for now: splitting a bucket
+ * among slices by clustering range (needs split points every slice agrees on, i.e. a shared scan
+ * plan, which the independent-slice API does not have).
  */
 import murmurhash from 'murmurhash';
 import type { UserId } from '../store/types.js';
@@ -39,6 +53,14 @@ export function log2(buckets: number): number {
 /** The row's rank: its 32-bit murmur3 hash with the bits reversed. */
 export function rankOf(otherId: UserId): number {
   return reverseBits(murmurhash.v3(otherId.toString()) >>> 0, 32);
+}
+
+/**
+ * The number of slices that own rows when `slices` are requested with the layout pinned at
+ * `pinned` buckets (undefined: not pinned, every slice owns its rank range).
+ */
+export function effectiveSlices(slices: number, pinned: number | undefined): number {
+  return pinned === undefined ? slices : Math.min(slices, pinned);
 }
 
 /** `[lo, hi)` in rank space owned by `slice` of `slices`. */

@@ -254,6 +254,18 @@ export interface GraphApi {
   assertCanViewProfile(viewer: UserId, owner: UserId): Promise<void>;
 }
 
+/** Options of one scan page (`ListService.scan`). */
+export interface ScanOptions {
+  /** Drops members (scan pages may be short). */
+  exclude?: MemberFilter;
+  /**
+   * A layout size (power of two) read once by the caller and passed to every slice of the scan:
+   * only `min(slices, pinnedBuckets)` slices own rows, each whole buckets (no rows read and
+   * dropped). Without it ownership ignores the layout (see `scan-slices.ts`).
+   */
+  pinnedBuckets?: number;
+}
+
 /**
  * The list side of the domain (bucketed pages, the merge cursor, scans, online growth), injected
  * into the graph service so the write path and the read path meet only here.
@@ -271,7 +283,7 @@ export interface ListService {
     slices: number,
     limit: number,
     cursor: string | null,
-    options?: { exclude?: MemberFilter },
+    options?: ScanOptions,
   ): Promise<ScanPage>;
   /** The layout writers must use now (may be cached briefly; a growth sets `growingTo` first). */
   layoutForWrite(list: ListKey): Promise<import('../store/types.js').BucketLayout>;

@@ -55,6 +55,7 @@ import {
 import { type BucketState, type FetchBucket, mergePage, type PageStats } from '../cursor/merge.js';
 import {
   bucketAtIndex,
+  effectiveSlices,
   indexInside,
   indexOfBucket,
   log2,
@@ -68,7 +69,7 @@ import type { GraphStore } from '../store/store.js';
 import type { BucketLayout, ListEntry, ListKey } from '../store/types.js';
 import { listId } from '../store/types.js';
 import { bucketCode } from './buckets.js';
-import type { ListPage, ListService, MemberFilter, PageOptions, ScanPage } from './contracts.js';
+import type { ListPage, ListService, MemberFilter, PageOptions, ScanOptions, ScanPage } from './contracts.js';
 import { InvalidInputError } from './errors.js';
 import { type GrowthProgress, growList } from './list-growth.js';
 
@@ -252,22 +253,41 @@ export class BucketedListService implements ListService {
    * (see `scan-slices.ts`); order within a slice is bucket by bucket, each in clustering order.
    * Throws `InvalidCursorError` for a cursor not issued for this list and slice, `InvalidInputError`
    * for a slice, slice count or limit out of range.
+   *
+   * `options.pinnedBuckets` (a layout size the caller read once, e.g. `layoutForWrite(list)`, and
+   * passes to every slice of the scan) caps the slices that own rows at `min(slices, pinned)`:
+   * see `effectiveSlices` in `scan-slices.ts`. Slices at or above the cap are empty at once; the
+   * others own whole buckets and read nothing they do not return. All slices of one scan must pass
+   * the same value (and the same value again with their cursors).
    */
   async scan(
     list: ListKey,
     slice: number,
-    slices: number,
+    requestedSlices: number,
     limit: number,
     cursor: string | null,
-    options: { exclude?: MemberFilter } = {},
+    options: ScanOptions = {},
   ): Promise<ScanPage> {
-    if (!Number.isInteger(slices) || slices < 1 || slices > MAX_SLICES) {
+    if (!Number.isInteger(requestedSlices) || requestedSlices < 1 || requestedSlices > MAX_SLICES) {
       throw new InvalidInputError('slices', `an integer from 1 to ${MAX_SLICES}`);
     }
-    if (!Number.isInteger(slice) || slice < 0 || slice >= slices) {
+    if (!Number.isInteger(slice) || slice < 0 || slice >= requestedSlices) {
       throw new InvalidInputError('slice', 'an integer from 0 to slices - 1');
     }
+    const pinned = options.pinnedBuckets;
+    if (
+      pinned !== undefined &&
+      (!Number.isInteger(pinned) || pinned < 1 || pinned > MAX_BUCKETS || 2 ** log2(pinned) !== pinned)
+    ) {
+      throw new InvalidInputError('pinnedBuckets', `a power of two from 1 to ${MAX_BUCKETS}`);
+    }
     assertLimit(limit);
+    const slices = effectiveSlices(requestedSlices, pinned);
+    if (slice >= slices) {
+      // Owns nothing under the pinned layout; a cursor here can only be forged or misrouted.
+      if (cursor) this.codec.decodeScan(cursor, list, slice, requestedSlices);
+      return { ids: [], nextCursor: null };
+    }
     const layout = await this.layout(list);
     let buckets = layout.buckets;
     let nextIndex: number;
@@ -341,11 +361,18 @@ export class BucketedListService implements ListService {
    */
   async *scanBatches(
     list: ListKey,
-    o: { slice?: number; slices?: number; batchSize?: number; cursor?: string | null } = {},
+    o: {
+      slice?: number;
+      slices?: number;
+      batchSize?: number;
+      cursor?: string | null;
+      pinnedBuckets?: number;
+    } = {},
   ): AsyncGenerator<ScanBatch> {
     let cursor = o.cursor ?? null;
+    const options = o.pinnedBuckets === undefined ? {} : { pinnedBuckets: o.pinnedBuckets };
     do {
-      const page = await this.scan(list, o.slice ?? 0, o.slices ?? 1, o.batchSize ?? 1000, cursor);
+      const page = await this.scan(list, o.slice ?? 0, o.slices ?? 1, o.batchSize ?? 1000, cursor, options);
       cursor = page.nextCursor;
       if (page.ids.length > 0 || cursor === null) yield { ids: page.ids, cursor };
     } while (cursor !== null);

@@ -5,7 +5,7 @@
  * Runs one local node in the foreground until Ctrl-C (or SIGTERM), then stops it cleanly.
  */
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startLocalNode } from './node.js';
 import { defaultNodeOptions, type NodeOptions } from './node-options.js';
@@ -32,7 +32,8 @@ if (values['storage-port']) overrides.storagePort = Number(values['storage-port'
 if (values.seeds) overrides.seeds = values.seeds.split(',');
 if (values.token) overrides.initialToken = values.token;
 if (values.heap) overrides.heap = values.heap;
-if (values.dir) overrides.nodeDir = values.dir;
+// Absolute: Cassandra reads its yaml as a file: URL, which a relative path breaks.
+if (values.dir) overrides.nodeDir = resolve(values.dir);
 if (values.commitlog) {
   if (!['periodic', 'batch', 'group'].includes(values.commitlog)) {
     console.error('--commitlog must be periodic, batch or group');

@@ -167,6 +167,29 @@ export function describeListScenarios(
       }
     });
 
+    it('64 slices with the layout pinned: 16 slices own whole buckets and read only the rows they return (issue #9)', async () => {
+      const all = rows.map((r) => r.otherId).sort((a, b) => (a < b ? -1 : 1));
+      const pinnedBuckets = (await store.getLayout(list)).buckets;
+      const perSlice: { ids: number; rowsRead: number }[] = [];
+      const ids: bigint[] = [];
+      for (let slice = 0; slice < 64; slice++) {
+        let rowsRead = 0;
+        let mine = 0;
+        const svc = service(store, (s) => {
+          rowsRead += s.rowsRead;
+        });
+        for await (const b of svc.scanBatches(list, { slice, slices: 64, batchSize: 1000, pinnedBuckets })) {
+          ids.push(...b.ids);
+          mine += b.ids.length;
+        }
+        perSlice.push({ ids: mine, rowsRead });
+      }
+      expect(pinnedBuckets).toBe(16);
+      expect([...ids].sort((a, b) => (a < b ? -1 : 1))).toEqual(all);
+      expect(perSlice.slice(16)).toEqual(Array(48).fill({ ids: 0, rowsRead: 0 }));
+      expect(perSlice.map((p) => p.rowsRead)).toEqual(perSlice.map((p) => p.ids));
+    });
+
     it('a killed scan resumes from its cursor: same ids, none twice', async () => {
       const slice = 1;
       const slices = 3;
