@@ -37,6 +37,7 @@ import type {
   Relationship,
   RelationshipFlags,
   ScanPage,
+  SuggestionItem,
 } from './contracts.js';
 import {
   BlockedError,
@@ -60,6 +61,7 @@ import {
   readPair,
 } from './pair-history.js';
 import { listIn, listOut } from './pair-writer.js';
+import { readSuggestions } from './suggestions.js';
 
 export interface GraphServiceOptions {
   store: GraphStore;
@@ -422,6 +424,10 @@ export class GraphService implements GraphApi {
       blocking: on(viewer, 'blocks'),
       muting: on(viewer, 'mutes'),
     };
+  }
+
+  async suggestions(userId: UserId, limit: number): Promise<SuggestionItem[]> {
+    return readSuggestions(this.store, userId, limit);
   }
 
   async relationships(viewer: UserId, ids: readonly UserId[]): Promise<RelationshipFlags[]> {

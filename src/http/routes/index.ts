@@ -14,6 +14,7 @@ import { registerAcceptRequest } from './requests-accept.js';
 import { registerDeclineRequest } from './requests-decline.js';
 import { registerRequestsList } from './requests-list.js';
 import { registerOutgoingRequests } from './requests-outgoing.js';
+import { registerSuggestions } from './suggestions.js';
 import { registerTypedEdges } from './typed-edges.js';
 import { registerGetUser } from './users-get.js';
 import { registerPutUser } from './users-put.js';
@@ -37,4 +38,5 @@ export function registerRoutes(app: ApiApp, deps: RouteDeps): void {
   registerTypedEdges(app, deps);
   registerRelationships(app, deps);
   registerOutgoingRequests(app, deps);
+  registerSuggestions(app, deps);
 }
