@@ -5,10 +5,13 @@
  *
  * Design note.
  *
- * Scan. The Murmur3 ring is split into `ranges` equal slices; in each slice the sweep walks, in
- * turn, `pair_ops`, `edges_out`, `following`, `followers` and `relation_lists`, a page of distinct
- * partition keys at a time (`token(pk) > last AND token(pk) <= end`), and checks every partition
- * found against its counterparts with point or single-partition reads. Nothing is collected across
+ * Scan. The Murmur3 ring is split into `ranges` equal slices; the sweep walks `following`,
+ * `followers`, `relation_lists`, `edges_out` and `pair_ops` in turn, each over every slice, a page
+ * of distinct partition keys at a time (`token(pk) > last AND token(pk) <= end`), and checks every
+ * partition found against its counterparts with point or single-partition reads. The list tables
+ * go first so that their count check sees the counters before the sweep's own repairs move rows
+ * (whose count effects the reconciler absorbs through the marks the sweep leaves): the report is
+ * then the same whatever the token order, and the same as a dry run's. Nothing is collected across
  * pages: memory is one page of partitions, one page of rows inside one partition, and the fixes of
  * that page (at most `pageSize` partitions × rows per partition page).
  *
@@ -80,8 +83,8 @@ export const DRIFT_KINDS = [
 ] as const;
 export type DriftKind = (typeof DRIFT_KINDS)[number];
 
-/** The tables a sweep walks in each range, in order. */
-export const SWEEP_TABLES = ['pair_ops', 'edges_out', 'following', 'followers', 'relation_lists'] as const;
+/** The tables a sweep walks, in order, each over every range. */
+export const SWEEP_TABLES = ['following', 'followers', 'relation_lists', 'edges_out', 'pair_ops'] as const;
 type SweepTable = (typeof SWEEP_TABLES)[number];
 
 /** One thing found wrong, for the report (a bounded sample is kept). */
@@ -424,13 +427,13 @@ export async function repairSweep(deps: PairWriterDeps, o: SweepOptions = {}): P
     } satisfies SweepProgress);
   const fraction = () => {
     const r = ranges[rangeIndex];
-    if (!r) return 1;
+    if (!r || tableIndex >= SWEEP_TABLES.length) return 1;
     const within = lastToken === null ? 0 : Number(lastToken - r.start) / Number(r.end - r.start);
-    return (rangeIndex + (tableIndex + within) / SWEEP_TABLES.length) / ranges.length;
+    return (tableIndex + (rangeIndex + within) / ranges.length) / SWEEP_TABLES.length;
   };
   const report = (complete: boolean): SweepReport => ({ ...totals, dryRun, complete, samples, runId });
 
-  while (rangeIndex < ranges.length) {
+  while (tableIndex < SWEEP_TABLES.length) {
     if (o.maxPages !== undefined && pagesThisRun >= o.maxPages) return report(false);
     const range = ranges[rangeIndex] as TokenRange;
     const table = SWEEP_TABLES[tableIndex] as ScanTable;
@@ -446,15 +449,15 @@ export async function repairSweep(deps: PairWriterDeps, o: SweepOptions = {}): P
     pagesThisRun++;
     lastToken = page.at(-1)?.token ?? lastToken;
     if (page.length < pageSize) {
-      // This table is done in this range: move on to the next table, then the next range.
+      // This range is done for this table: on to the next range, then the next table.
       lastToken = null;
-      tableIndex++;
-      if (tableIndex === SWEEP_TABLES.length) {
-        tableIndex = 0;
-        rangeIndex++;
+      rangeIndex++;
+      if (rangeIndex === ranges.length) {
+        rangeIndex = 0;
+        tableIndex++;
       }
     }
-    if (rangeIndex < ranges.length) await save(false);
+    if (tableIndex < SWEEP_TABLES.length) await save(false);
     o.onProgress?.({ totals, fraction: fraction(), elapsedMs: performance.now() - startedMs });
     await throttle(o.rate, totals.rows - rowsAtStart, startedMs);
   }
