@@ -210,9 +210,14 @@ export function topCandidates(
       }
     }
   }
-  // Top k by a bounded min-heap (worst on top).
+  // Round once (ties are decided on the rounded scores, by index), then keep the top k in a
+  // bounded min-heap (worst on top).
+  for (let t = 0; t < touched; t++) {
+    const x = s.touched[t] as number;
+    s.score[x] = Math.round((s.score[x] as number) * 1e6) / 1e6;
+  }
   const heap: number[] = [];
-  const sc = (x: number) => Math.round((s.score[x] as number) * 1e6) / 1e6;
+  const sc = (x: number) => s.score[x] as number;
   const worse = (a: number, b: number) => better(sc(b), b, sc(a), a);
   const up = (i: number) => {
     while (i > 0) {
