@@ -76,6 +76,7 @@ export async function migrateCommand(): Promise<void> {
 function progressPrinter(label: string, line: (e: SweepProgressEvent) => string) {
   const tty = process.stdout.isTTY;
   let lastPlain = 0;
+  let done = false;
   return {
     update(e: SweepProgressEvent) {
       const pct = Math.min(1, e.fraction);
@@ -85,7 +86,8 @@ function progressPrinter(label: string, line: (e: SweepProgressEvent) => string)
         const width = 24;
         const bar = '#'.repeat(Math.round(pct * width)).padEnd(width, '.');
         process.stdout.write(`\r[${label}] [${bar}] ${text}\u001b[K`);
-      } else if (e.elapsedMs - lastPlain >= 2000 || pct >= 1) {
+      } else if (!done && (e.elapsedMs - lastPlain >= 2000 || pct >= 1)) {
+        done = pct >= 1;
         lastPlain = e.elapsedMs;
         console.log(`[${label}] ${text}`);
       }

@@ -72,7 +72,7 @@ import {
   type TokenRange,
   type UserId,
 } from '../store/types.js';
-import { repairPair, type StrayRow } from './repair.js';
+import { repairPairFolded, type StrayRow } from './repair.js';
 
 export const DRIFT_KINDS = [
   'fold_mismatch',
@@ -390,7 +390,7 @@ export async function repairSweep(deps: PairWriterDeps, o: SweepOptions = {}): P
   const applyFixes = async (fixes: PageFixes) => {
     if (dryRun) return;
     for (const { a, b, strays } of fixes.pairs.values()) {
-      const r = await repairPair(deps, a, b, {
+      const r = await repairPairFolded(deps, a, b, {
         strays,
         afterRead: o.afterRepairRead
           ? () => (o.afterRepairRead as (a: UserId, b: UserId) => Promise<void>)(a, b)

@@ -77,6 +77,17 @@ export async function repairPair(
   a: UserId,
   b: UserId,
   o: RepairPairOptions = {},
+): Promise<RepairResult> {
+  const { folded: _, ...result } = await repairPairFolded(deps, a, b, o);
+  return result;
+}
+
+/** `repairPair`, also returning the edges of the fold it wrote (the sweep marks their lists dirty). */
+export async function repairPairFolded(
+  deps: PairWriterDeps,
+  a: UserId,
+  b: UserId,
+  o: RepairPairOptions = {},
 ): Promise<RepairResult & { folded: EdgeRecord[] }> {
   const history = await deps.store.readPairHistory(a, b);
   await o.afterRead?.();
@@ -148,7 +159,7 @@ export async function repairUsers(
   for (const x of userIds) for (const y of await counterparts(deps, x, o.pageSize ?? 1000)) add(x, y);
   const results: RepairResult[] = [];
   for (const [lo, hi] of pairs.values()) {
-    const { folded: _, ...r } = await repairPair(deps, lo, hi);
+    const r = await repairPair(deps, lo, hi);
     results.push(r);
     o.onProgress?.(results.length, pairs.size, r);
   }
