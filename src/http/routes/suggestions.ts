@@ -1,7 +1,6 @@
-/** `GET /v1/users/{id}/suggestions`: the owner's precomputed "who to follow" (owner only). */
+/** `GET /v1/users/{id}/suggestions`: the owner's precomputed "who to follow" (sub == id). */
 import { createRoute } from '@hono/zod-openapi';
-import { principalOf } from '../auth.js';
-import { ApiError } from '../errors.js';
+import { actFor } from '../auth.js';
 import { type ApiApp, idOf, problems, type RouteDeps } from '../route-kit.js';
 import { IdParams, SuggestionsQuery, SuggestionsSchema } from '../schemas.js';
 
@@ -10,11 +9,11 @@ export const suggestionsRoute = createRoute({
   method: 'get',
   path: '/v1/users/{id}/suggestions',
   tags: ['users'],
-  summary: 'Accounts to follow, friends of friends (owner only)',
+  summary: 'Accounts to follow, friends of friends (sub == id)',
   description:
     'Computed offline (`jobs suggest`): score(u, x) = Σ over z with u → z → x of 1 / ln(1 + following(z)) ' +
     '(Adamic–Adar). Best first, ties by smaller id. Accounts followed, requested or blocked (either way) ' +
-    'since the run and deactivated accounts are left out at read time. Only the token of the owner may read it.',
+    'since the run and deactivated accounts are left out at read time. The owner (or a graph:admin caller) only.',
   security: [{ bearerAuth: [] }],
   request: { params: IdParams, query: SuggestionsQuery },
   responses: {
@@ -26,8 +25,7 @@ export const suggestionsRoute = createRoute({
 export function registerSuggestions(app: ApiApp, deps: RouteDeps) {
   app.openapi(suggestionsRoute, async (c) => {
     const id = idOf(c.req.valid('param').id);
-    if (principalOf(c).sub !== id)
-      throw new ApiError('forbidden', 'suggestions are readable by their owner only');
+    actFor(c, id);
     await deps.graph.getUser(id);
     const items = await deps.graph.suggestions(id, c.req.valid('query').limit);
     return c.json(
