@@ -19,6 +19,7 @@ const emptyGraph: Partial<GraphApi> = {
   listPage: async () => ({ items: [], nextCursor: null }),
   scanPage: async () => ({ ids: [], nextCursor: null }),
   followedBy: async () => ({ sample: [], total: 0 }),
+  suggestions: async () => [],
 };
 
 const { app } = buildTestApp({ graph: stubGraph(emptyGraph) });
@@ -51,6 +52,7 @@ describe('list routes refuse unknown query parameters', () => {
         '/v1/users/1/close-friends',
         '/v1/users/1/followed-by',
         '/v1/users/1/followers/scan',
+        '/v1/users/1/suggestions',
       ].sort(),
     );
   });
