@@ -26,8 +26,9 @@
  * per user), edges are appended to two growable Int32Arrays, then turned into CSR form — offsets
  * (Int32Array of n+1) and targets (Int32Array of m), each adjacency sorted and de-duplicated
  * (growth copies can show a row twice) — with indices renumbered in id order so ties break by id
- * without bigint compares. Peak is ≈ 8 bytes per edge while building (the pair arrays) plus 4 per
- * edge for the CSR, then 4 per edge; per user ≈ 60 bytes (id map, offsets, scratch). Users are then
+ * without bigint compares. While collecting, the pair arrays take 8 bytes per row (up to 16 just
+ * after a doubling); compacting adds 8 more per row; afterwards 4 bytes per follow remain. Per
+ * user ≈ 100 bytes (the id Map while building, ids, offsets, scratch). Users are then
  * processed one at a time with O(n) scratch reused across users (score Float64Array, via
  * Int32Array of 3n, touched list) and only touched entries reset; results are written in chunks
  * of `chunk` users, so results never accumulate. The whole adjacency is in memory: fine for
