@@ -27,7 +27,7 @@
  * (Int32Array of n+1) and targets (Int32Array of m), each adjacency sorted and de-duplicated
  * (growth copies can show a row twice) — with indices renumbered in id order so ties break by id
  * without bigint compares. While collecting, the pair arrays take 8 bytes per row (up to 16 just
- * after a doubling); compacting adds 8 more per row; afterwards 4 bytes per follow remain. Per
+ * after a doubling); compacting adds 4 more per row; afterwards 4 bytes per follow remain. Per
  * user ≈ 100 bytes (the id Map while building, ids, offsets, scratch). Users are then
  * processed one at a time with O(n) scratch reused across users (score Float64Array, via
  * Int32Array of 3n, touched list) and only touched entries reset; results are written in chunks
@@ -137,7 +137,7 @@ export class FollowSnapshotBuilder {
     }
     offsets[n] = w;
     this.index.clear();
-    return { n, m: w, ids, offsets, targets: raw.slice(0, w) };
+    return { n, m: w, ids, offsets, targets: raw.subarray(0, w) };
   }
 }
 

@@ -165,7 +165,8 @@ describe('repair sweep', () => {
       // followers: 1, 2, 3, 5; relation_lists: 2's mutes out, 4's mutes in, 7's blocks out, 8's
       // blocks in, 3's ghost mutes in.
       partitions: { pair_ops: 10, edges_out: 7, following: 6, followers: 4, relation_lists: 5 },
-      rows: r.rows,
+      // ops and stored edges of the pairs, edge rows of the sources, list rows (ghosts included)
+      rows: 59,
       findings: { fold_mismatch: 2, missing_inverse: 1, missing_row: 0, ghost_row: 2, count_drift: 3 },
       repairedPairs: 0,
       markedDirty: 0,
