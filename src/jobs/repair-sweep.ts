@@ -28,7 +28,9 @@
  *    another created_at.
  *  - `count_drift` (list tables): the list's served count differs from its rows (checked once per
  *    list, when the sweep reaches the list's first read bucket; lists without any row partition are
- *    not seen). A ghost row is also a count drift of its list, so both are reported.
+ *    not seen; a list already marked dirty is skipped and counted in `countsPending`: the
+ *    reconciler is due to recount it, typically for a write in flight). A ghost row is also a count
+ *    drift of its list, so both are reported.
  *
  * Fixes. Every finding's pair is re-folded and rewritten by `repairPair` at the version of the
  * history it read, so a newer user action that lands meanwhile (a higher version) wins: a repair
@@ -106,6 +108,8 @@ export interface SweepTotals {
   repairedPairs: number;
   /** List buckets marked dirty for the reconciler (0 in a dry run). */
   markedDirty: number;
+  /** Lists whose count check was skipped because they were already marked dirty. */
+  countsPending: number;
   /** Pages done. */
   pages: number;
 }
@@ -167,6 +171,7 @@ const emptyTotals = (): SweepTotals => ({
   findings: { fold_mismatch: 0, missing_inverse: 0, missing_row: 0, ghost_row: 0, count_drift: 0 },
   repairedPairs: 0,
   markedDirty: 0,
+  countsPending: 0,
   pages: 0,
 });
 
@@ -362,6 +367,11 @@ export async function repairSweep(deps: PairWriterDeps, o: SweepOptions = {}): P
       after = page.at(-1) as ListEntry;
     }
     if (code !== codes[0]) return;
+    // A list with pending marks is already due for a recount (a write in flight, usually): not drift.
+    if (await store.hasDirty(list)) {
+      totals.countsPending++;
+      return;
+    }
     let total = rows;
     for (const c of codes.slice(1)) total += await countBucket(store, list, c, 5000);
     const served = await store.getCount(list);
