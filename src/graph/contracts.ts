@@ -128,6 +128,16 @@ export interface ScanPage {
 }
 
 /** The user-facing operations on the follow graph. */
+/** One friend-of-friend suggestion as served (see `src/jobs/suggest.ts` for the score). */
+export interface SuggestionItem {
+  id: UserId;
+  username: string;
+  /** Adamic–Adar score at the last run, 6 decimals. */
+  score: number;
+  /** Mutual accounts with the biggest contribution, biggest first. */
+  via: UserId[];
+}
+
 export interface GraphApi {
   // users
   /**
@@ -246,6 +256,13 @@ export interface GraphApi {
     limit: number,
     cursor: string | null,
   ): Promise<ScanPage>;
+
+  /**
+   * The user's precomputed suggestions (best first, at most `limit`), without anyone the user has
+   * followed, requested or blocked, or been blocked by, since the run, and without deactivated
+   * accounts. Empty when no run has covered the user.
+   */
+  suggestions(userId: UserId, limit: number): Promise<SuggestionItem[]>;
 
   // visibility
   /** Throws `HiddenError` (owner blocks viewer / deactivated) or `NotVisibleError` (private, not a follower). */

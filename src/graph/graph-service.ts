@@ -44,6 +44,7 @@ import type {
   RelationshipFlags,
   ScanPage,
   SetQueryKind,
+  SuggestionItem,
   TimeRange,
 } from './contracts.js';
 import {
@@ -70,6 +71,7 @@ import {
 } from './pair-history.js';
 import { listIn, listOut } from './pair-writer.js';
 import { type SetPage, type SetPageStats, SetQueries } from './set-queries.js';
+import { readSuggestions } from './suggestions.js';
 
 export interface GraphServiceOptions {
   store: GraphStore;
@@ -504,6 +506,10 @@ export class GraphService implements GraphApi {
       blocking: on(viewer, 'blocks'),
       muting: on(viewer, 'mutes'),
     };
+  }
+
+  async suggestions(userId: UserId, limit: number): Promise<SuggestionItem[]> {
+    return readSuggestions(this.store, userId, limit);
   }
 
   async relationships(viewer: UserId, ids: readonly UserId[]): Promise<RelationshipFlags[]> {

@@ -111,6 +111,7 @@ export const SetQuery = queryParams({
 /** A route that takes no query parameters: any is a 400 naming it. */
 export const NoQuery = queryParams({});
 export const FollowedByQuery = queryParams({ limit: intParam(0, 50, 3) });
+export const SuggestionsQuery = queryParams({ limit: intParam(1, 100, 20) });
 export const ScanQuery = queryParams({
   slice: intParam(0, 1023, 0),
   slices: intParam(1, 1024, 1),
@@ -308,3 +309,16 @@ export const RelationshipsSchema = z
     ),
   })
   .openapi('Relationships');
+
+export const SuggestionsSchema = z
+  .object({
+    items: z.array(
+      z.object({
+        id: UserIdString,
+        username: z.string(),
+        score: z.number().openapi({ description: 'Adamic–Adar score at the last run (6 decimals)' }),
+        via: z.array(UserIdString).openapi({ description: 'Mutual accounts with the biggest contribution' }),
+      }),
+    ),
+  })
+  .openapi('Suggestions');

@@ -21,6 +21,14 @@ const COMMANDS: Record<string, { help: string; load: () => Promise<Command> }> =
     help: 'one pass of the count reconciler: recount only the list buckets writers marked dirty',
     load: async () => (await import('./commands.js')).reconcileDirtyCommand,
   },
+  'repair-sweep': {
+    help: 'sweep the whole graph by token range, report drift by kind and repair it ([--dry-run] [--rate N] [--resume])',
+    load: async () => (await import('./commands.js')).repairSweepCommand,
+  },
+  suggest: {
+    help: 'compute friend-of-friend suggestions (Adamic–Adar) for every user ([--top 100] [--limit-fanout N])',
+    load: async () => (await import('./commands.js')).suggestCommand,
+  },
   repair: {
     help: 're-fold and rewrite the pairs of the given users from their history (--users 1,2)',
     load: async () => (await import('./commands.js')).repairCommand,

@@ -15,9 +15,21 @@
  * A pair whose history holds ops but whose rows were never written on either side is only found
  * when both users are named.
  */
+
 import { walkList } from '../graph/list-walker.js';
+import { edgeKey, pairVersion, wallClockVersion } from '../graph/pair-fold.js';
 import { type PairWriterDeps, writePairView } from '../graph/pair-writer.js';
-import { type Direction, RELATIONS, type UserId } from '../store/types.js';
+import { nowPosition } from '../store/store.js';
+import {
+  type Direction,
+  type EdgeRecord,
+  type ListKey,
+  type ListRowWrite,
+  type Position,
+  RELATIONS,
+  type Relation,
+  type UserId,
+} from '../store/types.js';
 
 export interface RepairResult {
   a: UserId;
@@ -28,14 +40,83 @@ export interface RepairResult {
   edges: number;
 }
 
+/** A list row found standing where the stored edges do not put it (the sweep's ghost rows). */
+export interface StrayRow {
+  list: ListKey;
+  bucketCode: number;
+  createdAt: Position;
+  otherId: UserId;
+}
+
+export interface RepairPairOptions {
+  /**
+   * Rows to delete unless the fold activates their edge at their `createdAt`: positions the stored
+   * history does not know (so `writePairView` would not delete them), found by the sweep.
+   */
+  strays?: readonly StrayRow[];
+  /** Called between the history read and the writes (tests use it to land a racing newer op). */
+  afterRead?: () => Promise<void>;
+}
+
+/** The edge a row of `list` stands for. */
+function rowEdge(list: ListKey, otherId: UserId): { source: UserId; relation: Relation; target: UserId } {
+  return list.direction === 'out'
+    ? { source: list.userId, relation: list.relation, target: otherId }
+    : { source: otherId, relation: list.relation, target: list.userId };
+}
+
 /**
  * Re-folds the pair's history (checkpoint and ops above it) and rewrites every edge and list row
- * it implies, deleting at every activation position the stored history knows. Idempotent.
+ * it implies, deleting at every activation position the stored history knows, and deletes the
+ * given stray rows the fold does not activate. Every write carries the version of the history it
+ * read (strays of a pair without history: the wall-clock version), so a newer op that lands
+ * meanwhile writes above it and wins. Idempotent. Returns also the edges of the fold.
  */
-export async function repairPair(deps: PairWriterDeps, a: UserId, b: UserId): Promise<RepairResult> {
+export async function repairPair(
+  deps: PairWriterDeps,
+  a: UserId,
+  b: UserId,
+  o: RepairPairOptions = {},
+): Promise<RepairResult> {
+  const { folded: _, ...result } = await repairPairFolded(deps, a, b, o);
+  return result;
+}
+
+/** `repairPair`, also returning the edges of the fold it wrote (the sweep marks their lists dirty). */
+export async function repairPairFolded(
+  deps: PairWriterDeps,
+  a: UserId,
+  b: UserId,
+  o: RepairPairOptions = {},
+): Promise<RepairResult & { folded: EdgeRecord[] }> {
   const history = await deps.store.readPairHistory(a, b);
+  await o.afterRead?.();
   const fold = await writePairView(deps, history);
-  return { a, b, ops: (history.checkpoint?.count ?? 0) + history.ops.length, edges: fold.edges.size };
+  const deletes: ListRowWrite[] = [];
+  for (const r of o.strays ?? []) {
+    const e = rowEdge(r.list, r.otherId);
+    const f = fold.edges.get(edgeKey(e.source, e.relation, e.target));
+    if (f?.state === 'active' && f.createdAt === r.createdAt) continue;
+    deletes.push({
+      list: r.list,
+      bucketCodes: [r.bucketCode],
+      entry: { createdAt: r.createdAt, otherId: r.otherId },
+      op: 'delete',
+    });
+  }
+  if (deletes.length > 0) {
+    const read = pairVersion(history);
+    const version = read > 0n ? read : wallClockVersion(nowPosition());
+    await deps.store.writeEdges([], deletes, version);
+  }
+  const folded = [...fold.edges.values()].map(({ candidates: _, ...e }) => e);
+  return {
+    a,
+    b,
+    ops: (history.checkpoint?.count ?? 0) + history.ops.length,
+    edges: fold.edges.size,
+    folded,
+  };
 }
 
 /** Every id in `userId`'s lists (all relations, both directions). */

@@ -214,3 +214,70 @@ export interface CountSync {
   /** Whether the list has any counter shard or reconciliation row at all. */
   written: boolean;
 }
+
+/** Tables a token-range scan can walk, partition by partition. */
+export const SCAN_TABLES = [
+  'pair_ops',
+  'edges_out',
+  'following',
+  'followers',
+  'relation_lists',
+  'users',
+] as const;
+export type ScanTable = (typeof SCAN_TABLES)[number];
+
+/** The Murmur3 ring: tokens lie in (MIN_TOKEN, MAX_TOKEN]; MIN_TOKEN itself is never a key's token. */
+export const MIN_TOKEN = -(2n ** 63n);
+export const MAX_TOKEN = 2n ** 63n - 1n;
+
+/** A slice of the ring: partitions whose token `t` has `start < t <= end`. */
+export interface TokenRange {
+  start: bigint;
+  end: bigint;
+}
+
+/** The key of one partition a scan found, by table. */
+export type ScannedKey =
+  | { table: 'pair_ops'; lowId: UserId; highId: UserId }
+  | { table: 'edges_out'; sourceId: UserId }
+  | { table: 'following' | 'followers' | 'relation_lists'; list: ListKey; bucketCode: number }
+  | { table: 'users'; userId: UserId };
+
+/** One partition found by a token-range scan: its token and its key. */
+export interface ScannedPartition {
+  token: bigint;
+  key: ScannedKey;
+}
+
+/** Where a resumable sweep stands (`sweep_progress`): saved after every page. */
+export interface SweepProgress {
+  /** The job's name (one row per job). */
+  job: string;
+  /** Identifies one run from start to finish (a fresh run gets a new one). */
+  runId: string;
+  /** How many ranges the ring was split into for this run. */
+  ranges: number;
+  /** Index of the range being scanned. */
+  rangeIndex: number;
+  /** The table being scanned within that range. */
+  table: ScanTable;
+  /** Token of the last partition fully handled in that range and table; null: none yet. */
+  lastToken: bigint | null;
+  /** The job's running totals (opaque JSON), so a resumed run reports the whole run. */
+  totals: string;
+  done: boolean;
+}
+
+/** One stored friend-of-friend suggestion for a user. */
+export interface Suggestion {
+  id: UserId;
+  score: number;
+  /** Up to a few mutual accounts with the biggest contribution, biggest first. */
+  via: UserId[];
+}
+
+/** A user's suggestions from one run (`generation`: the run's start, µs). */
+export interface SuggestionSet {
+  generation: bigint;
+  items: Suggestion[];
+}

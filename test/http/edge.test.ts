@@ -620,6 +620,7 @@ describe('operations', () => {
         'GET /v1/users/{id}/counts',
         'GET /v1/users/{id}/requests',
         'GET /v1/users/{id}/requests/outgoing',
+        'GET /v1/users/{id}/suggestions',
         'POST /v1/users/{id}/requests/{requester}/accept',
         'POST /v1/users/{id}/requests/{requester}/decline',
         'PUT /v1/users/{id}/blocks/{target}',

@@ -26,6 +26,7 @@ const emptyGraph: Partial<GraphApi> = {
   scanPage: async () => ({ ids: [], nextCursor: null }),
   followedBy: async () => ({ sample: [], total: 0 }),
   setPage: async () => ({ items: [], nextCursor: null }),
+  suggestions: async () => [],
 };
 
 const calls: unknown[] = [];
@@ -71,6 +72,7 @@ describe('list routes refuse unknown query parameters', () => {
         '/v1/users/1/followers/scan',
         '/v1/users/1/mutuals',
         '/v1/users/1/followers/not-followed-back',
+        '/v1/users/1/suggestions',
       ].sort(),
     );
   });
@@ -168,13 +170,14 @@ describe('list routes refuse unknown query parameters', () => {
     }
   });
 
-  it('followed-by and scan refuse direction, since and until; the set queries refuse direction', async () => {
+  it('followed-by, scan and suggestions refuse direction, since and until; the set queries refuse direction', async () => {
     const others = (await listRoutes()).map((r) => r.path).filter((p) => !PAGE_ROUTES.includes(p));
     expect(others.sort()).toEqual([
       '/v1/users/1/followed-by',
       '/v1/users/1/followers/not-followed-back',
       '/v1/users/1/followers/scan',
       '/v1/users/1/mutuals',
+      '/v1/users/1/suggestions',
     ]);
     const refused = (path: string) =>
       path.endsWith('/mutuals') || path.endsWith('/not-followed-back')

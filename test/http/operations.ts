@@ -34,6 +34,10 @@ const part2 = t('lists-part2.int.test.ts');
 const rel = t('relationships.int.test.ts');
 const account = t('account-state.int.test.ts');
 const counts = t('counts-visibility.test.ts');
+const suggest = (title: string): CoveringTest => ({ file: 'test/jobs/suggest.int.test.ts', title });
+const SUGGEST_ERRORS = suggest(
+  'security and errors: 401 without a token, 403 for another subject, 404 unknown, 400 bad input',
+);
 const queries = t('list-queries.test.ts');
 
 /** The shared suite every operation runs (its title templates, as written in the file). */
@@ -260,5 +264,10 @@ export const OPERATION_TESTS: Record<string, OperationCoverage> = {
     happy: [sets('not-followed-back: whole page for the owner and for an admin')],
     error: [SET_ERRORS],
     security: [SHARED_SECURITY, SET_SECURITY],
+  },
+  getSuggestions: {
+    happy: [suggest('scores every user by hand-computed Adamic–Adar, leaving out every excluded kind')],
+    error: [SUGGEST_ERRORS],
+    security: [SHARED_SECURITY, SUGGEST_ERRORS],
   },
 };

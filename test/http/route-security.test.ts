@@ -54,6 +54,7 @@ const ACCESS: Record<string, Access> = {
   listOutgoingRequests: 'owner',
   listFollowersNotFollowedBack: 'owner',
   relationships: 'owner',
+  getSuggestions: 'owner',
   put_blocks: 'owner',
   delete_blocks: 'owner',
   list_blocks: 'owner',

@@ -409,6 +409,147 @@ export function describeStoreContract(name: string, make: () => Promise<StoreFix
       expect(await store.getReceipt(actor + 1n, 'k1')).toBeNull();
     });
 
+    it('scans partitions by token range: every partition once, in token order, resumable at any token', async () => {
+      const [a, b, c] = ids(3) as [bigint, bigint, bigint];
+      const following = (userId: bigint): ListKey => ({ userId, relation: 'follows', direction: 'out' });
+      const mutesIn = (userId: bigint): ListKey => ({ userId, relation: 'mutes', direction: 'in' });
+      await store.writeEdges(
+        [
+          { edge: edge(a, b, 'active', 10n), inBucketCodes: [1] },
+          { edge: edge(b, c, 'active', 11n), inBucketCodes: [1] },
+        ],
+        [
+          { list: following(a), bucketCodes: [1], entry: { createdAt: 10n, otherId: b }, op: 'put' },
+          { list: following(b), bucketCodes: [1], entry: { createdAt: 11n, otherId: c }, op: 'put' },
+          { list: mutesIn(c), bucketCodes: [1], entry: { createdAt: 12n, otherId: a }, op: 'put' },
+        ],
+        1000n,
+      );
+      await store.appendPair({ op: { sourceId: a, targetId: b, kind: 'follow', position: 10n, base: 0 } });
+      const whole = { start: -(2n ** 63n), end: 2n ** 63n - 1n };
+      /** Every partition of `table`, one at a time, each page resumed after the last token. */
+      const walk = async (table: Parameters<GraphStore['scanPartitions']>[0], range = whole) => {
+        const found: { token: bigint; key: unknown }[] = [];
+        let after: bigint | null = null;
+        for (;;) {
+          const page = await store.scanPartitions(table, range, after, 1);
+          found.push(...page);
+          if (page.length < 1) return found;
+          after = page.at(-1)?.token ?? null;
+        }
+      };
+      const mine = (found: { key: unknown }[]) =>
+        found
+          .map((p) => p.key)
+          .filter((k) =>
+            JSON.stringify(k, (_, v) => (typeof v === 'bigint' ? `${v}` : v)).match(
+              new RegExp(`"(${a}|${b}|${c})"`),
+            ),
+          );
+      const out = await walk('edges_out');
+      expect(out.map((p) => p.token)).toEqual(
+        [...out.map((p) => p.token)].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0)),
+      );
+      expect(new Set(out.map((p) => p.token)).size).toBe(out.length);
+      expect(
+        mine(out).sort((x, y) =>
+          (x as { sourceId: bigint }).sourceId < (y as { sourceId: bigint }).sourceId ? -1 : 1,
+        ),
+      ).toEqual([
+        { table: 'edges_out', sourceId: a },
+        { table: 'edges_out', sourceId: b },
+      ]);
+      expect(mine(await walk('pair_ops'))).toEqual([{ table: 'pair_ops', lowId: a, highId: b }]);
+      expect(mine(await walk('relation_lists'))).toEqual([
+        { table: 'relation_lists', list: mutesIn(c), bucketCode: 1 },
+      ]);
+      // Split in two ranges at the first found token: the halves hold exactly the whole.
+      const all = await walk('following');
+      const mid = (all[0] as { token: bigint }).token;
+      const halves = [
+        ...(await walk('following', { start: whole.start, end: mid })),
+        ...(await walk('following', { start: mid, end: whole.end })),
+      ];
+      expect(halves).toEqual(all);
+      expect(mine(all).length).toBe(2);
+    });
+
+    it('pages a source’s edges in (relation, target) order and answers list-row probes', async () => {
+      const [a, b, c] = ids(3) as [bigint, bigint, bigint];
+      const e = (t: bigint, relation: Relation, state: EdgeRecord['state']): EdgeRecord => ({
+        ...edge(a, t, state, 10n),
+        relation,
+      });
+      await store.writeEdges(
+        [e(c, 'follows', 'active'), e(b, 'mutes', 'removed'), e(b, 'follows', 'active')].map((edge) => ({
+          edge,
+          inBucketCodes: [1],
+        })),
+        [
+          {
+            list: { userId: a, relation: 'follows', direction: 'out' },
+            bucketCodes: [1],
+            entry: { createdAt: 10n, otherId: b },
+            op: 'put',
+          },
+        ],
+        1000n,
+      );
+      const first = await store.edgesOfSource(a, null, 2);
+      expect(first).toEqual([e(b, 'follows', 'active'), e(c, 'follows', 'active')]);
+      expect(await store.edgesOfSource(a, first[1] ?? null, 2)).toEqual([e(b, 'mutes', 'removed')]);
+      const out = { userId: a, relation: 'follows', direction: 'out' } as const;
+      expect(
+        await Promise.all([
+          store.hasListRow(out, 1, { createdAt: 10n, otherId: b }),
+          store.hasListRow(out, 1, { createdAt: 11n, otherId: b }),
+          store.hasListRow(out, 2, { createdAt: 10n, otherId: b }),
+        ]),
+      ).toEqual([true, false, false]);
+    });
+
+    it('sweep progress round-trips; the newest put wins', async () => {
+      const job = `job-${ids(1)[0]}`;
+      expect(await store.getSweepProgress(job)).toBeNull();
+      const p = {
+        job,
+        runId: 'r1',
+        ranges: 64,
+        rangeIndex: 3,
+        table: 'edges_out' as const,
+        lastToken: -42n,
+        totals: '{"rows":7}',
+        done: false,
+      };
+      await store.putSweepProgress(p);
+      expect(await store.getSweepProgress(job)).toEqual(p);
+      await store.putSweepProgress({ ...p, lastToken: null, done: true });
+      expect(await store.getSweepProgress(job)).toEqual({ ...p, lastToken: null, done: true });
+    });
+
+    it('suggestions are replaced whole by a newer generation, never by an older one', async () => {
+      const [u, x, y, z] = ids(4) as [bigint, bigint, bigint, bigint];
+      expect(await store.getSuggestions(u)).toBeNull();
+      const first = [
+        { id: x, score: 1.5, via: [z] },
+        { id: y, score: 0.25, via: [] },
+      ];
+      await store.putSuggestions(u, 2000n, first);
+      expect(await store.getSuggestions(u)).toEqual({ generation: 2000n, items: first });
+      await store.putSuggestions(u, 3000n, [{ id: y, score: 2, via: [x, z] }]);
+      expect(await store.getSuggestions(u)).toEqual({
+        generation: 3000n,
+        items: [{ id: y, score: 2, via: [x, z] }],
+      });
+      await store.putSuggestions(u, 2500n, first);
+      expect(await store.getSuggestions(u)).toEqual({
+        generation: 3000n,
+        items: [{ id: y, score: 2, via: [x, z] }],
+      });
+      await store.putSuggestions(u, 4000n, []);
+      expect(await store.getSuggestions(u)).toEqual({ generation: 4000n, items: [] });
+    });
+
     it('answers ping', async () => {
       expect(await store.ping()).toBe(true);
     });

@@ -17,6 +17,7 @@ import { registerDeclineRequest } from './requests-decline.js';
 import { registerRequestsList } from './requests-list.js';
 import { registerOutgoingRequests } from './requests-outgoing.js';
 import { registerMutuals, registerNotFollowedBack } from './set-lists.js';
+import { registerSuggestions } from './suggestions.js';
 import { registerTypedEdges } from './typed-edges.js';
 import { registerGetUser } from './users-get.js';
 import { registerPutUser } from './users-put.js';
@@ -45,4 +46,5 @@ export function registerRoutes(app: ApiApp, deps: RouteDeps): void {
   registerOutgoingRequests(app, deps);
   registerMutuals(app, deps);
   registerNotFollowedBack(app, deps);
+  registerSuggestions(app, deps);
 }

@@ -38,13 +38,20 @@ import type {
   Receipt,
   Reconciliation,
   Relation,
+  ScannedKey,
+  ScannedPartition,
+  ScanTable,
+  Suggestion,
+  SuggestionSet,
+  SweepProgress,
+  TokenRange,
   UserId,
   UserRecord,
 } from '../types.js';
 import type { CqlClient } from './client.js';
 import { isBatchlogTimeout, translated } from './errors.js';
 import { inverseKey, type Row, toEdge, toEntry, toTask, toUser } from './rows.js';
-import { LQ, listTable, partitionValues, Q } from './statements.js';
+import { LQ, listTable, partitionValues, Q, scanPartitionsQuery } from './statements.js';
 
 /** The smallest id: `(t, MIN_ID)` is below every key at time `t` (tuple bounds on `created_at` alone). */
 const MIN_ID = -(1n << 63n);
@@ -666,6 +673,108 @@ export class CassandraGraphStore implements GraphStore {
     await this.exec('deleteAccountTask', Q.deleteTask, [userId, task]);
   }
 
+  // ---- scans (jobs) ----
+
+  async scanPartitions(
+    table: ScanTable,
+    range: TokenRange,
+    afterToken: bigint | null,
+    limit: number,
+  ): Promise<ScannedPartition[]> {
+    const from = afterToken !== null && afterToken > range.start ? afterToken : range.start;
+    if (from >= range.end) return [];
+    const rs = await this.exec('scanPartitions', scanPartitionsQuery(table), [from, range.end, limit], {
+      fetchSize: limit,
+    });
+    return rs.rows.map((row) => ({ token: row.t as bigint, key: scannedKey(table, row) }));
+  }
+
+  async edgesOfSource(
+    sourceId: UserId,
+    after: { relation: Relation; targetId: UserId } | null,
+    limit: number,
+  ): Promise<EdgeRecord[]> {
+    const rs = after
+      ? await this.exec('edgesOfSource', Q.edgesOfSourceAfter, [
+          sourceId,
+          after.relation,
+          after.targetId,
+          limit,
+        ])
+      : await this.exec('edgesOfSource', Q.edgesOfSourceHead, [sourceId, limit]);
+    return rs.rows.map((row) => toEdge(sourceId, row.target_id as bigint, row.relation as Relation, row));
+  }
+
+  async hasListRow(list: ListKey, bucketCode: number, entry: ListEntry): Promise<boolean> {
+    const rs = await this.exec('hasListRow', LQ[listTable(list)].hasRow, [
+      ...partitionValues(list, bucketCode),
+      entry.createdAt,
+      entry.otherId,
+    ]);
+    return rs.rows.length > 0;
+  }
+
+  async getSweepProgress(job: string): Promise<SweepProgress | null> {
+    const row = (await this.exec('getSweepProgress', Q.getSweep, [job])).first();
+    if (!row) return null;
+    return {
+      job: row.job as string,
+      runId: row.run_id as string,
+      ranges: row.ranges as number,
+      rangeIndex: row.range_index as number,
+      table: row.tbl as ScanTable,
+      lastToken: (row.last_token as bigint | null) ?? null,
+      totals: (row.totals as string | null) ?? '{}',
+      done: Boolean(row.done),
+    };
+  }
+
+  async putSweepProgress(p: SweepProgress): Promise<void> {
+    await this.exec('putSweepProgress', Q.putSweep, [
+      p.job,
+      p.runId,
+      p.ranges,
+      p.rangeIndex,
+      p.table,
+      p.lastToken,
+      p.totals,
+      p.done,
+    ]);
+  }
+
+  // ---- suggestions ----
+
+  async putSuggestions(userId: UserId, generation: bigint, items: readonly Suggestion[]): Promise<void> {
+    const queries: { query: string; params: unknown[] }[] = [
+      { query: Q.clearSuggestions, params: [generation - 1n, userId] },
+      { query: Q.putSuggestionGeneration, params: [generation, generation, userId] },
+      ...items.map((s, rank) => ({
+        query: Q.putSuggestion,
+        params: [userId, rank, s.id, s.score, s.via, generation],
+      })),
+    ];
+    // One partition: an unlogged batch is atomic and isolated on each replica.
+    await this.timed('putSuggestions', () =>
+      this.client.batch(queries, { prepare: true, logged: false, isIdempotent: true }),
+    );
+  }
+
+  async getSuggestions(userId: UserId): Promise<SuggestionSet | null> {
+    const rows = await this.allRows('getSuggestions', Q.getSuggestions, [userId]);
+    const head = rows[0];
+    if (!head || head.generation === null || head.generation === undefined) return null;
+    return {
+      generation: head.generation as bigint,
+      items: rows
+        .filter((r) => r.rank !== null && r.other_id !== null)
+        .map((r) => ({
+          id: r.other_id as bigint,
+          score: r.score as number,
+          via: ((r.via as bigint[] | null) ?? []).map((v) => v),
+        })),
+    };
+  }
+
   // ---- lifecycle ----
 
   async ping(): Promise<boolean> {
@@ -675,5 +784,38 @@ export class CassandraGraphStore implements GraphStore {
 
   async close(): Promise<void> {
     await this.client.shutdown();
+  }
+}
+
+/** The key of a partition a scan returned. */
+function scannedKey(table: ScanTable, row: Row): ScannedKey {
+  switch (table) {
+    case 'pair_ops':
+      return { table, lowId: row.low_id as bigint, highId: row.high_id as bigint };
+    case 'edges_out':
+      return { table, sourceId: row.source_id as bigint };
+    case 'users':
+      return { table, userId: row.user_id as bigint };
+    case 'following':
+    case 'followers':
+      return {
+        table,
+        list: {
+          userId: row.user_id as bigint,
+          relation: 'follows',
+          direction: table === 'following' ? 'out' : 'in',
+        },
+        bucketCode: row.bucket as number,
+      };
+    case 'relation_lists':
+      return {
+        table,
+        list: {
+          userId: row.user_id as bigint,
+          relation: row.relation as Relation,
+          direction: row.direction as Direction,
+        },
+        bucketCode: row.bucket as number,
+      };
   }
 }

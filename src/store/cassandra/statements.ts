@@ -4,7 +4,7 @@
  * relations in `relation_lists`. Nothing else in the project writes CQL outside `cql/` and the
  * migration runner.
  */
-import type { ListKey } from '../types.js';
+import type { ListKey, ScanTable } from '../types.js';
 
 /**
  * The three list tables and their partition keys: follows in the card's `following` /
@@ -51,6 +51,7 @@ function listStatements(t: ListTable) {
     list: page('created_at, other_id'),
     copy: page('created_at, other_id, position, writetime(position) AS wt'),
     dropBucket: `DELETE FROM ${t} USING TIMESTAMP ? WHERE ${where}`,
+    hasRow: `SELECT other_id FROM ${t} WHERE ${where} AND created_at = ? AND other_id = ?`,
   };
 }
 
@@ -59,6 +60,22 @@ export const LQ: Record<ListTable, ReturnType<typeof listStatements>> = {
   followers: listStatements('followers'),
   relation_lists: listStatements('relation_lists'),
 };
+
+/** Partition key columns of each table a token-range scan walks. */
+export const SCAN_PARTITION: Record<ScanTable, string[]> = {
+  pair_ops: ['low_id', 'high_id'],
+  edges_out: ['source_id'],
+  following: PARTITION.following,
+  followers: PARTITION.followers,
+  relation_lists: PARTITION.relation_lists,
+  users: ['user_id'],
+};
+
+/** One page of distinct partition keys of `table` in a token slice: `(start, end]`, limit. */
+export function scanPartitionsQuery(table: ScanTable): string {
+  const pk = SCAN_PARTITION[table].join(', ');
+  return `SELECT DISTINCT token(${pk}) AS t, ${pk} FROM ${table} WHERE token(${pk}) > ? AND token(${pk}) <= ? LIMIT ?`;
+}
 
 export const Q = {
   getUser: 'SELECT user_id, username, private, state, hide_lists FROM users WHERE user_id = ?',
@@ -133,4 +150,17 @@ export const Q = {
   listTasks: 'SELECT user_id, task, cursor FROM account_tasks',
   deleteTask: 'DELETE FROM account_tasks WHERE user_id = ? AND task = ?',
   ping: 'SELECT release_version FROM system.local',
+  edgesOfSourceHead:
+    'SELECT relation, target_id, state, position, created_at FROM edges_out WHERE source_id = ? LIMIT ?',
+  edgesOfSourceAfter:
+    'SELECT relation, target_id, state, position, created_at FROM edges_out WHERE source_id = ? AND (relation, target_id) > (?, ?) LIMIT ?',
+  getSweep:
+    'SELECT job, run_id, ranges, range_index, tbl, last_token, totals, done FROM sweep_progress WHERE job = ?',
+  putSweep:
+    'INSERT INTO sweep_progress (job, run_id, ranges, range_index, tbl, last_token, totals, done, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, toTimestamp(now()))',
+  clearSuggestions: 'DELETE FROM suggestions USING TIMESTAMP ? WHERE user_id = ?',
+  putSuggestionGeneration: 'UPDATE suggestions USING TIMESTAMP ? SET generation = ? WHERE user_id = ?',
+  putSuggestion:
+    'INSERT INTO suggestions (user_id, rank, other_id, score, via) VALUES (?, ?, ?, ?, ?) USING TIMESTAMP ?',
+  getSuggestions: 'SELECT generation, rank, other_id, score, via FROM suggestions WHERE user_id = ?',
 } as const;

@@ -1,0 +1,480 @@
+/**
+ * The repair sweep: `npm run jobs -- repair-sweep [--dry-run] [--rate N] [--resume]`. Walks the
+ * whole graph by token range, finds where the projection (edges, inverse edges, list rows,
+ * counters) disagrees with the pair histories, and repairs it through `repairPair`.
+ *
+ * Design note.
+ *
+ * Scan. The Murmur3 ring is split into `ranges` equal slices; the sweep walks `following`,
+ * `followers`, `relation_lists`, `edges_out` and `pair_ops` in turn, each over every slice, a page
+ * of distinct partition keys at a time (`token(pk) > last AND token(pk) <= end`), and checks every
+ * partition found against its counterparts with point or single-partition reads. The list tables
+ * go first so that their count check sees the counters before the sweep's own repairs move rows
+ * (whose count effects the reconciler absorbs through the marks the sweep leaves): the report is
+ * then the same whatever the token order, and the same as a dry run's. Nothing is collected across
+ * pages: memory is one page of partitions, one page of rows inside one partition, and the fixes of
+ * that page (at most `pageSize` partitions × rows per partition page).
+ *
+ * Findings, one kind per table so no fault is counted twice:
+ *  - `fold_mismatch` (pair_ops): the fold of the pair's history disagrees with its stored forward
+ *    edge states (state, position or created_at of any edge the history touched) — the half-written
+ *    follow: an op appended whose edge write never happened. An active stored edge that no op of
+ *    the history touched is reported too, but the rewrite leaves it (nothing says what it should be).
+ *  - `missing_inverse` (edges_out): an active forward edge whose inverse row (`edges_in`, in the
+ *    bucket of the target's `in` list read layout) is missing, not active, or at another created_at.
+ *  - `missing_row` (edges_out): an active forward edge without one of its two list rows (counted per
+ *    missing row) in the read layouts' buckets.
+ *  - `ghost_row` (list tables): a list row whose forward edge is missing, not active or active since
+ *    another created_at.
+ *  - `count_drift` (list tables): the list's served count differs from its rows (checked once per
+ *    list, when the sweep reaches the list's first read bucket; lists without any row partition are
+ *    not seen; a list already marked dirty is skipped and counted in `countsPending`: the
+ *    reconciler is due to recount it, typically for a write in flight). A ghost row is also a count
+ *    drift of its list, so both are reported.
+ *
+ * Fixes. Every finding's pair is re-folded and rewritten by `repairPair` at the version of the
+ * history it read, so a newer user action that lands meanwhile (a higher version) wins: a repair
+ * never resurrects an edge that a later unfollow removed. Ghost rows at a position the history does
+ * not know are deleted at that same version (the wall-clock version for a pair with no history).
+ * Counters are the reconciler's: the sweep marks dirty the lists it touched (both projections of
+ * every edge of a repaired pair, and every drifted list) and the in-service reconciler (or `jobs
+ * reconcile-dirty`) recounts them. `--dry-run` writes nothing but its own progress (under its own
+ * job name) and reports drift by kind.
+ *
+ * Progress. After every page the sweep saves (range index, table, last token, running totals) in
+ * `sweep_progress`; `--resume` continues an unfinished run from there, with the totals of the
+ * whole run. Without `--resume` a new run starts from the first range (a finished or abandoned
+ * run is not resumed implicitly: a sweep is cheap to restart and an explicit flag avoids resuming
+ * a run whose options differed). Work done after the last save is redone on resume, which the
+ * idempotent repair makes harmless (findings of that page may be counted twice in the totals).
+ *
+ * Rate. `--rate N` caps rows read per second (partitions, edges, list rows and ops all count),
+ * measured over the whole run; pages sleep as needed.
+ *
+ * Limits. A forward edge row with no history and no inverse drift, and an inverse row without its
+ * forward row, are not looked for. Rows in bucket codes outside a list's read layout (a growth in
+ * flight or a retired layout not dropped yet) are skipped. Live traffic can make a check see a
+ * write half-done: that is reported as drift and the repair is a harmless rewrite.
+ */
+import { bucketCode, bucketOf, readBucketCodes } from '../graph/buckets.js';
+import { countBucket } from '../graph/list-walker.js';
+import { edgeKey } from '../graph/pair-fold.js';
+import { foldView, listIn, listOut, type PairWriterDeps, projections } from '../graph/pair-writer.js';
+import { nowPosition } from '../store/store.js';
+import {
+  type BucketLayout,
+  type EdgeRecord,
+  type ListEntry,
+  type ListKey,
+  listId,
+  MAX_TOKEN,
+  MIN_TOKEN,
+  type ScannedKey,
+  type ScanTable,
+  type SweepProgress,
+  type TokenRange,
+  type UserId,
+} from '../store/types.js';
+import { repairPairFolded, type StrayRow } from './repair.js';
+
+export const DRIFT_KINDS = [
+  'fold_mismatch',
+  'missing_inverse',
+  'missing_row',
+  'ghost_row',
+  'count_drift',
+] as const;
+export type DriftKind = (typeof DRIFT_KINDS)[number];
+
+/** The tables a sweep walks, in order, each over every range. */
+export const SWEEP_TABLES = ['following', 'followers', 'relation_lists', 'edges_out', 'pair_ops'] as const;
+type SweepTable = (typeof SWEEP_TABLES)[number];
+
+/** One thing found wrong, for the report (a bounded sample is kept). */
+export interface Finding {
+  kind: DriftKind;
+  /** `source relation target @createdAt` for edges and rows, `user relation direction` for counts, `low|high` for pairs. */
+  what: string;
+}
+
+/** The sweep's totals (persisted with its progress, so a resumed run reports the whole run). */
+export interface SweepTotals {
+  /** Partitions visited per table. */
+  partitions: Record<SweepTable, number>;
+  /** Rows read (ops, edges, list rows). */
+  rows: number;
+  findings: Record<DriftKind, number>;
+  /** Pairs re-folded and rewritten (0 in a dry run). */
+  repairedPairs: number;
+  /** List buckets marked dirty for the reconciler (0 in a dry run). */
+  markedDirty: number;
+  /** Lists whose count check was skipped because they were already marked dirty. */
+  countsPending: number;
+  /** Pages done. */
+  pages: number;
+}
+
+export interface SweepReport extends SweepTotals {
+  dryRun: boolean;
+  /** Whether the whole ring was swept (false when stopped by `maxPages`). */
+  complete: boolean;
+  /** Up to `sampleLimit` findings of this process's part of the run, in the order found. */
+  samples: Finding[];
+  runId: string;
+}
+
+export interface SweepProgressEvent {
+  totals: SweepTotals;
+  /** Fraction of the ring done, 0..1. */
+  fraction: number;
+  elapsedMs: number;
+}
+
+export interface SweepOptions {
+  dryRun?: boolean;
+  /** Continue the saved unfinished run (default false: start a new run). */
+  resume?: boolean;
+  /** Slices of the ring (default 64). Ignored on resume (the saved run's count is used). */
+  ranges?: number;
+  /** Partitions per scan page (default 100). */
+  pageSize?: number;
+  /** Rows per read inside a partition (default 500). */
+  rowPageSize?: number;
+  /** Rows read per second at most (default unlimited). */
+  rate?: number;
+  /** Stop after this many pages (progress saved; for tests and partial runs). */
+  maxPages?: number;
+  /** Findings kept in the report (default 1000). */
+  sampleLimit?: number;
+  /** Progress name (default `repair-sweep`, `repair-sweep:dry-run` for dry runs). */
+  job?: string;
+  onProgress?: (e: SweepProgressEvent) => void;
+  /** Called in every repair between its history read and its writes (race tests). */
+  afterRepairRead?: (a: UserId, b: UserId) => Promise<void>;
+}
+
+/** `n` equal slices of the ring, `(start, end]` each, covering every token. */
+export function splitRing(n: number): TokenRange[] {
+  const span = MAX_TOKEN - MIN_TOKEN;
+  const out: TokenRange[] = [];
+  for (let i = 0; i < n; i++) {
+    const start = MIN_TOKEN + (span * BigInt(i)) / BigInt(n);
+    const end = i === n - 1 ? MAX_TOKEN : MIN_TOKEN + (span * BigInt(i + 1)) / BigInt(n);
+    out.push({ start, end });
+  }
+  return out;
+}
+
+const emptyTotals = (): SweepTotals => ({
+  partitions: { pair_ops: 0, edges_out: 0, following: 0, followers: 0, relation_lists: 0 },
+  rows: 0,
+  findings: { fold_mismatch: 0, missing_inverse: 0, missing_row: 0, ghost_row: 0, count_drift: 0 },
+  repairedPairs: 0,
+  markedDirty: 0,
+  countsPending: 0,
+  pages: 0,
+});
+
+const edgeName = (e: { sourceId: UserId; relation: string; targetId: UserId }, createdAt: bigint) =>
+  `${e.sourceId} ${e.relation} ${e.targetId} @${createdAt}`;
+
+/** The fixes a page needs: pairs to repair (with stray rows) and lists to mark dirty. */
+class PageFixes {
+  readonly pairs = new Map<string, { a: UserId; b: UserId; strays: StrayRow[] }>();
+  /** Lists to mark dirty: the bucket of `otherId` in the read layout, or bucket `code` itself. */
+  readonly dirty = new Map<string, { list: ListKey; otherId?: UserId; code?: number }>();
+  pair(a: UserId, b: UserId, stray?: StrayRow) {
+    const [lo, hi] = a < b ? [a, b] : [b, a];
+    const k = `${lo}|${hi}`;
+    const p = this.pairs.get(k) ?? { a: lo, b: hi, strays: [] };
+    if (stray) p.strays.push(stray);
+    this.pairs.set(k, p);
+  }
+  mark(list: ListKey, otherId: UserId) {
+    this.dirty.set(`${listId(list)}|${otherId}`, { list, otherId });
+  }
+}
+
+/** Sleeps so that `rows` over the elapsed time stays at or under `rate` per second. */
+async function throttle(rate: number | undefined, rows: number, startedMs: number) {
+  if (!rate || rate <= 0) return;
+  const due = startedMs + (rows / rate) * 1000;
+  const wait = due - performance.now();
+  if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+}
+
+/**
+ * Sweeps the whole graph (or continues the saved run with `resume`), repairing what it finds unless
+ * `dryRun`. Returns the report of the whole run.
+ */
+export async function repairSweep(deps: PairWriterDeps, o: SweepOptions = {}): Promise<SweepReport> {
+  const { store } = deps;
+  const dryRun = o.dryRun ?? false;
+  const job = o.job ?? (dryRun ? 'repair-sweep:dry-run' : 'repair-sweep');
+  const pageSize = o.pageSize ?? 100;
+  const rowPage = o.rowPageSize ?? 500;
+  const sampleLimit = o.sampleLimit ?? 1000;
+  const saved = o.resume ? await store.getSweepProgress(job) : null;
+  const resuming = saved !== null && !saved.done;
+  const runId = resuming ? saved.runId : `${nowPosition()}`;
+  const ranges = splitRing(resuming ? saved.ranges : (o.ranges ?? 64));
+  const totals: SweepTotals = resuming
+    ? { ...emptyTotals(), ...(JSON.parse(saved.totals) as SweepTotals) }
+    : emptyTotals();
+  const samples: Finding[] = [];
+  const startedMs = performance.now();
+  const rowsAtStart = totals.rows;
+  let pagesThisRun = 0;
+
+  const found = (kind: DriftKind, what: string) => {
+    totals.findings[kind]++;
+    if (samples.length < sampleLimit) samples.push({ kind, what });
+  };
+
+  const layouts = new Map<string, BucketLayout>();
+  const layoutOf = async (list: ListKey) => {
+    const k = listId(list);
+    let l = layouts.get(k);
+    if (!l) {
+      l = await store.getLayout(list);
+      layouts.set(k, l);
+    }
+    return l;
+  };
+  const readCode = (layout: BucketLayout, otherId: UserId) =>
+    bucketCode(layout.buckets, bucketOf(otherId, layout.buckets));
+
+  // ---- checks, one per table ----
+
+  const checkPair = async (lo: UserId, hi: UserId, fixes: PageFixes) => {
+    const [history, stored] = await Promise.all([store.readPairHistory(lo, hi), store.getPairEdges(lo, hi)]);
+    totals.rows += history.ops.length + stored.length;
+    const fold = foldView(history);
+    const byKey = new Map(stored.map((e) => [edgeKey(e.sourceId, e.relation, e.targetId), e]));
+    let agree = true;
+    for (const [k, f] of fold.edges) {
+      const s = byKey.get(k);
+      if (
+        !s ||
+        s.state !== f.state ||
+        s.position !== f.position ||
+        (f.state === 'active' && s.createdAt !== f.createdAt)
+      ) {
+        agree = false;
+      }
+      byKey.delete(k);
+    }
+    // An active stored edge that no op of the history touched: reported (a repair cannot know what
+    // should stand there, so it stays until an op on that edge rewrites it).
+    for (const e of byKey.values()) if (e.state === 'active') agree = false;
+    if (!agree) {
+      found('fold_mismatch', `${lo}|${hi}`);
+      fixes.pair(lo, hi);
+    }
+  };
+
+  const checkEdge = async (e: EdgeRecord, fixes: PageFixes) => {
+    if (e.state !== 'active') return;
+    const outList = listOut(e.sourceId, e.relation);
+    const inList = listIn(e.targetId, e.relation);
+    const [outLayout, inLayout] = await Promise.all([layoutOf(outList), layoutOf(inList)]);
+    const [inverse, outRow, inRow] = await Promise.all([
+      store.getEdgesIn(e.targetId, e.relation, [e.sourceId], inLayout).then((m) => m.get(e.sourceId)),
+      store.hasListRow(outList, readCode(outLayout, e.targetId), {
+        createdAt: e.createdAt,
+        otherId: e.targetId,
+      }),
+      store.hasListRow(inList, readCode(inLayout, e.sourceId), {
+        createdAt: e.createdAt,
+        otherId: e.sourceId,
+      }),
+    ]);
+    let drift = false;
+    if (inverse?.state !== 'active' || inverse.createdAt !== e.createdAt) {
+      found('missing_inverse', edgeName(e, e.createdAt));
+      drift = true;
+    }
+    for (const [has, list] of [
+      [outRow, 'out'],
+      [inRow, 'in'],
+    ] as const) {
+      if (has) continue;
+      found('missing_row', `${edgeName(e, e.createdAt)} ${list}`);
+      drift = true;
+    }
+    if (drift) fixes.pair(e.sourceId, e.targetId);
+  };
+
+  const checkSource = async (sourceId: UserId, fixes: PageFixes) => {
+    let after: EdgeRecord | null = null;
+    for (;;) {
+      const page = await store.edgesOfSource(sourceId, after, rowPage);
+      totals.rows += page.length;
+      await Promise.all(page.map((e) => checkEdge(e, fixes)));
+      await throttle(o.rate, totals.rows - rowsAtStart, startedMs);
+      if (page.length < rowPage) return;
+      after = page.at(-1) as EdgeRecord;
+    }
+  };
+
+  const checkListBucket = async (list: ListKey, code: number, fixes: PageFixes) => {
+    const layout = await layoutOf(list);
+    const codes = readBucketCodes(layout);
+    if (!codes.includes(code)) return;
+    let after: ListEntry | null = null;
+    let rows = 0;
+    for (;;) {
+      const page = await store.listBucket(list, code, after, rowPage);
+      rows += page.length;
+      totals.rows += page.length;
+      // Out lists: every row's edge has the owner as source, so one read answers the page.
+      const edges =
+        list.direction === 'out'
+          ? await store.getEdgesOut(
+              list.userId,
+              list.relation,
+              page.map((r) => r.otherId),
+            )
+          : new Map(
+              await Promise.all(
+                page.map(
+                  async (r) =>
+                    [
+                      r.otherId,
+                      (await store.getEdgesOut(r.otherId, list.relation, [list.userId])).get(list.userId),
+                    ] as const,
+                ),
+              ),
+            );
+      for (const r of page) {
+        const e = edges.get(r.otherId);
+        if (e && e.state === 'active' && e.createdAt === r.createdAt) continue;
+        const [s, t] = list.direction === 'out' ? [list.userId, r.otherId] : [r.otherId, list.userId];
+        found(
+          'ghost_row',
+          `${edgeName({ sourceId: s, relation: list.relation, targetId: t }, r.createdAt)} ${list.direction}`,
+        );
+        fixes.pair(list.userId, r.otherId, {
+          list,
+          bucketCode: code,
+          createdAt: r.createdAt,
+          otherId: r.otherId,
+        });
+        fixes.mark(list, r.otherId);
+      }
+      await throttle(o.rate, totals.rows - rowsAtStart, startedMs);
+      if (page.length < rowPage) break;
+      after = page.at(-1) as ListEntry;
+    }
+    if (code !== codes[0]) return;
+    // A list with pending marks is already due for a recount (a write in flight, usually): not drift.
+    if (await store.hasDirty(list)) {
+      totals.countsPending++;
+      return;
+    }
+    let total = rows;
+    for (const c of codes.slice(1)) total += await countBucket(store, list, c, 5000);
+    const served = await store.getCount(list);
+    if (served !== total) {
+      found(
+        'count_drift',
+        `${list.userId} ${list.relation} ${list.direction}: counted ${total}, served ${served}`,
+      );
+      // Any bucket's mark makes the reconciler recompute the list's correction.
+      fixes.dirty.set(`${listId(list)}|code${code}`, { list, code });
+    }
+  };
+
+  const check = (key: ScannedKey, fixes: PageFixes): Promise<void> => {
+    switch (key.table) {
+      case 'pair_ops':
+        return checkPair(key.lowId, key.highId, fixes);
+      case 'edges_out':
+        return checkSource(key.sourceId, fixes);
+      case 'following':
+      case 'followers':
+      case 'relation_lists':
+        return checkListBucket(key.list, key.bucketCode, fixes);
+      case 'users':
+        return Promise.resolve();
+    }
+  };
+
+  const applyFixes = async (fixes: PageFixes) => {
+    if (dryRun) return;
+    for (const { a, b, strays } of fixes.pairs.values()) {
+      const r = await repairPairFolded(deps, a, b, {
+        strays,
+        afterRead: o.afterRepairRead
+          ? () => (o.afterRepairRead as (a: UserId, b: UserId) => Promise<void>)(a, b)
+          : undefined,
+      });
+      totals.repairedPairs++;
+      for (const e of r.folded) for (const p of projections(e)) fixes.mark(p.list, p.otherId);
+    }
+    const now = nowPosition();
+    await Promise.all(
+      [...fixes.dirty.values()].map(async ({ list, otherId, code }) => {
+        const c = code ?? readCode(await store.getLayout(list), otherId as UserId);
+        await store.markDirty(list, c, now);
+        totals.markedDirty++;
+      }),
+    );
+  };
+
+  // ---- the walk ----
+
+  let rangeIndex = resuming ? saved.rangeIndex : 0;
+  let tableIndex = resuming ? Math.max(0, SWEEP_TABLES.indexOf(saved.table as SweepTable)) : 0;
+  let lastToken: bigint | null = resuming ? saved.lastToken : null;
+  const save = (done: boolean) =>
+    store.putSweepProgress({
+      job,
+      runId,
+      ranges: ranges.length,
+      rangeIndex,
+      table: SWEEP_TABLES[tableIndex] ?? 'pair_ops',
+      lastToken,
+      totals: JSON.stringify(totals),
+      done,
+    } satisfies SweepProgress);
+  const fraction = () => {
+    const r = ranges[rangeIndex];
+    if (!r || tableIndex >= SWEEP_TABLES.length) return 1;
+    const within = lastToken === null ? 0 : Number(lastToken - r.start) / Number(r.end - r.start);
+    return (tableIndex + (rangeIndex + within) / ranges.length) / SWEEP_TABLES.length;
+  };
+  const report = (complete: boolean): SweepReport => ({ ...totals, dryRun, complete, samples, runId });
+
+  while (tableIndex < SWEEP_TABLES.length) {
+    if (o.maxPages !== undefined && pagesThisRun >= o.maxPages) return report(false);
+    const range = ranges[rangeIndex] as TokenRange;
+    const table = SWEEP_TABLES[tableIndex] as ScanTable;
+    const page = await store.scanPartitions(table, range, lastToken, pageSize);
+    const fixes = new PageFixes();
+    for (const p of page) {
+      totals.partitions[table as SweepTable]++;
+      await check(p.key, fixes);
+    }
+    await applyFixes(fixes);
+    layouts.clear();
+    totals.pages++;
+    pagesThisRun++;
+    lastToken = page.at(-1)?.token ?? lastToken;
+    if (page.length < pageSize) {
+      // This range is done for this table: on to the next range, then the next table.
+      lastToken = null;
+      rangeIndex++;
+      if (rangeIndex === ranges.length) {
+        rangeIndex = 0;
+        tableIndex++;
+      }
+    }
+    if (tableIndex < SWEEP_TABLES.length) await save(false);
+    o.onProgress?.({ totals, fraction: fraction(), elapsedMs: performance.now() - startedMs });
+    await throttle(o.rate, totals.rows - rowsAtStart, startedMs);
+  }
+  await save(true);
+  o.onProgress?.({ totals, fraction: 1, elapsedMs: performance.now() - startedMs });
+  return report(true);
+}

@@ -1,0 +1,48 @@
+/** `npm run jobs -- --help` lists every job, one line each, and an unknown job is a usage error. */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const CLI = ['--import', 'tsx', 'src/jobs/cli.ts'];
+
+it('--help lists every job with one line each', async () => {
+  const { stdout } = await run(process.execPath, [...CLI, '--help']);
+  const jobs = stdout
+    .split('\n')
+    .filter((l) => l.startsWith('  '))
+    .map((l) => l.trim().split(/\s+/)[0]);
+  expect(jobs).toEqual([
+    'token',
+    'migrate',
+    'reconcile',
+    'reconcile-dirty',
+    'repair-sweep',
+    'suggest',
+    'repair',
+  ]);
+});
+
+it('an unknown job and bad options are usage errors (exit 2), before any connection', async () => {
+  const fail = async (args: string[]) => {
+    try {
+      await run(process.execPath, [...CLI, ...args]);
+      return null;
+    } catch (e) {
+      const err = e as { code: number; stderr: string };
+      return [err.code, err.stderr.trim().split('\n')[0]];
+    }
+  };
+  expect(await fail(['nope'])).toEqual([
+    2,
+    'usage: jobs <token|migrate|reconcile|reconcile-dirty|repair-sweep|suggest|repair> [args]  (jobs --help for more)',
+  ]);
+  expect(await fail(['suggest', '--top', '101'])).toEqual([
+    2,
+    'usage: jobs suggest [--top 1..100] [--limit-fanout N]',
+  ]);
+  expect(await fail(['repair-sweep', '--rate', '0'])).toEqual([
+    2,
+    'usage: jobs repair-sweep [--dry-run] [--rate N] [--resume] (--rate must be a positive integer)',
+  ]);
+});
