@@ -11,7 +11,17 @@ import type { UserId } from '../../src/store/types.js';
 import { bearer } from './support/app.js';
 import { loadUsers, readNdjson } from './support/ndjson.js';
 import { type RealApp, realApp } from './support/real-app.js';
-import { admin, as, FORBIDDEN, item, NOT_VISIBLE, notFound, problem, scenario } from './support/scenario.js';
+import {
+  admin,
+  as,
+  FORBIDDEN,
+  item,
+  NOT_VISIBLE,
+  notFound,
+  problem,
+  scenario,
+  time,
+} from './support/scenario.js';
 
 let r: RealApp;
 const { req, expectRes, users, adminOp } = scenario(() => r);
@@ -102,12 +112,63 @@ describe('GET /v1/users/{id}/mutuals and /followers/not-followed-back', () => {
         const res = await req('GET', `${path}?limit=${limit}`, { auth: as(300) });
         expect([path, limit, res.status, res.json.code]).toEqual([path, limit, 400, 'validation_failed']);
       }
-      const unknown = await req('GET', `${path}?since=x`, { auth: as(300) });
+      const unknown = await req('GET', `${path}?direction=newer`, { auth: as(300) });
       expect([unknown.status, unknown.json.errors]).toEqual([
         400,
-        [{ path: 'query', message: 'Unrecognized key: "since"' }],
+        [{ path: 'query', message: 'Unrecognized key: "direction"' }],
+      ]);
+      const badTime = await req('GET', `${path}?since=x`, { auth: as(300) });
+      expect([badTime.status, badTime.json.errors]).toEqual([
+        400,
+        [
+          {
+            path: 'query.since',
+            message: 'an RFC 3339 time with at most 6 fraction digits, e.g. 2026-11-30T04:31:18.123456Z',
+          },
+        ],
+      ]);
+      const empty = await req(
+        'GET',
+        `${path}?since=${encodeURIComponent(time(5))}&until=${encodeURIComponent(time(5))}`,
+        {
+          auth: as(300),
+        },
+      );
+      expect([empty.status, empty.json.errors]).toEqual([
+        400,
+        [{ path: 'query.until', message: 'a time later than since' }],
       ]);
     }
+  });
+
+  it('since / until: mutuals and not-followed-back keep only driving rows in [since, until)', async () => {
+    const range = (a: number, b: number) =>
+      `since=${encodeURIComponent(time(a))}&until=${encodeURIComponent(time(b))}`;
+    // Following drives mutuals (304 k4, 302 k2, 301 k1): [k2, k4) keeps 302 only.
+    await expectRes(req('GET', `/v1/users/300/mutuals?${range(2, 4)}`, { auth: as(300) }), 200, {
+      items: [item(302, 2)],
+      next_cursor: null,
+      prev_cursor: null,
+    });
+    // Not-followed-back drives from followers: 305 followed at k8.
+    await expectRes(
+      req('GET', `/v1/users/300/followers/not-followed-back?${range(1, 8)}`, { auth: as(300) }),
+      200,
+      {
+        items: [],
+        next_cursor: null,
+        prev_cursor: null,
+      },
+    );
+    await expectRes(
+      req('GET', `/v1/users/300/followers/not-followed-back?${range(8, 9)}`, { auth: as(300) }),
+      200,
+      {
+        items: [item(305, 8)],
+        next_cursor: null,
+        prev_cursor: null,
+      },
+    );
   });
 
   it('security: not-followed-back is owner-only (403); mutuals follow list visibility (403 private, 404 blocked)', async () => {
