@@ -165,7 +165,7 @@ export class GraphService implements GraphApi {
     this.sets = new SetQueries({
       lists: o.lists,
       codec: new SetCursorCodec(o.setCursorSecret ?? randomBytes(32).toString('base64url')),
-      contains: (owner, direction, ids) => this.contains(owner, 'follows', direction, ids),
+      probe: (owner, direction, ids) => this.activeEdges(owner, 'follows', direction, ids),
       count: (list) => this.store.getCount(list),
       memberFilter: this.hiddenMembers,
       ...(o.setBudget ? { budget: o.setBudget } : {}),
@@ -558,18 +558,33 @@ export class GraphService implements GraphApi {
     ids: readonly UserId[],
   ): Promise<UserId[]> {
     if (ids.length > MAX_CONTAINS_IDS) throw new InvalidInputError('ids', `at most ${MAX_CONTAINS_IDS} ids`);
-    const [edges, hidden] = await Promise.all([
-      direction === 'out'
-        ? this.store.getEdgesOut(owner, relation, ids)
-        : this.inverseEdges(owner, relation, ids),
+    const [active, hidden] = await Promise.all([
+      this.activeEdges(owner, relation, direction, ids),
       this.hiddenMembers(ids),
     ]);
     const seen = new Set<UserId>();
     return ids.filter((id) => {
-      if (seen.has(id) || hidden.has(id) || edges.get(id)?.state !== 'active') return false;
+      if (seen.has(id) || hidden.has(id) || !active.has(id)) return false;
       seen.add(id);
       return true;
     });
+  }
+
+  /**
+   * The ids with an active `relation` edge from `owner` (`out`) or to it (`in`), the members'
+   * account state not consulted: the set walk probes with it and filters only its hits.
+   */
+  private async activeEdges(
+    owner: UserId,
+    relation: Relation,
+    direction: Direction,
+    ids: readonly UserId[],
+  ): Promise<Set<UserId>> {
+    const edges =
+      direction === 'out'
+        ? await this.store.getEdgesOut(owner, relation, ids)
+        : await this.inverseEdges(owner, relation, ids);
+    return new Set(ids.filter((id) => edges.get(id)?.state === 'active'));
   }
 
   /**
@@ -610,7 +625,7 @@ export class GraphService implements GraphApi {
 
   /**
    * The set walk (`set-queries.ts`) over the viewer's following list (bounded by the following
-   * cap), one single-partition `contains` on `id`'s inverse edges per page of 200: the sample is
+   * cap), one probe of `id`'s inverse edges per page of 200: the sample is
    * the first `limit` hits in the viewer's following order, the total counts them all.
    */
   async followedBy(viewer: UserId, id: UserId, limit: number): Promise<{ sample: UserId[]; total: number }> {
@@ -621,7 +636,7 @@ export class GraphService implements GraphApi {
     const walk = this.sets.walk(
       {
         drive: listOut(viewer, 'follows'),
-        probe: async (ids) => new Set(await this.contains(id, 'follows', 'in', ids)),
+        probe: (ids) => this.activeEdges(id, 'follows', 'in', ids),
         keep: 'intersect',
         exclude: id,
       },

@@ -4,14 +4,15 @@
  * followed-by.
  *
  * Design note. One list *drives*: its pages (`ListService.page`, newest first) are the
- * candidates, in order; the other side is *probed* with one `contains` call per batch (one
- * single-partition read for `out`, one per bucket code for `in`). Mutuals drive from the smaller
+ * candidates, in order; the other side is *probed* for active edges once per batch (one
+ * single-partition read for `out`, one per bucket code for `in`, as `contains` reads). Mutuals drive from the smaller
  * side (the two counters are compared on the first page; the cursor records the choice, so a
  * walk keeps one order): the order is "newest first" on the driving list's `created_at`, i.e.
  * newest follow first when following drives, newest follower first when followers drive.
  * Not-followed-back always drives from followers (its order is the followers order) and keeps
  * the rows *absent* from following. Each batch's hits then go through the optional
- * `MemberFilter` (deactivated accounts) before they count.
+ * `MemberFilter` (deactivated accounts) before they count: the probe itself does not consult
+ * account state, so a batch costs one user read for its hits, not one for every candidate.
  *
  * A page reads on, batch after batch, until it holds `limit` items, so pages are full except the
  * last — with one documented exception: a page stops once it has read `budget` driving rows
@@ -69,8 +70,11 @@ export type Probe = (ids: readonly UserId[]) => Promise<ReadonlySet<UserId>>;
 export interface SetQueryDeps {
   lists: Pick<ListService, 'page'>;
   codec: SetCursorCodec;
-  /** Active `relation` edges of `owner` among `ids` (`GraphService.contains`). */
-  contains: (owner: UserId, direction: DrivingSide, ids: readonly UserId[]) => Promise<UserId[]>;
+  /**
+   * The ids among `ids` with an active follow edge of `owner` on `direction`'s side, without the
+   * member filter (the walk applies it once, to the hits).
+   */
+  probe: (owner: UserId, direction: DrivingSide, ids: readonly UserId[]) => Promise<ReadonlySet<UserId>>;
   /** Approximate size of a list (the counter); only compared, never trusted for paging. */
   count: (list: ListKey) => Promise<number>;
   /** Members to skip (deactivated accounts); applied to every batch's hits. */
@@ -172,7 +176,7 @@ export class SetQueries {
     const probeSide: DrivingSide = driving === 'out' ? 'in' : 'out';
     const w: SetWalk = {
       drive: follows(owner, driving),
-      probe: async (ids) => new Set(await this.d.contains(owner, probeSide, ids)),
+      probe: (ids) => this.d.probe(owner, probeSide, ids),
       keep: kind === 'mutuals' ? 'intersect' : 'difference',
       bounds,
     };

@@ -26,7 +26,7 @@ export function registerFollowStatus(app: ApiApp, deps: RouteDeps) {
     const id = idOf(params.id);
     const target = idOf(params.target);
     if (p.sub !== id) await assertListsVisible(deps.graph, p, id);
-    await Promise.all([deps.graph.getUser(id), deps.graph.getUser(target)]);
+    // Unknown or deactivated id / target: `getFollowStatus` throws `UserNotFoundError` (404).
     const s = await deps.graph.getFollowStatus(id, target);
     if (s.state === 'none' || s.since === undefined) return c.json({ state: s.state }, 200);
     return c.json({ state: s.state, followed_at: formatTime(s.since) }, 200);
