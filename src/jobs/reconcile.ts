@@ -4,14 +4,15 @@
  * Design note. Counters are fed deltas by appliers (`pair-writer.ts`) and can drift: two
  * appliers racing on one pair may both count one transition, and a crash between the edge write
  * and the increment loses a delta. The list rows are the truth (they converge by version), so
- * this job walks every bucket (`walkList`) and sets the correction cell to `counted − shards`,
+ * this job counts every bucket (`countBucket`) and sets the correction cell to `counted − shards`,
  * recording the drift it corrected (the in-service `reconcile-dirty.ts` does the same per dirty
  * bucket). A write racing the job can
  * leave a drift of its own; re-running is safe and converges once writes pause. Not a hot-path
  * operation: it reads the whole list.
  */
 import { deactivatedFilter } from '../graph/account-state.js';
-import { walkList } from '../graph/list-walker.js';
+import { readBucketCodes } from '../graph/buckets.js';
+import { countBucket, walkList } from '../graph/list-walker.js';
 import { type GraphStore, nowPosition } from '../store/store.js';
 import { type Direction, type ListKey, RELATIONS, type Relation, type UserId } from '../store/types.js';
 
@@ -50,17 +51,13 @@ export async function reconcileList(
 ): Promise<ReconcileResult> {
   const asOf = nowPosition();
   const before = await store.getCount(list);
-  const buckets = new Map<number, number>();
   const hidden = deactivatedFilter(store);
-  await walkList(
-    store,
-    list,
-    async (page, code) => {
-      const skip = (await hidden(page.map((e) => e.otherId))).size;
-      buckets.set(code, (buckets.get(code) ?? 0) + page.length - skip);
-    },
-    { pageSize: o.pageSize },
-  );
+  // Bucket by bucket through the one counting walk the in-service reconciler uses (deactivated
+  // members not counted), so both record the same per-bucket counts.
+  const buckets = new Map<number, number>();
+  for (const code of readBucketCodes(await store.getLayout(list))) {
+    buckets.set(code, await countBucket(store, list, code, o.pageSize ?? 1000, hidden));
+  }
   const counted = [...buckets.values()].reduce((a, b) => a + b, 0);
   const drift = counted - before;
   const { shardSum } = await store.getCountSync(list);
