@@ -14,19 +14,15 @@
  *   npm run bench:count -- [--followers 9000000] [--reps 3] [--rounds 500] [--concurrency 32]
  */
 import { parseArgs } from 'node:util';
-import { GraphService } from '../src/graph/graph-service.js';
-import { BucketedListService } from '../src/graph/list-service.js';
 import { listIn } from '../src/graph/pair-writer.js';
 import { reconcileList } from '../src/jobs/reconcile.js';
-import { CassandraGraphStore } from '../src/store/cassandra/graph-store.js';
 import { barChartSvg } from './support/bench-lists.js';
 import {
   CELEBRITY,
   cpuMeter,
-  DEFAULT_THRESHOLDS,
   FIRST_FOLLOWER,
   loadAverage,
-  openCelebrityKeyspace,
+  openCelebrityServices,
   percentile,
   ratioSummary,
   sortedCopy,
@@ -46,15 +42,7 @@ const REPS = Number(args.reps);
 const ROUNDS = Number(args.rounds);
 const CONCURRENCY = Number(args.concurrency);
 
-const client = await openCelebrityKeyspace(F);
-const store = new CassandraGraphStore(client);
-const lists = new BucketedListService({
-  store,
-  cursorSecret: 'bench-celebrity-count-secret',
-  bucketThresholds: DEFAULT_THRESHOLDS,
-  layoutCacheTtlMs: 3_600_000,
-});
-const graph = new GraphService({ store, lists, maxFollowing: 10_000_000 });
+const { client, store, graph } = await openCelebrityServices(F);
 const list = listIn(CELEBRITY, 'follows');
 const N = (await store.getLayout(list)).buckets;
 console.log(`${F} followers, N=${N}; load average ${loadAverage()}`);

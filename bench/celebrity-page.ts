@@ -15,16 +15,13 @@
  *     [--concurrency 1,8]
  */
 import { parseArgs } from 'node:util';
-import { BucketedListService } from '../src/graph/list-service.js';
-import { CassandraGraphStore } from '../src/store/cassandra/graph-store.js';
 import type { ListKey } from '../src/store/types.js';
 import { barChartSvg } from './support/bench-lists.js';
 import {
   CELEBRITY,
   cpuMeter,
-  DEFAULT_THRESHOLDS,
   loadAverage,
-  openCelebrityKeyspace,
+  openCelebrityServices,
   percentile,
   ratioSummary,
   sortedCopy,
@@ -47,14 +44,7 @@ const ROUNDS = Number(args.rounds);
 const LIMIT = 50;
 const list: ListKey = { userId: CELEBRITY, relation: 'follows', direction: 'in' };
 
-const client = await openCelebrityKeyspace(F);
-const store = new CassandraGraphStore(client);
-const svc = new BucketedListService({
-  store,
-  cursorSecret: 'bench-celebrity-page-secret',
-  bucketThresholds: DEFAULT_THRESHOLDS,
-  layoutCacheTtlMs: 3_600_000,
-});
+const { client, store, lists: svc } = await openCelebrityServices(F);
 const layout = await store.getLayout(list);
 console.log(`${F} followers, N=${layout.buckets}; load average ${loadAverage()}; walking…`);
 

@@ -19,18 +19,14 @@
  */
 import { parseArgs } from 'node:util';
 import { bucketCode, bucketOf } from '../src/graph/buckets.js';
-import { GraphService } from '../src/graph/graph-service.js';
-import { BucketedListService } from '../src/graph/list-service.js';
-import { CassandraGraphStore } from '../src/store/cassandra/graph-store.js';
 import type { ListKey } from '../src/store/types.js';
 import { barChartSvg } from './support/bench-lists.js';
 import {
   CELEBRITY,
   cpuMeter,
-  DEFAULT_THRESHOLDS,
   FIRST_FOLLOWER,
   loadAverage,
-  openCelebrityKeyspace,
+  openCelebrityServices,
   percentile,
   ratioSummary,
   sortedCopy,
@@ -64,15 +60,7 @@ const follower = () => FIRST_FOLLOWER + BigInt(Math.floor(rand() * F));
 /** Half followers, half ids just past the list. */
 const probeId = () => FIRST_FOLLOWER + BigInt(Math.floor(rand() * 2 * F));
 
-const client = await openCelebrityKeyspace(F);
-const store = new CassandraGraphStore(client);
-const lists = new BucketedListService({
-  store,
-  cursorSecret: 'bench-celebrity-probe-secret',
-  bucketThresholds: DEFAULT_THRESHOLDS,
-  layoutCacheTtlMs: 3_600_000,
-});
-const graph = new GraphService({ store, lists, maxFollowing: 10_000_000 });
+const { client, store, graph } = await openCelebrityServices(F);
 const N = (await store.getLayout(list)).buckets;
 console.log(`${F} followers, N=${N}; load average ${loadAverage()}`);
 

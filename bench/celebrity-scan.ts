@@ -16,17 +16,14 @@
  */
 import { parseArgs } from 'node:util';
 import { bucketCode } from '../src/graph/buckets.js';
-import { BucketedListService } from '../src/graph/list-service.js';
-import { CassandraGraphStore } from '../src/store/cassandra/graph-store.js';
 import type { ListKey } from '../src/store/types.js';
 import { barChartSvg } from './support/bench-lists.js';
 import {
   CELEBRITY,
   cpuMeter,
-  DEFAULT_THRESHOLDS,
   FIRST_FOLLOWER,
   loadAverage,
-  openCelebrityKeyspace,
+  openCelebrityServices,
   peakRssMiB,
   ratioSummary,
   writeResults,
@@ -46,14 +43,7 @@ const REPS = Number(args.reps);
 const list: ListKey = { userId: CELEBRITY, relation: 'follows', direction: 'in' };
 const MASK = 2n ** 64n - 1n;
 
-const client = await openCelebrityKeyspace(F, 60_000);
-const store = new CassandraGraphStore(client);
-const svc = new BucketedListService({
-  store,
-  cursorSecret: 'bench-celebrity-scan-secret',
-  bucketThresholds: DEFAULT_THRESHOLDS,
-  layoutCacheTtlMs: 3_600_000,
-});
+const { client, store, lists: svc } = await openCelebrityServices(F, 60_000);
 const N = (await store.getLayout(list)).buckets;
 console.log(`${F} followers, N=${N}; load average ${loadAverage()}`);
 

@@ -15,15 +15,11 @@
  *   npm run bench:follow -- [--followers 9000000] [--reps 3] [--rounds 300] [--callers 32] [--users 400]
  */
 import { parseArgs } from 'node:util';
-import { GraphService } from '../src/graph/graph-service.js';
-import { BucketedListService } from '../src/graph/list-service.js';
-import { CassandraGraphStore } from '../src/store/cassandra/graph-store.js';
 import { barChartSvg } from './support/bench-lists.js';
 import {
   cpuMeter,
-  DEFAULT_THRESHOLDS,
   loadAverage,
-  openCelebrityKeyspace,
+  openCelebrityServices,
   percentile,
   ratioSummary,
   sortedCopy,
@@ -49,15 +45,7 @@ if (USERS > 1000) throw new Error('--users at most 1000');
 const BASE = 9_500_000_000n + BigInt(Date.now() % 1_000_000) * 1000n;
 const runSalt = BASE;
 
-const client = await openCelebrityKeyspace(F);
-const store = new CassandraGraphStore(client);
-const lists = new BucketedListService({
-  store,
-  cursorSecret: 'bench-follow-secret',
-  bucketThresholds: DEFAULT_THRESHOLDS,
-  layoutCacheTtlMs: 3_600_000,
-});
-const graph = new GraphService({ store, lists, maxFollowing: 10_000_000 });
+const { client, graph } = await openCelebrityServices(F);
 await client.execute(
   'CREATE TABLE IF NOT EXISTS bench_single_insert (source_id bigint, relation text, target_id bigint, state text, created_at bigint, version bigint, PRIMARY KEY ((source_id, relation), target_id))',
 );

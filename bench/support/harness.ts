@@ -1,12 +1,15 @@
 /**
- * Shared by the celebrity benchmarks (`load`, `page`, `scan`, `probe`): the keyspace of one loaded
- * size, the A/B protocol's bookkeeping (load average, Node and JVM CPU, peak RSS) and the result
+ * Shared by the celebrity benchmarks (`load`, `page`, `scan`, `probe`, `count`, `follow`): the
+ * keyspace of one loaded size and the services wired over it, the A/B protocol's bookkeeping (load average, Node and JVM CPU, peak RSS) and the result
  * files (JSON, SVG, markdown) under the git-ignored `bench/results/`.
  */
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
+import { GraphService } from '../../src/graph/graph-service.js';
+import { BucketedListService } from '../../src/graph/list-service.js';
 import type { CqlClient } from '../../src/store/cassandra/client.js';
+import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';
 import { openMigratedKeyspace } from '../../src/store/cassandra/keyspace.js';
 
 export const contactPoints = (process.env.CASSANDRA_CONTACT_POINTS ?? '127.0.0.1:9042').split(',');
@@ -28,6 +31,23 @@ export function openCelebrityKeyspace(followers: number, requestTimeoutMs = 30_0
     consistency: 'localQuorum',
     requestTimeoutMs,
   });
+}
+
+/**
+ * The celebrity keyspace of `followers` with the service's store, list service and graph service
+ * wired over it: the default thresholds, layouts cached for the whole run, no following cap in the way.
+ */
+export async function openCelebrityServices(followers: number, requestTimeoutMs?: number) {
+  const client = await openCelebrityKeyspace(followers, requestTimeoutMs);
+  const store = new CassandraGraphStore(client);
+  const lists = new BucketedListService({
+    store,
+    cursorSecret: 'bench-celebrity-cursor-secret',
+    bucketThresholds: DEFAULT_THRESHOLDS,
+    layoutCacheTtlMs: 3_600_000,
+  });
+  const graph = new GraphService({ store, lists, maxFollowing: 10_000_000 });
+  return { client, store, lists, graph };
 }
 
 export const loadAverage = () =>
