@@ -17,6 +17,7 @@ import { nowPosition } from '../../src/store/store.js';
 import type { UserId } from '../../src/store/types.js';
 import {
   chunk,
+  expectWalksMatch,
   graphArb,
   reference,
   seedOf,
@@ -63,23 +64,13 @@ describe('set queries against whole-list references (random graphs)', () => {
           Array.from({ length: g.users }, (_, i) => base + BigInt(i)),
         );
         const ids = await writeGraph(graph, g, base, nowPosition() - 1_000_000_000n);
-        for (const owner of ids) {
-          for (const kind of ['mutuals', 'not_followed_back'] as const) {
-            for (const limit of LIMITS) {
-              const walk = await walkSet(graph, kind, owner, limit);
-              const driving = walk.stats[0]?.driving ?? 'out';
-              if (kind === 'mutuals') sides[driving]++;
-              expect(walk.stats.every((s) => s.driving === driving && !s.budgetHit)).toBe(true);
-              const ref = await reference(graph, kind, owner, driving);
-              expect([kind, String(owner), limit, walk.pages]).toEqual([
-                kind,
-                String(owner),
-                limit,
-                chunk(ref, limit),
-              ]);
-            }
-          }
-        }
+        await expectWalksMatch(graph, ids, LIMITS, {
+          onWalk: (kind, walk) => {
+            const driving = walk.stats[0]?.driving ?? 'out';
+            if (kind === 'mutuals') sides[driving]++;
+            expect(walk.stats.every((s) => s.driving === driving && !s.budgetHit)).toBe(true);
+          },
+        });
       }),
       { seed: seedOf('set pages'), numRuns: 25 },
     );
@@ -110,24 +101,13 @@ describe('set queries against whole-list references (random graphs)', () => {
           const bounds = { since: at(sinceTick), until: at(untilTick) };
           const inRange = (t: bigint) =>
             (bounds.since === null || t >= bounds.since) && (bounds.until === null || t < bounds.until);
-          for (const owner of ids) {
-            for (const kind of ['mutuals', 'not_followed_back'] as const) {
-              for (const limit of [1, 3, 50]) {
-                const walk = await walkSet(graph, kind, owner, limit, 10_000, bounds);
-                const driving = walk.stats[0]?.driving ?? 'out';
-                const ref = (await reference(graph, kind, owner, driving)).filter((i) =>
-                  inRange(i.createdAt),
-                );
-                hits += ref.length;
-                expect([kind, String(owner), limit, walk.pages]).toEqual([
-                  kind,
-                  String(owner),
-                  limit,
-                  chunk(ref, limit),
-                ]);
-              }
-            }
-          }
+          await expectWalksMatch(graph, ids, [1, 3, 50], {
+            bounds,
+            keep: (i) => inRange(i.createdAt),
+            onWalk: (_kind, _walk, ref) => {
+              hits += ref.length;
+            },
+          });
         },
       ),
       { seed: seedOf('set pages with since/until'), numRuns: 40 },
@@ -203,16 +183,7 @@ describe('member filter', () => {
         };
         const { graph } = build({ memberFilter });
         const ids = await writeGraph(graph, g, base, nowPosition() - 1_000_000_000n);
-        for (const owner of ids) {
-          for (const kind of ['mutuals', 'not_followed_back'] as const) {
-            for (const limit of [1, 2, 5]) {
-              const walk = await walkSet(graph, kind, owner, limit);
-              const driving = walk.stats[0]?.driving ?? 'out';
-              const ref = (await reference(graph, kind, owner, driving)).filter((i) => !hidden.has(i.id));
-              expect(walk.pages).toEqual(chunk(ref, limit));
-            }
-          }
-        }
+        await expectWalksMatch(graph, ids, [1, 2, 5], { keep: (i) => !hidden.has(i.id) });
       }),
       { seed: seedOf('member filter'), numRuns: 20 },
     );

@@ -10,7 +10,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DirtyReconcilerHandle, startDirtyReconciler } from '../../src/jobs/reconcile-dirty.js';
 import { type RealApp, realApp } from './support/real-app.js';
-import { admin, as, item, NOT_VISIBLE, notFound, problem, scenario, time } from './support/scenario.js';
+import {
+  admin,
+  as,
+  item,
+  NO_RELATIONSHIP,
+  NOT_VISIBLE,
+  notFound,
+  problem,
+  scenario,
+  time,
+} from './support/scenario.js';
 
 let r: RealApp;
 let reconciler: DirtyReconcilerHandle;
@@ -23,17 +33,6 @@ const V = 303;
 const F = [304, 305, 306];
 const H = 310; // hide_lists
 const HF = 311; // follows H
-
-const none = {
-  following: false,
-  followed_by: false,
-  requested: false,
-  requested_by: false,
-  blocking: false,
-  blocked_by: false,
-  muting: false,
-  close_friend: false,
-};
 
 beforeAll(async () => {
   r = await realApp('http_account_state');
@@ -174,8 +173,8 @@ describe('deactivation and reactivation', () => {
       200,
       {
         items: [
-          { ...none, id: String(D) },
-          { ...none, id: String(B), following: true },
+          { ...NO_RELATIONSHIP, id: String(D) },
+          { ...NO_RELATIONSHIP, id: String(B), following: true },
         ],
       },
     );
@@ -224,7 +223,7 @@ describe('deactivation and reactivation', () => {
     await expectRes(
       req('POST', `/v1/users/${A}/relationships`, { auth: as(A), body: { ids: [String(D)] } }),
       200,
-      { items: [{ ...none, id: String(D), following: true, followed_by: true }] },
+      { items: [{ ...NO_RELATIONSHIP, id: String(D), following: true, followed_by: true }] },
     );
     await countsConverge(A, { followers: 5, following: 2 });
     await countsConverge(B, { followers: 1, following: 1 });

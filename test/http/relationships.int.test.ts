@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ID_MESSAGE } from '../../src/http/schemas.js';
 import { type RealApp, realApp } from './support/real-app.js';
-import { admin, as, FORBIDDEN, notFound, problem, scenario } from './support/scenario.js';
+import { admin, as, FORBIDDEN, NO_RELATIONSHIP, notFound, problem, scenario } from './support/scenario.js';
 
 let r: RealApp;
 const { req, expectRes, users, adminOp } = scenario(() => r);
@@ -13,17 +13,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await r?.close();
 });
-
-const none = {
-  following: false,
-  followed_by: false,
-  requested: false,
-  requested_by: false,
-  blocking: false,
-  blocked_by: false,
-  muting: false,
-  close_friend: false,
-};
 
 describe('POST /v1/users/{id}/relationships', () => {
   it('answers every flag in request order, repeats included, unknown ids all false', async () => {
@@ -45,13 +34,27 @@ describe('POST /v1/users/{id}/relationships', () => {
       200,
       {
         items: [
-          { ...none, id: '101', following: true, followed_by: true, muting: true, close_friend: true },
-          { ...none, id: '102', requested: true },
-          { ...none, id: '103', blocked_by: true },
-          { ...none, id: '104', requested_by: true },
-          { ...none, id: '105', blocking: true },
-          { ...none, id: '999' },
-          { ...none, id: '101', following: true, followed_by: true, muting: true, close_friend: true },
+          {
+            ...NO_RELATIONSHIP,
+            id: '101',
+            following: true,
+            followed_by: true,
+            muting: true,
+            close_friend: true,
+          },
+          { ...NO_RELATIONSHIP, id: '102', requested: true },
+          { ...NO_RELATIONSHIP, id: '103', blocked_by: true },
+          { ...NO_RELATIONSHIP, id: '104', requested_by: true },
+          { ...NO_RELATIONSHIP, id: '105', blocking: true },
+          { ...NO_RELATIONSHIP, id: '999' },
+          {
+            ...NO_RELATIONSHIP,
+            id: '101',
+            following: true,
+            followed_by: true,
+            muting: true,
+            close_friend: true,
+          },
         ],
       },
     );
@@ -62,7 +65,7 @@ describe('POST /v1/users/{id}/relationships', () => {
       req('POST', '/v1/users/101/relationships', { auth: admin, body: { ids: ['100'] } }),
       200,
       {
-        items: [{ ...none, id: '100', following: true, followed_by: true }],
+        items: [{ ...NO_RELATIONSHIP, id: '100', following: true, followed_by: true }],
       },
     );
   });

@@ -5,27 +5,17 @@
  */
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ErrorCode, problemType, TITLE } from '../../src/http/errors.js';
 import { createHttpMetrics } from '../../src/http/metrics.js';
 import { ID_MESSAGE } from '../../src/http/schemas.js';
 import { createCqlClient } from '../../src/store/cassandra/client.js';
 import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';
-import { bearer, buildTestApp, call } from './support/app.js';
+import { bearer, buildTestApp, call, problem } from './support/app.js';
 import { type RealApp, realApp } from './support/real-app.js';
 
 const P0 = 1_796_000_000_000_000n;
 const at = (k: number) => P0 + BigInt(k) * 1000n;
 const time = (k: number) => new Date(Number(at(k) / 1000n)).toISOString().replace('Z', '000Z');
 const item = (id: number, k: number) => ({ id: String(id), username: `u${id}`, followed_at: time(k) });
-const problem = (status: number, code: ErrorCode, detail: string, extra: object = {}) => ({
-  type: problemType(code),
-  title: TITLE[code],
-  status,
-  detail,
-  code,
-  request_id: 'req-1',
-  ...extra,
-});
 const notFound = (id: number) => problem(404, 'user_not_found', `user ${id} not found`);
 const FORBIDDEN = problem(403, 'forbidden', "a token may act only on its own subject's relationships");
 const NOT_VISIBLE = problem(403, 'not_visible', 'this list is not visible to you');

@@ -5,6 +5,7 @@
  * test and the real-node integration test alike.
  */
 import fc from 'fast-check';
+import { expect } from 'vitest';
 import type { SetQueryKind } from '../../../src/cursor/set-cursor.js';
 import type { ListItem, TimeRange } from '../../../src/graph/contracts.js';
 import type { GraphService } from '../../../src/graph/graph-service.js';
@@ -121,6 +122,38 @@ export async function walkSet(
     pages.pop();
   }
   return { pages, stats };
+}
+
+/**
+ * Walks both set queries of every owner at every limit and expects the whole pages to equal
+ * `chunk(reference, limit)`, the reference narrowed by `keep`; `onWalk` sees each walk first.
+ */
+export async function expectWalksMatch(
+  graph: GraphService,
+  owners: readonly UserId[],
+  limits: readonly number[],
+  o: {
+    bounds?: TimeRange;
+    keep?: (item: ListItem) => boolean;
+    onWalk?: (kind: SetQueryKind, walk: WalkResult, ref: ListItem[]) => void;
+  } = {},
+): Promise<void> {
+  for (const owner of owners) {
+    for (const kind of ['mutuals', 'not_followed_back'] as const) {
+      for (const limit of limits) {
+        const walk = await walkSet(graph, kind, owner, limit, 10_000, o.bounds);
+        const driving = walk.stats[0]?.driving ?? 'out';
+        const ref = (await reference(graph, kind, owner, driving)).filter(o.keep ?? (() => true));
+        o.onWalk?.(kind, walk, ref);
+        expect([kind, String(owner), limit, walk.pages]).toEqual([
+          kind,
+          String(owner),
+          limit,
+          chunk(ref, limit),
+        ]);
+      }
+    }
+  }
 }
 
 /** `items` cut into pages of `limit` (one empty page for an empty set). */

@@ -19,7 +19,7 @@ export function bearer(sub: bigint | string | number, o: { admin?: boolean; exp?
 }
 
 /** The whole problem+json body `call` gets back (request id `req-1`), for `toEqual`. */
-export function problem(status: number, code: ErrorCode, detail: string, extra: { errors?: object[] } = {}) {
+export function problem(status: number, code: ErrorCode, detail: string, extra: object = {}) {
   return {
     type: problemType(code),
     title: TITLE[code],

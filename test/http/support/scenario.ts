@@ -3,9 +3,8 @@
  * `followed_at` values from admin `Graph-Position` writes, and user creation.
  */
 import { expect } from 'vitest';
-import { type ErrorCode, problemType, TITLE } from '../../../src/http/errors.js';
 import { formatTime } from '../../../src/http/times.js';
-import { bearer, call } from './app.js';
+import { bearer, call, problem } from './app.js';
 import type { RealApp } from './real-app.js';
 
 export const P0 = 1_796_000_000_000_000n;
@@ -16,15 +15,18 @@ export const item = (id: number, k: number) => ({ id: String(id), username: `u${
 export const admin = bearer(999_999, { admin: true });
 export const as = (id: number) => bearer(id);
 
-export const problem = (status: number, code: ErrorCode, detail: string, extra: object = {}) => ({
-  type: problemType(code),
-  title: TITLE[code],
-  status,
-  detail,
-  code,
-  request_id: 'req-1',
-  ...extra,
-});
+export { problem };
+/** Every relationship flag false: the answer for an unknown, deactivated or unrelated id. */
+export const NO_RELATIONSHIP = {
+  following: false,
+  followed_by: false,
+  requested: false,
+  requested_by: false,
+  blocking: false,
+  blocked_by: false,
+  muting: false,
+  close_friend: false,
+};
 export const notFound = (id: number) => problem(404, 'user_not_found', `user ${id} not found`);
 export const FORBIDDEN = problem(403, 'forbidden', "a token may act only on its own subject's relationships");
 export const NOT_VISIBLE = problem(403, 'not_visible', 'this list is not visible to you');
