@@ -5,7 +5,7 @@
  *
  * The cast: D (deactivated later) follows A and is followed by A and B; V follows A and D. A also
  * has followers F1..F3 so pages around D's place stay full; D also follows F1 (who does not
- * follow back). H (hide_lists) and HF follow each other.
+ * follow back), has a pending request to the private P and is muted by V. H (hide_lists) and HF follow each other.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DirtyReconcilerHandle, startDirtyReconciler } from '../../src/jobs/reconcile-dirty.js';
@@ -33,6 +33,7 @@ const V = 303;
 const F = [304, 305, 306];
 const H = 310; // hide_lists
 const HF = 311; // follows H
+const P = 320; // private: D's follow of P is a pending request
 
 beforeAll(async () => {
   r = await realApp('http_account_state');
@@ -40,7 +41,7 @@ beforeAll(async () => {
     intervalMs: 200,
     onError: (e) => console.error('[account-state] reconcile pass failed', e),
   });
-  await users([A], [B], [D], [V], [F[0]!], [F[1]!], [F[2]!], [H], [HF]);
+  await users([A], [B], [D], [V], [F[0]!], [F[1]!], [F[2]!], [H], [HF], [P, true]);
   await adminOp('PUT', F[0]!, 'following', A, 1);
   await adminOp('PUT', D, 'following', A, 2);
   await adminOp('PUT', F[1]!, 'following', A, 3);
@@ -53,6 +54,8 @@ beforeAll(async () => {
   await adminOp('PUT', HF, 'following', H, 10);
   await adminOp('PUT', H, 'following', HF, 11);
   await adminOp('PUT', D, 'following', F[0]!, 12);
+  await adminOp('PUT', D, 'following', P, 13); // a request: P is private
+  await adminOp('PUT', V, 'mutes', D, 14);
 });
 afterAll(async () => {
   await reconciler?.stop();
@@ -88,6 +91,20 @@ async function countsConverge(id: number, want: { followers: number; following: 
 const followersOfA = [item(F[2]!, 5), item(V, 4), item(F[1]!, 3), item(D, 2), item(F[0]!, 1)];
 const hidden = (list: ReturnType<typeof item>[]) => list.filter((i) => i.id !== String(D));
 
+/** P's incoming requests and V's mutes, each holding D or not. */
+async function ownerListsHoldD(holds: boolean) {
+  for (const [owner, path, k] of [
+    [P, 'requests', 13],
+    [V, 'mutes', 14],
+  ] as const) {
+    await expectRes(req('GET', `/v1/users/${owner}/${path}`, { auth: as(owner) }), 200, {
+      items: holds ? [item(D, k)] : [],
+      next_cursor: null,
+      prev_cursor: null,
+    });
+  }
+}
+
 describe('deactivation and reactivation', () => {
   it('before: D is visible everywhere (the reference the matrix compares with)', async () => {
     await expectRes(req('GET', `/v1/users/${A}/followers?limit=5`, { auth: as(V) }), 200, {
@@ -95,6 +112,7 @@ describe('deactivation and reactivation', () => {
       next_cursor: null,
       prev_cursor: null,
     });
+    await ownerListsHoldD(true);
     await expectRes(req('GET', `/v1/users/${A}/mutuals`, { auth: as(V) }), 200, {
       items: [item(D, 6)],
       next_cursor: null,
@@ -137,6 +155,7 @@ describe('deactivation and reactivation', () => {
       next_cursor: null,
       prev_cursor: null,
     });
+    await ownerListsHoldD(false);
     // Set queries and export skip D too.
     await expectRes(req('GET', `/v1/users/${A}/mutuals`, { auth: as(V) }), 200, {
       items: [],
@@ -201,6 +220,7 @@ describe('deactivation and reactivation', () => {
 
   it('reactivated: every edge is back exactly, counts included', async () => {
     await setState(D, 'active');
+    await ownerListsHoldD(true);
     await expectRes(req('GET', `/v1/users/${A}/followers?limit=5`, { auth: as(V) }), 200, {
       items: followersOfA,
       next_cursor: null,
@@ -242,7 +262,7 @@ describe('hide_lists', () => {
       state: 'active',
       hide_lists: true,
     });
-    for (const path of ['followers', 'following', 'counts']) {
+    for (const path of ['followers', 'following', 'counts', 'mutuals']) {
       await expectRes(req('GET', `/v1/users/${H}/${path}`, { auth: as(HF) }), 403, NOT_VISIBLE);
     }
     await expectRes(req('GET', `/v1/users/${H}/followers`, { auth: as(H) }), 200, {
