@@ -16,7 +16,8 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { BucketedListService, type ListReadStats } from '../src/graph/list-service.js';
-import { BENCH_LAYOUTS, barChartSvg, benchList, openBenchLists, percentile } from './support/bench-lists.js';
+import { BENCH_LAYOUTS, benchList, openBenchLists, percentile } from './support/bench-lists.js';
+import { barChartSvg } from './support/charts.js';
 import { loadAverage, markdownTable } from './support/harness.js';
 
 const PAGES = Number(process.env.PAGES ?? 200);

@@ -16,7 +16,7 @@
 import { parseArgs } from 'node:util';
 import { listIn } from '../src/graph/pair-writer.js';
 import { reconcileList } from '../src/jobs/reconcile.js';
-import { barChartSvg } from './support/bench-lists.js';
+import { barChartSvg } from './support/charts.js';
 import {
   CELEBRITY,
   cpuMeter,

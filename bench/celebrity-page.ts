@@ -16,7 +16,7 @@
  */
 import { parseArgs } from 'node:util';
 import type { ListKey } from '../src/store/types.js';
-import { barChartSvg } from './support/bench-lists.js';
+import { barChartSvg } from './support/charts.js';
 import {
   CELEBRITY,
   cpuMeter,

@@ -20,7 +20,7 @@
 import { parseArgs } from 'node:util';
 import { bucketCode, bucketOf } from '../src/graph/buckets.js';
 import type { ListKey } from '../src/store/types.js';
-import { barChartSvg } from './support/bench-lists.js';
+import { barChartSvg } from './support/charts.js';
 import {
   CELEBRITY,
   cpuMeter,

@@ -17,7 +17,7 @@
 import { parseArgs } from 'node:util';
 import { bucketCode } from '../src/graph/buckets.js';
 import type { ListKey } from '../src/store/types.js';
-import { barChartSvg } from './support/bench-lists.js';
+import { barChartSvg } from './support/charts.js';
 import {
   CELEBRITY,
   cpuMeter,

@@ -15,7 +15,7 @@
  *   npm run bench:follow -- [--followers 9000000] [--reps 3] [--rounds 300] [--callers 32] [--users 400]
  */
 import { parseArgs } from 'node:util';
-import { barChartSvg } from './support/bench-lists.js';
+import { barChartSvg } from './support/charts.js';
 import {
   cpuMeter,
   loadAverage,

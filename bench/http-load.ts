@@ -26,7 +26,7 @@ import { mintToken } from '../src/jobs/token.js';
 import { CassandraGraphStore } from '../src/store/cassandra/graph-store.js';
 import { openMigratedKeyspace } from '../src/store/cassandra/keyspace.js';
 import { MemoryGraphStore } from '../src/store/memory/memory-store.js';
-import { barChartSvg } from './support/bench-lists.js';
+import { barChartSvg } from './support/charts.js';
 import { markdownTable } from './support/harness.js';
 
 interface AutocannonResult {

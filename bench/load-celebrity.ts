@@ -18,6 +18,16 @@
  * `bench_load_progress`, committed when every chunk below it finished, and a rerun rewrites at most
  * the chunks that were in flight. The last step counts every table written and states the counts.
  *
+ * Then the background graph (`--background-users`, default 100,000; `--background-follows`, the
+ * mean out-degree, default 10; see `support/background-graph.ts`): power-law out- and in-degrees,
+ * written through the same statements (users, pair_ops, edges_out, following, followers, edges_in,
+ * a layout row for any list past the first threshold), then every background list's counter set
+ * to its exact size. Each phase keeps its own watermark, so an interruption anywhere resumes there.
+ *
+ * Progress: a bar with rows/s and ETA on a TTY, a plain line every 5 s otherwise. Every tick is
+ * also appended to `bench/results/load-<F>.timeline.jsonl` (cumulative over resumed runs), which
+ * the run's chart draws: load rate over time, per phase.
+ *
  * Not written: `usernames` rows (an LWT per user; the loader's users are never renamed), the
  * followers' own `following` counters (counter increments are not idempotent, so they would break
  * resumability; the reconcile job can set them).
@@ -30,8 +40,9 @@
  * stay exact; rows/s of each, the median ratio and its spread go into the results.
  *
  *   npm run bench:load -- [--followers 9000000] [--concurrency 256] [--chunk 2000] [--thresholds …]
- *     [--t1-window 50000] [--t1-reps 3]
+ *     [--background-users 100000] [--background-follows 10] [--seed 1] [--t1-window 50000] [--t1-reps 3]
  */
+import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import cassandra from 'cassandra-driver';
 import { bucketCode, bucketOf } from '../src/graph/buckets.js';
@@ -39,7 +50,8 @@ import { bucketsForSize } from '../src/graph/list-service.js';
 import { CassandraGraphStore } from '../src/store/cassandra/graph-store.js';
 import { LQ, Q } from '../src/store/cassandra/statements.js';
 import type { ListKey } from '../src/store/types.js';
-import { barChartSvg } from './support/bench-lists.js';
+import { BACKGROUND_FIRST, backgroundGraph } from './support/background-graph.js';
+import { lineChartSvg } from './support/charts.js';
 import {
   CELEBRITY,
   cpuMeter,
@@ -58,6 +70,9 @@ const { values: args } = parseArgs({
     concurrency: { type: 'string', default: '256' },
     chunk: { type: 'string', default: '2000' },
     batch: { type: 'string', default: '100' },
+    'background-users': { type: 'string', default: '100000' },
+    'background-follows': { type: 'string', default: '10' },
+    seed: { type: 'string', default: '1' },
     't1-window': { type: 'string', default: '50000' },
     't1-reps': { type: 'string', default: '3' },
     thresholds: {
@@ -77,6 +92,21 @@ const T1_WINDOW = Math.min(F, Number(args['t1-window']));
 /** Fixed first position (2023-11-14T22:13:20Z in µs): a rerun writes the very same cells. */
 const P0 = 1_700_000_000_000_000n;
 const ROWS_PER_FOLLOWER = 6;
+/** Background follow k of the global sequence sits at P_BG + k: after every celebrity follow. */
+const P_BG = P0 + 20_000_000_000n;
+const BG_CHUNK = 500;
+const SEED = Number(args.seed);
+const bg = backgroundGraph({
+  users: Number(args['background-users']),
+  meanFollows: Number(args['background-follows']),
+  maxFollows: 7500,
+  seed: SEED,
+});
+const U = bg.users;
+const E = bg.edges;
+const bgId = (i: number) => BACKGROUND_FIRST + BigInt(i);
+const outOf = (id: bigint): ListKey => ({ userId: id, relation: 'follows', direction: 'out' });
+const inOf = (id: bigint): ListKey => ({ userId: id, relation: 'follows', direction: 'in' });
 
 const celebrityIn: ListKey = { userId: CELEBRITY, relation: 'follows', direction: 'in' };
 
@@ -85,17 +115,17 @@ const store = new CassandraGraphStore(client);
 await client.execute(
   'CREATE TABLE IF NOT EXISTS bench_load_progress (run text PRIMARY KEY, followers bigint, done_through bigint, finished boolean)',
 );
-const RUN = 'celebrity';
-const saved = (
-  await client.execute(
-    'SELECT followers, done_through, finished FROM bench_load_progress WHERE run = ?',
-    [RUN],
-    { prepare: true },
-  )
-).first();
-const resumeFrom = saved ? Number(saved.done_through as bigint) : 0;
+async function savedWatermark(run: string): Promise<number> {
+  const row = (
+    await client.execute('SELECT done_through FROM bench_load_progress WHERE run = ?', [run], {
+      prepare: true,
+    })
+  ).first();
+  return row ? Number(row.done_through as bigint) : 0;
+}
+const resumeFrom = await savedWatermark('celebrity');
 console.log(
-  `keyspace ${keyspaceFor(F)}: ${F} followers, N=${N} buckets, ${resumeFrom > 0 ? `resuming at ${resumeFrom}` : 'from the start'}; load average ${loadAverage()}`,
+  `keyspace ${keyspaceFor(F)}: ${F} followers, N=${N} buckets, ${resumeFrom > 0 ? `resuming at ${resumeFrom}` : 'from the start'}; background ${U} users, ${E} follows (seed ${SEED}); load average ${loadAverage()}`,
 );
 
 const opts = { prepare: true, isIdempotent: true } as const;
@@ -103,7 +133,6 @@ const fCode = (i: number) => bucketCode(N, bucketOf(FIRST_FOLLOWER + BigInt(i), 
 
 let inflight = 0;
 const waiters: (() => void)[] = [];
-let failed: unknown = null;
 async function slot(): Promise<void> {
   while (inflight >= CONCURRENCY) await new Promise<void>((r) => waiters.push(r));
   inflight++;
@@ -129,49 +158,39 @@ async function send(run: () => Promise<unknown>): Promise<void> {
   }
 }
 
-async function writeChunk(from: number, to: number): Promise<void> {
-  const pending: Promise<void>[] = [];
-  const byCode = new Map<number, number[]>();
-  for (let i = from; i < to; i++) {
-    const follower = FIRST_FOLLOWER + BigInt(i);
-    const pos = P0 + BigInt(i);
-    const version = pos * 1024n + 1n;
-    const [low, high] = follower < CELEBRITY ? [follower, CELEBRITY] : [CELEBRITY, follower];
-    pending.push(
-      send(() => client.execute(Q.putUser, [follower, `u${follower}`, false, 'active', false], opts)),
-      send(() => client.execute(Q.appendOp, [low, high, pos, follower, 'follow', 0n], opts)),
-      send(() =>
-        client.execute(Q.putOut, [follower, 'follows', CELEBRITY, 'active', pos, pos, version], opts),
-      ),
-      send(() => client.execute(LQ.following.putRow, [follower, 1, pos, CELEBRITY, pos, version], opts)),
-    );
-    const code = fCode(i);
-    const list = byCode.get(code) ?? [];
-    byCode.set(code, list);
-    list.push(i);
+interface ListRow {
+  owner: bigint;
+  code: number;
+  other: bigint;
+  pos: bigint;
+}
+/** `followers` and `edges_in` rows grouped by partition into unlogged single-partition batches. */
+function sendListRows(rows: readonly ListRow[], pending: Promise<void>[]): void {
+  const byPartition = new Map<string, ListRow[]>();
+  for (const r of rows) {
+    const key = `${r.owner}:${r.code}`;
+    const part = byPartition.get(key) ?? [];
+    byPartition.set(key, part);
+    part.push(r);
   }
-  for (const [code, members] of byCode) {
-    for (let k = 0; k < members.length; k += BATCH) {
-      const part = members.slice(k, k + BATCH);
-      const rows = part.map((i) => {
-        const pos = P0 + BigInt(i);
-        return { follower: FIRST_FOLLOWER + BigInt(i), pos, version: pos * 1024n + 1n };
-      });
+  for (const part of byPartition.values()) {
+    for (let k = 0; k < part.length; k += BATCH) {
+      const batch = part.slice(k, k + BATCH);
       pending.push(
         send(() =>
           client.batch(
-            rows.map((r) => ({
+            batch.map((r) => ({
               query: LQ.followers.putRow,
-              params: [CELEBRITY, code, r.pos, r.follower, r.pos, r.version],
+              params: [r.owner, r.code, r.pos, r.other, r.pos, r.pos * 1024n + 1n],
             })),
             { ...opts, logged: false },
           ),
         ),
         send(() =>
           client.batch(
-            rows.map((r) => ({
+            batch.map((r) => ({
               query: Q.putIn,
-              params: [CELEBRITY, 'follows', code, r.follower, 'active', r.pos, r.pos, r.version],
+              params: [r.owner, 'follows', r.code, r.other, 'active', r.pos, r.pos, r.pos * 1024n + 1n],
             })),
             { ...opts, logged: false },
           ),
@@ -179,84 +198,250 @@ async function writeChunk(from: number, to: number): Promise<void> {
       );
     }
   }
+}
+
+/** The per-follower rows of one follow (`source` → `target` at `pos`): op, out edge, out list row. */
+function sendFollowRows(
+  source: bigint,
+  target: bigint,
+  pos: bigint,
+  outCode: number,
+  pending: Promise<void>[],
+) {
+  const version = pos * 1024n + 1n;
+  const [low, high] = source < target ? [source, target] : [target, source];
+  pending.push(
+    send(() => client.execute(Q.appendOp, [low, high, pos, source, 'follow', 0n], opts)),
+    send(() => client.execute(Q.putOut, [source, 'follows', target, 'active', pos, pos, version], opts)),
+    send(() => client.execute(LQ.following.putRow, [source, outCode, pos, target, pos, version], opts)),
+  );
+}
+
+async function writeCelebrityChunk(from: number, to: number): Promise<void> {
+  const pending: Promise<void>[] = [];
+  const listRows: ListRow[] = [];
+  for (let i = from; i < to; i++) {
+    const follower = FIRST_FOLLOWER + BigInt(i);
+    const pos = P0 + BigInt(i);
+    pending.push(
+      send(() => client.execute(Q.putUser, [follower, `u${follower}`, false, 'active', false], opts)),
+    );
+    sendFollowRows(follower, CELEBRITY, pos, 1, pending);
+    listRows.push({ owner: CELEBRITY, code: fCode(i), other: follower, pos });
+  }
+  sendListRows(listRows, pending);
   await Promise.all(pending);
+}
+
+/** Background users `from`..`to`: their user rows and every follow they make. */
+async function writeBackgroundChunk(from: number, to: number): Promise<void> {
+  const pending: Promise<void>[] = [];
+  const listRows: ListRow[] = [];
+  for (let i = from; i < to; i++) {
+    const source = bgId(i);
+    pending.push(send(() => client.execute(Q.putUser, [source, `b${source}`, false, 'active', false], opts)));
+    const outN = bucketsForSize(bg.outDegree(i), THRESHOLDS);
+    const outCode = bucketCode(outN, bucketOf(source, outN)); // out lists stay under 7,500
+    bg.targets(i).forEach((t, k) => {
+      const target = bgId(t);
+      const pos = P_BG + BigInt(bg.offset(i) + k);
+      sendFollowRows(source, target, pos, outCode, pending);
+      const inN = bucketsForSize(bg.inDegree(t), THRESHOLDS);
+      listRows.push({ owner: target, code: bucketCode(inN, bucketOf(source, inN)), other: source, pos });
+    });
+  }
+  sendListRows(listRows, pending);
+  await Promise.all(pending);
+}
+
+/** Sets every background list's counter to its exact size (read the sum, add the gap). */
+async function writeBackgroundCounts(from: number, to: number): Promise<void> {
+  const pending: Promise<void>[] = [];
+  for (let i = from; i < to; i++) {
+    for (const [list, size] of [
+      [outOf(bgId(i)), bg.outDegree(i)],
+      [inOf(bgId(i)), bg.inDegree(i)],
+    ] as const) {
+      pending.push(
+        send(async () => {
+          const current = await store.getCount(list);
+          if (current !== size) await store.incrementCount(list, 0, size - current);
+        }),
+      );
+    }
+  }
+  await Promise.all(pending);
+}
+
+// Progress: a bar on a TTY, plain lines otherwise; every tick also goes to the timeline file.
+const tty = process.stdout.isTTY;
+const resultsDir = new URL('./results/', import.meta.url);
+mkdirSync(resultsDir, { recursive: true });
+const timelineFile = new URL(`load-${F}.timeline.jsonl`, resultsDir);
+interface Tick {
+  phase: string;
+  elapsedS: number;
+  done: number;
+  total: number;
+  rowsPerS: number;
+  rssMiB: number;
+}
+const readTimeline = (): Tick[] => {
+  try {
+    return readFileSync(timelineFile, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Tick);
+  } catch {
+    return [];
+  }
+};
+if (resumeFrom === 0) writeFileSync(timelineFile, '');
+/** Active seconds of earlier (interrupted) runs, so the chart's time axis runs on across resumes. */
+const elapsedBefore = readTimeline().at(-1)?.elapsedS ?? 0;
+const processStart = performance.now();
+const fmtS = (s: number) =>
+  Number.isFinite(s) ? `${Math.floor(s / 60)}m${String(Math.round(s % 60)).padStart(2, '0')}s` : '?';
+
+/**
+ * Runs one resumable phase over `total` units in chunks of `chunk`: at most 4 chunks in flight,
+ * the watermark (every chunk below it done) committed after each chunk. Returns the rows written.
+ */
+async function runPhase(o: {
+  run: string;
+  total: number;
+  chunk: number;
+  unit: string;
+  rowsPerUnit: (from: number, to: number) => number;
+  write: (from: number, to: number) => Promise<void>;
+}): Promise<number> {
+  const from0 = await savedWatermark(o.run);
+  let watermark = from0;
+  let done = from0;
+  let rows = 0;
+  let failed: unknown = null;
+  const doneChunks = new Set<number>();
+  const runs = new Set<Promise<void>>();
+  const started = performance.now();
+  let last = { t: started, rows: 0 };
+  const tick = (final = false) => {
+    const now = performance.now();
+    const rate = rows / ((now - started) / 1000);
+    const instant = (rows - last.rows) / ((now - last.t) / 1000 || 1);
+    last = { t: now, rows };
+    const rssMiB = Math.round(process.memoryUsage().rss / 2 ** 20);
+    const t: Tick = {
+      phase: o.run,
+      elapsedS: +(elapsedBefore + (now - processStart) / 1000).toFixed(1),
+      done,
+      total: o.total,
+      rowsPerS: Math.round(instant),
+      rssMiB,
+    };
+    appendFileSync(timelineFile, `${JSON.stringify(t)}\n`);
+    const unitsPerS = (done - from0) / ((now - started) / 1000);
+    const eta = unitsPerS > 0 ? (o.total - done) / unitsPerS : Number.POSITIVE_INFINITY;
+    const pct = o.total > 0 ? done / o.total : 1;
+    const bar = `[${'#'.repeat(Math.round(pct * 30)).padEnd(30, '.')}]`;
+    const line = `${bar} ${(pct * 100).toFixed(1)}% ${o.run} ${done}/${o.total} ${o.unit}, ${Math.round(rate)} rows/s, ETA ${fmtS(eta)}, rss ${rssMiB} MiB, load ${loadAverage()}`;
+    if (tty) process.stdout.write(`\r\x1b[K${line}${final ? '\n' : ''}`);
+    else console.log(line);
+  };
+  const ticker = setInterval(tick, tty ? 1000 : 5000);
+  const commit = async () => {
+    while (doneChunks.has(watermark)) {
+      doneChunks.delete(watermark);
+      watermark = Math.min(o.total, watermark + o.chunk);
+    }
+    await client.execute(
+      'INSERT INTO bench_load_progress (run, followers, done_through, finished) VALUES (?, ?, ?, false)',
+      [o.run, BigInt(F), BigInt(watermark)],
+      opts,
+    );
+  };
+  for (let from = from0; from < o.total && !failed; from += o.chunk) {
+    const to = Math.min(o.total, from + o.chunk);
+    while (runs.size >= 4) await Promise.race(runs);
+    const run = o.write(from, to).then(
+      async () => {
+        done += to - from;
+        rows += o.rowsPerUnit(from, to);
+        doneChunks.add(from);
+        await commit();
+      },
+      (e: unknown) => {
+        failed = e;
+      },
+    );
+    const tracked = run.finally(() => runs.delete(tracked));
+    runs.add(tracked);
+  }
+  await Promise.all(runs);
+  clearInterval(ticker);
+  tick(true);
+  if (failed) {
+    console.error(`${o.run} failed; rerun to resume`, failed);
+    await client.shutdown();
+    process.exit(1);
+  }
+  return rows;
 }
 
 await client.execute(Q.putUser, [CELEBRITY, `celebrity${CELEBRITY}`, false, 'active', false], opts);
 await store.putLayout(celebrityIn, { buckets: N, growingTo: null, copiedThrough: 0 });
+// Background lists past the first threshold get their layout row before any of their rows.
+let bgLayouts = 0;
+for (let i = 0; i < U; i++) {
+  for (const [list, size] of [
+    [outOf(bgId(i)), bg.outDegree(i)],
+    [inOf(bgId(i)), bg.inDegree(i)],
+  ] as const) {
+    const buckets = bucketsForSize(size, THRESHOLDS);
+    if (buckets > 1) {
+      await store.putLayout(list, { buckets, growingTo: null, copiedThrough: 0 });
+      bgLayouts++;
+    }
+  }
+}
 
 const meter = cpuMeter();
-const tty = process.stdout.isTTY;
-const started = performance.now();
-let written = resumeFrom;
-let watermark = resumeFrom;
-const doneChunks = new Set<number>();
-const chunkRuns = new Set<Promise<void>>();
-let lastLine = performance.now();
-const progress = (force = false) => {
-  const now = performance.now();
-  if (!force && now - lastLine < 2000) return;
-  lastLine = now;
-  const s = (now - started) / 1000;
-  const rate = ((written - resumeFrom) * ROWS_PER_FOLLOWER) / s;
-  const eta = rate > 0 ? ((F - written) * ROWS_PER_FOLLOWER) / rate : Number.POSITIVE_INFINITY;
-  const line = `${written}/${F} followers, ${Math.round(rate)} rows/s, ETA ${Math.round(eta)} s, rss ${Math.round(process.memoryUsage().rss / 2 ** 20)} MiB, load ${loadAverage()}`;
-  if (tty) process.stdout.write(`\r\x1b[K${line}`);
-  else console.log(line);
-};
-const ticker = setInterval(() => progress(), 2000);
-
-async function commitWatermark() {
-  while (doneChunks.has(watermark)) {
-    doneChunks.delete(watermark);
-    watermark = Math.min(F, watermark + CHUNK);
-  }
-  await client.execute(
-    'INSERT INTO bench_load_progress (run, followers, done_through, finished) VALUES (?, ?, ?, false)',
-    [RUN, BigInt(F), BigInt(watermark)],
-    opts,
-  );
-}
-
-for (let from = resumeFrom; from < F && !failed; from += CHUNK) {
-  const to = Math.min(F, from + CHUNK);
-  // Bounded: at most a few chunks are being issued while earlier ones drain.
-  while (chunkRuns.size >= 4) await Promise.race(chunkRuns);
-  const run = writeChunk(from, to).then(
-    async () => {
-      written += to - from;
-      doneChunks.add(from);
-      await commitWatermark();
-    },
-    (e: unknown) => {
-      failed = e;
-    },
-  );
-  const tracked = run.finally(() => chunkRuns.delete(tracked));
-  chunkRuns.add(tracked);
-}
-await Promise.all(chunkRuns);
-clearInterval(ticker);
-progress(true);
-if (tty) process.stdout.write('\n');
-if (failed) {
-  console.error('load failed; rerun to resume', failed);
-  await client.shutdown();
-  process.exit(1);
-}
+let rowsWritten = await runPhase({
+  run: 'celebrity',
+  total: F,
+  chunk: CHUNK,
+  unit: 'followers',
+  rowsPerUnit: (from, to) => (to - from) * ROWS_PER_FOLLOWER,
+  write: writeCelebrityChunk,
+});
+rowsWritten += await runPhase({
+  run: 'background',
+  total: U,
+  chunk: BG_CHUNK,
+  unit: 'users',
+  rowsPerUnit: (from, to) => to - from + 5 * (bg.offset(to) - bg.offset(from)),
+  write: writeBackgroundChunk,
+});
+await runPhase({
+  run: 'background-counts',
+  total: U,
+  chunk: BG_CHUNK * 4,
+  unit: 'users',
+  rowsPerUnit: (from, to) => 2 * (to - from),
+  write: writeBackgroundCounts,
+});
 const loadSpan = meter();
 
 // Counts: set the celebrity's follower count to exactly F (read the shards' sum, add the gap).
 const current = await store.getCount(celebrityIn);
 if (current !== F) await store.incrementCount(celebrityIn, 0, F - current);
-await client.execute('UPDATE bench_load_progress SET finished = true WHERE run = ?', [RUN], opts);
+await client.execute("UPDATE bench_load_progress SET finished = true WHERE run = 'celebrity'", [], opts);
 
 console.log(`verifying row counts (load average ${loadAverage()})…`);
 const verifyStart = performance.now();
 const MIN = -(2n ** 63n);
 const MAX = 2n ** 63n - 1n;
 async function countTable(table: string, pk: string): Promise<number> {
-  const ranges = Math.max(32, Math.ceil(F / 20_000));
+  const ranges = Math.max(32, Math.ceil((F + E) / 20_000));
   const step = (MAX - MIN) / BigInt(ranges);
   let total = 0;
   const bounds = Array.from(
@@ -291,28 +476,54 @@ async function countCelebrityPartitions(table: string, key: string): Promise<num
   }
   return total;
 }
+/** Background lists whose counter differs from the generated size (must be 0). */
+async function backgroundCountMismatches(): Promise<number> {
+  let bad = 0;
+  const checks: Promise<void>[] = [];
+  for (let i = 0; i < U; i++) {
+    for (const [list, size] of [
+      [outOf(bgId(i)), bg.outDegree(i)],
+      [inOf(bgId(i)), bg.inDegree(i)],
+    ] as const) {
+      checks.push(
+        send(async () => {
+          if ((await store.getCount(list)) !== size) bad++;
+        }),
+      );
+    }
+    if (checks.length >= 2000) await Promise.all(checks.splice(0));
+  }
+  await Promise.all(checks);
+  return bad;
+}
 const counts = {
   users: await countTable('users', 'user_id'),
   pair_ops: await countTable('pair_ops', 'low_id, high_id'),
   edges_out: await countTable('edges_out', 'source_id'),
   following: await countTable('following', 'user_id, bucket'),
-  edges_in: await countCelebrityPartitions(
+  edges_in: await countTable('edges_in', 'target_id, relation, bucket'),
+  followers: await countTable('followers', 'user_id, bucket'),
+  celebrity_edges_in: await countCelebrityPartitions(
     'edges_in',
     "target_id = ? AND relation = 'follows' AND bucket = ?",
   ),
-  followers: await countCelebrityPartitions('followers', 'user_id = ? AND bucket = ?'),
-  list_layouts_buckets: (await store.getLayout(celebrityIn)).buckets,
-  list_counts: await store.getCount(celebrityIn),
+  celebrity_followers: await countCelebrityPartitions('followers', 'user_id = ? AND bucket = ?'),
+  celebrity_buckets: (await store.getLayout(celebrityIn)).buckets,
+  celebrity_count: await store.getCount(celebrityIn),
+  background_count_mismatches: await backgroundCountMismatches(),
 };
 const expected = {
-  users: F + 1,
-  pair_ops: F,
-  edges_out: F,
-  following: F,
-  edges_in: F,
-  followers: F,
-  list_layouts_buckets: N,
-  list_counts: F,
+  users: F + 1 + U,
+  pair_ops: F + E,
+  edges_out: F + E,
+  following: F + E,
+  edges_in: F + E,
+  followers: F + E,
+  celebrity_edges_in: F,
+  celebrity_followers: F,
+  celebrity_buckets: N,
+  celebrity_count: F,
+  background_count_mismatches: 0,
 };
 const verifyS = (performance.now() - verifyStart) / 1000;
 
@@ -321,7 +532,7 @@ async function oursWindow(): Promise<void> {
   const runs = new Set<Promise<void>>();
   for (let from = 0; from < T1_WINDOW; from += CHUNK) {
     while (runs.size >= 4) await Promise.race(runs);
-    const run = writeChunk(from, Math.min(T1_WINDOW, from + CHUNK));
+    const run = writeCelebrityChunk(from, Math.min(T1_WINDOW, from + CHUNK));
     const tracked = run.finally(() => runs.delete(tracked));
     runs.add(tracked);
   }
@@ -386,7 +597,6 @@ if (T1_REPS > 0) {
       );
     }
   }
-  if (failed) throw failed;
 }
 const t1 =
   T1_REPS > 0
@@ -398,7 +608,6 @@ const t1 =
       )
     : null;
 const ok = Object.entries(expected).every(([k, v]) => counts[k as keyof typeof counts] === v);
-const rowsWritten = (F - resumeFrom) * ROWS_PER_FOLLOWER;
 const summary = {
   followers: F,
   buckets: N,
@@ -406,6 +615,11 @@ const summary = {
   concurrency: CONCURRENCY,
   chunk: CHUNK,
   batch: BATCH,
+  backgroundUsers: U,
+  backgroundFollows: E,
+  backgroundMaxFollowers: Math.max(0, ...Array.from({ length: Math.min(U, 1000) }, (_, i) => bg.inDegree(i))),
+  backgroundLayoutRows: bgLayouts,
+  seed: SEED,
   rowsWrittenThisRun: rowsWritten,
   loadWallS: +loadSpan.wallS.toFixed(1),
   rowsPerS: Math.round(rowsWritten / loadSpan.wallS),
@@ -433,20 +647,15 @@ const t1Md = t1
       .map((r) => `| ${r.rep} | ${r.arm} | ${r.rowsPerS} | ${r.wallS} | ${r.nodeCpuS} | ${r.jvmCpuS} |`)
       .join('\n')}\n`
   : '';
-const svg = t1
-  ? barChartSvg(
-      `load rows/s, ${F} followers (T1 window ${T1_WINDOW})`,
-      Array.from({ length: T1_REPS }, (_, r) => `rep ${r}`),
-      (['ours', 'raw'] as const).map((arm) => ({
-        name: arm === 'ours' ? 'bench:load path' : 'raw executeConcurrent',
-        values: Array.from(
-          { length: T1_REPS },
-          (_, rep) => t1Runs.find((x) => x.rep === rep && x.arm === arm)!.rowsPerS,
-        ),
-      })),
-      'rows/s',
-    )
-  : `<svg xmlns="http://www.w3.org/2000/svg" width="480" height="60" font-family="sans-serif" font-size="14"><text x="10" y="35">load ${F}: ${summary.rowsPerS} rows/s, ${summary.loadWallS} s, peak RSS ${summary.peakRssMiB} MiB</text></svg>`;
+const timeline = readTimeline();
+const svg = lineChartSvg(
+  `bench:load rate over time (${F} followers + ${U} background users; ${summary.loadWallS} s this run, peak RSS ${summary.peakRssMiB} MiB)`,
+  [...new Set(timeline.map((t) => t.phase))].map((phase) => ({
+    name: `${phase} rows/s`,
+    points: timeline.filter((t) => t.phase === phase).map((t) => [t.elapsedS / 60, t.rowsPerS] as const),
+  })),
+  { x: 'minutes of loading (cumulative over resumed runs)', y: 'rows/s' },
+);
 console.log(`wrote ${await writeResults(`load-${F}`, summary, svg, md + t1Md)}`);
 await client.shutdown();
 console.log(

@@ -7,7 +7,8 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { BucketedListService } from '../src/graph/list-service.js';
-import { barChartSvg, benchList, openBenchLists, percentile } from './support/bench-lists.js';
+import { benchList, openBenchLists, percentile } from './support/bench-lists.js';
+import { barChartSvg } from './support/charts.js';
 import { loadAverage, markdownTable } from './support/harness.js';
 
 const LIMIT = 20;
