@@ -16,10 +16,11 @@
  */
 import { parseArgs } from 'node:util';
 import type { ListKey } from '../src/store/types.js';
-import { barChartSvg } from './support/charts.js';
+import { lineChartSvg } from './support/charts.js';
 import {
   CELEBRITY,
   cpuMeter,
+  FIRST_FOLLOWER,
   loadAverage,
   openCelebrityServices,
   percentile,
@@ -36,6 +37,7 @@ const { values: args } = parseArgs({
     rounds: { type: 'string', default: '100' },
     'with-postgres': { type: 'boolean', default: false },
     concurrency: { type: 'string', default: '1,8' },
+    'unfollow-fraction': { type: 'string', default: '0' },
   },
 });
 const F = Number(args.followers);
@@ -44,60 +46,111 @@ const ROUNDS = Number(args.rounds);
 const LIMIT = 50;
 const list: ListKey = { userId: CELEBRITY, relation: 'follows', direction: 'in' };
 
-const { client, store, lists: svc } = await openCelebrityServices(F);
+const { client, store, lists: svc, graph } = await openCelebrityServices(F);
 const layout = await store.getLayout(list);
-console.log(`${F} followers, N=${layout.buckets}; load average ${loadAverage()}; walking…`);
+console.log(`${F} followers, N=${layout.buckets}; load average ${loadAverage()}; collecting cursors…`);
 
 const wanted = [1, 100, 1000, 10_000];
-const cursors = new Map<string, string | null>();
-const pageNumbers = new Map<string, number>();
-let cursor: string | null = null;
-let page = 0;
-let seen = 0;
-let lastCursor: string | null = null;
-const walk = performance.now();
-do {
-  page++;
-  if (wanted.includes(page)) {
-    cursors.set(`page ${page}`, cursor);
-    pageNumbers.set(`page ${page}`, page);
-  }
-  lastCursor = cursor;
-  const p = await svc.page(list, LIMIT, cursor);
-  seen += p.items.length;
-  cursor = p.nextCursor;
-} while (cursor);
-cursors.set('last', lastCursor);
-pageNumbers.set('last', page);
-console.log(`walked ${page} pages (${seen} items) in ${((performance.now() - walk) / 1000).toFixed(1)} s`);
-if (seen !== F) console.warn(`WARNING: the walk saw ${seen} items, expected ${F}`);
-const labels = [...cursors.keys()];
+/** The 1-based page number of the last page at LIMIT over `size` members. */
+const lastPageOf = (size: number) => Math.floor((size - 1) / LIMIT) + 1;
+const BIG = 1000;
+const APPROACH = 20; // the last 20 pages before each boundary are walked at LIMIT
 
-for (let w = 0; w < 20; w++) for (const l of labels) await svc.page(list, LIMIT, cursors.get(l) ?? null);
-
-const meter = cpuMeter();
-const all = new Map<string, number[]>(labels.map((l) => [l, []]));
-const perRep: Record<string, { p50: number; p99: number }>[] = [];
-for (let r = 0; r < REPS; r++) {
-  const times = new Map<string, number[]>(labels.map((l) => [l, []]));
-  for (let k = 0; k < ROUNDS; k++) {
-    for (const l of labels) {
-      const t = performance.now();
-      await svc.page(list, LIMIT, cursors.get(l) ?? null);
-      const ms = performance.now() - t;
-      times.get(l)!.push(ms);
-      all.get(l)!.push(ms);
+/**
+ * The cursors of the pages at `wanted` depths and of the last page. Pages before a boundary are
+ * walked `BIG` at a time (a 9M list is 9,000 pages of 1,000 instead of 180,000 of 50), the last
+ * `APPROACH` pages at LIMIT, so the cursor a depth is timed from is one a client paging at LIMIT
+ * holds (its per-bucket ceilings come from LIMIT-sized pages). Returns, per label, the cursor,
+ * the page number and the item offset where the page starts.
+ */
+async function collectCursors(size: number) {
+  const targets = [
+    ...wanted.filter((k) => (k - 1) * LIMIT < size).map((k) => ({ label: `page ${k}`, page: k })),
+    { label: 'last', page: lastPageOf(size) },
+  ];
+  const found = new Map<string, { cursor: string | null; page: number; offset: number }>();
+  let cursor: string | null = null;
+  let offset = 0;
+  const started = performance.now();
+  let lastLine = started;
+  for (const t of targets) {
+    const at = (t.page - 1) * LIMIT;
+    while (offset < at) {
+      const remaining = at - offset;
+      const step = remaining > APPROACH * LIMIT ? Math.min(BIG, remaining - APPROACH * LIMIT) : LIMIT;
+      const p = await svc.page(list, step, cursor);
+      offset += p.items.length;
+      cursor = p.nextCursor;
+      if (!cursor) throw new Error(`the list ended at ${offset} items before page ${t.page}`);
+      if (performance.now() - lastLine > 5000) {
+        lastLine = performance.now();
+        const s = (lastLine - started) / 1000;
+        console.log(
+          `  walking: ${offset}/${size} items, ${Math.round(offset / s)} items/s, load ${loadAverage()}`,
+        );
+      }
     }
+    found.set(t.label, { cursor, page: t.page, offset });
   }
-  perRep.push(
-    Object.fromEntries(
-      labels.map((l) => {
-        const s = sortedCopy(times.get(l)!);
-        return [l, { p50: percentile(s, 50), p99: percentile(s, 99) }];
-      }),
-    ),
+  console.log(
+    `collected ${found.size} cursors over ${offset} items in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+  );
+  return found;
+}
+
+const collected = await collectCursors(F);
+const cursors = new Map([...collected].map(([l, c]) => [l, c.cursor]));
+const pageNumbers = new Map([...collected].map(([l, c]) => [l, c.page]));
+const page = lastPageOf(F);
+// The loaded list, newest first, is follower F-1, F-2, …, 0: every depth must start where it should,
+// and the last page must end the list.
+for (const [l, c] of collected) {
+  const first = (await svc.page(list, LIMIT, c.cursor)).items[0]?.id;
+  const want = FIRST_FOLLOWER + BigInt(F - 1 - c.offset);
+  if (first !== want) throw new Error(`${l}: starts at ${first}, expected ${want}`);
+}
+const lastPage = await svc.page(list, LIMIT, cursors.get('last') ?? null);
+if (lastPage.nextCursor !== null || lastPage.items.length !== F - (page - 1) * LIMIT) {
+  throw new Error(
+    `the last page has ${lastPage.items.length} items and a next cursor: ${lastPage.nextCursor !== null}`,
   );
 }
+const labels = [...cursors.keys()];
+
+/**
+ * Times `ROUNDS` pages at every depth per repetition, depths interleaved (1, 100, …, last, 1, …),
+ * after 20 warm-up rounds; per-repetition p50/p99 per depth and every sample per depth.
+ */
+async function timeDepths(at: Map<string, string | null>) {
+  const names = [...at.keys()];
+  for (let w = 0; w < 20; w++) for (const l of names) await svc.page(list, LIMIT, at.get(l) ?? null);
+  const all = new Map<string, number[]>(names.map((l) => [l, []]));
+  const perRep: Record<string, { p50: number; p99: number }>[] = [];
+  for (let r = 0; r < REPS; r++) {
+    const times = new Map<string, number[]>(names.map((l) => [l, []]));
+    for (let k = 0; k < ROUNDS; k++) {
+      for (const l of names) {
+        const t = performance.now();
+        await svc.page(list, LIMIT, at.get(l) ?? null);
+        const ms = performance.now() - t;
+        times.get(l)!.push(ms);
+        all.get(l)!.push(ms);
+      }
+    }
+    perRep.push(
+      Object.fromEntries(
+        names.map((l) => {
+          const s = sortedCopy(times.get(l)!);
+          return [l, { p50: percentile(s, 50), p99: percentile(s, 99) }];
+        }),
+      ),
+    );
+  }
+  return { all, perRep };
+}
+
+const meter = cpuMeter();
+const { all, perRep } = await timeDepths(cursors);
 const cpu = meter();
 const ratio = (l: string, q: 'p50' | 'p99') =>
   ratioSummary(perRep.map((rep) => rep[l]![q] / rep['page 1']![q]));
@@ -207,6 +260,93 @@ if (args['with-postgres']) {
   }
 }
 
+// T2b (`--unfollow-fraction f`, last because it changes the list): every ⌈1/f⌉-th follower
+// unfollows through GraphService.unfollow, then the same depths are timed again over the
+// shortened list; p99 after ÷ p99 before, per repetition, and the node's own tombstone figures.
+const FRACTION = Number(args['unfollow-fraction']);
+async function tombstonesPerRead() {
+  const rs = await client.execute(
+    'SELECT table_name, count, max, p99th FROM system_views.tombstones_per_read WHERE keyspace_name = ?',
+    [client.keyspace],
+  );
+  return Object.fromEntries(
+    rs.rows
+      .filter((r) => ['followers', 'edges_in'].includes(r.table_name as string))
+      .map((r) => [
+        r.table_name as string,
+        { reads: Number(r.count), max: Number(r.max), p99: Number(r.p99th) },
+      ]),
+  );
+}
+let t2b: {
+  unfollowed: number;
+  every: number;
+  unfollowS: number;
+  rows: {
+    depth: string;
+    p99_before_ms: number;
+    p99_after_ms: number;
+    p99Ratio: ReturnType<typeof ratioSummary>;
+  }[];
+  tombstonesBefore: Record<string, unknown>;
+  tombstonesAfter: Record<string, unknown>;
+} | null = null;
+if (FRACTION > 0) {
+  const every = Math.max(2, Math.round(1 / FRACTION));
+  const members = Array.from({ length: Math.ceil((F - 3) / every) }, (_, k) => 3 + k * every).filter(
+    (i) => i < F,
+  );
+  const tombstonesBefore = await tombstonesPerRead();
+  console.log(`T2b: ${members.length} followers unfollow (every ${every}th), 64 at a time…`);
+  const started = performance.now();
+  let next = 0;
+  let done = 0;
+  let lastLine = started;
+  await Promise.all(
+    Array.from({ length: 64 }, async () => {
+      while (next < members.length) {
+        const i = members[next++]!;
+        await graph.unfollow(FIRST_FOLLOWER + BigInt(i), CELEBRITY);
+        done++;
+        if (performance.now() - lastLine > 5000) {
+          lastLine = performance.now();
+          const sec = (lastLine - started) / 1000;
+          console.log(
+            `  unfollowed ${done}/${members.length}, ${Math.round(done / sec)}/s, load ${loadAverage()}`,
+          );
+        }
+      }
+    }),
+  );
+  const unfollowS = (performance.now() - started) / 1000;
+  const size = F - members.length;
+  const after = await collectCursors(size);
+  const afterCursors = new Map([...after].map(([l, c]) => [l, c.cursor]));
+  const timed = await timeDepths(afterCursors);
+  const tombstonesAfter = await tombstonesPerRead();
+  t2b = {
+    unfollowed: members.length,
+    every,
+    unfollowS: +unfollowS.toFixed(1),
+    rows: [...afterCursors.keys()]
+      .filter((l) => cursors.has(l))
+      .map((l) => ({
+        depth: l,
+        p99_before_ms: +percentile(sortedCopy(all.get(l)!), 99).toFixed(3),
+        p99_after_ms: +percentile(sortedCopy(timed.all.get(l)!), 99).toFixed(3),
+        p99Ratio: ratioSummary(timed.perRep.map((rep, r) => rep[l]!.p99 / perRep[r]![l]!.p99)),
+      })),
+    tombstonesBefore,
+    tombstonesAfter,
+  };
+  console.table(
+    t2b.rows.map((r) => ({ ...r, p99Ratio: `${r.p99Ratio.median} [${r.p99Ratio.min}–${r.p99Ratio.max}]` })),
+  );
+  console.log(
+    `T2b tombstones per read: before ${JSON.stringify(tombstonesBefore)}, after ${JSON.stringify(tombstonesAfter)}`,
+  );
+}
+
 const result = {
   at: new Date().toISOString(),
   followers: F,
@@ -219,6 +359,7 @@ const result = {
   cpu,
   rows,
   T3: t3,
+  T2b: t2b,
 };
 console.table(
   rows.map((r) => ({
@@ -239,27 +380,28 @@ const md = `# bench:page ${F} followers (N=${layout.buckets}, limit ${LIMIT}, ${
   )
   .join('\n')}\n`;
 const c1 = t3?.rows.find((r) => r.concurrency === 1) ?? t3?.rows[0];
-const svg = c1
-  ? barChartSvg(
-      `page latency by depth, ours vs Postgres keyset (${F} followers, N=${layout.buckets}, limit ${LIMIT}, concurrency ${c1.concurrency})`,
-      labels,
-      [
-        { name: 'ours p50', values: c1.byDepth.map((d) => d.ours_p50_ms) },
-        { name: 'Postgres p50', values: c1.byDepth.map((d) => d.postgres_p50_ms) },
-        { name: 'ours p99', values: c1.byDepth.map((d) => d.ours_p99_ms) },
-        { name: 'Postgres p99', values: c1.byDepth.map((d) => d.postgres_p99_ms) },
+const depthX = (l: string) => pageNumbers.get(l)!;
+const svg = lineChartSvg(
+  `page latency vs depth (${F} followers, N=${layout.buckets}, limit ${LIMIT}${c1 ? `, ours vs Postgres keyset at concurrency ${c1.concurrency}` : ''})`,
+  c1
+    ? [
+        { name: 'ours p50', points: c1.byDepth.map((d) => [depthX(d.depth), d.ours_p50_ms] as const) },
+        { name: 'ours p99', points: c1.byDepth.map((d) => [depthX(d.depth), d.ours_p99_ms] as const) },
+        {
+          name: 'Postgres p50',
+          points: c1.byDepth.map((d) => [depthX(d.depth), d.postgres_p50_ms] as const),
+        },
+        {
+          name: 'Postgres p99',
+          points: c1.byDepth.map((d) => [depthX(d.depth), d.postgres_p99_ms] as const),
+        },
+      ]
+    : [
+        { name: 'p50', points: rows.map((r) => [depthX(r.depth), r.p50_ms] as const) },
+        { name: 'p99', points: rows.map((r) => [depthX(r.depth), r.p99_ms] as const) },
       ],
-      'ms',
-    )
-  : barChartSvg(
-      `page latency by depth (${F} followers, N=${layout.buckets}, limit ${LIMIT})`,
-      labels,
-      [
-        { name: 'p50', values: rows.map((r) => r.p50_ms) },
-        { name: 'p99', values: rows.map((r) => r.p99_ms) },
-      ],
-      'ms',
-    );
+  { x: 'page number (limit 50)', y: 'ms', logX: true },
+);
 const fmtR = (r: ReturnType<typeof ratioSummary>) => `${r.median} [${r.min}–${r.max}]`;
 const t3Md = t3
   ? `\n## T3 ours ÷ Postgres ${t3.postgresVersion} keyset page (same rows, same depths, ${REPS} reps A B / B A)\n\n| concurrency | ours p50 / p99 ms | Postgres p50 / p99 ms | p50 ratio | p99 ratio |\n|---|---|---|---|---|\n${t3.rows
@@ -289,5 +431,12 @@ if (t3)
       p99Ratio: fmtR(r.p99Ratio),
     })),
   );
-console.log(`wrote ${await writeResults(`page-${F}`, result, svg, md + t3Md)}`);
+const t2bMd = t2b
+  ? `\n## T2b: ${t2b.unfollowed} followers (every ${t2b.every}th) unfollowed in ${t2b.unfollowS} s, then the same depths\n\n| depth | p99 before ms | p99 after ms | p99 after ÷ before (median [spread]) |\n|---|---|---|---|\n${t2b.rows
+      .map((r) => `| ${r.depth} | ${r.p99_before_ms} | ${r.p99_after_ms} | ${fmtR(r.p99Ratio)} |`)
+      .join(
+        '\n',
+      )}\n\ntombstones per read (system_views.tombstones_per_read): before ${JSON.stringify(t2b.tombstonesBefore)}; after ${JSON.stringify(t2b.tombstonesAfter)}\n`
+  : '';
+console.log(`wrote ${await writeResults(`page-${F}`, result, svg, md + t3Md + t2bMd)}`);
 await client.shutdown();
