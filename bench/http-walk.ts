@@ -1,0 +1,228 @@
+/**
+ * Acceptance walk (run once, not in CI): the whole loaded celebrity list (`npm run bench:load`
+ * first) through `GET /v1/users/{celebrity}/followers?limit=200`, following `next_cursor` (sent
+ * back as `cursor=`) until it is null, with real HTTP requests over loopback to the app served in
+ * this process (`support/app-server.ts`), one at a time. Every item is checked against the loaded
+ * sequence in O(1) memory: item j must be follower `FIRST_FOLLOWER + (F − 1 − j)` with username
+ * `u<id>`, so F items and no mismatch prove every follower exactly once, newest first.
+ *
+ * Prints progress every 5 s; reports wall time, pages, items, page latency p50/p99/max (request to
+ * parsed JSON, one slot per page in a Float64Array sized to the expected page count), peak RSS,
+ * Node CPU (client and server: one process) and JVM CPU, and a chart of page latency against depth
+ * (~200 bins, p50 and p99 of each). A 503 or a failed connection is retried (up to 5 times, 1 s
+ * apart, counted); any other status ends the walk. Exit code 0 only for F items in order.
+ *
+ *   npm run bench:walk -- [--followers 9000000] [--limit 200]
+ */
+import { parseArgs } from 'node:util';
+import { startCelebrityApp } from './support/app-server.js';
+import { lineChartSvg } from './support/charts.js';
+import {
+  CELEBRITY,
+  contactPoints,
+  cpuMeter,
+  FIRST_FOLLOWER,
+  loadAverage,
+  markdownTable,
+  peakRssMiB,
+  percentile,
+  sortedCopy,
+  writeResults,
+} from './support/harness.js';
+
+const { values: args } = parseArgs({
+  options: {
+    followers: { type: 'string', default: '9000000' },
+    limit: { type: 'string', default: '200' },
+  },
+});
+const F = Number(args.followers);
+const LIMIT = Number(args.limit);
+const EXPECTED_PAGES = Math.max(1, Math.ceil(F / LIMIT));
+/** One empty last page is allowed; far beyond that the cursor chain is broken (a cycle): stop. */
+const MAX_PAGES = EXPECTED_PAGES * 2 + 10;
+const MAX_RETRIES = 5;
+const SHOWN_MISMATCHES = 5;
+
+interface WirePage {
+  items: { id: string; username: string; followed_at: string }[];
+  next_cursor: string | null;
+}
+
+const loadAtStart = loadAverage();
+const app = await startCelebrityApp(F);
+const viewer = FIRST_FOLLOWER;
+const headers = { authorization: `Bearer ${app.token(viewer)}` };
+const base = `${app.url}/v1/users/${CELEBRITY}/followers?limit=${LIMIT}`;
+
+const latencies = new Float64Array(EXPECTED_PAGES + 1);
+let pages = 0;
+let items = 0;
+let mismatches = 0;
+let retries = 0;
+const firstMismatches: string[] = [];
+let expectedId = FIRST_FOLLOWER + BigInt(F - 1);
+let failure: string | null = null;
+
+/** One page: the parsed body and its latency, retrying 503s and connection failures. */
+async function getPage(url: string): Promise<{ body: WirePage; ms: number }> {
+  for (let attempt = 0; ; attempt++) {
+    const t = performance.now();
+    try {
+      const res = await fetch(url, { headers });
+      if (res.status === 200) {
+        const body = (await res.json()) as WirePage;
+        return { body, ms: performance.now() - t };
+      }
+      const text = await res.text();
+      if (res.status !== 503 || attempt >= MAX_RETRIES)
+        throw new Error(`HTTP ${res.status}: ${text.slice(0, 300)}`);
+      console.warn(`HTTP 503 at page ${pages + 1}; retrying`);
+    } catch (e) {
+      if ((e as Error).message.startsWith('HTTP ') || attempt >= MAX_RETRIES) throw e;
+      console.warn(`request failed at page ${pages + 1} (${(e as Error).message}); retrying`);
+    }
+    retries++;
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+}
+
+const fmtS = (s: number) =>
+  s >= 3600
+    ? `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`
+    : s >= 60
+      ? `${Math.floor(s / 60)}m${String(Math.round(s % 60)).padStart(2, '0')}s`
+      : `${s.toFixed(0)}s`;
+const rssMiB = () => (process.memoryUsage.rss() / 2 ** 20).toFixed(0);
+
+console.log(
+  `walking ${F} followers of ${CELEBRITY} at limit ${LIMIT} (expect ${EXPECTED_PAGES} pages) via ${app.url}; load average ${loadAtStart}`,
+);
+const meter = cpuMeter();
+const t0 = performance.now();
+let lastProgress = t0;
+try {
+  let cursor: string | null = null;
+  do {
+    if (pages >= MAX_PAGES) throw new Error(`more than ${MAX_PAGES} pages: the cursor chain does not end`);
+    const url = cursor === null ? base : `${base}&cursor=${encodeURIComponent(cursor)}`;
+    const { body, ms } = await getPage(url);
+    if (pages < latencies.length) latencies[pages] = ms;
+    pages++;
+    for (const item of body.items) {
+      const id = BigInt(item.id);
+      if (id !== expectedId || item.username !== `u${item.id}`) {
+        mismatches++;
+        if (firstMismatches.length < SHOWN_MISMATCHES) {
+          const m = `item ${items} (page ${pages}): got ${item.id} ${item.username}, expected ${expectedId} u${expectedId}`;
+          firstMismatches.push(m);
+          console.warn(`MISMATCH ${m}`);
+        }
+      }
+      expectedId--;
+      items++;
+    }
+    cursor = body.next_cursor;
+    const now = performance.now();
+    if (now - lastProgress >= 5000) {
+      lastProgress = now;
+      const rate = items / ((now - t0) / 1000);
+      console.log(
+        `${pages} pages, ${items} items, ${rate.toFixed(0)} items/s, ETA ${fmtS(Math.max(0, F - items) / rate)}, RSS ${rssMiB()} MiB` +
+          (mismatches ? `, ${mismatches} mismatches` : ''),
+      );
+    }
+  } while (cursor !== null);
+} catch (e) {
+  failure = (e as Error).message;
+}
+const wallS = (performance.now() - t0) / 1000;
+const cpu = meter();
+await app.close();
+
+const recorded = latencies.subarray(0, Math.min(pages, latencies.length));
+const sorted = sortedCopy(Array.from(recorded));
+const ms = (p: number) => +percentile(sorted, p).toFixed(3);
+const latency = {
+  pages: recorded.length,
+  p50: ms(50),
+  p99: ms(99),
+  max: ms(100),
+  mean: +(recorded.reduce((s, x) => s + x, 0) / Math.max(1, recorded.length)).toFixed(3),
+};
+const BINS = Math.min(200, recorded.length);
+const p50ByDepth: [number, number][] = [];
+const p99ByDepth: [number, number][] = [];
+for (let b = 0; b < BINS; b++) {
+  const from = Math.floor((b * recorded.length) / BINS);
+  const to = Math.floor(((b + 1) * recorded.length) / BINS);
+  const bin = sortedCopy(Array.from(recorded.subarray(from, to)));
+  p50ByDepth.push([from * LIMIT, +percentile(bin, 50).toFixed(3)]);
+  p99ByDepth.push([from * LIMIT, +percentile(bin, 99).toFixed(3)]);
+}
+
+const ok = failure === null && items === F && mismatches === 0;
+const verdict = ok
+  ? `WALK OK: ${F} followers in order in ${wallS.toFixed(1)} s`
+  : `WALK FAILED: ${failure ?? `${items} items of ${F}, ${mismatches} mismatches`} after ${pages} pages in ${wallS.toFixed(1)} s`;
+const results = {
+  when: new Date().toISOString(),
+  node: process.version,
+  params: { followers: F, limit: LIMIT, viewer, contactPoints, expectedPages: EXPECTED_PAGES },
+  ok,
+  verdict,
+  failure,
+  wallS: +wallS.toFixed(3),
+  pages,
+  items,
+  itemsPerS: +(items / wallS).toFixed(1),
+  mismatches,
+  firstMismatches,
+  retries,
+  latencyMs: latency,
+  peakRssMiB: +peakRssMiB().toFixed(1),
+  cpu: { nodeCpuS: +cpu.nodeCpuS.toFixed(3), jvmCpuS: +cpu.jvmCpuS.toFixed(3) },
+  loadAverage: { start: loadAtStart, end: loadAverage() },
+  latencyByDepth: { binPages: recorded.length / Math.max(1, BINS), p50: p50ByDepth, p99: p99ByDepth },
+};
+const svg = lineChartSvg(
+  `Walk of ${F} followers at limit ${LIMIT}: page latency by depth (${BINS} bins)`,
+  [
+    { name: 'p50 of bin', points: p50ByDepth },
+    { name: 'p99 of bin', points: p99ByDepth },
+  ],
+  { x: 'depth (item offset)', y: 'page latency (ms)' },
+);
+const md = markdownTable(
+  `bench:walk — ${F} followers through GET /v1/users/{id}/followers?limit=${LIMIT}`,
+  [
+    {
+      result: ok ? 'OK' : 'FAILED',
+      'wall s': results.wallS,
+      pages,
+      items,
+      'items/s': results.itemsPerS,
+      mismatches,
+      retries,
+      'p50 ms': latency.p50,
+      'p99 ms': latency.p99,
+      'max ms': latency.max,
+      'peak RSS MiB': results.peakRssMiB,
+      'Node CPU s': results.cpu.nodeCpuS,
+      'JVM CPU s': results.cpu.jvmCpuS,
+    },
+  ],
+  [
+    `${results.when}, Node ${results.node}; load average ${loadAtStart} at start, ${results.loadAverage.end} at end.`,
+    `Real HTTP over loopback, one request at a time, viewer ${viewer}; item j checked against follower ${FIRST_FOLLOWER} + (${F} − 1 − j) and username u<id>.`,
+    'Page latency: request sent to JSON parsed. Node CPU covers client and server (one process).',
+    verdict,
+    ...firstMismatches.map((m) => `- ${m}`),
+  ],
+);
+console.log(
+  `${pages} pages, ${items} items, ${mismatches} mismatches, ${retries} retries in ${wallS.toFixed(1)} s; page p50 ${latency.p50} ms p99 ${latency.p99} ms max ${latency.max} ms; peak RSS ${results.peakRssMiB} MiB; CPU node ${results.cpu.nodeCpuS} s JVM ${results.cpu.jvmCpuS} s`,
+);
+console.log(`results: ${await writeResults(`walk-${F}`, results, svg, md)}`);
+console.log(verdict);
+process.exitCode = ok ? 0 : 1;

@@ -1,0 +1,59 @@
+/**
+ * The real app over a loaded celebrity keyspace, served on loopback for the HTTP benches
+ * (`bench:http`, `bench:walk`): `openCelebrityServices` wired into `createApp` as `src/main.ts`
+ * wires it (default metrics and HTTP metrics on one registry, the store as the receipts store,
+ * readiness from the schema), with a silent logger, no `/docs`, a rate limit that never bites and
+ * the bench JWT secret. Not wired: the store's per-query and the list service's per-page metric
+ * hooks (`openCelebrityServices` builds them without), account-task resumption, the reconciler.
+ */
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import { createApp } from '../../src/app.js';
+import { createLogger } from '../../src/http/logger.js';
+import { createHttpMetrics } from '../../src/http/metrics.js';
+import { mintToken } from '../../src/jobs/token.js';
+import { CQL_DIR } from '../../src/store/cassandra/keyspace.js';
+import { schemaPresent } from '../../src/store/cassandra/migrate.js';
+import { keyspaceFor, openCelebrityServices } from './harness.js';
+
+export const BENCH_JWT_SECRET = 'bench-secret-0123456789abcdef';
+
+/** Serves the app for the celebrity keyspace of `followers` on 127.0.0.1 (a free port). */
+export async function startCelebrityApp(followers: number) {
+  const { client, store, lists, graph } = await openCelebrityServices(followers);
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const metrics = createHttpMetrics(registry);
+  const app = createApp({
+    graph,
+    receipts: store,
+    ready: () => schemaPresent(client, keyspaceFor(followers), CQL_DIR),
+    http: {
+      jwtSecret: BENCH_JWT_SECRET,
+      bodyLimitBytes: 64 * 1024,
+      rateLimitPerMinute: 1_000_000_000,
+      receiptTtlSeconds: 86_400,
+      docs: false,
+    },
+    registry,
+    metrics,
+    logger: createLogger('silent'),
+  });
+  const server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 });
+  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url,
+    /** A bearer token (without the `Bearer ` prefix) for `sub`, valid for 24 hours. */
+    token: (sub: bigint) => mintToken({ sub: String(sub), expiresInSeconds: 86_400 }, BENCH_JWT_SECRET),
+    graph,
+    lists,
+    store,
+    client,
+    async close() {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await client.shutdown();
+    },
+  };
+}
