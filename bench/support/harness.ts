@@ -75,12 +75,18 @@ export function serverPid(): number | null {
   }
   if (!inode) return null;
   for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    let fds: string[];
     try {
-      for (const fd of readdirSync(`/proc/${pid}/fd`)) {
-        if (readlinkSync(`/proc/${pid}/fd/${fd}`) === `socket:[${inode}]`) return Number(pid);
-      }
+      fds = readdirSync(`/proc/${pid}/fd`);
     } catch {
-      // another user's process: not ours to read
+      continue; // another user's process, or gone: not ours to read
+    }
+    for (const fd of fds) {
+      try {
+        if (readlinkSync(`/proc/${pid}/fd/${fd}`) === `socket:[${inode}]`) return Number(pid);
+      } catch {
+        // the descriptor closed while we looked: the busy node opens and closes files all the time
+      }
     }
   }
   return null;
