@@ -6,13 +6,10 @@
  * p50/p95/p99 page latency and rows/queries/rounds per page; writes bench/results/bucket-pages.json
  * and .svg. Not a test: figures are for choosing the bucket thresholds.
  *
- * Reading the figures (one run, 2 shared cores, client and node on the same box, 2026-11-30):
- * p50 at limit 50 was 0.35 / 1.01 / 1.67 / 2.49 ms for N = 1 / 8 / 16 / 64 (limit 200: 0.58 /
- * 1.24 / 1.75 / 4.42 ms). Every doubling of N costs latency and queries, so a list should stay
- * in one bucket as long as the partition is comfortable (~40 B a row: 250k rows ≈ 10 MB, far under
- * the ~100 MB / 100k–1M rows guidance) and double only to keep buckets near that size. Suggested
- * thresholds: 250000,500000,1000000,2000000,4000000,8000000 (≤ ~250k rows a bucket; 9M followers
- * → 64 buckets of ~140k rows).
+ * Reading the figures: every doubling of N costs latency and queries, so a list should stay in one
+ * bucket as long as its partition is comfortable and double only to keep buckets near that size.
+ * The figures themselves live in bench/results/ and in the README's tables (taken from those
+ * files), not here, so the two cannot disagree.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { BucketedListService, type ListReadStats } from '../src/graph/list-service.js';

@@ -606,6 +606,7 @@ export class GraphService implements GraphApi {
       followers: fr.n,
       following: fg.n,
       exact: fr.exact && fg.exact,
+      // biome-ignore lint/complexity/useMathMinMax: positions are bigints, which Math.min does not take
       asOf: fr.asOf === null || fg.asOf === null ? null : fr.asOf < fg.asOf ? fr.asOf : fg.asOf,
     };
   }

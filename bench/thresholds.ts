@@ -1,0 +1,110 @@
+/**
+ * The bucket thresholds, from two measurements (`npm run bench:thresholds`, after `bench:buckets`
+ * and `bench:partitions` on the loaded celebrity list):
+ *
+ *   - page cost by bucket count N: p50/p99 at limit 50 and queries per page on the same 200,000
+ *     rows at N = 1, 8, 16, 64 (`bench/results/bucket-pages.json`);
+ *   - bytes per list row: the `followers` table's mean partition size on the loaded list divided
+ *     by its rows per bucket (the newest `bench/results/partitions-<F>-*.json`).
+ *
+ * For every N it states the largest `followers` partition a `--followers` list would have (rows ×
+ * bytes per row ÷ N, against the 64 MiB bound of T10) beside the page cost at that N, and draws
+ * both against N. A threshold set is the list size at which each doubling happens; it is read off
+ * as: the smallest N whose partition stays under `--bucket-mib` (default 16 MiB, a quarter of the
+ * bound: room for wide rows, tombstones and a growth's double-written rows).
+ *
+ *   npm run bench:thresholds -- [--followers 9000000] [--bucket-mib 16]
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { lineChartSvg } from './support/charts.js';
+import { markdownTable, writeResults } from './support/harness.js';
+
+const { values: args } = parseArgs({
+  options: {
+    followers: { type: 'string', default: '9000000' },
+    'bucket-mib': { type: 'string', default: '16' },
+  },
+});
+const F = Number(args.followers);
+const BUCKET_MIB = Number(args['bucket-mib']);
+const MiB = 2 ** 20;
+const dir = new URL('./results/', import.meta.url);
+
+const pages = JSON.parse(readFileSync(new URL('bucket-pages.json', dir), 'utf8')) as {
+  at: string;
+  rows: { N: number; limit: number; p50_ms: number; p99_ms: number; queries_per_page: number }[];
+};
+const partitionsFile = readdirSync(dir)
+  .filter((f) => f.startsWith(`partitions-${F}-`) && f.endsWith('.json'))
+  .sort()
+  .at(-1);
+if (!partitionsFile)
+  throw new Error(`no bench/results/partitions-${F}-*.json: run npm run bench:partitions first`);
+const partitions = JSON.parse(readFileSync(new URL(partitionsFile, dir), 'utf8')) as {
+  rows: { table: string; meanPartitionBytes: number | string; partitions: number | string }[];
+};
+const followers = partitions.rows.find((r) => r.table === 'followers');
+if (!followers || typeof followers.meanPartitionBytes !== 'number') {
+  throw new Error(`${partitionsFile} has no mean partition size for followers`);
+}
+// The celebrity's buckets dominate the table: every other list is one small partition, so the
+// mean over partitions would understate a celebrity row. Bytes per row from the celebrity alone:
+// its largest partition's rows are F / N_loaded; the mean over the table's partitions weighted
+// by rows equals total bytes / total rows, which is what a row costs.
+const totalBytes = followers.meanPartitionBytes * Number(followers.partitions);
+const bytesPerRow = totalBytes / F;
+
+const layouts = [...new Set(pages.rows.map((r) => r.N))].sort((a, b) => a - b);
+const at50 = (n: number) => pages.rows.find((r) => r.N === n && r.limit === 50)!;
+const allN = [1, 2, 4, 8, 16, 32, 64];
+const rows = allN.map((n) => ({
+  N: n,
+  rows_per_bucket: Math.ceil(F / n),
+  bucket_MiB: +(((F / n) * bytesPerRow) / MiB).toFixed(1),
+  under_64MiB: (F / n) * bytesPerRow <= 64 * MiB ? 'yes' : 'no',
+  page_p50_ms: layouts.includes(n) ? at50(n).p50_ms : '',
+  page_p99_ms: layouts.includes(n) ? at50(n).p99_ms : '',
+  queries_per_page: layouts.includes(n) ? at50(n).queries_per_page : '',
+}));
+const rowsPerBucket = Math.floor((BUCKET_MIB * MiB) / bytesPerRow);
+// A list doubles when a bucket would pass rowsPerBucket: thresholds rowsPerBucket·2^k, rounded down
+// to a round figure.
+const round = (x: number) => {
+  const p = 10 ** Math.floor(Math.log10(x));
+  return Math.floor(x / p) * p;
+};
+const suggested = Array.from({ length: 6 }, (_, k) => round(rowsPerBucket) * 2 ** k);
+const chosenN = allN.find((n) => (F / n) * bytesPerRow <= BUCKET_MIB * MiB) ?? 64;
+const notes = [
+  `bytes per followers row: ${bytesPerRow.toFixed(1)} (from ${partitionsFile}: ${followers.partitions} partitions × mean ${followers.meanPartitionBytes} B over ${F} rows)`,
+  `page cost: bench/results/bucket-pages.json of ${pages.at} (200,000 rows, limit 50)`,
+  `a ${BUCKET_MIB} MiB bucket holds ≈ ${rowsPerBucket} rows; thresholds doubling from there: ${suggested.join(',')}; a ${F}-row list would get N = ${chosenN}`,
+];
+const md = markdownTable(`bench:thresholds: partition size against page cost for ${F} rows`, rows, notes);
+const chartSize = lineChartSvg(
+  `largest followers partition of a ${F}-row list by N (MiB; T10 bound 64)`,
+  [
+    { name: 'bucket MiB', points: rows.map((r) => [r.N, r.bucket_MiB] as const) },
+    { name: '64 MiB bound', points: rows.map((r) => [r.N, 64] as const) },
+  ],
+  { x: 'buckets N', y: 'MiB', logX: true },
+);
+const chartCost = lineChartSvg(
+  'page latency by N (limit 50, same 200,000 rows)',
+  [
+    { name: 'p50 ms', points: layouts.map((n) => [n, at50(n).p50_ms] as const) },
+    { name: 'p99 ms', points: layouts.map((n) => [n, at50(n).p99_ms] as const) },
+  ],
+  { x: 'buckets N', y: 'ms', logX: true },
+);
+const svg = [
+  '<svg xmlns="http://www.w3.org/2000/svg" width="760" height="760">',
+  chartSize.replace('<svg ', '<svg x="0" y="0" '),
+  chartCost.replace('<svg ', '<svg x="0" y="380" '),
+  '</svg>',
+].join('\n');
+console.log(md);
+console.log(
+  `wrote ${await writeResults(`thresholds-${F}`, { followers: F, bytesPerRow, rows, suggested, chosenN }, svg, md)}`,
+);
