@@ -15,6 +15,8 @@
  *   npm run bench:follow -- [--followers 9000000] [--reps 3] [--rounds 300] [--callers 32] [--users 400]
  */
 import { parseArgs } from 'node:util';
+import { GraphService } from '../src/graph/graph-service.js';
+import { CassandraGraphStore } from '../src/store/cassandra/graph-store.js';
 import { barChartSvg } from './support/charts.js';
 import {
   cpuMeter,
@@ -45,7 +47,7 @@ if (USERS > 1000) throw new Error('--users at most 1000');
 const BASE = 9_500_000_000n + BigInt(Date.now() % 1_000_000) * 1000n;
 const runSalt = BASE;
 
-const { client, graph } = await openCelebrityServices(F);
+const { client, graph, lists } = await openCelebrityServices(F);
 await client.execute(
   'CREATE TABLE IF NOT EXISTS bench_single_insert (source_id bigint, relation text, target_id bigint, state text, created_at bigint, version bigint, PRIMARY KEY ((source_id, relation), target_id))',
 );
@@ -126,6 +128,26 @@ for (let r = 0; r < REPS; r++) {
     `T8 rep ${r}: follow p50 ${lat.follow.p50.toFixed(3)} p99 ${lat.follow.p99.toFixed(3)} ms, ${Math.round(tput.follow.perS)}/s; insert p50 ${lat.insert.p50.toFixed(3)} p99 ${lat.insert.p99.toFixed(3)} ms, ${Math.round(tput.insert.perS)}/s; load ${loadAverage()}`,
   );
 }
+// What a follow costs the node: the statements one follow sends, by the store's own names, counted
+// over 50 more fresh follows through a store with the query hook (and the same list service).
+const statements = new Map<string, number>();
+{
+  const counted = new CassandraGraphStore(client, {
+    onQuery: (name) => statements.set(name, (statements.get(name) ?? 0) + 1),
+  });
+  const countedGraph = new GraphService({ store: counted, lists, maxFollowing: 10_000_000 });
+  for (let i = 0; i < 50; i++) {
+    const [a, b] = nextPair();
+    await countedGraph.follow(a, b);
+  }
+}
+const perFollow = Object.fromEntries(
+  [...statements].sort((x, y) => y[1] - x[1]).map(([name, n]) => [name, +(n / 50).toFixed(2)]),
+);
+const statementsPerFollow = +Object.values(perFollow)
+  .reduce((a, b) => a + b, 0)
+  .toFixed(2);
+console.log(`statements per follow: ${statementsPerFollow} ${JSON.stringify(perFollow)}`);
 const med = (f: (x: (typeof reps)[number]) => number) => +percentile(sortedCopy(reps.map(f)), 50).toFixed(3);
 const result = {
   at: new Date().toISOString(),
@@ -152,6 +174,8 @@ const result = {
   p99Ratio: ratioSummary(reps.map((x) => x.lat.follow.p99 / x.lat.insert.p99)),
   p50Ratio: ratioSummary(reps.map((x) => x.lat.follow.p50 / x.lat.insert.p50)),
   throughputRatio: ratioSummary(reps.map((x) => x.tput.follow.perS / x.tput.insert.perS)),
+  statementsPerFollow,
+  statementsByName: perFollow,
   perRep: reps,
 };
 const fmt = (r: { median: number; min: number; max: number }) => `${r.median} [${r.min}–${r.max}]`;
@@ -165,6 +189,12 @@ load average at end ${result.loadAverageEnd}
 | single INSERT | ${result.insert.p50_ms} | ${result.insert.p99_ms} | ${result.insert.perS} | ${result.insert.nodeCpuS} | ${result.insert.jvmCpuS} |
 
 follow calls retried after a timeout: ${retries}
+
+statements per follow (store query hook, 50 fresh follows): ${statementsPerFollow} — ${Object.entries(
+  perFollow,
+)
+  .map(([k, v]) => `${k} ${v}`)
+  .join(', ')}; the INSERT arm sends 1
 
 T8 follow p99 ÷ INSERT p99: ${fmt(result.p99Ratio)} (p50 ${fmt(result.p50Ratio)}); follows/s ÷ inserts/s: ${fmt(result.throughputRatio)}
 `;
