@@ -11,7 +11,7 @@
  *   after `reconcileList`. The unfollowed members then follow again (new positions, so the list
  *   keeps F members but their order changes: run this after `bench:page --with-postgres`).
  *
- *   npm run bench:count -- [--followers 9000000] [--reps 3] [--rounds 500] [--concurrency 32]
+ *   npm run bench:count -- [--followers 9000000] [--reps 3] [--rounds 500] [--concurrency 32] [--percent 1]
  */
 import { parseArgs } from 'node:util';
 import { listIn } from '../src/graph/pair-writer.js';
@@ -35,6 +35,7 @@ const { values: args } = parseArgs({
     reps: { type: 'string', default: '3' },
     rounds: { type: 'string', default: '500' },
     concurrency: { type: 'string', default: '32' },
+    percent: { type: 'string', default: '1' },
   },
 });
 const F = Number(args.followers);
@@ -88,10 +89,10 @@ for (let r = 0; r < REPS; r++) {
 }
 const med = (f: (x: (typeof reps)[number]) => number) => +percentile(sortedCopy(reps.map(f)), 50).toFixed(3);
 
-// Drift: 1% unfollows, a tenth of them retried concurrently with their original.
+// Drift: `--percent` (default 1%) unfollows, a tenth of them retried concurrently with their original.
 const countNow = async () => (await graph.counts(CELEBRITY)).followers;
 const afterLoad = await countNow();
-const U = Math.max(1, Math.floor(F / 100));
+const U = Math.max(1, Math.floor((F * Number(args.percent)) / 100));
 const stride = Math.floor(F / U);
 const victims = Array.from({ length: U }, (_, k) => FIRST_FOLLOWER + BigInt(k * stride));
 async function pool<T>(items: readonly T[], run: (x: T, i: number) => Promise<unknown>) {
