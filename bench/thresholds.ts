@@ -4,8 +4,8 @@
  *
  *   - page cost by bucket count N: p50/p99 at limit 50 and queries per page on the same 200,000
  *     rows at N = 1, 8, 16, 64 (`bench/results/bucket-pages.json`);
- *   - bytes per list row: the `followers` table's mean partition size on the loaded list divided
- *     by its rows per bucket (the newest `bench/results/partitions-<F>-*.json`).
+ *   - bytes per list row: the `followers` table's largest partition on the loaded list (one of the
+ *     celebrity's buckets) divided by its rows per bucket (the newest `bench/results/partitions-<F>-*.json`).
  *
  * For every N it states the largest `followers` partition a `--followers` list would have (rows ×
  * bytes per row ÷ N, against the 64 MiB bound of T10) beside the page cost at that N, and draws
@@ -17,8 +17,9 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { bucketsForSize } from '../src/graph/list-service.js';
 import { lineChartSvg } from './support/charts.js';
-import { markdownTable, writeResults } from './support/harness.js';
+import { DEFAULT_THRESHOLDS, markdownTable, writeResults } from './support/harness.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -42,18 +43,17 @@ const partitionsFile = readdirSync(dir)
 if (!partitionsFile)
   throw new Error(`no bench/results/partitions-${F}-*.json: run npm run bench:partitions first`);
 const partitions = JSON.parse(readFileSync(new URL(partitionsFile, dir), 'utf8')) as {
-  rows: { table: string; meanPartitionBytes: number | string; partitions: number | string }[];
+  rows: { table: string; maxPartitionBytes: number | string }[];
 };
 const followers = partitions.rows.find((r) => r.table === 'followers');
-if (!followers || typeof followers.meanPartitionBytes !== 'number') {
-  throw new Error(`${partitionsFile} has no mean partition size for followers`);
+if (!followers || typeof followers.maxPartitionBytes !== 'number' || !(followers.maxPartitionBytes > 0)) {
+  throw new Error(`${partitionsFile} has no partition size for followers`);
 }
-// The celebrity's buckets dominate the table: every other list is one small partition, so the
-// mean over partitions would understate a celebrity row. Bytes per row from the celebrity alone:
-// its largest partition's rows are F / N_loaded; the mean over the table's partitions weighted
-// by rows equals total bytes / total rows, which is what a row costs.
-const totalBytes = followers.meanPartitionBytes * Number(followers.partitions);
-const bytesPerRow = totalBytes / F;
+// Bytes per row from the celebrity's own buckets: the table's largest partition is one of them
+// (every other list is far smaller), holding about F / N_loaded rows. tablestats gives the upper
+// edge of a histogram bucket (≤ 20 % above the true size), so this errs on the large side.
+const loadedN = bucketsForSize(F, DEFAULT_THRESHOLDS);
+const bytesPerRow = followers.maxPartitionBytes / Math.ceil(F / loadedN);
 
 const layouts = [...new Set(pages.rows.map((r) => r.N))].sort((a, b) => a - b);
 const at50 = (n: number) => pages.rows.find((r) => r.N === n && r.limit === 50)!;
@@ -77,7 +77,7 @@ const round = (x: number) => {
 const suggested = Array.from({ length: 6 }, (_, k) => round(rowsPerBucket) * 2 ** k);
 const chosenN = allN.find((n) => (F / n) * bytesPerRow <= BUCKET_MIB * MiB) ?? 64;
 const notes = [
-  `bytes per followers row: ${bytesPerRow.toFixed(1)} (from ${partitionsFile}: ${followers.partitions} partitions × mean ${followers.meanPartitionBytes} B over ${F} rows)`,
+  `bytes per followers row: ${bytesPerRow.toFixed(1)} (from ${partitionsFile}: largest followers partition ${followers.maxPartitionBytes} B over ${Math.ceil(F / loadedN)} rows, N = ${loadedN})`,
   `page cost: bench/results/bucket-pages.json of ${pages.at} (200,000 rows, limit 50)`,
   `a ${BUCKET_MIB} MiB bucket holds ≈ ${rowsPerBucket} rows; thresholds doubling from there: ${suggested.join(',')}; a ${F}-row list would get N = ${chosenN}`,
 ];
