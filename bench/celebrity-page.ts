@@ -110,9 +110,15 @@ for (const [l, c] of collected) {
   if (first !== want) throw new Error(`${l}: starts at ${first}, expected ${want}`);
 }
 const lastPage = await svc.page(list, LIMIT, cursors.get('last') ?? null);
-if (lastPage.nextCursor !== null || lastPage.items.length !== F - (page - 1) * LIMIT) {
+// A full last page may still carry a cursor (a bucket read that returned exactly what it asked for
+// cannot know it was the end); the page after it must then be empty and final.
+const after = lastPage.nextCursor ? await svc.page(list, LIMIT, lastPage.nextCursor) : null;
+if (
+  lastPage.items.length !== F - (page - 1) * LIMIT ||
+  (after !== null && (after.items.length !== 0 || after.nextCursor !== null))
+) {
   throw new Error(
-    `the last page has ${lastPage.items.length} items and a next cursor: ${lastPage.nextCursor !== null}`,
+    `the last page has ${lastPage.items.length} items; after it ${after ? `${after.items.length} more and a cursor: ${after.nextCursor !== null}` : 'nothing'}`,
   );
 }
 const labels = [...cursors.keys()];
