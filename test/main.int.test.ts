@@ -99,7 +99,18 @@ describe('the service process', () => {
     expect([ready.status, await ready.json()]).toEqual([200, { status: 'pass' }]);
     process.kill(s.servicePid, 'SIGTERM');
     await within(s.exited, 20_000, 'exit after SIGTERM');
-    expect(s.log()).toMatch(/"signal":"SIGTERM","msg":"shutting down: draining"[\s\S]*"msg":"stopped"/);
+    // Order by the records' own clocks: pino may write a later record to stdout first.
+    const at = (msg: string) =>
+      s
+        .log()
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as { time: string; msg: string; signal?: string })
+        .find((r) => r.msg === msg);
+    const draining = at('shutting down: draining');
+    const stopped = at('stopped');
+    expect([draining?.signal, stopped?.msg]).toEqual(['SIGTERM', 'stopped']);
+    expect(draining!.time <= stopped!.time).toBe(true);
   }, 90_000);
 
   it('stops by itself when its parent dies (SIGKILL to the shell that started it)', async () => {
