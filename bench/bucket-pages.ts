@@ -3,19 +3,18 @@
  *
  * For each layout and limit (20, 50, 200): walk the first PAGES pages, timing each page, with the
  * layouts interleaved round by round (A B C D, A B C D, …) so they share the machine's noise. Reports
- * p50/p95/p99 page latency and rows/queries/rounds per page; writes bench/results/bucket-pages.json
- * and .svg. Not a test: figures are for choosing the bucket thresholds.
+ * p50/p95/p99 page latency and rows/queries/rounds per page; writes bench/results/bucket-pages-<time>
+ * .{json,svg,md}. Not a test: figures are for choosing the bucket thresholds.
  *
  * Reading the figures: every doubling of N costs latency and queries, so a list should stay in one
  * bucket as long as its partition is comfortable and double only to keep buckets near that size.
  * The figures themselves live in bench/results/ and in the README's tables (taken from those
  * files), not here, so the two cannot disagree.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { BucketedListService, type ListReadStats } from '../src/graph/list-service.js';
-import { BENCH_LAYOUTS, benchList, openBenchLists, percentile } from './support/bench-lists.js';
+import { BENCH_LAYOUTS, benchList, openBenchLists } from './support/bench-lists.js';
 import { barChartSvg } from './support/charts.js';
-import { loadAverage, markdownTable } from './support/harness.js';
+import { loadAverage, markdownTable, percentile, writeResults } from './support/harness.js';
 
 const PAGES = Number(process.env.PAGES ?? 200);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
@@ -75,15 +74,12 @@ for (const limit of LIMITS) {
   }
 }
 console.table(rows);
-mkdirSync(new URL('results/', import.meta.url), { recursive: true });
-writeFileSync(
-  new URL('results/bucket-pages.json', import.meta.url),
-  `${JSON.stringify({ at: new Date().toISOString(), pages: PAGES, rounds: ROUNDS, rows }, null, 2)}\n`,
-);
-writeFileSync(
-  new URL('results/bucket-pages.svg', import.meta.url),
+const title = `200,000 rows, ${PAGES} pages × ${ROUNDS} rounds`;
+const written = await writeResults(
+  'bucket-pages',
+  { at: new Date().toISOString(), pages: PAGES, rounds: ROUNDS, rows },
   barChartSvg(
-    `p50 page latency by bucket count (200,000 rows, ${PAGES} pages × ${ROUNDS} rounds)`,
+    `p50 page latency by bucket count (${title})`,
     BENCH_LAYOUTS.map((n) => `N=${n}`),
     LIMITS.map((limit) => ({
       name: `limit ${limit}`,
@@ -91,12 +87,9 @@ writeFileSync(
     })),
     'ms',
   ),
-);
-writeFileSync(
-  new URL('results/bucket-pages.md', import.meta.url),
-  markdownTable(`bench:buckets (200,000 rows, ${PAGES} pages × ${ROUNDS} rounds)`, rows, [
+  markdownTable(`bench:buckets (${title})`, rows, [
     `at ${new Date().toISOString()}, load average ${loadAverage()}`,
   ]),
 );
-console.log('wrote bench/results/bucket-pages.{json,svg,md}');
+console.log(`wrote ${written}`);
 await close();

@@ -7,9 +7,9 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { BucketedListService } from '../src/graph/list-service.js';
-import { benchList, openBenchLists, percentile } from './support/bench-lists.js';
+import { benchList, openBenchLists } from './support/bench-lists.js';
 import { barChartSvg } from './support/charts.js';
-import { loadAverage, markdownTable } from './support/harness.js';
+import { loadAverage, markdownTable, percentile } from './support/harness.js';
 
 const LIMIT = 20;
 const REPS = Number(process.env.REPS ?? 300);

@@ -3,7 +3,7 @@
  * and `bench:partitions` on the loaded celebrity list):
  *
  *   - page cost by bucket count N: p50/p99 at limit 50 and queries per page on the same 200,000
- *     rows at N = 1, 8, 16, 64 (`bench/results/bucket-pages.json`);
+ *     rows at N = 1, 8, 16, 64 (the newest `bench/results/bucket-pages-*.json`);
  *   - bytes per list row: the `followers` table's largest partition on the loaded list (one of the
  *     celebrity's buckets) divided by its rows per bucket (the newest `bench/results/partitions-<F>-*.json`).
  *
@@ -15,11 +15,10 @@
  *
  *   npm run bench:thresholds -- [--followers 9000000] [--bucket-mib 16]
  */
-import { readdirSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { bucketsForSize } from '../src/graph/list-service.js';
 import { lineChartSvg } from './support/charts.js';
-import { DEFAULT_THRESHOLDS, markdownTable, writeResults } from './support/harness.js';
+import { DEFAULT_THRESHOLDS, latestResult, markdownTable, writeResults } from './support/harness.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -30,21 +29,14 @@ const { values: args } = parseArgs({
 const F = Number(args.followers);
 const BUCKET_MIB = Number(args['bucket-mib']);
 const MiB = 2 ** 20;
-const dir = new URL('./results/', import.meta.url);
 
-const pages = JSON.parse(readFileSync(new URL('bucket-pages.json', dir), 'utf8')) as {
+const { json: pages, file: pagesFile } = latestResult<{
   at: string;
   rows: { N: number; limit: number; p50_ms: number; p99_ms: number; queries_per_page: number }[];
-};
-const partitionsFile = readdirSync(dir)
-  .filter((f) => f.startsWith(`partitions-${F}-`) && f.endsWith('.json'))
-  .sort()
-  .at(-1);
-if (!partitionsFile)
-  throw new Error(`no bench/results/partitions-${F}-*.json: run npm run bench:partitions first`);
-const partitions = JSON.parse(readFileSync(new URL(partitionsFile, dir), 'utf8')) as {
+}>('bucket-pages', 'npm run bench:buckets');
+const { json: partitions, file: partitionsFile } = latestResult<{
   rows: { table: string; maxPartitionBytes: number | string }[];
-};
+}>(`partitions-${F}`, `npm run bench:partitions -- --followers ${F}`);
 const followers = partitions.rows.find((r) => r.table === 'followers');
 if (!followers || typeof followers.maxPartitionBytes !== 'number' || !(followers.maxPartitionBytes > 0)) {
   throw new Error(`${partitionsFile} has no partition size for followers`);
@@ -78,7 +70,7 @@ const suggested = Array.from({ length: 6 }, (_, k) => round(rowsPerBucket) * 2 *
 const chosenN = allN.find((n) => (F / n) * bytesPerRow <= BUCKET_MIB * MiB) ?? 64;
 const notes = [
   `bytes per followers row: ${bytesPerRow.toFixed(1)} (from ${partitionsFile}: largest followers partition ${followers.maxPartitionBytes} B over ${Math.ceil(F / loadedN)} rows, N = ${loadedN})`,
-  `page cost: bench/results/bucket-pages.json of ${pages.at} (200,000 rows, limit 50)`,
+  `page cost: ${pagesFile} of ${pages.at} (200,000 rows, limit 50)`,
   `a ${BUCKET_MIB} MiB bucket holds ≈ ${rowsPerBucket} rows; thresholds doubling from there: ${suggested.join(',')}; a ${F}-row list would get N = ${chosenN}`,
 ];
 const md = markdownTable(`bench:thresholds: partition size against page cost for ${F} rows`, rows, notes);

@@ -44,8 +44,3 @@ export async function openBenchLists(): Promise<BenchLists> {
   }
   return { client, store, close: () => client.shutdown() };
 }
-
-export function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}

@@ -125,6 +125,7 @@ export function peakRssMiB(): number {
   return m ? Number(m[1]) / 1024 : Number.NaN;
 }
 
+/** Nearest-rank percentile of an ascending array (the one helper every bench uses). */
 export function percentile(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return Number.NaN;
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
@@ -154,6 +155,26 @@ export async function writeResults(name: string, json: unknown, svg: string, md:
   await writeFile(new URL(`${base}.svg`, dir), svg);
   await writeFile(new URL(`${base}.md`, dir), md);
   return `bench/results/${base}.{json,svg,md}`;
+}
+
+/**
+ * The newest `bench/results/<prefix>-*.json` (names carry an ISO stamp, so they sort by time),
+ * parsed; throws with the command to run when there is none.
+ */
+export function latestResult<T>(prefix: string, produce: string): { file: string; json: T } {
+  const dir = new URL('../results/', import.meta.url);
+  let names: string[] = [];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    // no results directory yet
+  }
+  const file = names
+    .filter((f) => f.startsWith(`${prefix}-`) && f.endsWith('.json'))
+    .sort()
+    .at(-1);
+  if (!file) throw new Error(`no bench/results/${prefix}-*.json: run ${produce} first`);
+  return { file: `bench/results/${file}`, json: JSON.parse(readFileSync(new URL(file, dir), 'utf8')) as T };
 }
 
 /** The list service as the app builds it, with the configured thresholds and a long layout cache. */

@@ -18,6 +18,7 @@ import { existsSync, readFileSync, readlinkSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { JVM17_TOOL_OPENS } from '../../src/local-cassandra/node.js';
 import { serverPid } from './harness.js';
 
 /** The server JVM and the tools beside it. */
@@ -40,16 +41,7 @@ const CLIENT_JVM_FLAGS = [
     'java.rmi/sun.rmi.server',
     'java.sql/java.sql',
   ].flatMap((m) => ['--add-exports', `${m}=ALL-UNNAMED`]),
-  ...[
-    'java.base/java.lang.module',
-    'java.base/jdk.internal.loader',
-    'java.base/jdk.internal.ref',
-    'java.base/jdk.internal.reflect',
-    'java.base/jdk.internal.math',
-    'java.base/jdk.internal.module',
-    'java.base/jdk.internal.util.jar',
-    'jdk.management/com.sun.management.internal',
-  ].flatMap((m) => ['--add-opens', `${m}=ALL-UNNAMED`]),
+  ...JVM17_TOOL_OPENS.flatMap((m) => ['--add-opens', `${m}=ALL-UNNAMED`]),
 ];
 
 const LOGBACK = `<configuration>

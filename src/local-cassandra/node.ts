@@ -74,6 +74,18 @@ for p in "$watcher" $killer; do pkill -P "$p" 2>/dev/null; kill "$p" 2>/dev/null
 exit "$status"
 `;
 
+/** Modules opened on JDK 17 both to the server and to its JMX tools (`nodetool`, used by the benches). */
+export const JVM17_TOOL_OPENS = [
+  'java.base/java.lang.module',
+  'java.base/jdk.internal.loader',
+  'java.base/jdk.internal.ref',
+  'java.base/jdk.internal.reflect',
+  'java.base/jdk.internal.math',
+  'java.base/jdk.internal.module',
+  'java.base/jdk.internal.util.jar',
+  'jdk.management/com.sun.management.internal',
+] as const;
+
 const JVM17_FLAGS = [
   '-Djdk.attach.allowAttachSelf=true',
   '--add-exports',
@@ -99,14 +111,7 @@ const JVM17_FLAGS = [
   '--add-opens',
   'jdk.compiler/com.sun.tools.javac=ALL-UNNAMED',
   ...[
-    'java.base/java.lang.module',
-    'java.base/jdk.internal.loader',
-    'java.base/jdk.internal.ref',
-    'java.base/jdk.internal.reflect',
-    'java.base/jdk.internal.math',
-    'java.base/jdk.internal.module',
-    'java.base/jdk.internal.util.jar',
-    'jdk.management/com.sun.management.internal',
+    ...JVM17_TOOL_OPENS,
     'java.base/sun.nio.ch',
     'java.base/java.io',
     'java.base/java.lang.reflect',
