@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import LongFirstSequencer from './support/long-first-sequencer.js';
 
 /**
  * Two projects: `unit` (pure logic and the in-memory store, no database) and `integration`
@@ -15,6 +16,8 @@ export default defineConfig({
     // run would find the dying node and "reuse" it.
     teardownTimeout: 60_000,
     reporters: ['default'],
+    // Known long files first, also on a clean clone (see the sequencer).
+    sequence: { sequencer: LongFirstSequencer },
     projects: [
       {
         extends: true,
