@@ -304,6 +304,11 @@ export interface ListService {
   ): Promise<ScanPage>;
   /** The layout writers must use now (may be cached briefly; a growth sets `growingTo` first). */
   layoutForWrite(list: ListKey): Promise<import('../store/types.js').BucketLayout>;
+  /**
+   * Whether a writer that just inserted `inserted` rows into `list` should read its size and call
+   * `noteSize` (a list far below its next threshold need not be sized on every insert).
+   */
+  sizeCheckDue(list: ListKey, inserted: number): boolean;
   /** Told the list's approximate size after a write; may start an online growth. Never throws. */
   noteSize(list: ListKey, size: number): void;
 }

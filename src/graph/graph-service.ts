@@ -70,6 +70,7 @@ import {
   readPair,
 } from './pair-history.js';
 import { listIn, listOut } from './pair-writer.js';
+import { setRecent } from './recent-map.js';
 import { type SetPage, type SetPageStats, SetQueries } from './set-queries.js';
 import { readSuggestions } from './suggestions.js';
 
@@ -138,6 +139,13 @@ function followState(f: PairFold, source: UserId, target: UserId): FollowState {
   return 'none';
 }
 
+/** A follow reads the cap's counters once this process's follows since the last read reach 1/this of the headroom. */
+export const CAP_CHECK_SHARE = 8;
+/** A cap read is reused for at most this long. */
+export const CAP_CHECK_MAX_AGE_MS = 30_000;
+/** Actors whose cap budget one process keeps. */
+export const CAP_BUDGET_ENTRIES = 10_000;
+
 export class GraphService implements GraphApi {
   private readonly store: GraphStore;
   private readonly lists: ListService;
@@ -146,6 +154,8 @@ export class GraphService implements GraphApi {
   private readonly onTaskError: (userId: UserId, error: unknown) => void;
   private readonly runningTasks = new Set<UserId>();
   private readonly markRuns = new Map<UserId, { rerun: boolean }>();
+  /** Per actor: the committed following last read, when, and the follows reserved since (LRU). */
+  private readonly capBudgets = new Map<UserId, { committed: number; at: number; reserved: number }>();
   private readonly sets: SetQueries;
   /** Members a read must skip: deactivated accounts (see `account-state.ts`), or the injected filter. */
   readonly hiddenMembers: MemberFilter;
@@ -332,7 +342,7 @@ export class GraphService implements GraphApi {
     o: MutationOptions = {},
   ): Promise<GraphMutationResult<FollowState>> {
     // The cap's counter reads only matter for a live follow; start them alongside the pair reads.
-    const committed = o.position === undefined ? this.committedFollowing(actor) : null;
+    const committed = o.position === undefined ? this.committedEstimate(actor) : null;
     committed?.catch(() => undefined);
     const a = await this.mutate(
       {
@@ -415,6 +425,32 @@ export class GraphService implements GraphApi {
 
   async removeCloseFriend(actor: UserId, target: UserId, o: MutationOptions = {}) {
     return this.simple(actor, target, 'close_friend_remove', 'close_friends', 'close_friend', o);
+  }
+
+  /**
+   * What the following cap compares for a new follow of `actor`: the committed count read (see
+   * `committedFollowing`), or — while this process's follows since that read stay under
+   * 1/`CAP_CHECK_SHARE` of the headroom to the cap and the read is under `CAP_CHECK_MAX_AGE_MS`
+   * old — that count plus those follows, without reading. Each call reserves one follow (whether or
+   * not it lands: the estimate only errs high). A user far below the cap is read about once per
+   * eighth of the remaining headroom instead of on every follow; near the cap every follow reads.
+   * The cap was never exact across processes (two follows race their reads); P processes can pass
+   * it only when P > `CAP_CHECK_SHARE`. Budgets are an LRU of `CAP_BUDGET_ENTRIES` actors.
+   */
+  private committedEstimate(actor: UserId): Promise<number> {
+    const b = this.capBudgets.get(actor);
+    if (
+      b &&
+      Date.now() - b.at <= CAP_CHECK_MAX_AGE_MS &&
+      (b.reserved + 1) * CAP_CHECK_SHARE <= this.maxFollowing - b.committed
+    ) {
+      b.reserved += 1;
+      return Promise.resolve(b.committed + b.reserved - 1);
+    }
+    return this.committedFollowing(actor).then((committed) => {
+      setRecent(this.capBudgets, actor, { committed, at: Date.now(), reserved: 1 }, CAP_BUDGET_ENTRIES);
+      return committed;
+    });
   }
 
   /**

@@ -17,6 +17,15 @@
  * to the end, an insert past the bound drops the first), so reading many users' lists cannot
  * grow it without limit. Evicting early is always safe: it only costs one `getLayout` read.
  *
+ * Growth is triggered by sizes writers read after an insert (`noteSize`). Reading the size on
+ * every insert cost two of a follow's twenty statements per list; `sizeCheckDue` skips it while
+ * the inserts this process made since its last size read are under 1/`SIZE_CHECK_SHARE` of the
+ * headroom to the next threshold (and the size is under a minute old). A single process therefore
+ * still reads the size on the very insert that crosses a threshold; P processes writing one list
+ * can pass it by about (P / `SIZE_CHECK_SHARE` − 1) × the headroom before one of them reads, which
+ * the thresholds' margin under the partition bound absorbs (a celebrity's lists are sized on
+ * almost every insert near a threshold). The sizes share the layout cache's LRU bound.
+ *
  * Two directions (api.md Part 2). `older` pages continue from a `nextCursor` exactly as above (the
  * per-bucket ceilings are the fast path; its cost is unchanged). A `newer` page goes back from a
  * `prevCursor`, whose boundary is the first (newest) item of the page it came from: every bucket
@@ -72,6 +81,7 @@ import { bucketCode } from './buckets.js';
 import type { ListPage, ListService, MemberFilter, PageOptions, ScanOptions, ScanPage } from './contracts.js';
 import { InvalidInputError } from './errors.js';
 import { type GrowthProgress, growList } from './list-growth.js';
+import { setRecent } from './recent-map.js';
 
 export interface ListServiceOptions {
   store: GraphStore;
@@ -128,6 +138,26 @@ export function bucketsForSize(
   return buckets;
 }
 
+/** A writer reads a list's size once its inserts since the last read reach 1/this of the headroom. */
+export const SIZE_CHECK_SHARE = 8;
+/** A list's size read is reused for at most this long. */
+export const SIZE_CHECK_MAX_AGE_MS = 60_000;
+
+/** The next threshold above `size` that would grow the list, or null when none can. */
+export function nextThreshold(
+  size: number,
+  thresholds: readonly number[],
+  maxBuckets = MAX_BUCKETS,
+): number | null {
+  let buckets = 1;
+  for (const t of thresholds) {
+    if (buckets >= maxBuckets) return null;
+    if (size < t) return t;
+    buckets *= 2;
+  }
+  return null;
+}
+
 export class BucketedListService implements ListService {
   private readonly store: GraphStore;
   private readonly codec: CursorCodec;
@@ -137,6 +167,8 @@ export class BucketedListService implements ListService {
   /** In use order, least recently used first (see the module note). */
   private readonly cache = new Map<string, { layout: BucketLayout; at: number }>();
   private readonly growing = new Map<string, Promise<void>>();
+  /** Per list: the size last read, when, and the inserts this process made since (LRU, as `cache`). */
+  private readonly sized = new Map<string, { size: number; at: number; inserted: number }>();
 
   constructor(private readonly o: ListServiceOptions) {
     this.store = o.store;
@@ -383,10 +415,27 @@ export class BucketedListService implements ListService {
     return this.layout(list);
   }
 
+  /**
+   * Whether the writer of `inserted` new rows in `list` should read its size for `noteSize` (see
+   * the module note): yes for a list not sized here within `SIZE_CHECK_MAX_AGE_MS`, one whose cached
+   * layout is growing, and once the inserts since the last size reach 1/`SIZE_CHECK_SHARE` of the
+   * headroom to the next threshold.
+   */
+  sizeCheckDue(list: ListKey, inserted: number): boolean {
+    const key = listId(list);
+    const s = this.sized.get(key);
+    if (!s || Date.now() - s.at > SIZE_CHECK_MAX_AGE_MS) return true;
+    if (this.cache.get(key)?.layout.growingTo != null) return true;
+    s.inserted += inserted;
+    const next = nextThreshold(s.size, this.o.bucketThresholds, this.maxBuckets);
+    return next !== null && s.inserted * SIZE_CHECK_SHARE >= next - s.size;
+  }
+
   /** Starts a background growth when `size` crossed the list's next threshold. Never throws. */
   noteSize(list: ListKey, size: number): void {
     try {
       const key = listId(list);
+      setRecent(this.sized, key, { size, at: Date.now(), inserted: 0 }, this.cacheMaxEntries);
       if (this.growing.has(key)) return;
       const target = bucketsForSize(size, this.o.bucketThresholds, this.maxBuckets);
       const cached = this.cache.get(key)?.layout;
@@ -440,13 +489,7 @@ export class BucketedListService implements ListService {
 
   /** Caches `layout` as the most recently used entry, evicting the least recently used past the bound. */
   private remember(key: string, layout: BucketLayout): void {
-    this.cache.delete(key);
-    this.cache.set(key, { layout, at: Date.now() });
-    while (this.cache.size > this.cacheMaxEntries) {
-      const oldest = this.cache.keys().next();
-      if (oldest.done) break;
-      this.cache.delete(oldest.value);
-    }
+    setRecent(this.cache, key, { layout, at: Date.now() }, this.cacheMaxEntries);
   }
 }
 

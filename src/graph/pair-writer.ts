@@ -218,10 +218,11 @@ export async function applyCountDeltas(deps: PairWriterDeps, deltas: readonly Co
   await Promise.all(
     deltas.map(async ({ list, otherId, delta }) => {
       // The size is advisory (it only triggers growth), so read it alongside the increment
-      // rather than after it; it may or may not include this delta yet.
+      // rather than after it (it may or may not include this delta yet), and only when the list
+      // service says it is due (see `sizeCheckDue`).
       const [, size, layout] = await Promise.all([
         deps.store.incrementCount(list, bucketOf(otherId, COUNT_SHARDS), delta),
-        delta > 0 ? deps.store.getCount(list) : null,
+        delta > 0 && deps.lists.sizeCheckDue(list, delta) ? deps.store.getCount(list) : null,
         deps.lists.layoutForWrite(list),
       ]);
       await deps.store.markDirty(
