@@ -154,7 +154,8 @@ export function compareOps(a: PairOp, b: PairOp): number {
   return a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : 0;
 }
 
-const opKey = (op: PairOp) => `${op.position}|${op.sourceId}|${op.kind}`;
+/** An op's identity in a history: position, source and kind. */
+export const opKey = (op: PairOp) => `${op.position}|${op.sourceId}|${op.kind}`;
 
 /** The history as a set: sorted in history order, duplicates (same position, source, kind) dropped. */
 export function normalizeHistory<T extends PairOp>(ops: readonly T[]): T[] {

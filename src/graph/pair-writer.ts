@@ -48,10 +48,12 @@ import { bucketCode, bucketOf, writeBucketCodes } from './buckets.js';
 import type { ListService } from './contracts.js';
 import {
   compareOps,
+  containsOp,
   edgeKey,
   type FoldedEdge,
   foldPair,
   OP_RELATION,
+  opKey,
   type PairFold,
   pairVersion,
 } from './pair-fold.js';
@@ -193,6 +195,26 @@ export interface CountDelta {
   delta: number;
 }
 
+/**
+ * The transition `op` makes as this writer counts it: from `S` to `S ∪ {op}`, where `S` is the
+ * first read's ops plus the racers (ops in the re-read that the first read lacked) ordered before
+ * `op`. Racers that see each other thus count in one order, position order, and their
+ * transitions add up to the pair's change; an op inserted below others (a replay) still counts
+ * its effect on them. Null when `op` is not above the re-read's horizon (a commit folded it).
+ */
+export function ownTransition(
+  first: PairView,
+  reread: PairView,
+  op: PairOp,
+): { before: PairFold; after: PairFold } | null {
+  if (!containsOp(reread.ops, op)) return null;
+  const known = new Set(first.ops.map(opKey));
+  const racersBefore = reread.ops.filter((o) => !known.has(opKey(o)) && compareOps(o, op) < 0);
+  const s = [...first.ops, ...racersBefore];
+  const start = first.checkpoint?.edges;
+  return { before: foldPair(s, start), after: foldPair([...s, op], start) };
+}
+
 /** Per-list `(active after) − (active before)` between two folds of the same pair. */
 export function countDeltas(before: PairFold, after: PairFold): CountDelta[] {
   const out: CountDelta[] = [];
@@ -208,15 +230,31 @@ export function countDeltas(before: PairFold, after: PairFold): CountDelta[] {
 }
 
 /**
- * Applies counter deltas, then marks each touched list bucket dirty for the reconciler
+ * Applies counter deltas, then marks each touched list bucket dirty for the reconciler (and the
+ * buckets of `alsoDirty`, lists a race may have changed without a delta of this writer's)
  * (`src/jobs/reconcile-dirty.ts`), and tells the list service the sizes of lists that grew. Never
  * idempotent. The mark is written after the increment has completed, at the clock then: a
  * reconciliation that began before it cannot clear it, so one that missed this increment or this
  * write's rows leaves the list dirty.
  */
-export async function applyCountDeltas(deps: PairWriterDeps, deltas: readonly CountDelta[]): Promise<void> {
-  await Promise.all(
-    deltas.map(async ({ list, otherId, delta }) => {
+export async function applyCountDeltas(
+  deps: PairWriterDeps,
+  deltas: readonly CountDelta[],
+  alsoDirty: readonly CountDelta[] = [],
+): Promise<void> {
+  const counted = new Set(deltas.map((d) => listId(d.list)));
+  await Promise.all([
+    ...alsoDirty
+      .filter((d) => !counted.has(listId(d.list)))
+      .map(async ({ list, otherId }) => {
+        const layout = await deps.lists.layoutForWrite(list);
+        await deps.store.markDirty(
+          list,
+          bucketCode(layout.buckets, bucketOf(otherId, layout.buckets)),
+          nowPosition(),
+        );
+      }),
+    ...deltas.map(async ({ list, otherId, delta }) => {
       // The size is advisory (it only triggers growth), so read it alongside the increment
       // rather than after it (it may or may not include this delta yet), and only when the list
       // service says it is due (see `sizeCheckDue`).
@@ -232,5 +270,5 @@ export async function applyCountDeltas(deps: PairWriterDeps, deltas: readonly Co
       );
       if (size !== null) deps.lists.noteSize(list, size);
     }),
-  );
+  ]);
 }

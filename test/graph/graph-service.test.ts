@@ -313,3 +313,30 @@ describe('followedBy', () => {
     expect(await graph.followedBy(bo, cy, 3)).toEqual({ sample: [], total: 0 });
   });
 });
+
+describe('counts under racing ops (two sent at once: a double click, a retry sent as a new op)', () => {
+  it('count one transition between them, and mark the raced lists dirty for the reconciler', async () => {
+    graph = new GraphService({ store, lists, maxFollowing: 10, clock: () => (now += 1000n) });
+    await graph.follow(ada, cy);
+    await graph.follow(bo, cy);
+    await Promise.all([graph.unfollow(ada, cy), graph.unfollow(ada, cy)]);
+    await Promise.all([graph.follow(bo, ada), graph.follow(bo, ada)]);
+    const counts = async (id: bigint) => {
+      const c = await graph.counts(id);
+      return [c.followers, c.following];
+    };
+    expect([await counts(ada), await counts(bo), await counts(cy)]).toEqual([
+      [1, 0],
+      [0, 2],
+      [1, 0],
+    ]);
+    expect([await rows(inn(cy)), await rows(inn(ada)), await rows(out(ada))]).toEqual([
+      [[bo, expect.any(BigInt)]],
+      [[bo, expect.any(BigInt)]],
+      [],
+    ]);
+    // The op that found its racer's transition already there counted nothing, but the lists it saw
+    // change are marked (as are those it counted).
+    for (const l of [inn(cy), out(ada), inn(ada), out(bo)]) expect(await store.hasDirty(l)).toBe(true);
+  });
+});
