@@ -149,13 +149,8 @@ export function nextThreshold(
   thresholds: readonly number[],
   maxBuckets = MAX_BUCKETS,
 ): number | null {
-  let buckets = 1;
-  for (const t of thresholds) {
-    if (buckets >= maxBuckets) return null;
-    if (size < t) return t;
-    buckets *= 2;
-  }
-  return null;
+  const buckets = bucketsForSize(size, thresholds, maxBuckets);
+  return buckets >= maxBuckets ? null : (thresholds[Math.log2(buckets)] ?? null);
 }
 
 export class BucketedListService implements ListService {

@@ -248,11 +248,11 @@ export async function applyPairOp(deps: PairHistoryDeps, read: PairRead, op: Pai
   // retry sent as a new op) then count one transition between them, as long as each re-read sees
   // the other. (Counting the first read against the whole re-read, as this did first, made both
   // count it: 0.101 % drift after 1 % unfollows with a tenth of them sent twice at once.) An op a
-  // commit folded away before the re-read counts against the whole re-read, as before. A duplicate is usually a retry after a
-  // failure: it counts against what the edge rows show (read before this write), so a first
-  // attempt that crashed before its edge write gets its count now, and one that completed does
-  // not count twice. What any of these miss (an op landing late below a re-read), the reconciler
-  // recounts (`reconcile-dirty.ts`).
+  // commit folded away before the re-read counts against the whole re-read, as before. A
+  // duplicate is usually a retry after a failure: it counts against what the edge rows show (read
+  // before this write), so a first attempt that crashed before its edge write gets its count now,
+  // and one that completed does not count twice. What any of these miss (an op landing late below
+  // a re-read), the reconciler recounts (`reconcile-dirty.ts`).
   const [view, storedBefore] = await Promise.all([
     store.readPairHistory(op.sourceId, op.targetId),
     duplicate ? store.getPairEdges(op.sourceId, op.targetId).then(storedFold) : null,

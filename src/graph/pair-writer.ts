@@ -246,14 +246,9 @@ export async function applyCountDeltas(
   await Promise.all([
     ...alsoDirty
       .filter((d) => !counted.has(listId(d.list)))
-      .map(async ({ list, otherId }) => {
-        const layout = await deps.lists.layoutForWrite(list);
-        await deps.store.markDirty(
-          list,
-          bucketCode(layout.buckets, bucketOf(otherId, layout.buckets)),
-          nowPosition(),
-        );
-      }),
+      .map(async ({ list, otherId }) =>
+        markDirty(deps, list, otherId, await deps.lists.layoutForWrite(list)),
+      ),
     ...deltas.map(async ({ list, otherId, delta }) => {
       // The size is advisory (it only triggers growth), so read it alongside the increment
       // rather than after it (it may or may not include this delta yet), and only when the list
@@ -263,12 +258,22 @@ export async function applyCountDeltas(
         delta > 0 && deps.lists.sizeCheckDue(list, delta) ? deps.store.getCount(list) : null,
         deps.lists.layoutForWrite(list),
       ]);
-      await deps.store.markDirty(
-        list,
-        bucketCode(layout.buckets, bucketOf(otherId, layout.buckets)),
-        nowPosition(),
-      );
+      await markDirty(deps, list, otherId, layout);
       if (size !== null) deps.lists.noteSize(list, size);
     }),
   ]);
+}
+
+/** Marks the bucket of `list` that holds `otherId` under `layout` dirty, at the clock now. */
+function markDirty(
+  deps: PairWriterDeps,
+  list: ListKey,
+  otherId: UserId,
+  layout: BucketLayout,
+): Promise<void> {
+  return deps.store.markDirty(
+    list,
+    bucketCode(layout.buckets, bucketOf(otherId, layout.buckets)),
+    nowPosition(),
+  );
 }
