@@ -16,7 +16,11 @@ import { type RealApp, realApp } from './support/real-app.js';
 
 const TOGGLES = Number(process.env.TOGGLES ?? 20_000);
 const [ada, bo] = [101n, 102n];
-const admin = bearer(1, { admin: true });
+// Tokens minted once for the whole file must outlive it: the 20,000 toggles alone take ~10 minutes
+// here, the default token lifetime (600 s), and a CI run failed with 401 when they took 592 s.
+// An hour covers the toggle test's 30-minute timeout and the file's other test after it.
+const FILE_TOKEN_S = 3600;
+const admin = bearer(1, { admin: true, exp: FILE_TOKEN_S });
 let real: RealApp;
 
 beforeAll(async () => {
@@ -41,7 +45,7 @@ const median = (xs: number[]) => {
 
 describe(`a pair toggled ${TOGGLES} times through the API`, () => {
   it('then blocked: the block holds, the follower is gone from every list, the history stayed bounded', async () => {
-    const auth = bearer(ada);
+    const auth = bearer(ada, { exp: FILE_TOKEN_S });
     const ms: number[] = [];
     let most = 0;
     let retries = 0;
