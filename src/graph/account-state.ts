@@ -22,6 +22,12 @@
  * Cost: one mark per edge of the account: the same order as a FlockDB archive, but in
  * counter-sized writes rather than edge rewrites; a celebrity's counterparts converge at the
  * reconciler's pace (marks per pass), which the README states.
+ *
+ * Recounts meet every member of a bucket, so they do not read every member's user row: the store
+ * keeps a registry of deactivated accounts (`deactivated_accounts`, written in the user write's
+ * logged batch), and `registryFilter` reads it once per pass and confirms only the members it
+ * names. Reads that serve a request (pages, set queries) keep `deactivatedFilter`: their batches
+ * are small and must see a flip at once.
  */
 import type { AccountTaskStore, CountStore, ListStore, UserStore } from '../store/store.js';
 import { nowPosition } from '../store/store.js';
@@ -43,6 +49,35 @@ export function deactivatedFilter(store: Pick<UserStore, 'getUsers'>): MemberFil
     const hidden = new Set<UserId>();
     for (const [id, u] of users) if (u.state === 'deactivated') hidden.add(id);
     return hidden;
+  };
+}
+
+/** Registered accounts a `registryFilter` holds in memory; above it, per-member reads. */
+export const REGISTRY_BOUND = 100_000;
+
+/**
+ * The `MemberFilter` of deactivated accounts for recounts, which meet every member of a bucket
+ * (140,625 of a 9M list at 64 buckets): on first use it reads the registry of deactivated
+ * accounts (`UserStore.listDeactivated`) once, then reads the user rows of only the members the
+ * registry names, to confirm them. A recount's cost is then its list rows, not a point read per
+ * member. With more than `bound` registered accounts it reads every member's row, as
+ * `deactivatedFilter` does.
+ *
+ * Freshness: the registry is read at the filter's first use, so create the filter after the
+ * dirty marks it serves were read (`reconcile-dirty.ts`). A flip after that read marks the
+ * buckets again (its `mark_counterparts` walk) and the next pass recounts them.
+ */
+export function registryFilter(
+  store: Pick<UserStore, 'getUsers' | 'listDeactivated'>,
+  bound = REGISTRY_BOUND,
+): MemberFilter {
+  const perMember = deactivatedFilter(store);
+  let registered: Promise<Set<UserId> | null> | undefined;
+  return async (ids) => {
+    if (ids.length === 0) return new Set();
+    registered ??= store.listDeactivated(bound).then((l) => (l === null ? null : new Set(l)));
+    const snapshot = await registered;
+    return perMember(snapshot === null ? ids : ids.filter((id) => snapshot.has(id)));
   };
 }
 

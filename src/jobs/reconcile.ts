@@ -10,7 +10,7 @@
  * leave a drift of its own; re-running is safe and converges once writes pause. Not a hot-path
  * operation: it reads the whole list.
  */
-import { deactivatedFilter } from '../graph/account-state.js';
+import { registryFilter } from '../graph/account-state.js';
 import { readBucketCodes } from '../graph/buckets.js';
 import { countBucket, walkList } from '../graph/list-walker.js';
 import { type GraphStore, nowPosition } from '../store/store.js';
@@ -51,9 +51,10 @@ export async function reconcileList(
 ): Promise<ReconcileResult> {
   const asOf = nowPosition();
   const before = await store.getCount(list);
-  const hidden = deactivatedFilter(store);
+  const hidden = registryFilter(store);
   // Bucket by bucket through the one counting walk the in-service reconciler uses (deactivated
-  // members not counted), so both record the same per-bucket counts.
+  // members not counted, confirmed only where the registry names them), so both record the same
+  // per-bucket counts.
   const buckets = new Map<number, number>();
   for (const code of readBucketCodes(await store.getLayout(list))) {
     buckets.set(code, await countBucket(store, list, code, o.pageSize ?? 1000, hidden));

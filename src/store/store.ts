@@ -78,7 +78,22 @@ export interface UserStore {
    * (case-insensitive). Returns whether the user was new.
    */
   putUser(user: UserRecord): Promise<{ created: boolean }>;
+  /**
+   * The accounts in the registry of deactivated accounts, or null when it holds more than `limit`
+   * (reads `DEACTIVATED_SHARDS` partitions). Every deactivated account is in it: each `putUser`
+   * of a deactivated state registers the account at the same write time, and only the write that
+   * reactivates an account seen deactivated unregisters it. It may also name a few active
+   * accounts (a reactivation raced by a write that read the old state), so a caller confirms the
+   * entries it uses against `getUsers`.
+   */
+  listDeactivated(limit: number): Promise<UserId[] | null>;
 }
+
+/** Partitions of the deactivated-accounts registry. */
+export const DEACTIVATED_SHARDS = 16;
+
+/** The registry partition of `id`. */
+export const deactivatedShard = (id: UserId): number => Number(id % BigInt(DEACTIVATED_SHARDS));
 
 /** Pair-keyed edge state (forward and bucketed inverse), written with the list rows it implies. */
 export interface EdgeStore {

@@ -67,6 +67,30 @@ export function describeStoreContract(name: string, make: () => Promise<StoreFix
       expect([...(await store.getUsers([a, b, 1n])).keys()].sort()).toEqual([a, b]);
     });
 
+    it('registers deactivated accounts: a deactivated write adds, only a reactivation removes; null over the limit', async () => {
+      const us = ids(8);
+      const user = (id: bigint, state: 'active' | 'deactivated') => ({
+        id,
+        username: `reg${id}`,
+        private: false,
+        state,
+        hideLists: false,
+      });
+      for (const id of us) await store.putUser(user(id, 'active'));
+      for (const id of us.slice(0, 5)) await store.putUser(user(id, 'deactivated'));
+      await store.putUser(user(us[0] as bigint, 'active'));
+      // A profile write of a deactivated account keeps it registered; of an active one, unregistered.
+      await store.putUser({ ...user(us[1] as bigint, 'deactivated'), private: true });
+      await store.putUser({ ...user(us[6] as bigint, 'active'), private: true });
+      const sorted = (l: readonly bigint[]) => [...l].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0));
+      const all = await store.listDeactivated(10_000);
+      if (all === null) throw new Error('registry over 10,000 in a test keyspace');
+      const mine = new Set(us);
+      expect(sorted(all.filter((id) => mine.has(id)))).toEqual(sorted(us.slice(1, 5)));
+      expect(await store.listDeactivated(all.length - 1)).toBeNull();
+      expect(sorted((await store.listDeactivated(all.length)) ?? [])).toEqual(sorted(all));
+    });
+
     it('records pair history once per op, in position order, from either side', async () => {
       const [a, b] = ids(2) as [bigint, bigint];
       await store.appendPair({ op: { sourceId: b, targetId: a, kind: 'block', position: 30n, base: 0 } });

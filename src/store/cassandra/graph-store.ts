@@ -19,7 +19,13 @@ import type cassandra from 'cassandra-driver';
 import { bucketCode, bucketOf, SINGLE_BUCKET } from '../buckets.js';
 import { decodeCheckpoint, encodeCheckpoint } from '../checkpoint-codec.js';
 import type { GraphStore } from '../store.js';
-import { DIRTY_SHARDS, UsernameTakenError } from '../store.js';
+import {
+  DEACTIVATED_SHARDS,
+  DIRTY_SHARDS,
+  deactivatedShard,
+  nowPosition,
+  UsernameTakenError,
+} from '../store.js';
 import type {
   AccountTask,
   BucketLayout,
@@ -154,11 +160,41 @@ export class CassandraGraphStore implements GraphStore {
       if (!row?.['[applied]'] && (row?.user_id as bigint | undefined) !== user.id)
         throw new UsernameTakenError(user.username);
     }
-    await this.exec('putUser', Q.putUser, [user.id, user.username, user.private, user.state, user.hideLists]);
+    // The user row and its registry entry in one logged batch at one write time, so the entry
+    // of the state that wins is the entry that wins (see `UserStore.listDeactivated`).
+    const at = nowPosition();
+    const put = {
+      query: Q.putUser,
+      params: [user.id, user.username, user.private, user.state, user.hideLists, at],
+    };
+    const shard = deactivatedShard(user.id);
+    const registry =
+      user.state === 'deactivated'
+        ? { query: Q.registerDeactivated, params: [shard, user.id, at, at] }
+        : existing?.state === 'deactivated'
+          ? { query: Q.unregisterDeactivated, params: [at, shard, user.id] }
+          : null;
+    await this.timed('putUser', () =>
+      registry
+        ? this.client.batch([put, registry], { prepare: true, logged: true })
+        : this.client.execute(put.query, put.params, { prepare: true }),
+    );
     if (oldName !== undefined && oldName !== name) {
       await this.exec('releaseUsername', Q.releaseUsername, [oldName, user.id], { isIdempotent: false });
     }
     return { created: existing === null };
+  }
+
+  async listDeactivated(limit: number): Promise<UserId[] | null> {
+    // Shard after shard, each read limited to what is left of `limit` (plus one to see an
+    // overflow), so an oversized registry costs at most `limit + 1` rows in memory.
+    const ids: UserId[] = [];
+    for (let shard = 0; shard < DEACTIVATED_SHARDS; shard++) {
+      const rows = await this.allRows('listDeactivated', Q.listDeactivated, [shard, limit - ids.length + 1]);
+      for (const r of rows) ids.push(r.user_id as bigint);
+      if (ids.length > limit) return null;
+    }
+    return ids;
   }
 
   // ---- pair history ----

@@ -22,6 +22,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CqlClient } from './client.js';
 import { type CopyProgress, createProgressTable, type DataStep } from './data-step.js';
+import { DEACTIVATED_REGISTRY_STEPS } from './deactivated-registry.js';
 import { LIST_TABLE_STEPS } from './list-tables-migration.js';
 
 export interface MigrationResult {
@@ -34,7 +35,7 @@ export interface MigrateOptions {
   onProgress?: (p: CopyProgress) => void | Promise<void>;
   /** Rows per data-step page. Default 1,000. */
   copyPageSize?: number;
-  /** The data steps files may name. Default: the project's (`LIST_TABLE_STEPS`). */
+  /** The data steps files may name. Default: the project's (list tables, deactivated registry). */
   dataSteps?: Record<string, DataStep>;
   /** Lease TTL in seconds (renewed every third of it). Default 30. */
   leaseTtlSeconds?: number;
@@ -134,7 +135,7 @@ export async function migrate(
     const text = await readFile(join(cqlDir, file), 'utf8');
     files.push({ file, text, checksum: createHash('sha256').update(text).digest('hex') });
   }
-  const steps = o.dataSteps ?? LIST_TABLE_STEPS;
+  const steps = o.dataSteps ?? { ...LIST_TABLE_STEPS, ...DEACTIVATED_REGISTRY_STEPS };
   for (const f of files) {
     for (const name of dataStepNames(f.text)) {
       if (!steps[name]) throw new MigrationAbortedError(`${f.file} names unknown data step ${name}`);

@@ -80,7 +80,11 @@ export function scanPartitionsQuery(table: ScanTable): string {
 export const Q = {
   getUser: 'SELECT user_id, username, private, state, hide_lists FROM users WHERE user_id = ?',
   putUser:
-    'INSERT INTO users (user_id, username, private, state, hide_lists, updated_at) VALUES (?, ?, ?, ?, ?, toTimestamp(now()))',
+    'INSERT INTO users (user_id, username, private, state, hide_lists, updated_at) VALUES (?, ?, ?, ?, ?, toTimestamp(now())) USING TIMESTAMP ?',
+  registerDeactivated:
+    'INSERT INTO deactivated_accounts (shard, user_id, since) VALUES (?, ?, ?) USING TIMESTAMP ?',
+  unregisterDeactivated: 'DELETE FROM deactivated_accounts USING TIMESTAMP ? WHERE shard = ? AND user_id = ?',
+  listDeactivated: 'SELECT user_id FROM deactivated_accounts WHERE shard = ? LIMIT ?',
   claimUsername: 'INSERT INTO usernames (username, user_id) VALUES (?, ?) IF NOT EXISTS',
   releaseUsername: 'DELETE FROM usernames WHERE username = ? IF user_id = ?',
   appendOp:

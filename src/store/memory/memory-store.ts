@@ -107,6 +107,8 @@ function larger<T extends string | bigint>(x: T, y: T): T {
 export class MemoryGraphStore implements GraphStore {
   private readonly users = new Map<UserId, UserRecord>();
   private readonly usernames = new Map<string, UserId>();
+  /** The registry of deactivated accounts (`listDeactivated`). */
+  private readonly deactivated = new Set<UserId>();
   private readonly pairs = new Map<
     string,
     { checkpoint: PairCheckpoint | null; pending: PendingCompaction | null; ops: Map<string, StoredPairOp> }
@@ -156,7 +158,13 @@ export class MemoryGraphStore implements GraphStore {
       this.usernames.delete(existing.username.toLowerCase());
     this.usernames.set(name, user.id);
     this.users.set(user.id, { ...user });
+    if (user.state === 'deactivated') this.deactivated.add(user.id);
+    else if (existing?.state === 'deactivated') this.deactivated.delete(user.id);
     return { created: !existing };
+  }
+
+  async listDeactivated(limit: number): Promise<UserId[] | null> {
+    return this.deactivated.size > limit ? null : [...this.deactivated];
   }
 
   async putAccountTask(task: AccountTask): Promise<void> {
