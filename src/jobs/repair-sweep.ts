@@ -12,8 +12,9 @@
  * go first so that their count check sees the counters before the sweep's own repairs move rows
  * (whose count effects the reconciler absorbs through the marks the sweep leaves): the report is
  * then the same whatever the token order, and the same as a dry run's. Nothing is collected across
- * pages: memory is one page of partitions, one page of rows inside one partition, and the fixes of
- * that page (at most `pageSize` partitions × rows per partition page).
+ * pages: memory is one page of partitions, one page of rows inside one partition, the fixes of
+ * that page (at most `pageSize` partitions × rows per partition page) and the page's snapshot of
+ * the deactivated-accounts registry (at most `REGISTRY_BOUND` ids).
  *
  * Findings, one kind per table so no fault is counted twice:
  *  - `fold_mismatch` (pair_ops): the fold of the pair's history disagrees with its stored forward
@@ -26,8 +27,9 @@
  *    missing row) in the read layouts' buckets.
  *  - `ghost_row` (list tables): a list row whose forward edge is missing, not active or active since
  *    another created_at.
- *  - `count_drift` (list tables): the list's served count differs from its rows (checked once per
- *    list, when the sweep reaches the list's first read bucket; lists without any row partition are
+ *  - `count_drift` (list tables): the list's served count differs from its rows without
+ *    deactivated members (checked once per list, when the sweep reaches the list's first read
+ *    bucket, through the registry of deactivated accounts; lists without any row partition are
  *    not seen; a list already marked dirty is skipped and counted in `countsPending`: the
  *    reconciler is due to recount it, typically for a write in flight). A ghost row is also a count
  *    drift of its list, so both are reported.
@@ -56,7 +58,9 @@
  * flight or a retired layout not dropped yet) are skipped. Live traffic can make a check see a
  * write half-done: that is reported as drift and the repair is a harmless rewrite.
  */
+import { registryFilter } from '../graph/account-state.js';
 import { bucketCode, bucketOf, readBucketCodes } from '../graph/buckets.js';
+import type { MemberFilter } from '../graph/contracts.js';
 import { countBucket } from '../graph/list-walker.js';
 import { edgeKey } from '../graph/pair-fold.js';
 import { foldView, listIn, listOut, type PairWriterDeps, projections } from '../graph/pair-writer.js';
@@ -317,6 +321,8 @@ export async function repairSweep(deps: PairWriterDeps, o: SweepOptions = {}): P
     }
   };
 
+  // Deactivated members, which counts exclude: the registry read once per page of partitions.
+  let hidden: MemberFilter = registryFilter(store);
   const checkListBucket = async (list: ListKey, code: number, fixes: PageFixes) => {
     const layout = await layoutOf(list);
     const codes = readBucketCodes(layout);
@@ -326,6 +332,8 @@ export async function repairSweep(deps: PairWriterDeps, o: SweepOptions = {}): P
     for (;;) {
       const page = await store.listBucket(list, code, after, rowPage);
       rows += page.length;
+      // The first read bucket is where the count check happens: count as the served count does.
+      if (code === codes[0]) rows -= (await hidden(page.map((r) => r.otherId))).size;
       totals.rows += page.length;
       // Out lists: every row's edge has the owner as source, so one read answers the page.
       const edges =
@@ -373,7 +381,7 @@ export async function repairSweep(deps: PairWriterDeps, o: SweepOptions = {}): P
       return;
     }
     let total = rows;
-    for (const c of codes.slice(1)) total += await countBucket(store, list, c, 5000);
+    for (const c of codes.slice(1)) total += await countBucket(store, list, c, 5000, hidden);
     const served = await store.getCount(list);
     if (served !== total) {
       found(
@@ -452,6 +460,7 @@ export async function repairSweep(deps: PairWriterDeps, o: SweepOptions = {}): P
     const table = SWEEP_TABLES[tableIndex] as ScanTable;
     const page = await store.scanPartitions(table, range, lastToken, pageSize);
     const fixes = new PageFixes();
+    hidden = registryFilter(store);
     for (const p of page) {
       totals.partitions[table as SweepTable]++;
       await check(p.key, fixes);

@@ -25,6 +25,28 @@ describe('splitRing', () => {
 });
 
 describe('repair sweep (memory store)', () => {
+  it('counts a list as its served count does: without deactivated members (no drift reported, none made)', async () => {
+    const store = new MemoryGraphStore();
+    const lists = new SingleBucketLists(store);
+    const graph = new GraphService({ store, lists, maxFollowing: 100 });
+    const users = [1n, 2n, 3n, 4n, 5n];
+    for (const id of users) await graph.putUser({ id, username: `u${id}` });
+    for (const f of [2n, 3n, 4n, 5n]) await graph.follow(f, 1n);
+    await graph.follow(1n, 3n);
+    await graph.putUser({ id: 3n, state: 'deactivated' });
+    await graph.settleAccountTasks();
+    await reconcileDirty(store);
+    expect((await graph.counts(1n)).followers).toBe(3);
+    const dry = await repairSweep({ store, lists }, { dryRun: true, ranges: 2 });
+    expect(dry.findings).toEqual({
+      fold_mismatch: 0,
+      missing_inverse: 0,
+      missing_row: 0,
+      ghost_row: 0,
+      count_drift: 0,
+    });
+  });
+
   it('finds a ghost row, a half-written follow and a skewed counter; repairs them to the fold', async () => {
     const store = new MemoryGraphStore();
     const lists = new SingleBucketLists(store);
