@@ -11,9 +11,18 @@
  *   after `reconcileList`. The unfollowed members then follow again (new positions, so the list
  *   keeps F members but their order changes: run this after `bench:page --with-postgres`).
  *
+ *   Reconcile: the whole list's `reconcileList` time, and one bucket's recount (what the
+ *   reconcilers do per dirty bucket) with `--deactivate` followers deactivated, through the
+ *   registry of deactivated accounts ÷ through every member's user row, A B / B A over
+ *   `--recount-reps`; both must count the same, and the followers are reactivated after.
+ *
  *   npm run bench:count -- [--followers 9000000] [--reps 3] [--rounds 500] [--concurrency 32] [--percent 1]
+ *                          [--deactivate 100] [--recount-reps 3]
  */
 import { parseArgs } from 'node:util';
+import { deactivatedFilter, registryFilter } from '../src/graph/account-state.js';
+import { readBucketCodes } from '../src/graph/buckets.js';
+import { countBucket } from '../src/graph/list-walker.js';
 import { listIn } from '../src/graph/pair-writer.js';
 import { reconcileList } from '../src/jobs/reconcile.js';
 import { barChartSvg } from './support/charts.js';
@@ -36,12 +45,16 @@ const { values: args } = parseArgs({
     rounds: { type: 'string', default: '500' },
     concurrency: { type: 'string', default: '32' },
     percent: { type: 'string', default: '1' },
+    deactivate: { type: 'string', default: '100' },
+    'recount-reps': { type: 'string', default: '3' },
   },
 });
 const F = Number(args.followers);
 const REPS = Number(args.reps);
 const ROUNDS = Number(args.rounds);
 const CONCURRENCY = Number(args.concurrency);
+const DEACTIVATE = Number(args.deactivate);
+const RECOUNT_REPS = Number(args['recount-reps']);
 
 const { client, store, graph } = await openCelebrityServices(F);
 const list = listIn(CELEBRITY, 'follows');
@@ -87,11 +100,22 @@ for (let r = 0; r < REPS; r++) {
     `T7 rep ${r}: counts p50 ${rep.counts.p50.toFixed(3)} p99 ${rep.counts.p99.toFixed(3)} ms; point p50 ${rep.point.p50.toFixed(3)} p99 ${rep.point.p99.toFixed(3)} ms; load ${loadAverage()}`,
   );
 }
-const med = (f: (x: (typeof reps)[number]) => number) => +percentile(sortedCopy(reps.map(f)), 50).toFixed(3);
+const med = <T>(f: (x: T) => number, of: readonly T[]) => +percentile(sortedCopy(of.map(f)), 50).toFixed(3);
 
 // Drift: `--percent` (default 1%) unfollows, a tenth of them retried concurrently with their original.
 const countNow = async () => (await graph.counts(CELEBRITY)).followers;
 const afterLoad = await countNow();
+// A counter left off by earlier runs (an interrupted bench, a refollow) is reconciled first, so
+// the drift measured below is this run's churn alone.
+let startReconciled: number | null = null;
+if (afterLoad !== F) {
+  startReconciled = (await reconcileList(store, list)).counted;
+  console.log(`counter ${afterLoad} before the run, rows ${startReconciled}: reconciled first`);
+  if (startReconciled !== F) {
+    console.error(`the list holds ${startReconciled} members, not ${F}: reload or refollow first`);
+    process.exit(1);
+  }
+}
 const U = Math.max(1, Math.floor((F * Number(args.percent)) / 100));
 const stride = Math.floor(F / U);
 const victims = Array.from({ length: U }, (_, k) => FIRST_FOLLOWER + BigInt(k * stride));
@@ -117,15 +141,54 @@ await pool(victims, async (f, i) => {
 const churnSpan = churn();
 const truth = F - U;
 const beforeReconcile = await countNow();
+const reconcileMeter = cpuMeter();
 const rec = await reconcileList(store, list);
+const reconcileSpan = reconcileMeter();
 const afterReconcile = await countNow();
 const drift = (c: number) => Math.abs(c - truth) / truth;
 console.log(
   `drift: after load ${afterLoad} (expected ${F}); after ${U} unfollows (${retried} sent twice at once) ${beforeReconcile} vs ${truth} rows (${(drift(beforeReconcile) * 100).toFixed(4)}%); reconcile counted ${rec.counted}, after ${afterReconcile} (${(drift(afterReconcile) * 100).toFixed(4)}%)`,
 );
+console.log(
+  `reconcile: ${rec.counted} rows in ${reconcileSpan.wallS.toFixed(1)} s (${Math.round(rec.counted / reconcileSpan.wallS)} rows/s); CPU Node ${reconcileSpan.nodeCpuS.toFixed(1)} s, JVM ${reconcileSpan.jvmCpuS.toFixed(1)} s`,
+);
 // Restore the member count (new positions; see the note above).
 await pool(victims, (f) => graph.follow(f, CELEBRITY));
 const restored = await countNow();
+
+// One bucket's recount, what the reconcilers do per dirty bucket, with `--deactivate` followers
+// deactivated: through the registry of deactivated accounts (read once, then the registered
+// members' rows) against reading every member's user row (the filter it replaced). A B / B A.
+const gone = Array.from(
+  { length: DEACTIVATE },
+  (_, k) => FIRST_FOLLOWER + BigInt(k * Math.floor(F / DEACTIVATE) + 1),
+);
+for (const id of gone) await graph.putUser({ id, state: 'deactivated' });
+await graph.settleAccountTasks();
+const code = readBucketCodes(await store.getLayout(list))[0] as number;
+const filters = { registry: () => registryFilter(store), perMember: () => deactivatedFilter(store) };
+type Filter = keyof typeof filters;
+async function recount(f: Filter) {
+  const meter = cpuMeter();
+  const counted = await countBucket(store, list, code, 5000, filters[f]());
+  return { counted, ...meter() };
+}
+const recounts: Record<Filter, Awaited<ReturnType<typeof recount>>>[] = [];
+for (let r = 0; r < RECOUNT_REPS; r++) {
+  const order: Filter[] = r % 2 === 0 ? ['registry', 'perMember'] : ['perMember', 'registry'];
+  const rep = {} as Record<Filter, Awaited<ReturnType<typeof recount>>>;
+  for (const f of order) rep[f] = await recount(f);
+  recounts.push(rep);
+  console.log(
+    `recount of bucket ${code} rep ${r}: registry ${rep.registry.counted} in ${rep.registry.wallS.toFixed(2)} s, per-member ${rep.perMember.counted} in ${rep.perMember.wallS.toFixed(2)} s; load ${loadAverage()}`,
+  );
+  if (rep.registry.counted !== rep.perMember.counted) {
+    console.error(`RECOUNT MISMATCH: registry ${rep.registry.counted}, per-member ${rep.perMember.counted}`);
+    process.exit(1);
+  }
+}
+for (const id of gone) await graph.putUser({ id, state: 'active' });
+await graph.settleAccountTasks();
 
 const result = {
   at: new Date().toISOString(),
@@ -135,8 +198,8 @@ const result = {
   rounds: ROUNDS,
   loadAverageEnd: loadAverage(),
   latency: {
-    counts: { p50_ms: med((x) => x.counts.p50), p99_ms: med((x) => x.counts.p99) },
-    point: { p50_ms: med((x) => x.point.p50), p99_ms: med((x) => x.point.p99) },
+    counts: { p50_ms: med((x) => x.counts.p50, reps), p99_ms: med((x) => x.counts.p99, reps) },
+    point: { p50_ms: med((x) => x.point.p50, reps), p99_ms: med((x) => x.point.p99, reps) },
     p99Ratio: ratioSummary(reps.map((x) => x.counts.p99 / x.point.p99)),
     p50Ratio: ratioSummary(reps.map((x) => x.counts.p50 / x.point.p50)),
     reps,
@@ -144,6 +207,7 @@ const result = {
   drift: {
     afterLoad,
     expectedAfterLoad: F,
+    startReconciled,
     unfollows: U,
     sentTwiceAtOnce: retried,
     unfollowWallS: +churnSpan.wallS.toFixed(1),
@@ -154,6 +218,19 @@ const result = {
     afterReconcile,
     driftAfterReconcile: drift(afterReconcile),
     restoredAfterRefollow: restored,
+    reconcileWallS: +reconcileSpan.wallS.toFixed(1),
+    reconcileRowsPerS: Math.round(rec.counted / reconcileSpan.wallS),
+    reconcileNodeCpuS: +reconcileSpan.nodeCpuS.toFixed(1),
+    reconcileJvmCpuS: +reconcileSpan.jvmCpuS.toFixed(1),
+  },
+  recount: {
+    bucketCode: code,
+    deactivated: DEACTIVATE,
+    counted: recounts[0]?.registry.counted ?? null,
+    registryWallS: med((x) => x.registry.wallS, recounts),
+    perMemberWallS: med((x) => x.perMember.wallS, recounts),
+    speedup: ratioSummary(recounts.map((x) => x.perMember.wallS / x.registry.wallS)),
+    reps: recounts,
   },
 };
 const fmt = (r: { median: number; min: number; max: number }) => `${r.median} [${r.min}–${r.max}]`;
@@ -167,11 +244,19 @@ load average at end ${result.loadAverageEnd}
 | point read p50 / p99 ms | ${result.latency.point.p50_ms} / ${result.latency.point.p99_ms} |
 | p99 ratio (median [spread]) | ${fmt(result.latency.p99Ratio)} |
 | p50 ratio | ${fmt(result.latency.p50Ratio)} |
-| count after load | ${afterLoad} (expected ${F}) |
+| count after load | ${afterLoad} (expected ${F})${startReconciled === null ? '' : `; reconciled to ${startReconciled} before the churn`} |
 | unfollows (sent twice at once) | ${U} (${retried}) in ${result.drift.unfollowWallS} s |
 | counter before reconcile vs rows | ${beforeReconcile} vs ${truth}: drift ${(drift(beforeReconcile) * 100).toFixed(4)}% |
 | after reconcile | ${afterReconcile}: drift ${(drift(afterReconcile) * 100).toFixed(4)}% |
 | after refollow | ${restored} |
+| reconcile of the whole list | ${rec.counted} rows in ${result.drift.reconcileWallS} s (${result.drift.reconcileRowsPerS} rows/s; CPU Node ${result.drift.reconcileNodeCpuS} s, JVM ${result.drift.reconcileJvmCpuS} s) |
+
+| one bucket's recount (code ${code}, ${DEACTIVATE} followers deactivated) | value |
+|---|---|
+| counted (both filters agree) | ${result.recount.counted} |
+| registry filter, median s | ${result.recount.registryWallS} |
+| per-member user reads, median s | ${result.recount.perMemberWallS} |
+| per-member ÷ registry time (median [spread]) | ${fmt(result.recount.speedup)} |
 `;
 const svg = barChartSvg(
   `count read vs point read (${F} followers, N=${N})`,
