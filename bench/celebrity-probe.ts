@@ -18,7 +18,7 @@
  *   npm run bench:probe -- [--followers 9000000] [--reps 3] [--rounds 2000] [--with-postgres]
  */
 import { parseArgs } from 'node:util';
-import { bucketCode, bucketOf } from '../src/graph/buckets.js';
+import { bucketCodeOf } from '../src/graph/buckets.js';
 import type { ListKey } from '../src/store/types.js';
 import { barChartSvg } from './support/charts.js';
 import {
@@ -88,9 +88,7 @@ const arms = {
   t6Raw: async () => {
     const ids = Array.from({ length: 300 }, probeId);
     await Promise.all(
-      ids.map((id) =>
-        client.execute(RAW_IN, [CELEBRITY, bucketCode(N, bucketOf(id, N)), id], { prepare: true }),
-      ),
+      ids.map((id) => client.execute(RAW_IN, [CELEBRITY, bucketCodeOf(N, id), id], { prepare: true })),
     );
   },
   t6Postgres: async () => {

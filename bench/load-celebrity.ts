@@ -45,7 +45,7 @@
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import cassandra from 'cassandra-driver';
-import { bucketCode, bucketOf } from '../src/graph/buckets.js';
+import { bucketCode, bucketCodeOf } from '../src/graph/buckets.js';
 import { bucketsForSize } from '../src/graph/list-service.js';
 import { CassandraGraphStore } from '../src/store/cassandra/graph-store.js';
 import { LQ, Q } from '../src/store/cassandra/statements.js';
@@ -129,7 +129,7 @@ console.log(
 );
 
 const opts = { prepare: true, isIdempotent: true } as const;
-const fCode = (i: number) => bucketCode(N, bucketOf(FIRST_FOLLOWER + BigInt(i), N));
+const fCode = (i: number) => bucketCodeOf(N, FIRST_FOLLOWER + BigInt(i));
 
 let inflight = 0;
 const waiters: (() => void)[] = [];
@@ -241,13 +241,13 @@ async function writeBackgroundChunk(from: number, to: number): Promise<void> {
     const source = bgId(i);
     pending.push(send(() => client.execute(Q.putUser, [source, `b${source}`, false, 'active', false], opts)));
     const outN = bucketsForSize(bg.outDegree(i), THRESHOLDS);
-    const outCode = bucketCode(outN, bucketOf(source, outN)); // out lists stay under 7,500
+    const outCode = bucketCodeOf(outN, source); // out lists stay under 7,500
     bg.targets(i).forEach((t, k) => {
       const target = bgId(t);
       const pos = P_BG + BigInt(bg.offset(i) + k);
       sendFollowRows(source, target, pos, outCode, pending);
       const inN = bucketsForSize(bg.inDegree(t), THRESHOLDS);
-      listRows.push({ owner: target, code: bucketCode(inN, bucketOf(source, inN)), other: source, pos });
+      listRows.push({ owner: target, code: bucketCodeOf(inN, source), other: source, pos });
     });
   }
   sendListRows(listRows, pending);

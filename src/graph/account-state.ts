@@ -32,7 +32,7 @@
 import type { AccountTaskStore, CountStore, ListStore, UserStore } from '../store/store.js';
 import { nowPosition } from '../store/store.js';
 import type { Direction, ListEntry, ListKey, UserId } from '../store/types.js';
-import { bucketCode, bucketOf } from './buckets.js';
+import { bucketCodeOf } from './buckets.js';
 import type { MemberFilter } from './contracts.js';
 import { type WalkCursor, walkList } from './list-walker.js';
 
@@ -176,7 +176,7 @@ export async function runMarkCounterparts(
                   if (layouts.size >= 10_000) layouts.clear();
                   layouts.set(otherId, n);
                 }
-                await store.markDirty(target, bucketCode(n, bucketOf(owner, n)), nowPosition());
+                await store.markDirty(target, bucketCodeOf(n, owner), nowPosition());
               }),
             );
             marked += rows.length;

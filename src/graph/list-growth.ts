@@ -47,7 +47,7 @@
 import type { GraphStore } from '../store/store.js';
 import { nowPosition } from '../store/store.js';
 import type { BucketLayout, ListKey } from '../store/types.js';
-import { bucketCode, bucketOf } from './buckets.js';
+import { bucketCode, bucketCodeOf } from './buckets.js';
 import { wallClockVersion } from './pair-fold.js';
 
 export interface GrowthOptions {
@@ -110,7 +110,7 @@ export async function growList(store: GraphStore, list: ListKey, o: GrowthOption
   // Also on resume: the flag may have been set a moment before the crash.
   await sleep(o.settleMs);
 
-  const target = (otherId: bigint) => bucketCode(to, bucketOf(otherId, to));
+  const target = (otherId: bigint) => bucketCodeOf(to, otherId);
   for (let b = layout.copiedThrough; b < from; b++) {
     let after = null;
     let rows = 0;

@@ -44,7 +44,7 @@ import type {
   UserId,
 } from '../store/types.js';
 import { listId } from '../store/types.js';
-import { bucketCode, bucketOf, writeBucketCodes } from './buckets.js';
+import { bucketCodeOf, bucketOf, writeBucketCodes } from './buckets.js';
 import type { ListService } from './contracts.js';
 import {
   compareOps,
@@ -271,9 +271,5 @@ function markDirty(
   otherId: UserId,
   layout: BucketLayout,
 ): Promise<void> {
-  return deps.store.markDirty(
-    list,
-    bucketCode(layout.buckets, bucketOf(otherId, layout.buckets)),
-    nowPosition(),
-  );
+  return deps.store.markDirty(list, bucketCodeOf(layout.buckets, otherId), nowPosition());
 }

@@ -59,7 +59,7 @@
  * write half-done: that is reported as drift and the repair is a harmless rewrite.
  */
 import { registryFilter } from '../graph/account-state.js';
-import { bucketCode, bucketOf, readBucketCodes } from '../graph/buckets.js';
+import { bucketCodeOf, readBucketCodes } from '../graph/buckets.js';
 import type { MemberFilter } from '../graph/contracts.js';
 import { countBucket } from '../graph/list-walker.js';
 import { edgeKey } from '../graph/pair-fold.js';
@@ -245,8 +245,7 @@ export async function repairSweep(deps: PairWriterDeps, o: SweepOptions = {}): P
     }
     return l;
   };
-  const readCode = (layout: BucketLayout, otherId: UserId) =>
-    bucketCode(layout.buckets, bucketOf(otherId, layout.buckets));
+  const readCode = (layout: BucketLayout, otherId: UserId) => bucketCodeOf(layout.buckets, otherId);
 
   // ---- checks, one per table ----
 

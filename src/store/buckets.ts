@@ -26,10 +26,15 @@ export function bucketCode(buckets: number, bucket: number): number {
   return buckets | bucket;
 }
 
+/** The code of the bucket that holds `otherId` in a layout of `buckets` buckets. */
+export function bucketCodeOf(buckets: number, otherId: UserId): number {
+  return bucketCode(buckets, bucketOf(otherId, buckets));
+}
+
 /** Every bucket code a writer must touch for `otherId` under `layout` (both layouts while growing). */
 export function writeBucketCodes(layout: BucketLayout, otherId: UserId): number[] {
-  const codes = [bucketCode(layout.buckets, bucketOf(otherId, layout.buckets))];
-  if (layout.growingTo) codes.push(bucketCode(layout.growingTo, bucketOf(otherId, layout.growingTo)));
+  const codes = [bucketCodeOf(layout.buckets, otherId)];
+  if (layout.growingTo) codes.push(bucketCodeOf(layout.growingTo, otherId));
   return codes;
 }
 

@@ -16,7 +16,7 @@
  * deltas from real transitions, and reconciled against the lists by a job.
  */
 import type cassandra from 'cassandra-driver';
-import { bucketCode, bucketOf, SINGLE_BUCKET } from '../buckets.js';
+import { bucketCodeOf, bucketOf, SINGLE_BUCKET } from '../buckets.js';
 import { decodeCheckpoint, encodeCheckpoint } from '../checkpoint-codec.js';
 import type { GraphStore } from '../store.js';
 import {
@@ -353,7 +353,7 @@ export class CassandraGraphStore implements GraphStore {
     const out = new Map<UserId, EdgeRecord>();
     const byCode = new Map<number, UserId[]>();
     for (const s of new Set(sourceIds)) {
-      const code = bucketCode(layout.buckets, bucketOf(s, layout.buckets));
+      const code = bucketCodeOf(layout.buckets, s);
       byCode.set(code, [...(byCode.get(code) ?? []), s]);
     }
     const pages = await Promise.all(

@@ -9,7 +9,7 @@
  */
 
 import murmurhash from 'murmurhash';
-import { bucketCode, bucketOf } from '../buckets.js';
+import { bucketCodeOf, bucketOf } from '../buckets.js';
 import { encodeCheckpoint } from '../checkpoint-codec.js';
 import type { GraphStore } from '../store.js';
 import { DIRTY_SHARDS, UsernameTakenError } from '../store.js';
@@ -315,7 +315,7 @@ export class MemoryGraphStore implements GraphStore {
   ): Promise<Map<UserId, EdgeRecord>> {
     const out = new Map<UserId, EdgeRecord>();
     for (const s of sourceIds) {
-      const code = bucketCode(layout.buckets, bucketOf(s, layout.buckets));
+      const code = bucketCodeOf(layout.buckets, s);
       const e = this.liveInverse(targetId, relation, code, s);
       if (e) out.set(s, { ...e.edge });
     }
