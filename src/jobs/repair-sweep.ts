@@ -320,9 +320,8 @@ export async function repairSweep(deps: PairWriterDeps, o: SweepOptions = {}): P
     }
   };
 
-  // Deactivated members, which counts exclude: the registry read once per page of partitions.
-  let hidden: MemberFilter = registryFilter(store);
-  const checkListBucket = async (list: ListKey, code: number, fixes: PageFixes) => {
+  /** `hidden`: the deactivated members, which counts exclude (one registry read per page of partitions). */
+  const checkListBucket = async (list: ListKey, code: number, fixes: PageFixes, hidden: MemberFilter) => {
     const layout = await layoutOf(list);
     const codes = readBucketCodes(layout);
     if (!codes.includes(code)) return;
@@ -392,7 +391,7 @@ export async function repairSweep(deps: PairWriterDeps, o: SweepOptions = {}): P
     }
   };
 
-  const check = (key: ScannedKey, fixes: PageFixes): Promise<void> => {
+  const check = (key: ScannedKey, fixes: PageFixes, hidden: MemberFilter): Promise<void> => {
     switch (key.table) {
       case 'pair_ops':
         return checkPair(key.lowId, key.highId, fixes);
@@ -401,7 +400,7 @@ export async function repairSweep(deps: PairWriterDeps, o: SweepOptions = {}): P
       case 'following':
       case 'followers':
       case 'relation_lists':
-        return checkListBucket(key.list, key.bucketCode, fixes);
+        return checkListBucket(key.list, key.bucketCode, fixes, hidden);
       case 'users':
         return Promise.resolve();
     }
@@ -459,10 +458,10 @@ export async function repairSweep(deps: PairWriterDeps, o: SweepOptions = {}): P
     const table = SWEEP_TABLES[tableIndex] as ScanTable;
     const page = await store.scanPartitions(table, range, lastToken, pageSize);
     const fixes = new PageFixes();
-    hidden = registryFilter(store);
+    const hidden = registryFilter(store);
     for (const p of page) {
       totals.partitions[table as SweepTable]++;
-      await check(p.key, fixes);
+      await check(p.key, fixes, hidden);
     }
     await applyFixes(fixes);
     layouts.clear();
