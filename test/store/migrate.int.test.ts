@@ -114,27 +114,11 @@ describe('schema migrations on the real node', () => {
       // deactivation through the store registers; a profile write of an active account leaves
       // the registry alone.
       const [back, gone] = [deactivated[0] as bigint, ids[1] as bigint];
-      await store.putUser({
-        id: back,
-        username: `u${back}`,
-        private: false,
-        state: 'active',
-        hideLists: false,
-      });
-      await store.putUser({
-        id: gone,
-        username: `u${gone}`,
-        private: false,
-        state: 'deactivated',
-        hideLists: false,
-      });
-      await store.putUser({
-        id: ids[2] as bigint,
-        username: 'renamed',
-        private: true,
-        state: 'active',
-        hideLists: false,
-      });
+      const put = (id: bigint, state: 'active' | 'deactivated', username = `u${id}`, priv = false) =>
+        store.putUser({ id, username, private: priv, state, hideLists: false });
+      await put(back, 'active');
+      await put(gone, 'deactivated');
+      await put(ids[2] as bigint, 'active', 'renamed', true);
       expect(sorted(await store.listDeactivated(1000))).toEqual(
         sorted([...deactivated.filter((id) => id !== back), gone]),
       );
