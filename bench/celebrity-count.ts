@@ -30,6 +30,7 @@ import {
   CELEBRITY,
   cpuMeter,
   FIRST_FOLLOWER,
+  interleaved,
   loadAverage,
   openCelebrityServices,
   percentile,
@@ -90,16 +91,15 @@ async function timeArm(arm: Arm, n: number) {
 }
 await timeArm('counts', 100);
 await timeArm('point', 100);
-const reps: Record<Arm, Awaited<ReturnType<typeof timeArm>>>[] = [];
-for (let r = 0; r < REPS; r++) {
-  const order: Arm[] = r % 2 === 0 ? ['counts', 'point'] : ['point', 'counts'];
-  const rep = {} as Record<Arm, Awaited<ReturnType<typeof timeArm>>>;
-  for (const arm of order) rep[arm] = await timeArm(arm, ROUNDS);
-  reps.push(rep);
-  console.log(
-    `T7 rep ${r}: counts p50 ${rep.counts.p50.toFixed(3)} p99 ${rep.counts.p99.toFixed(3)} ms; point p50 ${rep.point.p50.toFixed(3)} p99 ${rep.point.p99.toFixed(3)} ms; load ${loadAverage()}`,
-  );
-}
+const reps = await interleaved(
+  REPS,
+  ['counts', 'point'] as const,
+  (arm) => timeArm(arm, ROUNDS),
+  (rep, r) =>
+    console.log(
+      `T7 rep ${r}: counts p50 ${rep.counts.p50.toFixed(3)} p99 ${rep.counts.p99.toFixed(3)} ms; point p50 ${rep.point.p50.toFixed(3)} p99 ${rep.point.p99.toFixed(3)} ms; load ${loadAverage()}`,
+    ),
+);
 const med = <T>(f: (x: T) => number, of: readonly T[]) => +percentile(sortedCopy(of.map(f)), 50).toFixed(3);
 
 // Drift: `--percent` (default 1%) unfollows, a tenth of them retried concurrently with their original.
@@ -173,12 +173,7 @@ async function recount(f: Filter) {
   const counted = await countBucket(store, list, code, 5000, filters[f]());
   return { counted, ...meter() };
 }
-const recounts: Record<Filter, Awaited<ReturnType<typeof recount>>>[] = [];
-for (let r = 0; r < RECOUNT_REPS; r++) {
-  const order: Filter[] = r % 2 === 0 ? ['registry', 'perMember'] : ['perMember', 'registry'];
-  const rep = {} as Record<Filter, Awaited<ReturnType<typeof recount>>>;
-  for (const f of order) rep[f] = await recount(f);
-  recounts.push(rep);
+const recounts = await interleaved(RECOUNT_REPS, ['registry', 'perMember'] as const, recount, (rep, r) => {
   console.log(
     `recount of bucket ${code} rep ${r}: registry ${rep.registry.counted} in ${rep.registry.wallS.toFixed(2)} s, per-member ${rep.perMember.counted} in ${rep.perMember.wallS.toFixed(2)} s; load ${loadAverage()}`,
   );
@@ -186,7 +181,7 @@ for (let r = 0; r < RECOUNT_REPS; r++) {
     console.error(`RECOUNT MISMATCH: registry ${rep.registry.counted}, per-member ${rep.perMember.counted}`);
     process.exit(1);
   }
-}
+});
 for (const id of gone) await graph.putUser({ id, state: 'active' });
 await graph.settleAccountTasks();
 

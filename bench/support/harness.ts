@@ -133,6 +133,26 @@ export function percentile(sorted: readonly number[], p: number): number {
 
 export const sortedCopy = (xs: readonly number[]) => [...xs].sort((a, b) => a - b);
 
+/**
+ * Runs `reps` repetitions of two arms, interleaved A B, then B A, and so on (so neither arm always
+ * runs first, on a warmer node); `report` sees each repetition as it ends. Returns them in order.
+ */
+export async function interleaved<A extends string, R>(
+  reps: number,
+  [a, b]: readonly [A, A],
+  run: (arm: A) => Promise<R>,
+  report?: (rep: Record<A, R>, r: number) => void,
+): Promise<Record<A, R>[]> {
+  const out: Record<A, R>[] = [];
+  for (let r = 0; r < reps; r++) {
+    const rep = {} as Record<A, R>;
+    for (const arm of r % 2 === 0 ? [a, b] : [b, a]) rep[arm] = await run(arm);
+    out.push(rep);
+    report?.(rep, r);
+  }
+  return out;
+}
+
 /** Median and spread (min–max) of per-repetition ratios. */
 export function ratioSummary(ratios: readonly number[]) {
   const s = sortedCopy(ratios);
