@@ -54,6 +54,8 @@ const EnvSchema = z.object({
   GRAPH_BODY_LIMIT_BYTES: int(1024, 16 * 1024 * 1024).default(64 * 1024),
   GRAPH_RECEIPT_TTL_SECONDS: int(86_400, 30 * 86_400).default(2 * 86_400),
   GRAPH_RECONCILE_INTERVAL_MS: int(0, 3_600_000).default(5000),
+  GRAPH_CLOCK_SKEW_MS: int(10, 60_000).default(2000),
+  GRAPH_WRITE_BUDGET_MS: int(50, 60_000).default(1000),
   GRAPH_DOCS: z.enum(['true', 'false', '1', '0', 'yes', 'no']).default('true').pipe(bool),
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
 });
@@ -89,6 +91,10 @@ export interface Config {
     receiptTtlSeconds: number;
     /** Pause between passes of the in-service count reconciler; 0 turns it off. */
     reconcileIntervalMs: number;
+    /** S: the largest distance allowed between this instance's clock and the database's (writes 503 beyond). */
+    clockSkewMs: number;
+    /** B: longest a write may take from its first read to an acknowledged append (503 beyond). */
+    writeBudgetMs: number;
   };
 }
 
@@ -146,6 +152,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       bucketThresholds: e.GRAPH_BUCKET_THRESHOLDS,
       rateLimitPerMinute: e.GRAPH_RATE_LIMIT_PER_MINUTE,
       receiptTtlSeconds: e.GRAPH_RECEIPT_TTL_SECONDS,
+      clockSkewMs: e.GRAPH_CLOCK_SKEW_MS,
+      writeBudgetMs: e.GRAPH_WRITE_BUDGET_MS,
     },
   };
 }

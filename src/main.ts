@@ -8,6 +8,7 @@ import { serve } from '@hono/node-server';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createApp, httpOptions } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
+import { ClockGuard } from './graph/clock-guard.js';
 import { GraphService } from './graph/graph-service.js';
 import { BucketedListService } from './graph/list-service.js';
 import { createLogger } from './http/logger.js';
@@ -18,6 +19,7 @@ import { whenOrphaned } from './local-cassandra/orphan-watch.js';
 import { CassandraGraphStore } from './store/cassandra/graph-store.js';
 import { CQL_DIR, openMigratedKeyspace } from './store/cassandra/keyspace.js';
 import { schemaPresent } from './store/cassandra/migrate.js';
+import { nowPosition } from './store/store.js';
 
 async function main() {
   let config: ReturnType<typeof loadConfig>;
@@ -71,10 +73,27 @@ async function main() {
         'list growth failed',
       ),
   });
+  // Writes wait for the first check of this instance's clock against the database's.
+  const clockGuard = new ClockGuard({
+    boundMs: config.graph.clockSkewMs,
+    databaseClockMs: () => store.databaseClockMs(),
+    clock: nowPosition,
+    monotonic: () => performance.now(),
+  });
+  await clockGuard.start();
+  const skew = clockGuard.distanceMs();
+  if (skew === null || skew > config.graph.clockSkewMs) {
+    logger.error(
+      { distanceMs: skew, boundMs: config.graph.clockSkewMs },
+      'clock check failed: writes answer 503',
+    );
+  }
   const graph = new GraphService({
     store,
     lists,
     maxFollowing: config.graph.maxFollowing,
+    clockGuard,
+    historyPolicy: { clockSkewMs: config.graph.clockSkewMs, writeBudgetMs: config.graph.writeBudgetMs },
     setCursorSecret: config.graph.cursorSecret,
     onTaskError: (userId, error) =>
       logger.error(
@@ -118,6 +137,7 @@ async function main() {
     force.unref();
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await reconciler?.stop();
+    clockGuard.stop();
     await client.shutdown();
     if (node) await node.stop();
     logger.info('stopped');

@@ -106,6 +106,21 @@ export class PairBusyError extends Error {
   }
 }
 
+/**
+ * This instance's clock is further from the database's than the bound the pair protocol rests on
+ * (or it could not be checked lately): writes are refused until it is back. HTTP 503.
+ */
+export class ClockSkewError extends Error {
+  override name = 'ClockSkewError' as const;
+  readonly retryable = true;
+  constructor(
+    readonly detail: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(`writes are refused: ${detail}`);
+  }
+}
+
 /** Every error class a client can be answered with; the union and the HTTP map derive from it. */
 export const DOMAIN_ERRORS = [
   UserNotFoundError,
@@ -120,6 +135,7 @@ export const DOMAIN_ERRORS = [
   PositionTooOldError,
   PositionOutOfRangeError,
   PairBusyError,
+  ClockSkewError,
   UsernameTakenError,
   StoreUnavailableError,
 ] as const;

@@ -28,6 +28,7 @@ import type {
   UserRecord,
 } from '../store/types.js';
 import { deactivatedFilter, newMarkTask, runMarkCounterparts } from './account-state.js';
+import { UNGUARDED, type WriteClock } from './clock-guard.js';
 import type {
   Counts,
   FollowState,
@@ -81,6 +82,13 @@ export interface GraphServiceOptions {
   maxFollowing: number;
   /** µs since the epoch; injectable for tests. */
   clock?: () => Position;
+  /** A monotonic clock (ms) for the write budget; default `performance.now`. */
+  monotonic?: () => number;
+  /**
+   * Refuses writes while this instance's clock is not known to be within the bound
+   * (`clock-guard.ts`); `main` passes a `ClockGuard`. Default: unguarded (one-clock tests and tools).
+   */
+  clockGuard?: WriteClock;
   /** How pair histories are kept short (`pair-history.ts`); defaults for production. */
   historyPolicy?: Partial<HistoryPolicy>;
   /** Told when a background account task fails (it stays recorded and resumes on the next PUT or start). */
@@ -165,6 +173,8 @@ export class GraphService implements GraphApi {
       store: o.store,
       lists: o.lists,
       clock: o.clock ?? nowPosition,
+      monotonic: o.monotonic ?? (() => performance.now()),
+      guard: o.clockGuard ?? UNGUARDED,
       policy: { ...DEFAULT_HISTORY_POLICY, ...o.historyPolicy },
     };
     this.store = o.store;
@@ -205,6 +215,7 @@ export class GraphService implements GraphApi {
     if (input.username !== undefined && !USERNAME_PATTERN.test(input.username))
       throw new InvalidInputError('username', 'must be 1–30 of [A-Za-z0-9._]');
     if (input.id <= 0n) throw new InvalidInputError('id', 'must be a positive integer');
+    this.deps.guard.assertWritable();
     const existing = await this.store.getUser(input.id);
     const username = input.username ?? existing?.username;
     if (username === undefined) throw new InvalidInputError('username', 'is required to create a user');

@@ -9,25 +9,53 @@
  * Bounded history. A pair's partition holds a checkpoint (the state of every edge at a horizon
  * position, and how many ops it folded), a pending compaction, and the ops above the horizon. A
  * write reads O(1) rows whatever the pair's age: once more than `compactAbove` ops stand above the
- * horizon, a writer *announces* a compaction to a new horizon (keeping the newest `keep` ops); the
- * next writer whose read sees the announcement records when that read started (`seenAt`); a writer
- * whose read started `settleMs` or more after `seenAt` *commits* it: it folds the ops at or below
- * the announced horizon from its own read into the checkpoint, in the same single-partition write
- * as its op, and deletes them. Meanwhile an op at or below an announced or committed horizon is
- * refused (`PositionTooOldError`, 409). Past `maxOps` ops above the horizon (a flood faster than a
- * compaction settles) writes wait (`PairBusyError`, 503 with Retry-After).
+ * horizon, a writer *announces* a compaction to a new horizon `H` (keeping the newest `keep` ops);
+ * the next writer whose read sees the announcement *observes* it, recording its own wall clock
+ * when that read returned (`seenAt`, bound to `H`); a writer whose read starts `settle` or more
+ * after `seenAt` *commits* it: it folds the ops at or below `H` from its own read into the
+ * checkpoint, in the same single-partition write as its op, and deletes the ops below `H`.
+ * Meanwhile an op at or below an announced or committed horizon is refused (`PositionTooOldError`,
+ * 409) — by horizon only, never by age, so an import into a fresh pair is never refused.
  *
- * Why announce, observe, then settle: without a lightweight transaction, a compactor cannot know
- * about an op that a concurrent writer is appending. Every write here finishes its append within
- * `writeBudgetMs` of its first read, or answers 503 (outcome unknown) instead of success. The
- * announcement was visible (to a quorum read) at `seenAt`, so an op whose first read did not see
- * it read before `seenAt`, and its acknowledged append completed before `seenAt + writeBudgetMs`.
- * The committer's read starts at least `settleMs` after `seenAt`, with `settleMs` above the budget
- * plus the clock skew between service instances, so every acknowledged op at or below the horizon
- * is in the committer's read and folded. An op whose first read saw the announcement is refused if
- * it is at or below it. Hence a writer whose re-read shows its op under a new checkpoint knows it
- * was folded in. (`announcedAt` alone would not do: the announcer's own write may become visible
- * late, and a test with eight concurrent clients on a loaded machine found exactly that hole.)
+ * The bounds it rests on, and nothing else (the README states them once):
+ * - B, the write budget: a write's append is acknowledged within `writeBudgetMs` of the start of
+ *   its first read, on this process's monotonic clock, or the write answers 503 (outcome unknown),
+ *   never success.
+ * - S, the clock bound: every instance's wall clock is within `clockSkewMs` of the database's
+ *   (`clock-guard.ts` checks it; an instance further off refuses writes).
+ * - A read or a write acknowledged at a quorum is seen by every later quorum read (Cassandra's
+ *   blocking read repair gives monotonic quorum reads); one statement on one partition is applied
+ *   atomically and read as one snapshot.
+ *
+ * Why no acknowledged op is lost. Let W be an op answered 2xx at position `p ≤ H`. If W's first
+ * read saw the announcement of `H` (or a checkpoint at or above it), W was refused, not answered.
+ * So W's first read did not see it. An observer O's read saw it and returned at real time `e`, so
+ * from `e` on every quorum read sees it: W's read therefore started before `e`, and W's append was
+ * acknowledged — hence applied at a quorum — before `e + B`. O records `seenAt`, its own clock at
+ * `e`, which is at most S behind the real `e`. The committer C commits only from a read that starts
+ * at C's clock `≥ seenAt + B + 2S` (`settleMicros`), i.e. at a real time `≥ e + B`: after W was
+ * applied, so W is in C's read and C folds it. Measuring from the *end* of O's read is what makes
+ * a slow read harmless (the first design took its start, and a read held 900 ms lost a block), and
+ * the 2S is what makes two instances' clocks comparable (the first design assumed them equal).
+ * C's read is one statement, so its checkpoint and ops are one snapshot: the ops it folds are
+ * exactly the ops above the checkpoint it folds them into (two parallel SELECTs once let a
+ * committer fold a newer op set into an older checkpoint). When the history is longer than one
+ * statement's page, only a horizon below the page's end may be committed (`snapshotThrough`).
+ *
+ * Cells that clocks cannot reorder. The announcement, the observation and the commit are written
+ * at logical write times derived from `H` (`PAIR_STEP_TIME`), never from a clock: every step of a
+ * higher horizon outranks every step of a lower one, a commit clears its own announcement and
+ * observation, and a late statement of an old step changes nothing. The observation names the
+ * horizon it saw, so an observation of an earlier announcement never counts for a later one. Two
+ * commits of one horizon can differ only in ops that were never acknowledged (a late append that
+ * landed between their reads); the one that folded more ops has the later write time and wins, and
+ * both hold every acknowledged op.
+ *
+ * Always bounded. Past `maxOps` ops above the horizon a write that would only add an op waits
+ * (`PairBusyError`, 503 with Retry-After), announced or not; the compaction step it would have
+ * carried (an announcement, an observation) is written alone, without the op, so the history
+ * drains without growing. Only a commit (which removes ops) still carries its op. With
+ * `maxOps` under one statement's page (`PAIR_READ_ROWS`), the pair read is one statement.
  *
  * Versions that cannot tie. Derived rows carry `pairVersion(view)` = newest × 1024 + (total − base),
  * where `total` counts every distinct op of the view (the checkpoint's count plus the ops above
@@ -35,9 +63,8 @@
  * op). Ops at or below a committed horizon never change, so `total − base` counts the same thing —
  * ops above a fixed horizon — in every view that shares a newest op, whatever checkpoint each view
  * read: a view that strictly contains another has a newer newest op or a larger `total − base`.
- * `total − base` is the number of ops above the horizon that newest op's writer saw plus those
- * that arrived later below it; `maxOps` keeps the first below 1024 and out-of-order replays
- * beyond that are refused as busy too, so the term never saturates.
+ * `maxOps` keeps the term below 1024 and out-of-order replays beyond that are refused as busy
+ * too, so the term never saturates.
  *
  * Recorded no-ops. Every accepted op is recorded, including one that changes nothing now (an
  * unfollow of nobody): the state is the fold of all accepted ops, so a replay older than it must
@@ -47,13 +74,16 @@
  * plain append, so it does not close the race it would be for. (2) Compacting only ops older
  * than a wall-clock window: a pair toggled faster than the window still grows without bound.
  * (3) A version counting the whole history: 20,000 toggles need 15 bits that a 64-bit write time
- * holding a µs position does not have.
+ * holding a µs position does not have. (4) Timing the settle from the announcement's own clock:
+ * the announcer's write may become visible late (a test with eight clients found that hole).
  *
  * Limits. A write whose append is not acknowledged within the budget answers 503; if it did land,
  * its op counts like any other (a retry of a live op is idempotent in effect; a replay retried
- * after the pair compacted past it answers 409 even if the first attempt was folded in). The
- * budget assumes a mutation is applied within it or not at all; the repair job restores agreement
- * beyond that.
+ * after the pair compacted past it answers 409 even if the first attempt was folded in). An op
+ * answered 503 may land late, at its position, above a later acknowledged op whose position a
+ * clock behind it chose (positions of two instances compare within 2S). Instances of the previous
+ * protocol must not write while this one does (its settle and its cells differ): upgrade by
+ * stopping them first. The repair job restores agreement of the projections beyond that.
  */
 import { type GraphStore, StoreUnavailableError } from '../store/store.js';
 import type {
@@ -66,23 +96,24 @@ import type {
   StoredPairOp,
   UserId,
 } from '../store/types.js';
+import type { WriteClock } from './clock-guard.js';
 import type { ListService } from './contracts.js';
 import { PairBusyError, PositionOutOfRangeError, PositionTooOldError } from './errors.js';
 import { compareOps, containsOp, edgeKey, foldPair, MAX_VERSION_COUNT, type PairFold } from './pair-fold.js';
 import { applyCountDeltas, countDeltas, foldView, ownTransition, writePairView } from './pair-writer.js';
 
-/** How long histories are kept short. Defaults in `DEFAULT_HISTORY_POLICY`. */
+/** How long histories are kept short, and the bounds the protocol rests on (see the note). */
 export interface HistoryPolicy {
   /** Ops above the horizon at which a writer announces a compaction. */
   compactAbove: number;
   /** Ops a compaction leaves above its new horizon. */
   keep: number;
-  /** Ops above the horizon at which writes wait for the pending compaction (503 pair_busy). */
+  /** Ops above the horizon past which a write that does not commit waits (503 pair_busy). Under `PAIR_READ_ROWS`. */
   maxOps: number;
-  /** Longest a write may take from its first read to an acknowledged append. */
+  /** B: longest a write may take from its first read to an acknowledged append (monotonic clock). */
   writeBudgetMs: number;
-  /** Age at which an announced compaction may be committed: the budget plus the clock skew between instances. */
-  settleMs: number;
+  /** S: the largest distance allowed between an instance's clock and the database's (`clock-guard.ts`). */
+  clockSkewMs: number;
   /** How far past the server clock an explicit position may be (µs). */
   maxSkewMicros: bigint;
 }
@@ -92,9 +123,18 @@ export const DEFAULT_HISTORY_POLICY: HistoryPolicy = {
   keep: 16,
   maxOps: 768,
   writeBudgetMs: 1_000,
-  settleMs: 1_500,
+  clockSkewMs: 2_000,
   maxSkewMicros: 5_000_000n,
 };
+
+/**
+ * How long after an observation (`seenAt`, the observer's clock when its read returned) a
+ * committer's read may start, by the committer's clock: B + 2S, plus a millisecond for the
+ * database clock's resolution. Derived, never configured on its own.
+ */
+export function settleMicros(policy: Pick<HistoryPolicy, 'writeBudgetMs' | 'clockSkewMs'>): bigint {
+  return BigInt(policy.writeBudgetMs + 2 * policy.clockSkewMs + 1) * 1000n;
+}
 
 export interface PairHistoryDeps {
   store: GraphStore;
@@ -102,22 +142,30 @@ export interface PairHistoryDeps {
   policy: HistoryPolicy;
   /** µs since the epoch. */
   clock: () => Position;
+  /** A monotonic clock (ms): the write budget is measured on it. */
+  monotonic: () => number;
+  /** Refuses writes while this instance's clock is not known to be within the bound. */
+  guard: WriteClock;
 }
 
-/** A pair read before an op is chosen: the history and when the read started. */
+/** A pair read before an op is chosen: the history and when the read started and returned. */
 export interface PairRead {
   history: PairHistory;
-  /** `performance.now()` when the read started (the write budget runs from here). */
+  /** The monotonic clock when the read started (the write budget runs from here). */
   startedMs: number;
-  /** The µs clock when the read started (what `seenAt` records and the settle is measured from). */
+  /** The µs clock when the read started (a commit's settle is measured to here). */
   readAt: Position;
+  /** The µs clock when the read returned (what an observation records). */
+  returnedAt: Position;
 }
 
 /** Reads the pair's history; the write budget starts now. */
 export async function readPair(deps: PairHistoryDeps, a: UserId, b: UserId): Promise<PairRead> {
-  const startedMs = performance.now();
+  deps.guard.assertWritable();
+  const startedMs = deps.monotonic();
   const readAt = deps.clock();
-  return { history: await deps.store.readPairHistory(a, b), startedMs, readAt };
+  const history = await deps.store.readPairHistory(a, b);
+  return { history, startedMs, readAt, returnedAt: deps.clock() };
 }
 
 /** The fold of a read (checkpoint plus the ops above it). */
@@ -174,46 +222,62 @@ export function checkpointAt(history: PairHistory, horizon: Position): PairCheck
 
 const opId = (o: PairOp) => `${o.position}|${o.sourceId}|${o.kind}`;
 
-/** What the op's append carries: an announcement, an observation or a commit, and the op's base. */
-function compactionStep(
-  deps: PairHistoryDeps,
-  read: PairRead,
-  op: PairOp,
-): { base: number; announce?: PendingCompaction; observe?: Position; commit?: PairCheckpoint } {
+/** The compaction step an append carries, and the op's base. */
+interface CompactionStep {
+  base: number;
+  announce?: PendingCompaction;
+  observe?: { horizon: Position; seenAt: Position };
+  commit?: { checkpoint: PairCheckpoint; folded: number };
+  /** The pair is over `maxOps` and this write does not commit: write the step alone, then wait this long (s). */
+  busySeconds?: number;
+}
+
+/** What the op's append carries: an announcement, an observation or a commit (see the note). */
+function compactionStep(deps: PairHistoryDeps, read: PairRead, op: PairOp): CompactionStep {
   const { policy } = deps;
   const { history } = read;
-  const pending = history.pending;
-  const now = deps.clock();
-  const settleMicros = BigInt(policy.settleMs) * 1000n;
-  if (pending && (history.checkpoint?.horizon ?? 0n) < pending.horizon) {
-    if (pending.seenAt !== null && read.readAt >= pending.seenAt + settleMicros) {
-      const commit = checkpointAt(history, pending.horizon);
-      return { base: commit.count, commit };
+  const base = history.checkpoint?.count ?? 0;
+  const committed = history.checkpoint?.horizon ?? 0n;
+  const through = history.snapshotThrough;
+  const full = history.ops.length >= policy.maxOps;
+  const settle = settleMicros(policy);
+  const pending = history.pending && committed < history.pending.horizon ? history.pending : null;
+  if (pending) {
+    const { horizon, seenAt } = pending;
+    const inSnapshot = through === null || horizon < through;
+    if (seenAt !== null && read.readAt >= seenAt + settle && inSnapshot) {
+      const checkpoint = checkpointAt(history, horizon);
+      return { base: checkpoint.count, commit: { checkpoint, folded: checkpoint.count - base } };
     }
-    const base = history.checkpoint?.count ?? 0;
     // The first write to see the announcement records it whatever the load: without that record
     // the compaction could never settle.
-    if (pending.seenAt === null) return { base, observe: read.readAt };
-    if (history.ops.length >= policy.maxOps) {
-      const waitMicros = pending.seenAt + settleMicros - now;
-      throw new PairBusyError(Math.max(1, Math.ceil(Number(waitMicros) / 1e6)));
-    }
-    return { base };
+    const observe = seenAt === null ? { horizon, seenAt: read.returnedAt } : undefined;
+    if (!full) return observe ? { base, observe } : { base };
+    const wait = seenAt === null ? settle : seenAt + settle - deps.clock();
+    return { base, ...(observe ? { observe } : {}), busySeconds: busySeconds(wait) };
   }
-  const base = history.checkpoint?.count ?? 0;
+  // Nothing pending: announce once the tail is long, a horizon that keeps the newest `keep` ops
+  // and that the snapshot part of this read covers.
   const ops = [...history.ops, { ...op, base }].sort(compareOps);
+  const step: CompactionStep = { base };
   if (ops.length > policy.compactAbove) {
-    const last = ops[ops.length - 1 - policy.keep];
-    if (last) return { base, announce: { horizon: last.position, announcedAt: now, seenAt: null } };
+    const foldable =
+      through === null ? ops.slice(0, ops.length - policy.keep) : ops.filter((o) => o.position < through);
+    const last = foldable.at(-1);
+    if (last) step.announce = { horizon: last.position, announcedAt: deps.clock(), seenAt: null };
   }
-  return { base };
+  if (full) step.busySeconds = busySeconds(settle);
+  return step;
 }
+
+const busySeconds = (micros: bigint): number => Math.max(1, Math.ceil(Number(micros) / 1e6));
 
 /**
  * Appends `op` (its position already chosen) to the pair read in `read`, re-reads, writes the
  * fold and applies counter deltas. Throws `PositionTooOldError` for an op at or below the horizon,
- * `PairBusyError` when the pair must wait for a compaction, and `StoreUnavailableError` when the
- * append was not acknowledged within the write budget (the outcome is then unknown).
+ * `PairBusyError` when the pair must wait for a compaction, `ClockSkewError` when this instance's
+ * clock is not known to be within the bound, and `StoreUnavailableError` when the append was not
+ * acknowledged within the write budget (the outcome is then unknown).
  */
 export async function applyPairOp(deps: PairHistoryDeps, read: PairRead, op: PairOp): Promise<AppliedOp> {
   const { store, policy } = deps;
@@ -226,18 +290,35 @@ export async function applyPairOp(deps: PairHistoryDeps, read: PairRead, op: Pai
     if (op.position <= horizon) throw new PositionTooOldError(op.position, horizon);
     if (versionCountAfter(history, op) > MAX_VERSION_COUNT) throw new PairBusyError(1);
     const step = compactionStep(deps, read, op);
+    deps.guard.assertWritable();
+    const remaining = () => policy.writeBudgetMs - (deps.monotonic() - read.startedMs);
+    if (step.busySeconds !== undefined) {
+      // Over the bound: advance the compaction without adding the op, then wait.
+      if ((step.announce || step.observe) && remaining() > 0) {
+        await store.appendPair(
+          { pair: [op.sourceId, op.targetId], announce: step.announce, observe: step.observe },
+          remaining(),
+        );
+      }
+      throw new PairBusyError(step.busySeconds);
+    }
     if (step.commit) {
-      const horizon = step.commit.horizon;
+      const horizon = step.commit.checkpoint.horizon;
       folded = history.ops.filter((o) => o.position <= horizon);
     }
-    const elapsed = performance.now() - read.startedMs;
-    if (elapsed >= policy.writeBudgetMs) throw new PairBusyError(1);
+    if (remaining() <= 0) throw new PairBusyError(1);
     const stored: StoredPairOp = { ...op, base: step.base };
     await store.appendPair(
-      { op: stored, announce: step.announce, observe: step.observe, commit: step.commit },
-      policy.writeBudgetMs - elapsed,
+      {
+        pair: [op.sourceId, op.targetId],
+        op: stored,
+        announce: step.announce,
+        observe: step.observe,
+        commit: step.commit,
+      },
+      remaining(),
     );
-    if (performance.now() - read.startedMs > policy.writeBudgetMs) {
+    if (remaining() < 0) {
       throw new StoreUnavailableError(
         'the write was not acknowledged within its budget; its outcome is unknown',
       );

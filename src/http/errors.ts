@@ -15,6 +15,7 @@ import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import {
   BlockedError,
+  ClockSkewError,
   type DomainError,
   type DomainErrorClass,
   FollowingCapError,
@@ -193,6 +194,14 @@ const DOMAIN_RULES = [
     PairBusyError,
     (err) =>
       new ApiError('pair_busy', err.message, {
+        cause: err,
+        headers: { 'Retry-After': String(err.retryAfterSeconds) },
+      }),
+  ),
+  rule(
+    ClockSkewError,
+    (err) =>
+      new ApiError('unavailable', err.message, {
         cause: err,
         headers: { 'Retry-After': String(err.retryAfterSeconds) },
       }),

@@ -324,6 +324,8 @@ export interface GraphStore
     SuggestionStore {
   /** Cheap reachability check used by `/readyz`. */
   ping(): Promise<boolean>;
+  /** The database's clock, ms since the epoch (what the clock guard compares this instance's with). */
+  databaseClockMs(): Promise<number>;
   close(): Promise<void>;
 }
 

@@ -70,14 +70,19 @@ export interface PairCheckpoint {
 /** A compaction announced but not yet committed: ops at or below `horizon` are refused meanwhile. */
 export interface PendingCompaction {
   horizon: Position;
-  /** µs clock of the writer that announced it. */
+  /** µs clock of the writer that announced it (informational: nothing is timed from it). */
   announcedAt: Position;
   /**
-   * Start (µs) of a read that already saw the announcement, recorded by that reader's append: the
-   * announcement was visible at least since then. Null until a writer has recorded it.
+   * The observer's wall clock (µs) when a read that saw *this* announcement returned: the
+   * announcement was visible to every later read by then. Recorded bound to `horizon` (an
+   * observation of an earlier announcement is never reported for a later one). Null until a
+   * writer has recorded it.
    */
   seenAt: Position | null;
 }
+
+/** Rows of a pair's history that one statement reads (the first page of the pair read). */
+export const PAIR_READ_ROWS = 1024;
 
 /** One read of a pair's history: the checkpoint, a pending compaction, and every op above the horizon. */
 export interface PairHistory {
@@ -85,18 +90,47 @@ export interface PairHistory {
   pending: PendingCompaction | null;
   /** Ops above the checkpoint's horizon, in history order (position, source id, kind). */
   ops: StoredPairOp[];
+  /**
+   * Null when the checkpoint, the pending compaction and every op came from one statement (one
+   * snapshot). Otherwise the position through which they did: ops above it were read by later
+   * statements (a history longer than `PAIR_READ_ROWS` rows), and `0n` when nothing is known to
+   * share the checkpoint's snapshot. A compaction may only commit a horizon strictly below it.
+   */
+  snapshotThrough: Position | null;
 }
 
 /** One single-partition write to a pair's history: an op, and optionally a compaction step. */
 export interface PairAppend {
-  op: StoredPairOp;
+  /** The pair's two accounts, in either order. */
+  pair: readonly [UserId, UserId];
+  /** The op; none for a compaction step written alone (a pair over its bound drains without growing). */
+  op?: StoredPairOp;
   /** Announce a compaction (when none is pending); `seenAt` is ignored. */
   announce?: PendingCompaction;
-  /** Record that a read starting at this µs time saw the pending announcement. */
-  observe?: Position;
-  /** Commit the pending compaction: set this checkpoint, clear the announcement, drop folded ops. */
-  commit?: PairCheckpoint;
+  /** Record that a read which saw the announcement of `horizon` returned at `seenAt` (µs, wall). */
+  observe?: { horizon: Position; seenAt: Position };
+  /**
+   * Commit the pending compaction: set this checkpoint, clear the announcement and its
+   * observation, drop the ops below the horizon (the ops at it stay, filtered by readers, so a read
+   * starting at the horizon always meets a row). `folded`: distinct ops this commit folds.
+   */
+  commit?: { checkpoint: PairCheckpoint; folded: number };
 }
+
+/**
+ * Write times of a pair's compaction cells: logical, from the horizon, never from a clock, so the
+ * cells order by the protocol's own steps whatever the writers' clocks say. Per horizon `h` an
+ * announcement is written at `h·1024`, its observation at `h·1024 + 1`, its commit at
+ * `h·1024 + 2 + folded` (a commit of the same horizon that folded more ops wins; such commits
+ * differ only in ops that were never acknowledged). Every step of a higher horizon outranks every
+ * step of a lower one, so a late statement of an old step never undoes a newer one.
+ */
+export const PAIR_STEP_TIME = {
+  announce: (h: Position): bigint => h * 1024n,
+  observe: (h: Position): bigint => h * 1024n + 1n,
+  commit: (h: Position, folded: number): bigint =>
+    h * 1024n + 2n + BigInt(Math.max(0, Math.min(folded, 1021))),
+} as const;
 
 /** The stored state of one edge. */
 export interface EdgeRecord {

@@ -25,9 +25,14 @@ function service(o: Partial<GraphServiceOptions> = {}) {
     lists: new SingleBucketLists(store),
     maxFollowing: 7500,
     clock: () => (now += 1000n),
+    // The write budget is measured on this clock: stopped, so no write here runs out of it.
+    monotonic: () => 0,
     ...o,
   });
 }
+
+/** A policy whose settle (B + 2S + 1 ms, on the test clock that moves 1 ms per reading) is `ms`. */
+const settle = (ms: number) => ({ writeBudgetMs: ms - 1, clockSkewMs: 0 });
 
 beforeEach(async () => {
   store = new MemoryGraphStore();
@@ -68,7 +73,7 @@ describe('a replay answers the state the fold says, not the state it asked for',
 
 describe('versions cannot tie on a long history', () => {
   it('block@P1, follow@P3 and a replayed unblock@P2 after 1,040 other ops: the stored state is the fold', async () => {
-    const g = service({ historyPolicy: { settleMs: 50, compactAbove: 64, keep: 16 } });
+    const g = service({ historyPolicy: { ...settle(50), compactAbove: 64, keep: 16 } });
     const p1 = now + 1_000n;
     await g.block(bo, ada, { position: p1 });
     await g.follow(ada, bo, { position: p1 + 200n });
@@ -84,7 +89,7 @@ describe('versions cannot tie on a long history', () => {
   });
 
   it('1,040 ops faster than a compaction settles: past maxOps the pair waits (503), nothing is misapplied', async () => {
-    const g = service({ historyPolicy: { settleMs: 60_000, maxOps: 1000 } });
+    const g = service({ historyPolicy: { ...settle(60_000), maxOps: 1000 } });
     const p1 = now + 1_000n;
     await g.block(bo, ada, { position: p1 });
     await g.follow(ada, bo, { position: p1 + 200n });
@@ -103,7 +108,7 @@ describe('versions cannot tie on a long history', () => {
   });
 
   it('a replayed unblock below the newest op, on a pair with a checkpoint: stored edges equal the fold', async () => {
-    const g = service({ historyPolicy: { settleMs: 5, compactAbove: 8, keep: 4 } });
+    const g = service({ historyPolicy: { ...settle(5), compactAbove: 8, keep: 4 } });
     const base = now + 1_000n;
     await g.block(bo, ada, { position: base });
     for (let i = 1; i <= 200; i++) await g.mute(ada, bo, { position: base + 1000n * BigInt(i) });
@@ -154,7 +159,7 @@ describe('the following cap counts requests and is checked on accept', () => {
 
 describe('a pair history stays bounded however often it is toggled', () => {
   it('2,000 live toggles: a bounded number of ops above the horizon, and a block then holds', async () => {
-    const g = service({ historyPolicy: { settleMs: 20 } });
+    const g = service({ historyPolicy: settle(20) });
     let most = 0;
     for (let i = 0; i < 2000; i++) {
       if (i % 2 === 0) await g.follow(ada, bo);

@@ -21,6 +21,7 @@ describe('repair', () => {
     const { store, lists, graph } = await setup();
     const f = await graph.follow(1n, 2n);
     await store.appendPair({
+      pair: [1n, 2n],
       op: { sourceId: 2n, targetId: 1n, kind: 'block', position: f.position + 10n, base: 0 },
     });
     expect(await graph.contains(2n, 'follows', 'in', [1n])).toEqual([1n]);

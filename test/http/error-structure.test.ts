@@ -86,6 +86,10 @@ describe('error structure (issue #8)', () => {
       new graphErrors.PositionTooOldError(5n, 9n),
       new graphErrors.PositionOutOfRangeError(99n, 10n),
       new graphErrors.PairBusyError(2),
+      new graphErrors.ClockSkewError(
+        "this instance's clock is 3000 ms from the database's (bound 2000 ms)",
+        10,
+      ),
       new UsernameTakenError('bob'),
       new StoreUnavailableError('NoHostAvailableError 127.0.0.1:9042'),
     ];
@@ -107,6 +111,7 @@ describe('error structure (issue #8)', () => {
       ['PositionTooOldError', 409, 'position_too_old', null],
       ['PositionOutOfRangeError', 400, 'position_out_of_range', null],
       ['PairBusyError', 503, 'pair_busy', { 'Retry-After': '2' }],
+      ['ClockSkewError', 503, 'unavailable', { 'Retry-After': '10' }],
       ['UsernameTakenError', 409, 'username_taken', null],
       ['StoreUnavailableError', 503, 'unavailable', { 'Retry-After': '3' }],
     ]);

@@ -72,6 +72,7 @@ describe('repair sweep (memory store)', () => {
     // Half-written: 4 → 1 in the history only.
     const f = await store.readPairHistory(1n, 4n);
     await store.appendPair({
+      pair: [1n, 4n],
       op: { sourceId: 4n, targetId: 1n, kind: 'follow', position: 99n, base: f.ops.length },
     });
     await store.incrementCount({ userId: 2n, relation: 'follows', direction: 'in' }, 0, 3);

@@ -6,7 +6,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bucketCode, bucketOf, SINGLE_BUCKET } from '../../src/store/buckets.js';
 import type { GraphStore } from '../../src/store/store.js';
 import { UsernameTakenError } from '../../src/store/store.js';
-import type { EdgeRecord, ListEntry, ListKey, Relation } from '../../src/store/types.js';
+import {
+  type EdgeRecord,
+  type ListEntry,
+  type ListKey,
+  PAIR_READ_ROWS,
+  type Relation,
+} from '../../src/store/types.js';
 
 export interface StoreFixture {
   store: GraphStore;
@@ -93,10 +99,23 @@ export function describeStoreContract(name: string, make: () => Promise<StoreFix
 
     it('records pair history once per op, in position order, from either side', async () => {
       const [a, b] = ids(2) as [bigint, bigint];
-      await store.appendPair({ op: { sourceId: b, targetId: a, kind: 'block', position: 30n, base: 0 } });
-      await store.appendPair({ op: { sourceId: a, targetId: b, kind: 'follow', position: 10n, base: 0 } });
-      await store.appendPair({ op: { sourceId: a, targetId: b, kind: 'follow', position: 10n, base: 0 } });
-      await store.appendPair({ op: { sourceId: a, targetId: b, kind: 'unfollow', position: 20n, base: 0 } });
+      const pair = [a, b] as const;
+      await store.appendPair({
+        pair,
+        op: { sourceId: b, targetId: a, kind: 'block', position: 30n, base: 0 },
+      });
+      await store.appendPair({
+        pair,
+        op: { sourceId: a, targetId: b, kind: 'follow', position: 10n, base: 0 },
+      });
+      await store.appendPair({
+        pair,
+        op: { sourceId: a, targetId: b, kind: 'follow', position: 10n, base: 0 },
+      });
+      await store.appendPair({
+        pair,
+        op: { sourceId: a, targetId: b, kind: 'unfollow', position: 20n, base: 0 },
+      });
       expect(await store.readPairHistory(b, a)).toEqual({
         checkpoint: null,
         pending: null,
@@ -105,11 +124,14 @@ export function describeStoreContract(name: string, make: () => Promise<StoreFix
           { sourceId: a, targetId: b, kind: 'unfollow', position: 20n, base: 0 },
           { sourceId: b, targetId: a, kind: 'block', position: 30n, base: 0 },
         ],
+        snapshotThrough: null,
       });
     });
 
-    it('announces and commits a compaction: the checkpoint replaces the folded ops; a lower horizon never wins', async () => {
+    /** A pair with ops at 10 (follow) and 20 (unfollow), and the checkpoint that folds both. */
+    const compactionPair = () => {
       const [a, b] = ids(2) as [bigint, bigint];
+      const pair = [b, a] as const;
       const op = (kind: 'follow' | 'unfollow', position: bigint, base = 0) => ({
         sourceId: a,
         targetId: b,
@@ -117,8 +139,29 @@ export function describeStoreContract(name: string, make: () => Promise<StoreFix
         position,
         base,
       });
-      await store.appendPair({ op: op('follow', 10n) });
+      const checkpoint = (horizon: bigint, count: number, state: 'active' | 'removed' = 'removed') => ({
+        horizon,
+        count,
+        newestBase: 0,
+        edges: [
+          {
+            sourceId: a,
+            targetId: b,
+            relation: 'follows' as const,
+            state,
+            position: horizon,
+            createdAt: 10n,
+          },
+        ],
+      });
+      return { a, b, pair, op, checkpoint };
+    };
+
+    it('announces, observes and commits a compaction: the checkpoint replaces the folded ops; a lower horizon never wins', async () => {
+      const { a, b, pair, op, checkpoint } = compactionPair();
+      await store.appendPair({ pair, op: op('follow', 10n) });
       await store.appendPair({
+        pair,
         op: op('unfollow', 20n),
         announce: { horizon: 20n, announcedAt: 99n, seenAt: null },
       });
@@ -127,38 +170,136 @@ export function describeStoreContract(name: string, make: () => Promise<StoreFix
         announcedAt: 99n,
         seenAt: null,
       });
-      await store.appendPair({ op: op('follow', 25n), observe: 120n });
+      await store.appendPair({ pair, op: op('follow', 25n), observe: { horizon: 20n, seenAt: 120n } });
       expect((await store.readPairHistory(a, b)).pending).toEqual({
         horizon: 20n,
         announcedAt: 99n,
         seenAt: 120n,
       });
-      const cp = {
-        horizon: 20n,
-        count: 2,
-        newestBase: 0,
-        edges: [
-          {
-            sourceId: a,
-            targetId: b,
-            relation: 'follows' as const,
-            state: 'removed' as const,
-            position: 20n,
-            createdAt: 10n,
-          },
-        ],
-      };
-      await store.appendPair({ op: op('follow', 30n, 2), commit: cp });
-      expect(await store.readPairHistory(b, a)).toEqual({
+      const cp = checkpoint(20n, 2);
+      await store.appendPair({ pair, op: op('follow', 30n, 2), commit: { checkpoint: cp, folded: 2 } });
+      const committed = {
         checkpoint: cp,
         pending: null,
         ops: [op('follow', 25n), op('follow', 30n, 2)],
-      });
-      const older = { ...cp, horizon: 15n, count: 1 };
-      await store.appendPair({ op: op('unfollow', 40n, 2), commit: older });
+        snapshotThrough: null,
+      };
+      expect(await store.readPairHistory(b, a)).toEqual(committed);
+      // A second read starts at the horizon (the Cassandra store remembers it): same answer.
+      expect(await store.readPairHistory(a, b)).toEqual(committed);
+      const older = checkpoint(15n, 1);
+      await store.appendPair({ pair, op: op('unfollow', 40n, 2), commit: { checkpoint: older, folded: 1 } });
       const h = await store.readPairHistory(a, b);
       expect(h.checkpoint).toEqual(cp);
       expect(h.ops).toEqual([op('follow', 25n), op('follow', 30n, 2), op('unfollow', 40n, 2)]);
+    });
+
+    it('an observation counts only for the announcement it observed, whatever order it lands in', async () => {
+      const { a, b, pair, op, checkpoint } = compactionPair();
+      await store.appendPair({
+        pair,
+        op: op('follow', 10n),
+        announce: { horizon: 10n, announcedAt: 1n, seenAt: null },
+      });
+      await store.appendPair({ pair, op: op('unfollow', 20n), observe: { horizon: 10n, seenAt: 500n } });
+      await store.appendPair({
+        pair,
+        op: op('follow', 30n, 1),
+        commit: { checkpoint: checkpoint(10n, 1, 'active'), folded: 1 },
+      });
+      await store.appendPair({
+        pair,
+        op: op('unfollow', 40n, 1),
+        announce: { horizon: 20n, announcedAt: 2n, seenAt: null },
+      });
+      expect((await store.readPairHistory(a, b)).pending).toEqual({
+        horizon: 20n,
+        announcedAt: 2n,
+        seenAt: null,
+      });
+      // A late observation of the committed announcement (horizon 10) lands now: it does not count.
+      await store.appendPair({ pair, observe: { horizon: 10n, seenAt: 900n } });
+      expect((await store.readPairHistory(a, b)).pending).toEqual({
+        horizon: 20n,
+        announcedAt: 2n,
+        seenAt: null,
+      });
+      await store.appendPair({ pair, observe: { horizon: 20n, seenAt: 700n } });
+      expect((await store.readPairHistory(a, b)).pending).toEqual({
+        horizon: 20n,
+        announcedAt: 2n,
+        seenAt: 700n,
+      });
+      // Two observers of one announcement: either is a true observation; the later time stands.
+      await store.appendPair({ pair, observe: { horizon: 20n, seenAt: 650n } });
+      expect((await store.readPairHistory(a, b)).pending?.seenAt).toBe(700n);
+    });
+
+    it('compaction cells order by horizon, not by arrival: a late announcement or commit of a lower horizon changes nothing', async () => {
+      const { a, b, pair, op, checkpoint } = compactionPair();
+      await store.appendPair({ pair, op: op('follow', 10n) });
+      await store.appendPair({
+        pair,
+        op: op('unfollow', 20n),
+        announce: { horizon: 20n, announcedAt: 5n, seenAt: null },
+      });
+      await store.appendPair({ pair, announce: { horizon: 10n, announcedAt: 9n, seenAt: null } });
+      expect((await store.readPairHistory(a, b)).pending).toEqual({
+        horizon: 20n,
+        announcedAt: 5n,
+        seenAt: null,
+      });
+      const cp20 = checkpoint(20n, 2);
+      await store.appendPair({ pair, op: op('follow', 30n, 2), commit: { checkpoint: cp20, folded: 2 } });
+      await store.appendPair({ pair, announce: { horizon: 15n, announcedAt: 9n, seenAt: null } });
+      await store.appendPair({ pair, commit: { checkpoint: checkpoint(10n, 1, 'active'), folded: 1 } });
+      expect(await store.readPairHistory(a, b)).toEqual({
+        checkpoint: cp20,
+        pending: null,
+        ops: [op('follow', 30n, 2)],
+        snapshotThrough: null,
+      });
+    });
+
+    it('two commits of one horizon: the one that folded more ops wins, never the larger text', async () => {
+      // The finding: '{"n":99…' sorts above '{"n":132…', so a string tie-break kept the older checkpoint.
+      for (const order of ['more first', 'fewer first'] as const) {
+        const { a, b, pair, op, checkpoint } = compactionPair();
+        await store.appendPair({ pair, op: op('follow', 10n) });
+        const more = { checkpoint: checkpoint(20n, 132), folded: 3 };
+        const fewer = { checkpoint: checkpoint(20n, 99), folded: 2 };
+        for (const commit of order === 'more first' ? [more, fewer] : [fewer, more]) {
+          await store.appendPair({ pair, commit });
+        }
+        expect((await store.readPairHistory(a, b)).checkpoint).toEqual(more.checkpoint);
+      }
+    });
+
+    it('a compaction step written alone adds no op', async () => {
+      const { a, b, pair, op } = compactionPair();
+      await store.appendPair({ pair, op: op('follow', 10n) });
+      await store.appendPair({ pair, announce: { horizon: 10n, announcedAt: 3n, seenAt: null } });
+      expect(await store.readPairHistory(a, b)).toEqual({
+        checkpoint: null,
+        pending: { horizon: 10n, announcedAt: 3n, seenAt: null },
+        ops: [op('follow', 10n)],
+        snapshotThrough: null,
+      });
+    });
+
+    it(`a history over ${PAIR_READ_ROWS} rows says where its one-statement snapshot ends`, async () => {
+      const { a, b, pair, op } = compactionPair();
+      const n = PAIR_READ_ROWS + 100;
+      for (let i = 0; i < n; i += 50) {
+        await Promise.all(
+          Array.from({ length: Math.min(50, n - i) }, (_, k) =>
+            store.appendPair({ pair, op: op(k % 2 ? 'unfollow' : 'follow', BigInt(i + k + 1)) }),
+          ),
+        );
+      }
+      const h = await store.readPairHistory(a, b);
+      expect(h.ops.map((o) => o.position)).toEqual(Array.from({ length: n }, (_, i) => BigInt(i + 1)));
+      expect(h.snapshotThrough).toBe(BigInt(PAIR_READ_ROWS));
     });
 
     it('edge writes are last-writer-wins by version, whatever the arrival order', async () => {
@@ -449,7 +590,10 @@ export function describeStoreContract(name: string, make: () => Promise<StoreFix
         ],
         1000n,
       );
-      await store.appendPair({ op: { sourceId: a, targetId: b, kind: 'follow', position: 10n, base: 0 } });
+      await store.appendPair({
+        pair: [a, b],
+        op: { sourceId: a, targetId: b, kind: 'follow', position: 10n, base: 0 },
+      });
       const whole = { start: -(2n ** 63n), end: 2n ** 63n - 1n };
       /** Every partition of `table`, one at a time, each page resumed after the last token. */
       const walk = async (table: Parameters<GraphStore['scanPartitions']>[0], range = whole) => {

@@ -54,6 +54,7 @@ import type {
   UserId,
   UserRecord,
 } from '../types.js';
+import { PAIR_READ_ROWS, PAIR_STEP_TIME } from '../types.js';
 import type { CqlClient } from './client.js';
 import { isBatchlogTimeout, translated } from './errors.js';
 import { inverseKey, type Row, toEdge, toEntry, toTask, toUser } from './rows.js';
@@ -93,6 +94,9 @@ class BoundedHints<V> {
   constructor(private readonly max: number) {}
   get(key: string): V | undefined {
     return this.map.get(key);
+  }
+  delete(key: string): void {
+    this.map.delete(key);
   }
   set(key: string, value: V): void {
     this.map.delete(key);
@@ -202,32 +206,63 @@ export class CassandraGraphStore implements GraphStore {
   async readPairHistory(a: UserId, b: UserId): Promise<PairHistory> {
     const [low, high] = a < b ? [a, b] : [b, a];
     const pair = `${low}|${high}`;
-    // Start the op read above the last horizon seen for this pair, so it steps over neither the
-    // folded rows nor their range tombstone; the static read tells the horizon in force now.
-    const from = this.horizonHints.get(pair) ?? 0n;
-    const [head, ops] = await Promise.all([
-      this.exec('readPairHistory', Q.pairStatic, [low, high]),
-      this.allRows('readPairHistory', Q.pairOps, [low, high, from]),
-    ]);
-    const row = head.first();
-    const horizon = (row?.cp_horizon as bigint | null | undefined) ?? null;
-    const state = (row?.cp_state as string | null | undefined) ?? null;
+    // One statement: its first page is one snapshot of the statics (checkpoint, announcement,
+    // observation) and the rows. Start at the last horizon seen for this pair, so the read steps
+    // over neither the folded rows nor their range tombstone; the rows at a committed horizon stay,
+    // so a read from it always meets a row and the statics come back with it.
+    const from = this.horizonHints.get(pair);
+    const options = { fetchSize: PAIR_READ_ROWS };
+    let rs = await this.exec(
+      'readPairHistory',
+      from === undefined ? Q.pairRead : Q.pairReadFrom,
+      from === undefined ? [low, high] : [low, high, from],
+      options,
+    );
+    if (rs.rows.length === 0 && from !== undefined) {
+      // Nothing from the hint on cannot happen while rows at a committed horizon stay; should it,
+      // read the pair from its start rather than take it for empty.
+      this.horizonHints.delete(pair);
+      rs = await this.exec('readPairHistory', Q.pairRead, [low, high], options);
+    }
+    const head = rs.rows[0];
+    const horizon = (head?.cp_horizon as bigint | null | undefined) ?? null;
+    const state = (head?.cp_state as string | null | undefined) ?? null;
     const checkpoint = horizon !== null && state !== null ? decodeCheckpoint(horizon, state) : null;
-    if (checkpoint) this.horizonHints.set(pair, checkpoint.horizon);
-    const compactTo = (row?.compact_to as bigint | null | undefined) ?? null;
-    const compactAt = (row?.compact_at as bigint | null | undefined) ?? null;
     const floor = checkpoint?.horizon ?? 0n;
+    // A history over one page: the later pages are other statements, not the same snapshot.
+    const rows = [...rs.rows];
+    let snapshotThrough: bigint | null = null;
+    if (rs.pageState) {
+      snapshotThrough = (rows.at(-1)?.position as bigint | null | undefined) ?? 0n;
+      let pageState: string | undefined = rs.pageState;
+      while (pageState) {
+        const next = await this.exec(
+          'readPairHistory',
+          from === undefined ? Q.pairRead : Q.pairReadFrom,
+          from === undefined ? [low, high] : [low, high, from],
+          { ...options, pageState },
+        );
+        rows.push(...next.rows);
+        pageState = next.pageState ?? undefined;
+      }
+    }
+    // Remember the horizon only once a row at it was seen (a checkpoint committed before the
+    // horizon's rows were kept has none, and a read from it would meet nothing).
+    if (checkpoint && rows.some((r) => r.position === checkpoint.horizon)) {
+      this.horizonHints.set(pair, checkpoint.horizon);
+    }
+    const compactTo = (head?.compact_to as bigint | null | undefined) ?? null;
+    const compactAt = (head?.compact_at as bigint | null | undefined) ?? null;
+    const seenFor = (head?.compact_seen_for as bigint | null | undefined) ?? null;
+    const seen = (head?.compact_seen as bigint | null | undefined) ?? null;
     return {
       checkpoint,
       pending:
         compactTo !== null && compactAt !== null
-          ? {
-              horizon: compactTo,
-              announcedAt: compactAt,
-              seenAt: (row?.compact_seen as bigint | null | undefined) ?? null,
-            }
+          ? { horizon: compactTo, announcedAt: compactAt, seenAt: seenFor === compactTo ? seen : null }
           : null,
-      ops: ops
+      ops: rows
+        .filter((r) => r.position !== null && (r.position as bigint) > floor)
         .map((r) => {
           const source = r.source_id as bigint;
           return {
@@ -237,35 +272,53 @@ export class CassandraGraphStore implements GraphStore {
             position: r.position as bigint,
             base: Number((r.base as bigint | null) ?? 0n),
           };
-        })
-        .filter((op) => op.position > floor),
+        }),
+      snapshotThrough,
     };
   }
 
   async appendPair(append: PairAppend, timeoutMs?: number): Promise<void> {
+    const [a, b] = append.pair;
+    const [low, high] = a < b ? [a, b] : [b, a];
+    const queries: { query: string; params: unknown[] }[] = [];
     const { op } = append;
-    const [low, high] = op.sourceId < op.targetId ? [op.sourceId, op.targetId] : [op.targetId, op.sourceId];
-    const queries: { query: string; params: unknown[] }[] = [
-      { query: Q.appendOp, params: [low, high, op.position, op.sourceId, op.kind, BigInt(op.base)] },
-    ];
+    if (op) {
+      queries.push({
+        query: Q.appendOp,
+        params: [low, high, op.position, op.sourceId, op.kind, BigInt(op.base)],
+      });
+    }
     if (append.announce) {
       const { horizon, announcedAt } = append.announce;
-      queries.push({ query: Q.announce, params: [horizon, announcedAt, low, high] });
+      queries.push({
+        query: Q.announce,
+        params: [PAIR_STEP_TIME.announce(horizon), horizon, announcedAt, low, high],
+      });
     }
-    if (append.observe !== undefined) queries.push({ query: Q.observe, params: [append.observe, low, high] });
-    const cp = append.commit;
-    if (cp) {
+    if (append.observe) {
+      const { horizon, seenAt } = append.observe;
+      queries.push({
+        query: Q.observe,
+        params: [PAIR_STEP_TIME.observe(horizon), seenAt, horizon, low, high],
+      });
+    }
+    if (append.commit) {
+      const { checkpoint: cp, folded } = append.commit;
       queries.push(
-        { query: Q.commitCheckpoint, params: [cp.horizon, cp.horizon, encodeCheckpoint(cp), low, high] },
-        { query: Q.clearAnnouncement, params: [low, high] },
+        {
+          query: Q.commitCheckpoint,
+          params: [PAIR_STEP_TIME.commit(cp.horizon, folded), cp.horizon, encodeCheckpoint(cp), low, high],
+        },
         { query: Q.dropFolded, params: [low, high, cp.horizon] },
       );
     }
     const options: cassandra.QueryOptions = { prepare: true, logged: false, isIdempotent: true };
     if (timeoutMs !== undefined) options.readTimeout = Math.max(1, Math.round(timeoutMs));
+    const [only] = queries;
+    if (!only) return;
     await this.timed('appendPair', () =>
-      queries.length === 1
-        ? this.client.execute(Q.appendOp, queries[0]?.params ?? [], options)
+      queries.length === 1 && only
+        ? this.client.execute(only.query, only.params, options)
         : this.client.batch(queries, options),
     );
   }
@@ -816,6 +869,11 @@ export class CassandraGraphStore implements GraphStore {
   async ping(): Promise<boolean> {
     await this.exec('ping', Q.ping, []);
     return true;
+  }
+
+  async databaseClockMs(): Promise<number> {
+    const rs = await this.exec('databaseClock', Q.databaseClock, []);
+    return Number(rs.first()?.now_ms);
   }
 
   async close(): Promise<void> {

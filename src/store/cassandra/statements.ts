@@ -89,17 +89,19 @@ export const Q = {
   releaseUsername: 'DELETE FROM usernames WHERE username = ? IF user_id = ?',
   appendOp:
     'INSERT INTO pair_ops (low_id, high_id, position, source_id, kind, base) VALUES (?, ?, ?, ?, ?, ?)',
-  announce: 'UPDATE pair_ops SET compact_to = ?, compact_at = ? WHERE low_id = ? AND high_id = ?',
+  announce:
+    'UPDATE pair_ops USING TIMESTAMP ? SET compact_to = ?, compact_at = ? WHERE low_id = ? AND high_id = ?',
+  observe:
+    'UPDATE pair_ops USING TIMESTAMP ? SET compact_seen = ?, compact_seen_for = ? WHERE low_id = ? AND high_id = ?',
   commitCheckpoint:
-    'UPDATE pair_ops USING TIMESTAMP ? SET cp_horizon = ?, cp_state = ? WHERE low_id = ? AND high_id = ?',
-  observe: 'UPDATE pair_ops SET compact_seen = ? WHERE low_id = ? AND high_id = ?',
-  clearAnnouncement:
-    'UPDATE pair_ops SET compact_to = null, compact_at = null, compact_seen = null WHERE low_id = ? AND high_id = ?',
-  dropFolded: 'DELETE FROM pair_ops WHERE low_id = ? AND high_id = ? AND position <= ?',
-  pairStatic:
-    'SELECT DISTINCT low_id, high_id, cp_horizon, cp_state, compact_to, compact_at, compact_seen FROM pair_ops WHERE low_id = ? AND high_id = ?',
-  pairOps:
-    'SELECT position, source_id, kind, base FROM pair_ops WHERE low_id = ? AND high_id = ? AND position > ?',
+    'UPDATE pair_ops USING TIMESTAMP ? SET cp_horizon = ?, cp_state = ?, compact_to = null, compact_at = null, compact_seen = null, compact_seen_for = null WHERE low_id = ? AND high_id = ?',
+  dropFolded: 'DELETE FROM pair_ops WHERE low_id = ? AND high_id = ? AND position < ?',
+  /** The whole pair from its first live row: one statement (its first page) is one snapshot. */
+  pairRead:
+    'SELECT position, source_id, kind, base, cp_horizon, cp_state, compact_to, compact_at, compact_seen, compact_seen_for FROM pair_ops WHERE low_id = ? AND high_id = ?',
+  /** The same from a known horizon on (its rows stay, so the statics always come back). */
+  pairReadFrom:
+    'SELECT position, source_id, kind, base, cp_horizon, cp_state, compact_to, compact_at, compact_seen, compact_seen_for FROM pair_ops WHERE low_id = ? AND high_id = ? AND position >= ?',
   putOut:
     'INSERT INTO edges_out (source_id, relation, target_id, state, position, created_at) VALUES (?, ?, ?, ?, ?, ?) USING TIMESTAMP ?',
   putIn:
@@ -154,6 +156,7 @@ export const Q = {
   listTasks: 'SELECT user_id, task, cursor FROM account_tasks',
   deleteTask: 'DELETE FROM account_tasks WHERE user_id = ? AND task = ?',
   ping: 'SELECT release_version FROM system.local',
+  databaseClock: 'SELECT toUnixTimestamp(now()) AS now_ms FROM system.local',
   edgesOfSourceHead:
     'SELECT relation, target_id, state, position, created_at FROM edges_out WHERE source_id = ? LIMIT ?',
   edgesOfSourceAfter:

@@ -10,7 +10,7 @@
 
 import murmurhash from 'murmurhash';
 import { bucketCodeOf, bucketOf } from '../buckets.js';
-import { encodeCheckpoint } from '../checkpoint-codec.js';
+import { decodeCheckpoint, encodeCheckpoint } from '../checkpoint-codec.js';
 import type { GraphStore } from '../store.js';
 import { DIRTY_SHARDS, UsernameTakenError } from '../store.js';
 import type {
@@ -41,7 +41,7 @@ import type {
   UserId,
   UserRecord,
 } from '../types.js';
-import { compareEntries, listId } from '../types.js';
+import { compareEntries, listId, PAIR_READ_ROWS, PAIR_STEP_TIME } from '../types.js';
 
 /** `pair_ops` clustering order: position, then source id, then kind. */
 function historyOrder(x: StoredPairOp, y: StoredPairOp): number {
@@ -99,6 +99,49 @@ function mergeEdge(current: VersionedEdge | undefined, incoming: EdgeRecord, ver
   };
 }
 
+/** One static cell of a pair's partition: a value (null once deleted) and its write time. */
+interface Cell<T> {
+  value: T | null;
+  at: bigint;
+}
+
+/** A pair's partition: the compaction cells (static in Cassandra) and the op rows. */
+interface MemoryPair {
+  statics: {
+    cpHorizon: Cell<bigint>;
+    cpState: Cell<string>;
+    compactTo: Cell<bigint>;
+    compactAt: Cell<bigint>;
+    seen: Cell<bigint>;
+    seenFor: Cell<bigint>;
+  };
+  ops: Map<string, StoredPairOp>;
+}
+
+function newMemoryPair(): MemoryPair {
+  const empty = () => ({ value: null, at: -1n });
+  return {
+    statics: {
+      cpHorizon: empty(),
+      cpState: empty(),
+      compactTo: empty(),
+      compactAt: empty(),
+      seen: empty(),
+      seenFor: empty(),
+    },
+    ops: new Map(),
+  };
+}
+
+/** Cassandra's cell rule: the newer write time wins; at an equal one a deletion, then the larger value. */
+function writeCell<T extends string | bigint>(cell: Cell<T>, value: T | null, at: bigint): void {
+  const wins =
+    at > cell.at || (at === cell.at && cell.value !== null && (value === null || value > cell.value));
+  if (!wins) return;
+  cell.value = value;
+  cell.at = at;
+}
+
 /** Cassandra's tie-break between two cells at the same write time: the larger value wins. */
 function larger<T extends string | bigint>(x: T, y: T): T {
   return x > y ? x : y;
@@ -109,10 +152,7 @@ export class MemoryGraphStore implements GraphStore {
   private readonly usernames = new Map<string, UserId>();
   /** The registry of deactivated accounts (`listDeactivated`). */
   private readonly deactivated = new Set<UserId>();
-  private readonly pairs = new Map<
-    string,
-    { checkpoint: PairCheckpoint | null; pending: PendingCompaction | null; ops: Map<string, StoredPairOp> }
-  >();
+  private readonly pairs = new Map<string, MemoryPair>();
   /** Forward edge state (`edges_out`). */
   private readonly edges = new Map<string, VersionedEdge>();
   /** Inverse edge state (`edges_in`): per (target, relation, bucket code), keyed by source. */
@@ -186,45 +226,63 @@ export class MemoryGraphStore implements GraphStore {
 
   async readPairHistory(a: UserId, b: UserId): Promise<PairHistory> {
     const pair = this.pairs.get(this.pairKey(a, b));
-    if (!pair) return { checkpoint: null, pending: null, ops: [] };
-    const horizon = pair.checkpoint?.horizon ?? 0n;
-    const ops = [...pair.ops.values()]
-      .filter((op) => op.position > horizon)
-      .map((op) => ({ ...op }))
-      .sort(historyOrder);
+    if (!pair) return { checkpoint: null, pending: null, ops: [], snapshotThrough: null };
+    const { cpHorizon, cpState, compactTo, compactAt, seen, seenFor } = pair.statics;
+    const checkpoint =
+      cpHorizon.value !== null && cpState.value !== null
+        ? decodeCheckpoint(cpHorizon.value, cpState.value)
+        : null;
+    const horizon = checkpoint?.horizon ?? 0n;
+    // The rows one Cassandra statement returns from the horizon on: past its first page, the
+    // history is no longer one snapshot there (`snapshotThrough`); here it always is.
+    const rows = [...pair.ops.values()].filter((op) => op.position >= horizon).sort(historyOrder);
+    const overflow = rows.length > PAIR_READ_ROWS ? rows[PAIR_READ_ROWS - 1] : undefined;
     return {
-      checkpoint: pair.checkpoint ? structuredClone(pair.checkpoint) : null,
-      pending: pair.pending ? { ...pair.pending } : null,
-      ops,
+      checkpoint,
+      pending:
+        compactTo.value !== null && compactAt.value !== null
+          ? {
+              horizon: compactTo.value,
+              announcedAt: compactAt.value,
+              seenAt: seenFor.value === compactTo.value ? seen.value : null,
+            }
+          : null,
+      ops: rows.filter((op) => op.position > horizon).map((op) => ({ ...op })),
+      snapshotThrough: overflow ? overflow.position : null,
     };
   }
 
   async appendPair(append: PairAppend): Promise<void> {
     const { op } = append;
-    const key = this.pairKey(op.sourceId, op.targetId);
+    const key = this.pairKey(...append.pair);
     let pair = this.pairs.get(key);
     if (!pair) {
-      pair = { checkpoint: null, pending: null, ops: new Map() };
+      pair = newMemoryPair();
       this.pairs.set(key, pair);
     }
-    pair.ops.set(`${op.position}|${op.sourceId}|${op.kind}`, { ...op });
-    if (append.announce) pair.pending = { ...append.announce, seenAt: null };
-    if (append.observe !== undefined && pair.pending)
-      pair.pending = { ...pair.pending, seenAt: append.observe };
-    const cp = append.commit;
-    if (cp) {
-      const current = pair.checkpoint;
-      // Cassandra: the checkpoint's cells are written at a time that grows with the horizon; at
-      // equal horizons the larger serialized value wins.
-      if (
-        !current ||
-        cp.horizon > current.horizon ||
-        (cp.horizon === current.horizon && encodeCheckpoint(cp) > encodeCheckpoint(current))
-      ) {
-        pair.checkpoint = structuredClone(cp);
-      }
-      pair.pending = null;
-      for (const [k, o] of pair.ops) if (o.position <= cp.horizon) pair.ops.delete(k);
+    if (op) pair.ops.set(`${op.position}|${op.sourceId}|${op.kind}`, { ...op });
+    // The compaction cells follow Cassandra's rules at the protocol's logical write times
+    // (`PAIR_STEP_TIME`): newer write time wins, at equal times a deletion, then the larger value.
+    const st = pair.statics;
+    if (append.announce) {
+      const { horizon, announcedAt } = append.announce;
+      const at = PAIR_STEP_TIME.announce(horizon);
+      writeCell(st.compactTo, horizon, at);
+      writeCell(st.compactAt, announcedAt, at);
+    }
+    if (append.observe) {
+      const { horizon, seenAt } = append.observe;
+      const at = PAIR_STEP_TIME.observe(horizon);
+      writeCell(st.seen, seenAt, at);
+      writeCell(st.seenFor, horizon, at);
+    }
+    if (append.commit) {
+      const { checkpoint: cp, folded } = append.commit;
+      const at = PAIR_STEP_TIME.commit(cp.horizon, folded);
+      writeCell(st.cpHorizon, cp.horizon, at);
+      writeCell(st.cpState, encodeCheckpoint(cp), at);
+      for (const cell of [st.compactTo, st.compactAt, st.seen, st.seenFor]) writeCell(cell, null, at);
+      for (const [k, o] of pair.ops) if (o.position < cp.horizon) pair.ops.delete(k);
     }
   }
 
@@ -617,6 +675,11 @@ export class MemoryGraphStore implements GraphStore {
 
   async ping(): Promise<boolean> {
     return true;
+  }
+
+  /** This process's real clock: tests skew the service's clock against it. */
+  async databaseClockMs(): Promise<number> {
+    return Date.now();
   }
 
   async close(): Promise<void> {}
