@@ -148,7 +148,10 @@ export async function runMarkCounterparts(
   o: { pageSize?: number } = {},
 ): Promise<number> {
   let marked = 0;
-  const layouts = new Map<UserId, number>();
+  // Keyed by list, not by account: a mutual's two lists have their own layouts (a celebrity's
+  // followers list has grown, its following list has not), and a mark addressed with the wrong
+  // layout maps onto every bucket of the list (`readCodesFor`), a full recount.
+  const layouts = new Map<string, number>();
   for (;;) {
     const task = await store.getAccountTask(owner, 'mark_counterparts');
     if (!task) return marked;
@@ -170,11 +173,12 @@ export async function runMarkCounterparts(
             await Promise.all(
               rows.map(async ({ otherId }) => {
                 const target = counterpartList(direction, otherId);
-                let n = layouts.get(otherId);
+                const key = `${otherId}|${target.direction}`;
+                let n = layouts.get(key);
                 if (n === undefined) {
                   n = (await store.getLayout(target)).buckets;
                   if (layouts.size >= 10_000) layouts.clear();
-                  layouts.set(otherId, n);
+                  layouts.set(key, n);
                 }
                 await store.markDirty(target, bucketCodeOf(n, owner), nowPosition());
               }),
