@@ -134,7 +134,10 @@ export interface SuggestionItem {
   username: string;
   /** Adamic–Adar score at the last run, 6 decimals. */
   score: number;
-  /** Mutual accounts with the biggest contribution, biggest first. */
+  /**
+   * Mutual accounts with the biggest contribution, biggest first: only accounts whose following
+   * list the user may see now (followed, active, not hide_lists, not blocking the user).
+   */
   via: UserId[];
 }
 
@@ -260,7 +263,8 @@ export interface GraphApi {
   /**
    * The user's precomputed suggestions (best first, at most `limit`), without anyone the user has
    * followed, requested or blocked, or been blocked by, since the run, and without deactivated
-   * accounts. Empty when no run has covered the user.
+   * accounts; `via` names only intermediaries the user may see through now, and a suggestion with
+   * none left is dropped. Empty when no run has covered the user.
    */
   suggestions(userId: UserId, limit: number): Promise<SuggestionItem[]>;
 
