@@ -215,7 +215,8 @@ export interface GraphApi {
   /**
    * "Followed by a, b and N others": the accounts `viewer` follows that follow `id`. The sample is
    * the first `limit` of them in the viewer's following order (most recently followed first).
-   * Cost is bounded by the viewer's following size, never by `id`'s follower count.
+   * Cost is bounded by the viewer's following size, never by `id`'s follower count. Visibility is
+   * the lists' (`assertCanViewLists`), checked by the caller.
    */
   followedBy(viewer: UserId, id: UserId, limit: number): Promise<{ sample: UserId[]; total: number }>;
   /**
