@@ -270,6 +270,13 @@ export interface GraphApi {
   suggestions(userId: UserId, limit: number): Promise<SuggestionItem[]>;
 
   // visibility
+  /**
+   * The deactivation rule of every route on an account (api.md Part 3): throws `HiddenError`
+   * when `owner` is deactivated or unknown, and `UserNotFoundError` naming `caller` when the
+   * caller's own account is deactivated (`caller` is the token's subject; null for a graph:admin
+   * caller, whose subject is a service). An unknown caller passes. One batched user read.
+   */
+  assertAccountsActive(owner: UserId, caller: UserId | null): Promise<void>;
   /** Throws `HiddenError` (owner blocks viewer / deactivated) or `NotVisibleError` (private, not a follower). */
   assertCanViewLists(viewer: UserId, owner: UserId): Promise<void>;
   /** Throws `HiddenError` when the owner blocks the viewer. */

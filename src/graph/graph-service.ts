@@ -733,6 +733,12 @@ export class GraphService implements GraphApi {
 
   // ---- visibility ----
 
+  async assertAccountsActive(owner: UserId, caller: UserId | null): Promise<void> {
+    const users = await this.store.getUsers(caller === null || caller === owner ? [owner] : [owner, caller]);
+    if (caller !== null && users.get(caller)?.state === 'deactivated') throw new UserNotFoundError(caller);
+    if (users.get(owner)?.state !== 'active') throw new HiddenError(owner);
+  }
+
   async assertCanViewProfile(viewer: UserId, owner: UserId): Promise<void> {
     await this.visibleOwner(viewer, owner);
   }

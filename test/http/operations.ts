@@ -4,7 +4,9 @@
  * for its errors and one for its security rule; `operation-coverage.test.ts` checks that the rows
  * cover every operation and that each named title exists in the named file. Every operation also
  * runs the shared suite in `route-security.test.ts` (authentication, object-level authorization,
- * validation), named here as `SHARED_SECURITY`.
+ * validation), named here as `SHARED_SECURITY`, and the deactivated-account sweep in
+ * `deactivated-account.test.ts` (its 404 for the account's own token, others and admins), which
+ * checks that it sweeps exactly the operations listed here.
  *
  * A new route: add a row `operationId: { happy: [...], error: [...], security: [SHARED_SECURITY, ...] }`
  * with the titles of its tests (one test may serve several categories when its title says so).
