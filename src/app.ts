@@ -4,8 +4,9 @@
  * of the real store and call `app.request()`.
  *
  * Order: request id → metrics → access log → secure headers → (under /v1) body limit →
- * authentication → route (mutations: rate limit → idempotency) → validation → handler. Every
- * error, wherever thrown, reaches `onError` and leaves as problem+json.
+ * authentication → (under /v1/users/{id}) the account gate (deactivated accounts, `route-kit.ts`)
+ * → route (mutations: rate limit → idempotency) → validation → handler. Every error, wherever
+ * thrown, reaches `onError` and leaves as problem+json.
  */
 
 import { OpenAPIHono } from '@hono/zod-openapi';
@@ -23,7 +24,7 @@ import { idempotency, type ReceiptStore } from './http/idempotency.js';
 import { accessLog, type Logger } from './http/logger.js';
 import { createHttpMetrics, type HttpMetrics } from './http/metrics.js';
 import { rateLimit, TokenBucketLimiter } from './http/rate-limit.js';
-import type { ApiApp, AppEnv, RouteDeps } from './http/route-kit.js';
+import { type ApiApp, type AppEnv, accountGate, type RouteDeps } from './http/route-kit.js';
 import { IMPORT_BODY_LIMIT_BYTES, IMPORT_PATH } from './http/routes/following-import.js';
 import { registerRoutes } from './http/routes/index.js';
 
@@ -148,6 +149,7 @@ export function createApp(deps: AppDeps): ApiApp {
 
   app.use('/v1/*', bodyLimits(deps.http.bodyLimitBytes));
   app.use('/v1/*', authenticate(deps.http.jwtSecret));
+  app.use('/v1/users/:id/*', accountGate(deps.graph));
 
   const limiter = rateLimit(new TokenBucketLimiter(deps.http.rateLimitPerMinute, deps.now));
   const routeDeps: RouteDeps = {

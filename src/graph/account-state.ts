@@ -5,8 +5,10 @@
  * Design note. Deactivation is one cell, `users.state`. Reads apply it where they meet members:
  * list pages, set queries and export skip members that `deactivatedAmong` names (a `MemberFilter`,
  * applied once per batch, reading on so pages stay full); `contains`, `relationships` and
- * `followed-by` drop them; the owner's own profile, lists and counts answer 404; a mutation that
- * names a deactivated account (as actor or target) is a 404 like an unknown one. Nothing about the
+ * `followed-by` drop them; every route on the account answers 404 to every caller, its own token
+ * included, and a token of a deactivated account gets 404 on every route (the HTTP account gate,
+ * `assertAccountsActive`; only graph:admin still sees the account, on `GET`/`PUT /v1/users/{id}`);
+ * a mutation that names a deactivated account (as actor or target) is a 404 like an unknown one. Nothing about the
  * edges changes, so reactivation is the same cell flipped back and every edge reappears exactly
  * as it was (FlockDB's "archived" node state, without its rewrite of every edge row).
  *
@@ -148,7 +150,10 @@ export async function runMarkCounterparts(
   o: { pageSize?: number } = {},
 ): Promise<number> {
   let marked = 0;
-  const layouts = new Map<UserId, number>();
+  // Keyed by list, not by account: a mutual's two lists have their own layouts (a celebrity's
+  // followers list has grown, its following list has not), and a mark addressed with the wrong
+  // layout maps onto every bucket of the list (`readCodesFor`), a full recount.
+  const layouts = new Map<string, number>();
   for (;;) {
     const task = await store.getAccountTask(owner, 'mark_counterparts');
     if (!task) return marked;
@@ -170,11 +175,12 @@ export async function runMarkCounterparts(
             await Promise.all(
               rows.map(async ({ otherId }) => {
                 const target = counterpartList(direction, otherId);
-                let n = layouts.get(otherId);
+                const key = `${otherId}|${target.direction}`;
+                let n = layouts.get(key);
                 if (n === undefined) {
                   n = (await store.getLayout(target)).buckets;
                   if (layouts.size >= 10_000) layouts.clear();
-                  layouts.set(otherId, n);
+                  layouts.set(key, n);
                 }
                 await store.markDirty(target, bucketCodeOf(n, owner), nowPosition());
               }),

@@ -134,7 +134,10 @@ export interface SuggestionItem {
   username: string;
   /** Adamic–Adar score at the last run, 6 decimals. */
   score: number;
-  /** Mutual accounts with the biggest contribution, biggest first. */
+  /**
+   * Mutual accounts with the biggest contribution, biggest first: only accounts whose following
+   * list the user may see now (followed, active, not hide_lists, not blocking the user).
+   */
   via: UserId[];
 }
 
@@ -212,7 +215,8 @@ export interface GraphApi {
   /**
    * "Followed by a, b and N others": the accounts `viewer` follows that follow `id`. The sample is
    * the first `limit` of them in the viewer's following order (most recently followed first).
-   * Cost is bounded by the viewer's following size, never by `id`'s follower count.
+   * Cost is bounded by the viewer's following size, never by `id`'s follower count. Visibility is
+   * the lists' (`assertCanViewLists`), checked by the caller.
    */
   followedBy(viewer: UserId, id: UserId, limit: number): Promise<{ sample: UserId[]; total: number }>;
   /**
@@ -260,11 +264,19 @@ export interface GraphApi {
   /**
    * The user's precomputed suggestions (best first, at most `limit`), without anyone the user has
    * followed, requested or blocked, or been blocked by, since the run, and without deactivated
-   * accounts. Empty when no run has covered the user.
+   * accounts; `via` names only intermediaries the user may see through now, and a suggestion with
+   * none left is dropped. Empty when no run has covered the user.
    */
   suggestions(userId: UserId, limit: number): Promise<SuggestionItem[]>;
 
   // visibility
+  /**
+   * The deactivation rule of every route on an account (api.md Part 3): throws `HiddenError`
+   * when `owner` is deactivated or unknown, and `UserNotFoundError` naming `caller` when the
+   * caller's own account is deactivated (`caller` is the token's subject; null for a graph:admin
+   * caller, whose subject is a service). An unknown caller passes. One batched user read.
+   */
+  assertAccountsActive(owner: UserId, caller: UserId | null): Promise<void>;
   /** Throws `HiddenError` (owner blocks viewer / deactivated) or `NotVisibleError` (private, not a follower). */
   assertCanViewLists(viewer: UserId, owner: UserId): Promise<void>;
   /** Throws `HiddenError` when the owner blocks the viewer. */

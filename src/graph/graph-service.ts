@@ -674,11 +674,11 @@ export class GraphService implements GraphApi {
   /**
    * The set walk (`set-queries.ts`) over the viewer's following list (bounded by the following
    * cap), one probe of `id`'s inverse edges per page of 200: the sample is
-   * the first `limit` hits in the viewer's following order, the total counts them all.
+   * the first `limit` hits in the viewer's following order, the total counts them all. It names
+   * members of `id`'s followers, so visibility is the lists' (`assertCanViewLists`), checked by
+   * the caller.
    */
   async followedBy(viewer: UserId, id: UserId, limit: number): Promise<{ sample: UserId[]; total: number }> {
-    // Hidden lists hide their members here too: "followed by" names members of id's followers.
-    if (viewer !== id && (await this.store.getUser(id))?.hideLists) return { sample: [], total: 0 };
     const sample: UserId[] = [];
     let total = 0;
     const walk = this.sets.walk(
@@ -743,6 +743,12 @@ export class GraphService implements GraphApi {
   }
 
   // ---- visibility ----
+
+  async assertAccountsActive(owner: UserId, caller: UserId | null): Promise<void> {
+    const users = await this.store.getUsers(caller === null || caller === owner ? [owner] : [owner, caller]);
+    if (caller !== null && users.get(caller)?.state === 'deactivated') throw new UserNotFoundError(caller);
+    if (users.get(owner)?.state !== 'active') throw new HiddenError(owner);
+  }
 
   async assertCanViewProfile(viewer: UserId, owner: UserId): Promise<void> {
     await this.visibleOwner(viewer, owner);

@@ -30,7 +30,7 @@ const PROBLEM_DESCRIPTIONS: Record<number, string> = {
   400: 'Invalid id, query, body or cursor',
   401: 'Missing, invalid or expired token',
   403: 'Not allowed for this token or relationship',
-  404: 'Unknown user (or hidden by a block)',
+  404: 'Unknown or deactivated user (or hidden by a block); also a caller whose own account is deactivated',
   409: 'Conflict',
   413: 'Body too large',
   415: 'Body is not JSON',
@@ -72,6 +72,39 @@ export function mutationOptions(c: Context): MutationOptions {
     });
   }
   return { position };
+}
+
+/** `/v1/users/{id}` itself: the route where a graph:admin caller still sees a deactivated account. */
+const ACCOUNT_PATH = /^\/v1\/users\/[^/]+\/?$/;
+
+/**
+ * The deactivation rule (api.md Part 3, "Rules settled by review") in one place, mounted on every
+ * route on an account (`/v1/users/{id}…`) after authentication and before the route's own
+ * middleware (rate limit, idempotency), validation and handler:
+ *
+ * - a deactivated `{id}` is the 404 of an unknown user on every route for every caller, its own
+ *   token included; only a graph:admin caller sees it, on `GET`/`PUT /v1/users/{id}` (with its
+ *   `state`; the PUT is how it is reactivated);
+ * - a caller whose own account is deactivated gets the 404 naming itself on every route, so its
+ *   token reads nothing through another account either (its followees in `followed-by`, its
+ *   relationship on a profile), as its mutations already were.
+ *
+ * An unknown `{id}` is the same 404 here, before the route's authorization: an owner-only route
+ * used to answer a stranger 403 for an unknown account, and would otherwise tell it apart from a
+ * deactivated one. A malformed `{id}` is left to the route's validation (400). Cost: one batched
+ * read of the two user rows per request.
+ *
+ * @example app.use('/v1/users/:id/*', accountGate(graph)) // also matches /v1/users/:id
+ */
+export function accountGate(graph: GraphApi): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const id = parseUserId(c.req.param('id') ?? '');
+    if (id === null) return next();
+    const p = principalOf(c);
+    if (p.admin && ACCOUNT_PATH.test(c.req.path)) return next();
+    await graph.assertAccountsActive(id, p.admin ? null : p.sub);
+    return next();
+  };
 }
 
 /**

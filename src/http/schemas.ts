@@ -214,6 +214,10 @@ export const ProfileSchema = z
     private: z.boolean(),
     counts: CountsSchema.nullable().openapi({ description: 'null when the viewer may not see the counts.' }),
     relationship: RelationshipSchema,
+    state: z.enum(['active', 'deactivated']).optional().openapi({
+      description:
+        'graph:admin callers only: the only callers who see a deactivated account (everyone else gets 404).',
+    }),
   })
   .openapi('Profile');
 

@@ -16,6 +16,14 @@
  * (point reads of u's edge partitions for the candidates only, after scoring). The HTTP read
  * filters again whatever changed since the run.
  *
+ * Intermediaries. A suggestion tells u that z follows x, an edge of z's following list, so only a
+ * z whose following list u may see is an intermediary: one that u follows (a private z has
+ * approved u), that is active and that does not hide its lists. A deactivated or `hide_lists` z
+ * adds nothing to any score and is never in `via` (`EXCLUDE_VIA`); a `hide_lists` account can
+ * still be suggested itself. A z that blocks u cannot be followed by u, so the snapshot does not
+ * hold it. The read (`graph/suggestions.ts`) re-applies the rule to `via` for what changed since
+ * the run (z hid its lists, was deactivated, blocked u, u unfollowed it).
+ *
  * Fan-out cap (FlockDB/TAO style). A z following more than `limitFanout` accounts (default 5000)
  * is skipped as an intermediary: its weight is ≤ 1/ln 5001 ≈ 0.117 per candidate, its fan-out is
  * what makes the computation quadratic, and hub-following says little about taste. It still
@@ -45,11 +53,16 @@ import { nowPosition } from '../store/store.js';
 import type { ListEntry, Suggestion, UserId } from '../store/types.js';
 import { splitRing } from './repair-sweep.js';
 
-/** The tables the snapshot scans: the follow lists and the users (for deactivated accounts). */
+/** The tables the snapshot scans: the follow lists and the users (deactivated, hide_lists). */
 const SNAPSHOT_TABLES = ['following', 'users'] as const;
 
 /** Mutual accounts kept per suggestion. */
 export const VIA = 3;
+
+/** Flag of `topCandidates`' `excluded`: never suggested (deactivated). */
+export const EXCLUDE_CANDIDATE = 1;
+/** Flag of `topCandidates`' `excluded`: never an intermediary (deactivated, hide_lists). */
+export const EXCLUDE_VIA = 2;
 
 /** The follow graph of a snapshot in CSR form; index order is id order. */
 export interface FollowGraph {
@@ -168,8 +181,9 @@ const better = (sa: number, xa: number, sb: number, xb: number) => sa > sb || (s
 
 /**
  * The best `k` candidates of user index `u` (score desc, then index asc), excluding `u`, its
- * followees and indices with `excluded[x] = 1`. Intermediaries with more than `limitFanout`
- * followees are skipped.
+ * followees and indices flagged `EXCLUDE_CANDIDATE` in `excluded`. Intermediaries flagged
+ * `EXCLUDE_VIA` or with more than `limitFanout` followees are skipped: they add to no score and
+ * are in no `via`.
  */
 export function topCandidates(
   g: FollowGraph,
@@ -190,7 +204,7 @@ export function topCandidates(
   for (let i = from; i < to; i++) {
     const z = targets[i] as number;
     const d = (offsets[z + 1] as number) - (offsets[z] as number);
-    if (d > 0 && d <= limitFanout) zs.push(z);
+    if (d > 0 && d <= limitFanout && ((excluded[z] as number) & EXCLUDE_VIA) === 0) zs.push(z);
   }
   const deg = (z: number) => (offsets[z + 1] as number) - (offsets[z] as number);
   zs.sort((a, b) => deg(a) - deg(b) || a - b);
@@ -201,7 +215,7 @@ export function topCandidates(
     const w = 1 / Math.log(1 + (zTo - zFrom));
     for (let i = zFrom; i < zTo; i++) {
       const x = targets[i] as number;
-      if (s.mark[x] === 1 || excluded[x] === 1) continue;
+      if (s.mark[x] === 1 || ((excluded[x] as number) & EXCLUDE_CANDIDATE) !== 0) continue;
       if (s.score[x] === 0) s.touched[touched++] = x;
       s.score[x] = (s.score[x] as number) + w;
       const c = s.viaCount[x] as number;
@@ -289,10 +303,11 @@ export interface SuggestRunResult {
   generation: bigint;
 }
 
-/** Reads the snapshot: every `following` row and the deactivated users, by token range. */
+/** Reads the snapshot: every `following` row, the deactivated users and the hide_lists ones, by token range. */
 async function readSnapshot(store: GraphStore, ranges: number) {
   const b = new FollowSnapshotBuilder();
   const deactivated: bigint[] = [];
+  const hidden: bigint[] = [];
   for (const range of splitRing(ranges)) {
     for (const table of SNAPSHOT_TABLES) {
       let after: bigint | null = null;
@@ -311,22 +326,28 @@ async function readSnapshot(store: GraphStore, ranges: number) {
         }
         const users = page.flatMap((p) => (p.key.table === 'users' ? [p.key.userId] : []));
         if (users.length > 0) {
-          for (const u of (await store.getUsers(users)).values())
+          for (const u of (await store.getUsers(users)).values()) {
             if (u.state === 'deactivated') deactivated.push(u.id);
+            else if (u.hideLists) hidden.push(u.id);
+          }
         }
         if (page.length < 200) break;
         after = page.at(-1)?.token ?? after;
       }
     }
   }
-  return { builder: b, deactivated };
+  return { builder: b, deactivated, hidden };
 }
 
 /** The candidates u has requested, blocks or is blocked by (point reads of u's partitions). */
 async function storeExclusions(store: GraphStore, u: UserId, ids: readonly UserId[]): Promise<Set<UserId>> {
   const out = new Set<UserId>();
   if (ids.length === 0) return out;
-  const layout = await store.getLayout({ userId: u, relation: 'blocks', direction: 'in' });
+  const layout = await store.getLayout({
+    userId: u,
+    relation: 'blocks',
+    direction: 'in',
+  });
   const maps = await Promise.all([
     store.getEdgesOut(u, 'requests', ids),
     store.getEdgesOut(u, 'blocks', ids),
@@ -341,16 +362,22 @@ export async function runSuggestions(store: GraphStore, o: SuggestRunOptions): P
   const log = o.log ?? (() => {});
   const generation = nowPosition();
   const t0 = performance.now();
-  const { builder, deactivated } = await readSnapshot(store, o.ranges ?? 16);
+  const { builder, deactivated, hidden } = await readSnapshot(store, o.ranges ?? 16);
   const g = builder.build();
   const excluded = new Uint8Array(g.n);
-  for (const d of deactivated) {
-    // Indices were renumbered in id order by build(): find by binary search.
-    const i = binarySearch(g.ids, d);
-    if (i >= 0) excluded[i] = 1;
-  }
+  const flag = (ids: readonly bigint[], flags: number) => {
+    for (const id of ids) {
+      // Indices were renumbered in id order by build(): find by binary search.
+      const i = binarySearch(g.ids, id);
+      if (i >= 0) excluded[i] = (excluded[i] as number) | flags;
+    }
+  };
+  flag(deactivated, EXCLUDE_CANDIDATE | EXCLUDE_VIA);
+  flag(hidden, EXCLUDE_VIA);
   const scanMs = Math.round(performance.now() - t0);
-  log(`snapshot: ${g.n} users, ${g.m} follows, ${deactivated.length} deactivated, ${scanMs} ms`);
+  log(
+    `snapshot: ${g.n} users, ${g.m} follows, ${deactivated.length} deactivated, ${hidden.length} hide_lists, ${scanMs} ms`,
+  );
   let skippedHubs = 0;
   for (let z = 0; z < g.n; z++)
     if ((g.offsets[z + 1] as number) - (g.offsets[z] as number) > o.limitFanout) skippedHubs++;
@@ -361,7 +388,7 @@ export async function runSuggestions(store: GraphStore, o: SuggestRunOptions): P
   for (let start = 0; start < g.n; start += chunk) {
     const jobs: Promise<void>[] = [];
     for (let u = start; u < Math.min(g.n, start + chunk); u++) {
-      if (excluded[u] === 1 || g.offsets[u] === g.offsets[u + 1]) continue;
+      if (((excluded[u] as number) & EXCLUDE_CANDIDATE) !== 0 || g.offsets[u] === g.offsets[u + 1]) continue;
       // Over-fetch, so the store exclusions rarely leave fewer than `top`.
       let k = o.top + 16;
       let cands = topCandidates(g, u, k, o.limitFanout, excluded, s);

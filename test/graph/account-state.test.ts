@@ -11,6 +11,7 @@ import {
   newMarkTask,
   runMarkCounterparts,
 } from '../../src/graph/account-state.js';
+import { bucketCodeOf } from '../../src/graph/buckets.js';
 import { GraphService } from '../../src/graph/graph-service.js';
 import { reconcileDirty } from '../../src/jobs/reconcile-dirty.js';
 import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
@@ -35,7 +36,11 @@ const expected = () => [...FOLLOWERS.map((id) => `${id}/out`), ...FOLLOWEES.map(
 
 beforeEach(async () => {
   store = new MemoryGraphStore();
-  graph = new GraphService({ store, lists: new SingleBucketLists(store), maxFollowing: 7500 });
+  graph = new GraphService({
+    store,
+    lists: new SingleBucketLists(store),
+    maxFollowing: 7500,
+  });
   for (const id of [D, ...FOLLOWERS, ...FOLLOWEES]) await graph.putUser({ id, username: `u${id}` });
   for (const f of FOLLOWERS) await graph.follow(f, D);
   for (const t of FOLLOWEES) await graph.follow(D, t);
@@ -105,14 +110,45 @@ describe('mark_counterparts', () => {
     expect(await store.getAccountTask(D, 'mark_counterparts')).toBeNull();
   });
 
+  it("a flip of a mutual marks only the right buckets: the walk's layout cache is keyed by list, not by account", async () => {
+    // C follows D back, and C's followers list has grown to 4 buckets while its following list
+    // is still one: the 'in' walk meets C first (C's following list, 1 bucket), so a cache keyed
+    // by account answered 1 for C's followers list in the 'out' walk and marked code 1, which the
+    // reconciler maps onto every bucket of the list (a full recount of a celebrity's list).
+    const C = FOLLOWEES[0]!;
+    await graph.follow(C, D);
+    await reconcileDirty(store);
+    await store.putLayout(
+      { userId: C, relation: 'follows', direction: 'in' },
+      { buckets: 4, growingTo: null, copiedThrough: 0 },
+    );
+    await store.putAccountTask(newMarkTask(D));
+    expect(await runMarkCounterparts(store, D, { pageSize: 5 })).toBe(31);
+    const marks: DirtyMark[] = [];
+    for (let s = 0; s < DIRTY_SHARDS; s++) marks.push(...(await store.listDirty(s, 10_000)));
+    expect(marks.map((m) => `${m.list.userId}/${m.list.direction}/${m.bucketCode}`).sort()).toEqual(
+      [
+        ...[...FOLLOWERS, C].map((id) => `${id}/out/1`),
+        ...FOLLOWEES.map((id) => `${id}/in/${id === C ? bucketCodeOf(4, D) : 1}`),
+      ].sort(),
+    );
+  });
+
   it('the cursor codec round-trips a position in either list', () => {
     const c = {
       generation: '1796000000000000',
       direction: 'out' as const,
-      walk: { bucketCode: 3, after: { createdAt: 1796000000000123n, otherId: 42n } },
+      walk: {
+        bucketCode: 3,
+        after: { createdAt: 1796000000000123n, otherId: 42n },
+      },
     };
     expect(decodeMarkCursor(encodeMarkCursor(c))).toEqual(c);
-    expect(decodeMarkCursor(null)).toEqual({ generation: '', direction: 'in', walk: null });
+    expect(decodeMarkCursor(null)).toEqual({
+      generation: '',
+      direction: 'in',
+      walk: null,
+    });
   });
 });
 

@@ -254,7 +254,7 @@ describe('deactivation and reactivation', () => {
 });
 
 describe('hide_lists', () => {
-  it("the account's lists and counts are visible only to itself; followed-by is empty for others", async () => {
+  it("the account's lists, counts and followed-by are visible only to itself (others get 403)", async () => {
     await expectRes(req('PUT', `/v1/users/${H}`, { auth: admin, body: { hide_lists: true } }), 200, {
       id: String(H),
       username: `u${H}`,
@@ -277,7 +277,7 @@ describe('hide_lists', () => {
     });
     const profile = await req('GET', `/v1/users/${H}`, { auth: as(HF) });
     expect([profile.status, (profile.json as { counts: unknown }).counts]).toEqual([200, null]);
-    await expectRes(req('GET', `/v1/users/${H}/followed-by`, { auth: as(A) }), 200, { sample: [], total: 0 });
+    await expectRes(req('GET', `/v1/users/${H}/followed-by`, { auth: as(A) }), 403, NOT_VISIBLE);
     // H still appears in other accounts' lists: hide_lists hides H's own lists only.
     await expectRes(req('GET', `/v1/users/${HF}/following`, { auth: as(A) }), 200, {
       items: [item(H, 10)],

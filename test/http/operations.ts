@@ -4,7 +4,9 @@
  * for its errors and one for its security rule; `operation-coverage.test.ts` checks that the rows
  * cover every operation and that each named title exists in the named file. Every operation also
  * runs the shared suite in `route-security.test.ts` (authentication, object-level authorization,
- * validation), named here as `SHARED_SECURITY`.
+ * validation), named here as `SHARED_SECURITY`, and the deactivated-account sweep in
+ * `deactivated-account.test.ts` (its 404 for the account's own token, others and admins), which
+ * checks that it sweeps exactly the operations listed here.
  *
  * A new route: add a row `operationId: { happy: [...], error: [...], security: [SHARED_SECURITY, ...] }`
  * with the titles of its tests (one test may serve several categories when its title says so).
@@ -34,6 +36,7 @@ const part2 = t('lists-part2.int.test.ts');
 const rel = t('relationships.int.test.ts');
 const account = t('account-state.int.test.ts');
 const counts = t('counts-visibility.test.ts');
+const followedBy = t('followed-by-visibility.test.ts');
 const suggest = (title: string): CoveringTest => ({ file: 'test/jobs/suggest.int.test.ts', title });
 const SUGGEST_ERRORS = suggest(
   'security and errors: 401 without a token, 403 for another subject, 404 unknown, 400 bad input',
@@ -166,7 +169,14 @@ export const OPERATION_TESTS: Record<string, OperationCoverage> = {
   followedBy: {
     happy: [routes('followed-by: people the viewer follows who follow id')],
     error: [routes('followed-by: people the viewer follows who follow id')],
-    security: [SHARED_SECURITY, BLOCKED],
+    security: [
+      SHARED_SECURITY,
+      BLOCKED,
+      followedBy(
+        'a private account: 403 to a non-follower; the owner, an approved follower and an admin get the answer',
+      ),
+      followedBy('hide_lists: 403 to everybody but the owner, followers included; an admin gets the answer'),
+    ],
   },
   getCounts: {
     happy: [routes('counts are visible like the lists')],

@@ -10,7 +10,10 @@
  * owner only, admin only) and, when it takes a body, have a valid body in `VALID_BODY`; a missing
  * row fails with a message saying what to add. The graph is a recording stub: every refusal here
  * must happen before the domain is reached, so each case also asserts which graph methods ran
- * (none, or for a public read only the visibility check that refuses a blocked viewer).
+ * (none, or for a public read only the visibility check that refuses a blocked viewer). The one
+ * exception is the account gate (`assertAccountsActive`, deactivated accounts), which every route on
+ * an account runs before its own middleware; it answers "active" here and is not recorded
+ * (`deactivated-account.test.ts` sweeps every operation with it refusing).
  */
 import { describe, expect, it } from 'vitest';
 import type { GraphApi } from '../../src/graph/contracts.js';
@@ -95,8 +98,9 @@ const OWNER = '7';
 const OTHER = '8';
 const now = Math.floor(Date.now() / 1000);
 
-/** Graph methods called during the current request, in order. */
+/** Graph methods called during the current request, in order (the account gate left out). */
 const graphCalls: string[] = [];
+const ACCOUNT_GATE = 'assertAccountsActive';
 const hidden = async (_viewer: bigint, owner: bigint) => {
   throw new HiddenError(owner);
 };
@@ -104,12 +108,13 @@ const hidden = async (_viewer: bigint, owner: bigint) => {
 const overrides: Partial<Record<string, (...args: never[]) => Promise<unknown>>> = {
   assertCanViewLists: hidden,
   assertCanViewProfile: hidden,
+  [ACCOUNT_GATE]: async () => undefined,
 };
 const graph = new Proxy({} as GraphApi, {
   get(_target, prop) {
     if (typeof prop !== 'string' || prop === 'then') return undefined;
     return (...args: never[]) => {
-      graphCalls.push(prop);
+      if (prop !== ACCOUNT_GATE) graphCalls.push(prop);
       const f = overrides[prop];
       return f ? f(...args) : Promise.reject(new Error(`stub: ${prop} not implemented`));
     };

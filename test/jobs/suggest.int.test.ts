@@ -134,4 +134,31 @@ describe('jobs suggest', () => {
     const badId = await req('GET', '/v1/users/abc/suggestions', { auth: as(1) });
     expect([badId.status, badId.json.code]).toEqual([400, 'validation_failed']);
   });
+
+  it('a deactivated or hide_lists intermediary is neither in via nor in the score (via would reveal its follows)', async () => {
+    // Apart from the graph above: 21 → 22, 23, 24; 22 → 25; 23 (hide_lists) → 25, 26;
+    // 24 (deactivated) → 25, 27. Only 22 may be seen through: 25 ← 22 alone, w = 1/ln 2.
+    const { graph } = r;
+    for (let id = 21n; id <= 27n; id++) await graph.putUser({ id, username: `u${id}` });
+    for (const [a, b] of [
+      [21n, 22n],
+      [21n, 23n],
+      [21n, 24n],
+      [22n, 25n],
+      [23n, 25n],
+      [23n, 26n],
+      [24n, 25n],
+      [24n, 27n],
+    ] as const)
+      await graph.follow(a, b);
+    await graph.putUser({ id: 23n, hideLists: true });
+    await graph.putUser({ id: 24n, state: 'deactivated' });
+    await graph.settleAccountTasks();
+    await runSuggestions(r.store, { top: 100, limitFanout: 5000 });
+    // 1/ln 2 = log2(e), to 6 decimals: 1.442695.
+    await expectRes(get(21), 200, { items: [s(25, Math.round(Math.LOG2E * 1e6) / 1e6, [22])] });
+    // Read time: 22 hides its lists after the run; 25 has no intermediary left to name.
+    await graph.putUser({ id: 22n, hideLists: true });
+    await expectRes(get(21), 200, { items: [] });
+  });
 });

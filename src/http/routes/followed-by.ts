@@ -1,7 +1,7 @@
 /** "Followed by a, b and N others" (`GraphApi.followedBy`), with usernames. */
 import { createRoute } from '@hono/zod-openapi';
 import { principalOf } from '../auth.js';
-import { type ApiApp, idOf, problems, type RouteDeps } from '../route-kit.js';
+import { type ApiApp, assertListsVisible, idOf, problems, type RouteDeps } from '../route-kit.js';
 import { FollowedByQuery, FollowedBySchema, IdParams } from '../schemas.js';
 
 export const followedByRoute = createRoute({
@@ -10,12 +10,15 @@ export const followedByRoute = createRoute({
   path: '/v1/users/{id}/followed-by',
   tags: ['followers'],
   summary: 'People the viewer follows who follow id',
-  description: "Cost is bounded by the viewer's following size. 404 when id blocks the viewer.",
+  description:
+    "Cost is bounded by the viewer's following size. It names members of id's followers, so it is visible " +
+    'like the lists: 403 when the viewer may not see them (a private account the viewer does not follow, ' +
+    'or hide_lists), 404 when id blocks the viewer.',
   security: [{ bearerAuth: [] }],
   request: { params: IdParams, query: FollowedByQuery },
   responses: {
     200: { description: 'Sample and total', content: { 'application/json': { schema: FollowedBySchema } } },
-    ...problems(400, 404),
+    ...problems(400, 403, 404),
   },
 });
 
@@ -23,8 +26,7 @@ export function registerFollowedBy(app: ApiApp, deps: RouteDeps) {
   app.openapi(followedByRoute, async (c) => {
     const p = principalOf(c);
     const id = idOf(c.req.valid('param').id);
-    if (!p.admin) await deps.graph.assertCanViewProfile(p.sub, id);
-    await deps.graph.getUser(id);
+    await assertListsVisible(deps.graph, p, id);
     const { sample, total } = await deps.graph.followedBy(p.sub, id, c.req.valid('query').limit);
     const users = await deps.graph.getUsers(sample);
     return c.json(

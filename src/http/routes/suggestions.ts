@@ -12,8 +12,11 @@ export const suggestionsRoute = createRoute({
   summary: 'Accounts to follow, friends of friends (sub == id)',
   description:
     'Computed offline (`jobs suggest`): score(u, x) = Σ over z with u → z → x of 1 / ln(1 + following(z)) ' +
-    '(Adamic–Adar). Best first, ties by smaller id. Accounts followed, requested or blocked (either way) ' +
-    'since the run and deactivated accounts are left out at read time. The owner (or a graph:admin caller) only.',
+    '(Adamic–Adar), over intermediaries z whose following list the user may see (active, not hide_lists). ' +
+    'Best first, ties by smaller id. Accounts followed, requested or blocked (either way) since the run and ' +
+    'deactivated accounts are left out at read time; `via` keeps only intermediaries the user still follows ' +
+    'and may see through (active, not hide_lists, not blocking the user), and a suggestion with none left is ' +
+    'dropped. The owner (or a graph:admin caller) only.',
   security: [{ bearerAuth: [] }],
   request: { params: IdParams, query: SuggestionsQuery },
   responses: {

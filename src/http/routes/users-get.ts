@@ -12,8 +12,9 @@ export const getUserRoute = createRoute({
   tags: ['users'],
   summary: "A user's profile with counts and the viewer's relationship",
   description:
-    '404 when unknown, and also when the profile owner blocks the viewer. `counts` is null when the ' +
-    'viewer may not see them (the rule of GET /v1/users/{id}/counts, which answers 403 there).',
+    '404 when unknown, deactivated, or when the profile owner blocks the viewer. `counts` is null when the ' +
+    'viewer may not see them (the rule of GET /v1/users/{id}/counts, which answers 403 there). A graph:admin ' +
+    'caller also sees a deactivated account, and gets its `state`.',
   security: [{ bearerAuth: [] }],
   request: { params: IdParams, query: NoQuery },
   responses: {
@@ -46,6 +47,7 @@ export function registerGetUser(app: ApiApp, deps: RouteDeps) {
           blocking: rel.blocking,
           muting: rel.muting,
         },
+        ...(p.admin ? { state: user.state } : {}),
       },
       200,
     );

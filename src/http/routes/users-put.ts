@@ -12,7 +12,8 @@ export const putUserRoute = createRoute({
   description:
     'Projection of the account service. Usernames are unique (case-insensitive): 409 when another id holds it. ' +
     'Switching private → public accepts pending follow requests in the background. `state` deactivates or ' +
-    'reactivates the account; `hide_lists` hides its lists and counts from everyone but itself.',
+    'reactivates the account; `hide_lists` hides its lists and counts from everyone but itself. A caller ' +
+    'without graph:admin gets 404 for a deactivated or unknown account (as on every route), 403 otherwise.',
   security: [{ bearerAuth: [] }],
   request: {
     params: IdParams,
@@ -23,7 +24,7 @@ export const putUserRoute = createRoute({
   responses: {
     200: { description: 'Updated', content: { 'application/json': { schema: UserSchema } } },
     201: { description: 'Created', content: { 'application/json': { schema: UserSchema } } },
-    ...problems(400, 403, 409, 413, 415, 429),
+    ...problems(400, 403, 404, 409, 413, 415, 429),
   },
 });
 

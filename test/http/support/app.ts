@@ -43,9 +43,12 @@ export class MapReceipts implements ReceiptStore {
   }
 }
 
-/** A `GraphApi` whose methods throw unless overridden. */
+/**
+ * A `GraphApi` whose methods throw unless overridden; the account gate (`assertAccountsActive`,
+ * run before every route on an account) passes unless overridden.
+ */
 export function stubGraph(overrides: Partial<GraphApi> = {}): GraphApi {
-  return new Proxy(overrides as GraphApi, {
+  return new Proxy({ assertAccountsActive: async () => undefined, ...overrides } as GraphApi, {
     get(target, prop) {
       const v = (target as unknown as Record<string | symbol, unknown>)[prop];
       if (v !== undefined) return v;
