@@ -36,12 +36,13 @@ function clocks(o: { dbMs: number; wallMs: number; roundTripMs?: number }) {
   return { c, guard, pass };
 }
 
-const refusal = (g: ClockGuard) => {
+const refusal = (g: ClockGuard): [string, number] | null => {
   try {
     g.assertWritable();
     return null;
   } catch (e) {
-    return e instanceof ClockSkewError ? [e.message, e.retryAfterSeconds] : e;
+    if (!(e instanceof ClockSkewError)) throw e;
+    return [e.message, e.retryAfterSeconds];
   }
 };
 
