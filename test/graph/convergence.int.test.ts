@@ -15,6 +15,7 @@
  * test/graph/convergence.int.test.ts` (the seed is printed every run); `CONVERGENCE_RUNS` sets the
  * number of short cases (default 200), `CONVERGENCE_LONG_RUNS` the long ones (default 3).
  */
+
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { PairBusyError, PositionTooOldError } from '../../src/graph/errors.js';
@@ -23,13 +24,14 @@ import { reconcileUsers } from '../../src/jobs/reconcile.js';
 import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';
 import { RELATIONS, type Relation } from '../../src/store/types.js';
 import { type TestKeyspace, testKeyspace } from '../support/cassandra.js';
+import { knob } from '../support/soak.js';
 import { countName, snapshot } from './support/graph-snapshot.js';
 import { CALLS, type Call, type Op, reference, shuffled } from './support/reference-model.js';
 import { SingleBucketLists } from './support/single-bucket-lists.js';
 
 const CLIENTS = 8;
 const RUNS = Number(process.env.CONVERGENCE_RUNS ?? 200);
-const LONG_RUNS = Number(process.env.CONVERGENCE_LONG_RUNS ?? 3);
+const LONG_RUNS = knob('CONVERGENCE_LONG_RUNS', 3, 1);
 const WINDOW = 48;
 const SEED = Number(process.env.CONVERGENCE_SEED ?? Math.floor(Math.random() * 2 ** 31));
 
