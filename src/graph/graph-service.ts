@@ -54,6 +54,8 @@ import {
   InvalidInputError,
   NoPendingRequestError,
   NotVisibleError,
+  PairBusyError,
+  PositionTooOldError,
   SelfFollowError,
   UserNotFoundError,
 } from './errors.js';
@@ -69,7 +71,7 @@ import {
   type PairHistoryDeps,
   readPair,
 } from './pair-history.js';
-import { listIn, listOut } from './pair-writer.js';
+import { COUNT_LEASE_MICROS, listIn, listOut, markAfterFailure, markBeforeWrite } from './pair-writer.js';
 import { setRecent } from './recent-map.js';
 import { type SetPage, type SetPageStats, SetQueries } from './set-queries.js';
 import { readSuggestions } from './suggestions.js';
@@ -81,6 +83,12 @@ export interface GraphServiceOptions {
   maxFollowing: number;
   /** µs since the epoch; injectable for tests. */
   clock?: () => Position;
+  /**
+   * How far ahead of the clock a write dates the dirty marks it writes before its append (ms;
+   * default 2000, `COUNT_LEASE_MICROS`): a list stays inexact that long after a write. 0 suits
+   * tests that reconcile right after writing (the writer then also marks after its increments).
+   */
+  countLeaseMs?: number;
   /** How pair histories are kept short (`pair-history.ts`); defaults for production. */
   historyPolicy?: Partial<HistoryPolicy>;
   /** Told when a background account task fails (it stays recorded and resumes on the next PUT or start). */
@@ -151,6 +159,7 @@ export class GraphService implements GraphApi {
   private readonly lists: ListService;
   private readonly maxFollowing: number;
   private readonly deps: PairHistoryDeps;
+  private readonly countLeaseMicros: bigint;
   private readonly onTaskError: (userId: UserId, error: unknown) => void;
   private readonly runningTasks = new Set<UserId>();
   private readonly markRuns = new Map<UserId, { rerun: boolean }>();
@@ -167,6 +176,8 @@ export class GraphService implements GraphApi {
       clock: o.clock ?? nowPosition,
       policy: { ...DEFAULT_HISTORY_POLICY, ...o.historyPolicy },
     };
+    this.countLeaseMicros =
+      o.countLeaseMs === undefined ? COUNT_LEASE_MICROS : BigInt(Math.round(o.countLeaseMs * 1000));
     this.store = o.store;
     this.lists = o.lists;
     this.maxFollowing = o.maxFollowing;
@@ -513,7 +524,20 @@ export class GraphService implements GraphApi {
     if (o.position === undefined) await m.check?.(foldRead(read));
     const position = choosePosition(this.deps, read.history, o.position);
     const op: PairOp = { sourceId: m.sourceId, targetId: m.targetId, kind, position };
-    return applyPairOp(this.deps, read, op);
+    // Durable before the state it serves: the marks that make the reconciler recount what this
+    // op's counting may miss are written before its append (`pair-writer.ts`).
+    const lease = await markBeforeWrite(this.deps, op, read.history, {
+      clock: this.deps.clock,
+      micros: this.countLeaseMicros,
+    });
+    try {
+      return await applyPairOp(this.deps, read, op, lease);
+    } catch (e) {
+      // Refused before its append: nothing of it can land later.
+      if (!(e instanceof PositionTooOldError || e instanceof PairBusyError))
+        await markAfterFailure(this.deps, lease).catch(() => undefined);
+      throw e;
+    }
   }
 
   // ---- reads ----

@@ -69,7 +69,14 @@ import type {
 import type { ListService } from './contracts.js';
 import { PairBusyError, PositionOutOfRangeError, PositionTooOldError } from './errors.js';
 import { compareOps, containsOp, edgeKey, foldPair, MAX_VERSION_COUNT, type PairFold } from './pair-fold.js';
-import { applyCountDeltas, countDeltas, foldView, ownTransition, writePairView } from './pair-writer.js';
+import {
+  applyCountDeltas,
+  type CountLease,
+  countDeltas,
+  foldView,
+  ownTransition,
+  writePairView,
+} from './pair-writer.js';
 
 /** How long histories are kept short. Defaults in `DEFAULT_HISTORY_POLICY`. */
 export interface HistoryPolicy {
@@ -211,11 +218,17 @@ function compactionStep(
 
 /**
  * Appends `op` (its position already chosen) to the pair read in `read`, re-reads, writes the
- * fold and applies counter deltas. Throws `PositionTooOldError` for an op at or below the horizon,
+ * fold and applies counter deltas (`lease`: the dirty marks the caller wrote before, see
+ * `markBeforeWrite`). Throws `PositionTooOldError` for an op at or below the horizon,
  * `PairBusyError` when the pair must wait for a compaction, and `StoreUnavailableError` when the
  * append was not acknowledged within the write budget (the outcome is then unknown).
  */
-export async function applyPairOp(deps: PairHistoryDeps, read: PairRead, op: PairOp): Promise<AppliedOp> {
+export async function applyPairOp(
+  deps: PairHistoryDeps,
+  read: PairRead,
+  op: PairOp,
+  lease: CountLease,
+): Promise<AppliedOp> {
   const { store, policy } = deps;
   const { history } = read;
   const before = foldView(history);
@@ -261,7 +274,7 @@ export async function applyPairOp(deps: PairHistoryDeps, read: PairRead, op: Pai
   const own = storedBefore ? null : ownTransition(history, view, op);
   const seen = countDeltas(storedBefore ?? before, after);
   // Lists whose rows changed between the two reads but not by this op: a racer's, to be recounted.
-  await applyCountDeltas(deps, own ? countDeltas(own.before, own.after) : seen, own ? seen : []);
+  await applyCountDeltas(deps, own ? countDeltas(own.before, own.after) : seen, own ? seen : [], lease);
   const changed = !duplicate && !sameActive(foldView(view, op), after);
   return { op, before, after, duplicate, changed };
 }

@@ -35,7 +35,12 @@ const expected = () => [...FOLLOWERS.map((id) => `${id}/out`), ...FOLLOWEES.map(
 
 beforeEach(async () => {
   store = new MemoryGraphStore();
-  graph = new GraphService({ store, lists: new SingleBucketLists(store), maxFollowing: 7500 });
+  graph = new GraphService({
+    store,
+    lists: new SingleBucketLists(store),
+    maxFollowing: 7500,
+    countLeaseMs: 0,
+  });
   for (const id of [D, ...FOLLOWERS, ...FOLLOWEES]) await graph.putUser({ id, username: `u${id}` });
   for (const f of FOLLOWERS) await graph.follow(f, D);
   for (const t of FOLLOWEES) await graph.follow(D, t);
