@@ -227,12 +227,17 @@ export class GraphService implements GraphApi {
       hideLists: input.hideLists ?? existing?.hideLists ?? false,
     };
     const flipped = existing !== null && existing.state !== user.state;
-    if (flipped) await this.store.putAccountTask(newMarkTask(user.id));
+    if (flipped) await this.store.putAccountTask(newMarkTask(user.id, this.deps.clock));
     const { created } = await this.store.putUser(user);
     if (flipped) this.startMarkTask(user.id);
     if (existing?.private && !user.private) {
       // Durable before the answer: if this process dies, a restart or the next PUT resumes it.
-      await this.store.putAccountTask({ userId: user.id, task: 'accept_requests', cursor: null });
+      await this.store.putAccountTask({
+        userId: user.id,
+        task: 'accept_requests',
+        cursor: null,
+        version: this.deps.clock(),
+      });
       const pending = await this.store.getCount(listIn(user.id, 'requests'));
       const run = this.runAcceptTask(user.id);
       if (pending <= INLINE_ACCEPT_LIMIT) await run;
@@ -269,8 +274,8 @@ export class GraphService implements GraphApi {
 
   /**
    * Runs the owner's `mark_counterparts` task in the background, once per owner per process. A
-   * flip while it runs asks for a rerun, which starts a fresh generation after the run ends (the
-   * run's final delete may have raced the flip's task row).
+   * flip while it runs asks for a rerun, which runs the flip's task if the run ended before it saw
+   * it (the run's final delete leaves a newer generation's row standing).
    */
   private startMarkTask(owner: UserId): void {
     const running = this.markRuns.get(owner);
@@ -282,11 +287,15 @@ export class GraphService implements GraphApi {
     this.markRuns.set(owner, state);
     (async () => {
       try {
-        await runMarkCounterparts(this.store, owner);
+        const run = () =>
+          runMarkCounterparts(this.store, owner, {
+            leaseMicros: this.countLeaseMicros,
+            clock: this.deps.clock,
+          });
+        await run();
         while (state.rerun) {
           state.rerun = false;
-          await this.store.putAccountTask(newMarkTask(owner));
-          await runMarkCounterparts(this.store, owner);
+          await run();
         }
       } finally {
         this.markRuns.delete(owner);
@@ -318,7 +327,7 @@ export class GraphService implements GraphApi {
         ]);
         if (!task) return accepted;
         if (!user || user.private) {
-          await this.store.deleteAccountTask(owner, 'accept_requests');
+          await this.store.deleteAccountTask(owner, 'accept_requests', task.version);
           return accepted;
         }
         const page = await this.lists.page(listIn(owner, 'requests'), ACCEPT_PAGE, task.cursor);
@@ -335,10 +344,15 @@ export class GraphService implements GraphApi {
           if (r?.changed) accepted++;
         }
         if (page.nextCursor === null) {
-          await this.store.deleteAccountTask(owner, 'accept_requests');
+          await this.store.deleteAccountTask(owner, 'accept_requests', task.version);
           return accepted;
         }
-        await this.store.putAccountTask({ userId: owner, task: 'accept_requests', cursor: page.nextCursor });
+        await this.store.putAccountTask({
+          userId: owner,
+          task: 'accept_requests',
+          cursor: page.nextCursor,
+          version: task.version + 1n,
+        });
       }
     } finally {
       this.runningTasks.delete(owner);
