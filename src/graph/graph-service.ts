@@ -127,6 +127,12 @@ const INLINE_ACCEPT_LIMIT = 100;
 /** Requests accepted per committed page of the accept task. */
 const ACCEPT_PAGE = 200;
 
+/**
+ * Age (µs) after which an `accept_requests` task of a private account is deleted: by then the
+ * go-public user write that followed it has landed or failed (a PUT's writes time out in seconds).
+ */
+export const ACCEPT_TASK_SETTLE_MICROS = 60_000_000n;
+
 interface Mutation {
   /** The acting account and the other one, checked to exist in this order. */
   actor: UserId;
@@ -161,7 +167,7 @@ export class GraphService implements GraphApi {
   private readonly deps: PairHistoryDeps;
   private readonly countLeaseMicros: bigint;
   private readonly onTaskError: (userId: UserId, error: unknown) => void;
-  private readonly runningTasks = new Set<UserId>();
+  private readonly runningTasks = new Map<UserId, { rerun: boolean }>();
   private readonly markRuns = new Map<UserId, { rerun: boolean }>();
   /** Per actor: the committed following last read, when, and the follows reserved since (LRU). */
   private readonly capBudgets = new Map<UserId, { committed: number; at: number; reserved: number }>();
@@ -199,9 +205,10 @@ export class GraphService implements GraphApi {
   /**
    * Creates or updates a user (keeps `state` and `hideLists` of an existing one). Throws
    * `InvalidInputError` for a username outside the rules (the HTTP layer validates first) and the
-   * store's `UsernameTakenError`. Going private → public records an `accept_requests` task and
-   * runs it: inline up to 100 pending requests, in the background beyond (a later PUT of the
-   * still-public account, or `resumeAccountTasks` at start-up, resumes an unfinished one).
+   * store's `UsernameTakenError`. Going private → public records an `accept_requests` task before
+   * the user row (so a failure between the two leaves the account private and its retry flips it
+   * again) and runs it after: inline up to 100 pending requests, in the background beyond (a later
+   * PUT of the still-public account, or `resumeAccountTasks` at start-up, resumes an unfinished one).
    * A change of `state` (deactivation / reactivation, see `account-state.ts`) records a
    * `mark_counterparts` task before it answers and runs it in the background. `username` may be
    * left out when the user exists.
@@ -227,17 +234,18 @@ export class GraphService implements GraphApi {
       hideLists: input.hideLists ?? existing?.hideLists ?? false,
     };
     const flipped = existing !== null && existing.state !== user.state;
+    const goesPublic = existing?.private === true && !user.private;
+    // Durable tasks before the state they serve: if this process dies or a write fails after
+    // them, a restart, the next PUT or the client's retry (which still sees the old state and
+    // flips it again) runs them.
     if (flipped) await this.store.putAccountTask(newMarkTask(user.id, this.deps.clock));
+    if (goesPublic) {
+      const version = this.deps.clock();
+      await this.store.putAccountTask({ userId: user.id, task: 'accept_requests', cursor: null, version });
+    }
     const { created } = await this.store.putUser(user);
     if (flipped) this.startMarkTask(user.id);
-    if (existing?.private && !user.private) {
-      // Durable before the answer: if this process dies, a restart or the next PUT resumes it.
-      await this.store.putAccountTask({
-        userId: user.id,
-        task: 'accept_requests',
-        cursor: null,
-        version: this.deps.clock(),
-      });
+    if (goesPublic) {
       const pending = await this.store.getCount(listIn(user.id, 'requests'));
       const run = this.runAcceptTask(user.id);
       if (pending <= INLINE_ACCEPT_LIMIT) await run;
@@ -310,14 +318,23 @@ export class GraphService implements GraphApi {
 
   /**
    * Accepts every pending request to `owner` that its `accept_requests` task still covers, walking
-   * the incoming requests list with a cursor that is committed after every page (so a restart
-   * resumes there, and rows that stay behind — a request the requester's cap keeps pending — are
-   * never read twice). Stops when the account went private again. One run per owner per process.
-   * Returns how many requests this run accepted.
+   * the incoming requests list with a cursor that is committed after every page (at the task's
+   * version plus one, so a restart resumes there, and rows that stay behind — a request the
+   * requester's cap keeps pending — are never read twice). Deletes the task at the end, at the
+   * version it read (a newer generation's row survives, and is run next). Finding the account
+   * private, it stops; it deletes the task only once it is `ACCEPT_TASK_SETTLE_MICROS` old: the
+   * task is written before the user row, so a younger one may belong to a go-public write that has
+   * not landed yet. One run per owner per process (a call meanwhile asks it to look again at the
+   * end). Returns how many requests this run accepted.
    */
   async runAcceptTask(owner: UserId): Promise<number> {
-    if (this.runningTasks.has(owner)) return 0;
-    this.runningTasks.add(owner);
+    const running = this.runningTasks.get(owner);
+    if (running) {
+      running.rerun = true;
+      return 0;
+    }
+    const state = { rerun: false };
+    this.runningTasks.set(owner, state);
     try {
       let accepted = 0;
       for (;;) {
@@ -325,10 +342,15 @@ export class GraphService implements GraphApi {
           this.store.getAccountTask(owner, 'accept_requests'),
           this.store.getUser(owner),
         ]);
-        if (!task) return accepted;
+        if (!task) {
+          if (!state.rerun) return accepted;
+          state.rerun = false;
+          continue;
+        }
         if (!user || user.private) {
+          if (this.deps.clock() - task.version < ACCEPT_TASK_SETTLE_MICROS) return accepted;
           await this.store.deleteAccountTask(owner, 'accept_requests', task.version);
-          return accepted;
+          continue;
         }
         const page = await this.lists.page(listIn(owner, 'requests'), ACCEPT_PAGE, task.cursor);
         for (const { id } of page.items) {
@@ -345,7 +367,7 @@ export class GraphService implements GraphApi {
         }
         if (page.nextCursor === null) {
           await this.store.deleteAccountTask(owner, 'accept_requests', task.version);
-          return accepted;
+          continue;
         }
         await this.store.putAccountTask({
           userId: owner,
