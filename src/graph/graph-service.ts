@@ -144,6 +144,8 @@ interface Mutation {
   kind: OpKind | ((other: UserRecord) => OpKind);
   /** Extra request-time rules for live ops, against the pair as it stands. */
   check?: (now: PairFold) => Promise<void> | void;
+  /** Deactivated accounts may take part (they must still exist): the accept task of going public. */
+  anyState?: boolean;
 }
 
 /** The state of the follow edge `source → target` in a fold. */
@@ -354,7 +356,9 @@ export class GraphService implements GraphApi {
         }
         const page = await this.lists.page(listIn(owner, 'requests'), ACCEPT_PAGE, task.cursor);
         for (const { id } of page.items) {
-          const r = await this.acceptRequest(owner, id).catch((e: unknown) => {
+          // Deactivated requesters (or a deactivated owner) too: skipped, their requests would
+          // stay pending toward the public account after reactivation, the task long deleted.
+          const r = await this.accept(owner, id, {}, true).catch((e: unknown) => {
             if (
               e instanceof NoPendingRequestError ||
               e instanceof FollowingCapError ||
@@ -423,6 +427,15 @@ export class GraphService implements GraphApi {
   }
 
   async acceptRequest(owner: UserId, requester: UserId, o: MutationOptions = {}) {
+    return this.accept(owner, requester, o, false);
+  }
+
+  /**
+   * `acceptRequest`; `anyState`: also when the owner or the requester is deactivated (the accept
+   * task of going public, whose requests must not stay pending toward a public account once the
+   * account is reactivated; the follow stays hidden until then, like every edge of it).
+   */
+  private async accept(owner: UserId, requester: UserId, o: MutationOptions, anyState: boolean) {
     const committed = o.position === undefined ? this.committedFollowing(requester) : null;
     committed?.catch(() => undefined);
     const a = await this.mutate(
@@ -432,6 +445,7 @@ export class GraphService implements GraphApi {
         sourceId: requester,
         targetId: owner,
         kind: 'accept',
+        anyState,
         check: async (now) => {
           if (activeEdge(now, requester, 'follows', owner)) return;
           if (!activeEdge(now, requester, 'requests', owner)) throw new NoPendingRequestError();
@@ -540,12 +554,17 @@ export class GraphService implements GraphApi {
     return { state, changed: a.changed, position: a.op.position, duplicate: a.duplicate };
   }
 
-  /** Both users exist and are active (a deactivated account is not found); returns the target. */
-  private async requireUsers(actor: UserId, target: UserId): Promise<UserRecord> {
+  /**
+   * Both users exist and are active (a deactivated account is not found; with `anyState`, any
+   * existing account will do); returns the target.
+   */
+  private async requireUsers(actor: UserId, target: UserId, anyState = false): Promise<UserRecord> {
     const users = await this.store.getUsers([actor, target]);
-    if (users.get(actor)?.state !== 'active') throw new UserNotFoundError(actor);
+    const usable = (u: UserRecord | undefined): u is UserRecord =>
+      u !== undefined && (anyState || u.state === 'active');
+    if (!usable(users.get(actor))) throw new UserNotFoundError(actor);
     const t = users.get(target);
-    if (t?.state !== 'active') throw new UserNotFoundError(target);
+    if (!usable(t)) throw new UserNotFoundError(target);
     return t;
   }
 
@@ -553,7 +572,7 @@ export class GraphService implements GraphApi {
   private async mutate(m: Mutation, o: MutationOptions): Promise<AppliedOp> {
     if (m.actor === m.other) throw new SelfFollowError();
     const [other, read] = await Promise.all([
-      this.requireUsers(m.actor, m.other),
+      this.requireUsers(m.actor, m.other, m.anyState),
       readPair(this.deps, m.sourceId, m.targetId),
     ]);
     const kind = typeof m.kind === 'function' ? m.kind(other) : m.kind;

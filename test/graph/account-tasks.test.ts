@@ -6,6 +6,7 @@
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { ACCEPT_TASK_SETTLE_MICROS, GraphService } from '../../src/graph/graph-service.js';
+import { reconcileDirty } from '../../src/jobs/reconcile-dirty.js';
 import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
 import { StoreUnavailableError } from '../../src/store/store.js';
 import type { AccountTask, UserRecord } from '../../src/store/types.js';
@@ -92,5 +93,58 @@ describe('accept_requests is written before the user row', () => {
     t += ACCEPT_TASK_SETTLE_MICROS;
     expect(await graph.runAcceptTask(OWNER)).toBe(0);
     expect(await outcome()).toEqual({ r: 'requested', private: true, tasks: [] });
+  });
+});
+
+describe('going public accepts every pending request, whoever is deactivated', () => {
+  /** The owner's pending requests and the tasks left, once the tasks have run. */
+  async function pendingAndTasks() {
+    await graph.settleAccountTasks();
+    const pending = await store.listBucket(
+      { userId: OWNER, relation: 'requests', direction: 'in' },
+      1,
+      null,
+      10,
+    );
+    return {
+      pending: pending.map((e) => e.otherId),
+      tasks: (await store.listAccountTasks()).map((x) => x.task),
+    };
+  }
+
+  /** With everyone active again: `outcome()`, the pending requests and the owner's counts after a pass. */
+  async function settled() {
+    const left = await pendingAndTasks();
+    await reconcileDirty(store, { now: () => t });
+    const { asOf: _, ...counts } = await graph.counts(OWNER);
+    return { ...(await outcome()), ...left, counts };
+  }
+
+  it('regression: a deactivated requester’s request is accepted; after reactivation it follows the public account', async () => {
+    await graph.putUser({ id: R, state: 'deactivated' });
+    await graph.putUser({ id: OWNER, private: false });
+    expect(await pendingAndTasks()).toEqual({ pending: [], tasks: [] });
+    await graph.putUser({ id: R, state: 'active' });
+    expect(await settled()).toEqual({
+      r: 'following',
+      private: false,
+      tasks: [],
+      pending: [],
+      counts: { followers: 1, following: 0, exact: true },
+    });
+  });
+
+  it('regression: a deactivated owner going public accepts its requests; after reactivation the requester follows it', async () => {
+    await graph.putUser({ id: OWNER, state: 'deactivated' });
+    await graph.putUser({ id: OWNER, private: false });
+    expect(await pendingAndTasks()).toEqual({ pending: [], tasks: [] });
+    await graph.putUser({ id: OWNER, state: 'active' });
+    expect(await settled()).toEqual({
+      r: 'following',
+      private: false,
+      tasks: [],
+      pending: [],
+      counts: { followers: 1, following: 0, exact: true },
+    });
   });
 });
