@@ -18,9 +18,24 @@
  * walks the account's two follow lists with `walkList`, marking the counterpart list bucket
  * dirty and committing the walk cursor after every page. The reconciler (`reconcile-dirty.ts`)
  * recounts marked buckets *excluding deactivated members*, so the counters converge to exclude
- * the account within a reconcile interval of the walk, and to include it again after
+ * the account within a lease and a reconcile interval of the walk, and to include it again after
  * reactivation. Marking is idempotent, so a walk resumed after a crash (start-up resumes
  * unfinished tasks) or re-run by a second flip is harmless; a flip during a walk restarts it.
+ *
+ * Generations. Each flip writes its task row at version = its generation (the clock), each
+ * cursor commit one version higher, and the run deletes the row at the version it last wrote or
+ * read (`AccountTaskStore`), so a delete conditioned on the generation needs no lightweight
+ * transaction: a newer flip's row, written later at a higher version, survives it. (The first
+ * design checked the generation, then deleted unconditionally; a flip on another instance landing
+ * between the two lost its task, and the reactivated account's counterparts kept counts that
+ * excluded it, `exact: true`.) This relies on a generation's commits staying below the next
+ * generation, i.e. on two flips of one account being more microseconds apart than the first run
+ * made commits by then (each commit is a round trip). The task is written before the state it
+ * serves, so a run (another instance's, or the previous generation's looking again after its
+ * delete) may walk before the flip's user write has landed: its marks are dated a lease ahead
+ * (`COUNT_LEASE_MICROS`, as a write's in `pair-writer.ts`), so no reconcile pass that began
+ * before the state write can clear them.
+ *
  * Cost: one mark per edge of the account: the same order as a FlockDB archive, but in
  * counter-sized writes rather than edge rewrites; a celebrity's counterparts converge at the
  * reconciler's pace (marks per pass), which the README states.
@@ -33,10 +48,11 @@
  */
 import type { AccountTaskStore, CountStore, ListStore, UserStore } from '../store/store.js';
 import { nowPosition } from '../store/store.js';
-import type { Direction, ListEntry, ListKey, UserId } from '../store/types.js';
+import type { AccountTask, Direction, ListEntry, ListKey, Position, UserId } from '../store/types.js';
 import { bucketCodeOf } from './buckets.js';
 import type { MemberFilter } from './contracts.js';
 import { type WalkCursor, walkList } from './list-walker.js';
+import { COUNT_LEASE_MICROS } from './pair-writer.js';
 
 export type AccountStateStore = Pick<UserStore, 'getUsers'> &
   Pick<ListStore, 'getLayout' | 'listBucket'> &
@@ -119,12 +135,17 @@ export function decodeMarkCursor(raw: string | null): MarkCursor {
   return { generation: j.g, direction: j.d, walk: j.b === null ? null : { bucketCode: j.b, after } };
 }
 
-/** The task row a state flip writes (before it answers): a new generation, from the start. */
-export function newMarkTask(owner: UserId) {
+/**
+ * The task row a state flip writes before its state (and before it answers): a new generation,
+ * from the start, at version = generation = the clock now.
+ */
+export function newMarkTask(owner: UserId, clock: () => Position = nowPosition): AccountTask {
+  const generation = clock();
   return {
     userId: owner,
-    task: 'mark_counterparts' as const,
-    cursor: encodeMarkCursor({ generation: nowPosition().toString(), direction: 'in', walk: null }),
+    task: 'mark_counterparts',
+    cursor: encodeMarkCursor({ generation: generation.toString(), direction: 'in', walk: null }),
+    version: generation,
   };
 }
 
@@ -139,16 +160,21 @@ class Superseded extends Error {}
 
 /**
  * Runs (or resumes) the `mark_counterparts` task of `owner`: marks dirty, for every follow edge of
- * `owner` in either direction, the counterpart's list bucket that counts it. Commits the cursor
- * after every page; a page that finds a newer generation (another flip meanwhile) starts over
- * from the beginning, so every mark of the last flip is written after it. Deletes the task at the
- * end (only if no newer flip replaced it). Returns the number of marks written.
+ * `owner` in either direction, the counterpart's list bucket that counts it, each mark dated
+ * `o.leaseMicros` (default `COUNT_LEASE_MICROS`) ahead of the clock. Commits the cursor after
+ * every page, at the task's version plus one; a page that finds a newer generation (another flip
+ * meanwhile) starts over from the beginning, so every mark of the last flip is written after its
+ * task. At the end it deletes its own generation's row, at the version it last wrote or read, and
+ * looks again: a newer flip's row, written at a higher version, survives that delete and is run
+ * next. Returns the number of marks written.
  */
 export async function runMarkCounterparts(
   store: AccountStateStore,
   owner: UserId,
-  o: { pageSize?: number } = {},
+  o: { pageSize?: number; leaseMicros?: bigint; clock?: () => Position } = {},
 ): Promise<number> {
+  const clock = o.clock ?? nowPosition;
+  const lease = o.leaseMicros ?? COUNT_LEASE_MICROS;
   let marked = 0;
   // Keyed by list, not by account: a mutual's two lists have their own layouts (a celebrity's
   // followers list has grown, its following list has not), and a mark addressed with the wrong
@@ -159,10 +185,22 @@ export async function runMarkCounterparts(
     if (!task) return marked;
     const start = decodeMarkCursor(task.cursor);
     const { generation } = start;
-    const commit = async (at: MarkCursor) => {
+    let version = task.version;
+    /** The stored task, when it is still this generation's (else the run is superseded). */
+    const current = async () => {
       const now = await store.getAccountTask(owner, 'mark_counterparts');
       if (!now || decodeMarkCursor(now.cursor).generation !== generation) throw new Superseded();
-      await store.putAccountTask({ userId: owner, task: 'mark_counterparts', cursor: encodeMarkCursor(at) });
+      if (now.version > version) version = now.version;
+    };
+    const commit = async (at: MarkCursor) => {
+      await current();
+      version += 1n;
+      await store.putAccountTask({
+        userId: owner,
+        task: 'mark_counterparts',
+        cursor: encodeMarkCursor(at),
+        version,
+      });
     };
     try {
       for (const direction of ['in', 'out'] as const) {
@@ -182,7 +220,7 @@ export async function runMarkCounterparts(
                   if (layouts.size >= 10_000) layouts.clear();
                   layouts.set(key, n);
                 }
-                await store.markDirty(target, bucketCodeOf(n, owner), nowPosition());
+                await store.markDirty(target, bucketCodeOf(n, owner), clock() + lease);
               }),
             );
             marked += rows.length;
@@ -192,10 +230,10 @@ export async function runMarkCounterparts(
         );
         if (direction === 'in') await commit({ generation, direction: 'out', walk: null });
       }
-      const last = await store.getAccountTask(owner, 'mark_counterparts');
-      if (last && decodeMarkCursor(last.cursor).generation !== generation) continue;
-      await store.deleteAccountTask(owner, 'mark_counterparts');
-      return marked;
+      await current();
+      // This generation's row only: the check above and this delete are not atomic, and a flip
+      // landing between them writes a newer generation at a higher version, which survives.
+      await store.deleteAccountTask(owner, 'mark_counterparts', version);
     } catch (e) {
       if (e instanceof Superseded) continue;
       throw e;

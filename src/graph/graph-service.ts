@@ -55,6 +55,8 @@ import {
   InvalidInputError,
   NoPendingRequestError,
   NotVisibleError,
+  PairBusyError,
+  PositionTooOldError,
   SelfFollowError,
   UserNotFoundError,
 } from './errors.js';
@@ -70,7 +72,7 @@ import {
   type PairHistoryDeps,
   readPair,
 } from './pair-history.js';
-import { listIn, listOut } from './pair-writer.js';
+import { listIn, listOut, markAfterFailure, markBeforeWrite } from './pair-writer.js';
 import { setRecent } from './recent-map.js';
 import { type SetPage, type SetPageStats, SetQueries } from './set-queries.js';
 import { readSuggestions } from './suggestions.js';
@@ -89,6 +91,14 @@ export interface GraphServiceOptions {
    * (`clock-guard.ts`); `main` passes a `ClockGuard`. Default: unguarded (one-clock tests and tools).
    */
   clockGuard?: WriteClock;
+  /**
+   * How far ahead of the clock a write dates the dirty marks it writes before its append (ms):
+   * a list stays inexact that long after a write. Default twice the clock bound (`clockSkewMs`),
+   * so a mark dated by a clock S behind still lies past the start of any pass a clock S ahead
+   * began earlier. 0 suits one-clock tests that reconcile right after writing (the writer then
+   * also marks after its increments).
+   */
+  countLeaseMs?: number;
   /** How pair histories are kept short (`pair-history.ts`); defaults for production. */
   historyPolicy?: Partial<HistoryPolicy>;
   /** Told when a background account task fails (it stays recorded and resumes on the next PUT or start). */
@@ -127,6 +137,12 @@ const INLINE_ACCEPT_LIMIT = 100;
 /** Requests accepted per committed page of the accept task. */
 const ACCEPT_PAGE = 200;
 
+/**
+ * Age (µs) after which an `accept_requests` task of a private account is deleted: by then the
+ * go-public user write that followed it has landed or failed (a PUT's writes time out in seconds).
+ */
+export const ACCEPT_TASK_SETTLE_MICROS = 60_000_000n;
+
 interface Mutation {
   /** The acting account and the other one, checked to exist in this order. */
   actor: UserId;
@@ -138,6 +154,8 @@ interface Mutation {
   kind: OpKind | ((other: UserRecord) => OpKind);
   /** Extra request-time rules for live ops, against the pair as it stands. */
   check?: (now: PairFold) => Promise<void> | void;
+  /** Deactivated accounts may take part (they must still exist): the accept task of going public. */
+  anyState?: boolean;
 }
 
 /** The state of the follow edge `source → target` in a fold. */
@@ -159,8 +177,9 @@ export class GraphService implements GraphApi {
   private readonly lists: ListService;
   private readonly maxFollowing: number;
   private readonly deps: PairHistoryDeps;
+  private readonly countLeaseMicros: bigint;
   private readonly onTaskError: (userId: UserId, error: unknown) => void;
-  private readonly runningTasks = new Set<UserId>();
+  private readonly runningTasks = new Map<UserId, { rerun: boolean }>();
   private readonly markRuns = new Map<UserId, { rerun: boolean }>();
   /** Per actor: the committed following last read, when, and the follows reserved since (LRU). */
   private readonly capBudgets = new Map<UserId, { committed: number; at: number; reserved: number }>();
@@ -177,6 +196,7 @@ export class GraphService implements GraphApi {
       guard: o.clockGuard ?? UNGUARDED,
       policy: { ...DEFAULT_HISTORY_POLICY, ...o.historyPolicy },
     };
+    this.countLeaseMicros = BigInt(Math.round((o.countLeaseMs ?? 2 * this.deps.policy.clockSkewMs) * 1000));
     this.store = o.store;
     this.lists = o.lists;
     this.maxFollowing = o.maxFollowing;
@@ -198,9 +218,10 @@ export class GraphService implements GraphApi {
   /**
    * Creates or updates a user (keeps `state` and `hideLists` of an existing one). Throws
    * `InvalidInputError` for a username outside the rules (the HTTP layer validates first) and the
-   * store's `UsernameTakenError`. Going private → public records an `accept_requests` task and
-   * runs it: inline up to 100 pending requests, in the background beyond (a later PUT of the
-   * still-public account, or `resumeAccountTasks` at start-up, resumes an unfinished one).
+   * store's `UsernameTakenError`. Going private → public records an `accept_requests` task before
+   * the user row (so a failure between the two leaves the account private and its retry flips it
+   * again) and runs it after: inline up to 100 pending requests, in the background beyond (a later
+   * PUT of the still-public account, or `resumeAccountTasks` at start-up, resumes an unfinished one).
    * A change of `state` (deactivation / reactivation, see `account-state.ts`) records a
    * `mark_counterparts` task before it answers and runs it in the background. `username` may be
    * left out when the user exists.
@@ -227,12 +248,18 @@ export class GraphService implements GraphApi {
       hideLists: input.hideLists ?? existing?.hideLists ?? false,
     };
     const flipped = existing !== null && existing.state !== user.state;
-    if (flipped) await this.store.putAccountTask(newMarkTask(user.id));
+    const goesPublic = existing?.private === true && !user.private;
+    // Durable tasks before the state they serve: if this process dies or a write fails after
+    // them, a restart, the next PUT or the client's retry (which still sees the old state and
+    // flips it again) runs them.
+    if (flipped) await this.store.putAccountTask(newMarkTask(user.id, this.deps.clock));
+    if (goesPublic) {
+      const version = this.deps.clock();
+      await this.store.putAccountTask({ userId: user.id, task: 'accept_requests', cursor: null, version });
+    }
     const { created } = await this.store.putUser(user);
     if (flipped) this.startMarkTask(user.id);
-    if (existing?.private && !user.private) {
-      // Durable before the answer: if this process dies, a restart or the next PUT resumes it.
-      await this.store.putAccountTask({ userId: user.id, task: 'accept_requests', cursor: null });
+    if (goesPublic) {
       const pending = await this.store.getCount(listIn(user.id, 'requests'));
       const run = this.runAcceptTask(user.id);
       if (pending <= INLINE_ACCEPT_LIMIT) await run;
@@ -269,8 +296,8 @@ export class GraphService implements GraphApi {
 
   /**
    * Runs the owner's `mark_counterparts` task in the background, once per owner per process. A
-   * flip while it runs asks for a rerun, which starts a fresh generation after the run ends (the
-   * run's final delete may have raced the flip's task row).
+   * flip while it runs asks for a rerun, which runs the flip's task if the run ended before it saw
+   * it (the run's final delete leaves a newer generation's row standing).
    */
   private startMarkTask(owner: UserId): void {
     const running = this.markRuns.get(owner);
@@ -282,11 +309,15 @@ export class GraphService implements GraphApi {
     this.markRuns.set(owner, state);
     (async () => {
       try {
-        await runMarkCounterparts(this.store, owner);
+        const run = () =>
+          runMarkCounterparts(this.store, owner, {
+            leaseMicros: this.countLeaseMicros,
+            clock: this.deps.clock,
+          });
+        await run();
         while (state.rerun) {
           state.rerun = false;
-          await this.store.putAccountTask(newMarkTask(owner));
-          await runMarkCounterparts(this.store, owner);
+          await run();
         }
       } finally {
         this.markRuns.delete(owner);
@@ -301,14 +332,23 @@ export class GraphService implements GraphApi {
 
   /**
    * Accepts every pending request to `owner` that its `accept_requests` task still covers, walking
-   * the incoming requests list with a cursor that is committed after every page (so a restart
-   * resumes there, and rows that stay behind — a request the requester's cap keeps pending — are
-   * never read twice). Stops when the account went private again. One run per owner per process.
-   * Returns how many requests this run accepted.
+   * the incoming requests list with a cursor that is committed after every page (at the task's
+   * version plus one, so a restart resumes there, and rows that stay behind — a request the
+   * requester's cap keeps pending — are never read twice). Deletes the task at the end, at the
+   * version it read (a newer generation's row survives, and is run next). Finding the account
+   * private, it stops; it deletes the task only once it is `ACCEPT_TASK_SETTLE_MICROS` old: the
+   * task is written before the user row, so a younger one may belong to a go-public write that has
+   * not landed yet. One run per owner per process (a call meanwhile asks it to look again at the
+   * end). Returns how many requests this run accepted.
    */
   async runAcceptTask(owner: UserId): Promise<number> {
-    if (this.runningTasks.has(owner)) return 0;
-    this.runningTasks.add(owner);
+    const running = this.runningTasks.get(owner);
+    if (running) {
+      running.rerun = true;
+      return 0;
+    }
+    const state = { rerun: false };
+    this.runningTasks.set(owner, state);
     try {
       let accepted = 0;
       for (;;) {
@@ -316,14 +356,21 @@ export class GraphService implements GraphApi {
           this.store.getAccountTask(owner, 'accept_requests'),
           this.store.getUser(owner),
         ]);
-        if (!task) return accepted;
+        if (!task) {
+          if (!state.rerun) return accepted;
+          state.rerun = false;
+          continue;
+        }
         if (!user || user.private) {
-          await this.store.deleteAccountTask(owner, 'accept_requests');
-          return accepted;
+          if (this.deps.clock() - task.version < ACCEPT_TASK_SETTLE_MICROS) return accepted;
+          await this.store.deleteAccountTask(owner, 'accept_requests', task.version);
+          continue;
         }
         const page = await this.lists.page(listIn(owner, 'requests'), ACCEPT_PAGE, task.cursor);
         for (const { id } of page.items) {
-          const r = await this.acceptRequest(owner, id).catch((e: unknown) => {
+          // Deactivated requesters (or a deactivated owner) too: skipped, their requests would
+          // stay pending toward the public account after reactivation, the task long deleted.
+          const r = await this.accept(owner, id, {}, true).catch((e: unknown) => {
             if (
               e instanceof NoPendingRequestError ||
               e instanceof FollowingCapError ||
@@ -335,10 +382,15 @@ export class GraphService implements GraphApi {
           if (r?.changed) accepted++;
         }
         if (page.nextCursor === null) {
-          await this.store.deleteAccountTask(owner, 'accept_requests');
-          return accepted;
+          await this.store.deleteAccountTask(owner, 'accept_requests', task.version);
+          continue;
         }
-        await this.store.putAccountTask({ userId: owner, task: 'accept_requests', cursor: page.nextCursor });
+        await this.store.putAccountTask({
+          userId: owner,
+          task: 'accept_requests',
+          cursor: page.nextCursor,
+          version: task.version + 1n,
+        });
       }
     } finally {
       this.runningTasks.delete(owner);
@@ -387,6 +439,15 @@ export class GraphService implements GraphApi {
   }
 
   async acceptRequest(owner: UserId, requester: UserId, o: MutationOptions = {}) {
+    return this.accept(owner, requester, o, false);
+  }
+
+  /**
+   * `acceptRequest`; `anyState`: also when the owner or the requester is deactivated (the accept
+   * task of going public, whose requests must not stay pending toward a public account once the
+   * account is reactivated; the follow stays hidden until then, like every edge of it).
+   */
+  private async accept(owner: UserId, requester: UserId, o: MutationOptions, anyState: boolean) {
     const committed = o.position === undefined ? this.committedFollowing(requester) : null;
     committed?.catch(() => undefined);
     const a = await this.mutate(
@@ -396,6 +457,7 @@ export class GraphService implements GraphApi {
         sourceId: requester,
         targetId: owner,
         kind: 'accept',
+        anyState,
         check: async (now) => {
           if (activeEdge(now, requester, 'follows', owner)) return;
           if (!activeEdge(now, requester, 'requests', owner)) throw new NoPendingRequestError();
@@ -504,12 +566,17 @@ export class GraphService implements GraphApi {
     return { state, changed: a.changed, position: a.op.position, duplicate: a.duplicate };
   }
 
-  /** Both users exist and are active (a deactivated account is not found); returns the target. */
-  private async requireUsers(actor: UserId, target: UserId): Promise<UserRecord> {
+  /**
+   * Both users exist and are active (a deactivated account is not found; with `anyState`, any
+   * existing account will do); returns the target.
+   */
+  private async requireUsers(actor: UserId, target: UserId, anyState = false): Promise<UserRecord> {
     const users = await this.store.getUsers([actor, target]);
-    if (users.get(actor)?.state !== 'active') throw new UserNotFoundError(actor);
+    const usable = (u: UserRecord | undefined): u is UserRecord =>
+      u !== undefined && (anyState || u.state === 'active');
+    if (!usable(users.get(actor))) throw new UserNotFoundError(actor);
     const t = users.get(target);
-    if (t?.state !== 'active') throw new UserNotFoundError(target);
+    if (!usable(t)) throw new UserNotFoundError(target);
     return t;
   }
 
@@ -517,14 +584,27 @@ export class GraphService implements GraphApi {
   private async mutate(m: Mutation, o: MutationOptions): Promise<AppliedOp> {
     if (m.actor === m.other) throw new SelfFollowError();
     const [other, read] = await Promise.all([
-      this.requireUsers(m.actor, m.other),
+      this.requireUsers(m.actor, m.other, m.anyState),
       readPair(this.deps, m.sourceId, m.targetId),
     ]);
     const kind = typeof m.kind === 'function' ? m.kind(other) : m.kind;
     if (o.position === undefined) await m.check?.(foldRead(read));
     const position = choosePosition(this.deps, read.history, o.position);
     const op: PairOp = { sourceId: m.sourceId, targetId: m.targetId, kind, position };
-    return applyPairOp(this.deps, read, op);
+    // Durable before the state it serves: the marks that make the reconciler recount what this
+    // op's counting may miss are written before its append (`pair-writer.ts`).
+    const lease = await markBeforeWrite(this.deps, op, read.history, {
+      clock: this.deps.clock,
+      micros: this.countLeaseMicros,
+    });
+    try {
+      return await applyPairOp(this.deps, read, op, lease);
+    } catch (e) {
+      // Refused before its append: nothing of it can land later.
+      if (!(e instanceof PositionTooOldError || e instanceof PairBusyError))
+        await markAfterFailure(this.deps, lease).catch(() => undefined);
+      throw e;
+    }
   }
 
   // ---- reads ----

@@ -100,7 +100,14 @@ import type { WriteClock } from './clock-guard.js';
 import type { ListService } from './contracts.js';
 import { PairBusyError, PositionOutOfRangeError, PositionTooOldError } from './errors.js';
 import { compareOps, containsOp, edgeKey, foldPair, MAX_VERSION_COUNT, type PairFold } from './pair-fold.js';
-import { applyCountDeltas, countDeltas, foldView, ownTransition, writePairView } from './pair-writer.js';
+import {
+  applyCountDeltas,
+  type CountLease,
+  countDeltas,
+  foldView,
+  ownTransition,
+  writePairView,
+} from './pair-writer.js';
 
 /** How long histories are kept short, and the bounds the protocol rests on (see the note). */
 export interface HistoryPolicy {
@@ -274,12 +281,18 @@ const busySeconds = (micros: bigint): number => Math.max(1, Math.ceil(Number(mic
 
 /**
  * Appends `op` (its position already chosen) to the pair read in `read`, re-reads, writes the
- * fold and applies counter deltas. Throws `PositionTooOldError` for an op at or below the horizon,
+ * fold and applies counter deltas (`lease`: the dirty marks the caller wrote before, see
+ * `markBeforeWrite`). Throws `PositionTooOldError` for an op at or below the horizon,
  * `PairBusyError` when the pair must wait for a compaction, `ClockSkewError` when this instance's
  * clock is not known to be within the bound, and `StoreUnavailableError` when the append was not
  * acknowledged within the write budget (the outcome is then unknown).
  */
-export async function applyPairOp(deps: PairHistoryDeps, read: PairRead, op: PairOp): Promise<AppliedOp> {
+export async function applyPairOp(
+  deps: PairHistoryDeps,
+  read: PairRead,
+  op: PairOp,
+  lease: CountLease,
+): Promise<AppliedOp> {
   const { store, policy } = deps;
   const { history } = read;
   const before = foldView(history);
@@ -342,7 +355,7 @@ export async function applyPairOp(deps: PairHistoryDeps, read: PairRead, op: Pai
   const own = storedBefore ? null : ownTransition(history, view, op);
   const seen = countDeltas(storedBefore ?? before, after);
   // Lists whose rows changed between the two reads but not by this op: a racer's, to be recounted.
-  await applyCountDeltas(deps, own ? countDeltas(own.before, own.after) : seen, own ? seen : []);
+  await applyCountDeltas(deps, own ? countDeltas(own.before, own.after) : seen, own ? seen : [], lease);
   const changed = !duplicate && !sameActive(foldView(view, op), after);
   return { op, before, after, duplicate, changed };
 }

@@ -3,22 +3,37 @@
  * dirty, run inside the service every interval (`startDirtyReconciler`) or once as
  * `npm run jobs -- reconcile-dirty`.
  *
- * Design note. The counter of a list is `sum(shards) + correction`. Writers add deltas to the
- * shards and then, once the increment is done, mark the list bucket they touched dirty at write
- * time = their clock (`applyCountDeltas`). A pass, per shard of the mark table:
+ * Design note. The counter of a list is `sum(shards) + correction`. Before its append, a writer
+ * marks every list bucket its op may change dirty, dated a lease ahead of its clock (`until`): its
+ * promise that the append, the rows and the increments the mark covers are complete by then
+ * (`markBeforeWrite` in `pair-writer.ts`; a writer that overruns marks again at its clock once its
+ * increments are done, one that fails marks again a lease ahead). A pass, per shard of the mark
+ * table:
  *
  *   1. reads the marks (each with its write time `v`) and notes `asOf` = now;
  *   2. per list, recounts each marked bucket (mapped onto the current read layout if the list grew
  *      since the mark) and every read bucket that has no count yet;
  *   3. reads the shards' sum `S` and writes `correction = Σ bucket counts − S`, the recounted
  *      buckets, and `asOf`;
- *   4. clears each mark at its own write time `v`.
+ *   4. clears each mark with `v ≤ asOf` at its own write time `v`; a mark dated after `asOf` stays.
  *
- * Why a racing write cannot be lost: a write whose rows the recount missed, or whose increment `S`
- * missed, completes its mark after step 1, so the mark's write time is above `v`; clearing at `v`
- * leaves it standing and the next pass recounts. Marks seen in step 1 belong to writes finished
- * before it, whose rows and increments both steps see. (This relies on the writers' and the
- * reconciler's clocks agreeing to well under a pass; positions already rely on that.)
+ * Why a racing write cannot be lost: a mark with `v ≤ asOf` covers writes complete by `v`, before
+ * step 1, so steps 2 and 3 see their rows and increments; clearing at `v` leaves a newer mark
+ * standing. A mark with `v > asOf` may cover a write still in flight (a pass that began before its
+ * increment), so the pass recounts its bucket but leaves the mark, and a pass after `v` recounts
+ * it again. A writer that dies after its mark leaves it standing until such a pass, which then
+ * sees every write that landed. (This relies on the writers' and the reconciler's clocks each
+ * being within the clock bound S of the database's, which the clock guard enforces: the lease is
+ * 2S, so a mark dated by a clock S behind lies past the start of a pass by a clock S ahead that
+ * began before it. A write landing later than its lease
+ * and its failure re-mark, e.g. a batchlog replay of a batch whose writer then crashed, escapes
+ * the marks; the repair sweep finds it.)
+ *
+ * Rejected: marking after the increment (the first design). A write whose edge batch timed out
+ * after it was applied, whose increment was lost, or whose process died in between left its row
+ * counted nowhere and no mark, and its retry (whose first read already showed the edge) counted
+ * nothing: `exact: true` and one short, forever. Marking before the increment at the clock then:
+ * a pass that began after the mark but before the increment cleared it and missed the increment.
  *
  * Why two reconcilers may race: the correction is a plain cell, not a counter delta; both compute
  * `truth − S` from a consistent enough view (the argument above holds for each), and whichever
@@ -60,6 +75,8 @@ export interface ReconcileDirtyOptions {
   pageSize?: number;
   /** Told after each reconciled list. */
   onList?: (r: DirtyListResult) => void;
+  /** The pass's clock (µs; default `nowPosition`): marks dated after it stay. */
+  now?: () => Position;
 }
 
 export interface DirtyListResult {
@@ -109,9 +126,9 @@ export function readCodesFor(code: number, layout: BucketLayout): number[] {
 const listId = (l: ListKey) => `${l.userId}|${l.relation}|${l.direction}`;
 
 /**
- * Recounts the marked buckets of one list and writes its correction; then clears the marks.
- * `exclude` names the deactivated members; make it after the marks were read (default: a fresh
- * `registryFilter`).
+ * Recounts the marked buckets of one list and writes its correction; then clears the marks dated
+ * at or before `asOf` (later ones may cover writes still in flight). `exclude` names the
+ * deactivated members; make it after the marks were read (default: a fresh `registryFilter`).
  */
 export async function reconcileDirtyList(
   store: ReconcileDirtyStore,
@@ -136,7 +153,7 @@ export async function reconcileDirtyList(
   const counted = codes.reduce((sum, c) => sum + (recounted.get(c) ?? before.buckets.get(c) ?? 0), 0);
   const { shardSum } = await store.getCountSync(list);
   await store.putCountSync(list, { correction: counted - shardSum, asOf, buckets: recounted });
-  await Promise.all(marks.map((m) => store.clearDirty(m)));
+  await Promise.all(marks.filter((m) => m.version <= asOf).map((m) => store.clearDirty(m)));
   return {
     list,
     recounted: [...recounted.keys()],
@@ -157,7 +174,7 @@ export async function reconcileDirty(
   // Every shard's marks (at most DIRTY_SHARDS × marksPerShard) before the registry is read.
   const shards: { asOf: Position; byList: Map<string, { list: ListKey; marks: DirtyMark[] }> }[] = [];
   for (let shard = 0; shard < DIRTY_SHARDS; shard++) {
-    const asOf = nowPosition();
+    const asOf = (o.now ?? nowPosition)();
     const marks = await store.listDirty(shard, o.marksPerShard ?? 1000);
     const byList = new Map<string, { list: ListKey; marks: DirtyMark[] }>();
     for (const m of marks) {

@@ -224,6 +224,12 @@ export interface AccountTask {
   userId: UserId;
   task: 'accept_requests' | 'mark_counterparts';
   cursor: string | null;
+  /**
+   * The row's write time (µs): the generation's when the state change that needs the task writes
+   * it (its clock), one more per cursor commit of its run. A run deletes the row at the version it
+   * last wrote or read, so a newer generation's row (written later, at a higher version) survives.
+   */
+  version: bigint;
 }
 
 /** A pending "recount me" mark on one bucket of a list, left by a writer that changed its counter. */

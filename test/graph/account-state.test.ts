@@ -40,6 +40,7 @@ beforeEach(async () => {
     store,
     lists: new SingleBucketLists(store),
     maxFollowing: 7500,
+    countLeaseMs: 0,
   });
   for (const id of [D, ...FOLLOWERS, ...FOLLOWEES]) await graph.putUser({ id, username: `u${id}` });
   for (const f of FOLLOWERS) await graph.follow(f, D);
@@ -168,5 +169,67 @@ describe('deactivation through the service', () => {
     await graph.settleAccountTasks();
     await reconcileDirty(store);
     expect(await counts()).toEqual([1, 1]);
+  });
+});
+
+describe('generations of the mark_counterparts task', () => {
+  it('regression: a reactivation on another instance landing between a run’s check and its delete keeps its task; the counterparts count the account again', async () => {
+    const follower = FOLLOWERS[0] as bigint;
+    const followee = FOLLOWEES[0] as bigint;
+    // Instance B reads its tasks a little late (its run starts after A's delete has landed).
+    const slowReads = new Proxy(store, {
+      get(target, prop, receiver) {
+        if (prop === 'getAccountTask')
+          return async (...args: Parameters<MemoryGraphStore['getAccountTask']>) => {
+            await new Promise((r) => setTimeout(r, 5));
+            return target.getAccountTask(...args);
+          };
+        return Reflect.get(target, prop, receiver);
+      },
+    });
+    const b = new GraphService({
+      store: slowReads,
+      lists: new SingleBucketLists(store),
+      maxFollowing: 7500,
+      countLeaseMs: 0,
+    });
+    // Instance A: its run's final delete waits until a pass has counted the deactivation and B
+    // has reactivated D (task row, then user row).
+    let raced = false;
+    const racing = new Proxy(store, {
+      get(target, prop, receiver) {
+        if (prop === 'deleteAccountTask')
+          return async (...args: Parameters<MemoryGraphStore['deleteAccountTask']>) => {
+            if (!raced && args[1] === 'mark_counterparts') {
+              raced = true;
+              await reconcileDirty(store);
+              expect((await graph.counts(follower)).following).toBe(0);
+              await b.putUser({ id: D, state: 'active' });
+            }
+            return target.deleteAccountTask(...args);
+          };
+        return Reflect.get(target, prop, receiver);
+      },
+    });
+    const a = new GraphService({
+      store: racing,
+      lists: new SingleBucketLists(store),
+      maxFollowing: 7500,
+      countLeaseMs: 0,
+    });
+    await a.putUser({ id: D, state: 'deactivated' });
+    await a.settleAccountTasks();
+    await b.settleAccountTasks();
+    expect(raced).toBe(true);
+    await reconcileDirty(store);
+    const counts = async (id: bigint) => {
+      const { asOf: _, ...c } = await graph.counts(id);
+      return c;
+    };
+    expect({ follower: await counts(follower), followee: await counts(followee) }).toEqual({
+      follower: { followers: 0, following: 1, exact: true },
+      followee: { followers: 1, following: 0, exact: true },
+    });
+    expect(await store.listAccountTasks()).toEqual([]);
   });
 });

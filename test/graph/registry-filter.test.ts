@@ -55,7 +55,12 @@ function recording(extraRegistered: UserId[] = []) {
 
 beforeEach(async () => {
   store = new MemoryGraphStore();
-  graph = new GraphService({ store, lists: new SingleBucketLists(store), maxFollowing: 7500 });
+  graph = new GraphService({
+    store,
+    lists: new SingleBucketLists(store),
+    maxFollowing: 7500,
+    countLeaseMs: 0,
+  });
   for (const id of [CELEB, ...FANS]) await graph.putUser({ id, username: `u${id}` });
   for (const f of FANS) await graph.follow(f, CELEB);
   await reconcileDirty(store);

@@ -9,7 +9,12 @@ const followersOf = (userId: bigint): ListKey => ({ userId, relation: 'follows',
 
 async function setup() {
   const store = new MemoryGraphStore();
-  const graph = new GraphService({ store, lists: new SingleBucketLists(store), maxFollowing: 100 });
+  const graph = new GraphService({
+    store,
+    lists: new SingleBucketLists(store),
+    maxFollowing: 100,
+    countLeaseMs: 0,
+  });
   for (const id of [1n, 2n, 3n]) await graph.putUser({ id, username: `u${id}` });
   return { store, graph };
 }
@@ -23,7 +28,9 @@ describe('reconcileDirty', () => {
     expect(await graph.counts(2n)).toEqual({ followers: 2, following: 0, exact: false, asOf: null });
     await store.incrementCount(followersOf(2n), 5, 4);
     const pass = await reconcileDirty(store);
-    expect(pass).toEqual({ lists: 3, buckets: 3, rows: 4, absDrift: 4, deferred: 0 });
+    // Each follow marks the lists it may change: both follows lists and both requests lists (a
+    // follow clears a pending request), so 1, 2 and 3 × follows and requests, one bucket each.
+    expect(pass).toEqual({ lists: 6, buckets: 6, rows: 4, absDrift: 4, deferred: 0 });
     const counts = await graph.counts(2n);
     expect(counts).toEqual({ followers: 2, following: 0, exact: true, asOf: counts.asOf });
     expect(typeof counts.asOf).toBe('bigint');

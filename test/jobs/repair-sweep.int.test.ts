@@ -104,9 +104,14 @@ beforeAll(async () => {
   ks = await testKeyspace('repair_sweep');
   store = new CassandraGraphStore(ks.client);
   lists = new SingleBucketLists(store);
-  graph = new GraphService({ store, lists, maxFollowing: 7500 });
+  graph = new GraphService({ store, lists, maxFollowing: 7500, countLeaseMs: 0 });
   lossy = new LossyStore(ks.client);
-  lossyGraph = new GraphService({ store: lossy, lists: new SingleBucketLists(lossy), maxFollowing: 7500 });
+  lossyGraph = new GraphService({
+    store: lossy,
+    lists: new SingleBucketLists(lossy),
+    maxFollowing: 7500,
+    countLeaseMs: 0,
+  });
   for (const id of USERS) await graph.putUser({ id, username: `u${id}` });
   for (const [s, t] of [
     [1n, 2n],

@@ -28,7 +28,7 @@ describe('repair sweep (memory store)', () => {
   it('counts a list as its served count does: without deactivated members (no drift reported, none made)', async () => {
     const store = new MemoryGraphStore();
     const lists = new SingleBucketLists(store);
-    const graph = new GraphService({ store, lists, maxFollowing: 100 });
+    const graph = new GraphService({ store, lists, maxFollowing: 100, countLeaseMs: 0 });
     const users = [1n, 2n, 3n, 4n, 5n];
     for (const id of users) await graph.putUser({ id, username: `u${id}` });
     for (const f of [2n, 3n, 4n, 5n]) await graph.follow(f, 1n);
@@ -50,7 +50,7 @@ describe('repair sweep (memory store)', () => {
   it('finds a ghost row, a half-written follow and a skewed counter; repairs them to the fold', async () => {
     const store = new MemoryGraphStore();
     const lists = new SingleBucketLists(store);
-    const graph = new GraphService({ store, lists, maxFollowing: 100 });
+    const graph = new GraphService({ store, lists, maxFollowing: 100, countLeaseMs: 0 });
     const users = [1n, 2n, 3n, 4n];
     for (const id of users) await graph.putUser({ id, username: `u${id}` });
     const f12 = (await graph.follow(1n, 2n)).position;

@@ -718,6 +718,39 @@ export function describeStoreContract(name: string, make: () => Promise<StoreFix
       expect(await store.getSuggestions(u)).toEqual({ generation: 4000n, items: [] });
     });
 
+    it('account tasks are written and deleted at their versions: a delete leaves a newer generation standing', async () => {
+      const [u] = ids(1) as [bigint];
+      const mine = async () =>
+        (await store.listAccountTasks())
+          .filter((t) => t.userId === u)
+          .sort((x, y) => (x.task < y.task ? -1 : 1));
+      const g1 = { userId: u, task: 'mark_counterparts' as const, cursor: 'g1', version: 5_000n };
+      expect(await store.getAccountTask(u, 'mark_counterparts')).toBeNull();
+      await store.putAccountTask(g1);
+      await store.putAccountTask({ ...g1, cursor: 'g1 page 1', version: 5_001n });
+      await store.putAccountTask({ ...g1, cursor: 'g1 late', version: 5_000n }); // an older write landing late
+      expect(await store.getAccountTask(u, 'mark_counterparts')).toEqual({
+        ...g1,
+        cursor: 'g1 page 1',
+        version: 5_001n,
+      });
+      const accept = { userId: u, task: 'accept_requests' as const, cursor: null, version: 4_000n };
+      await store.putAccountTask(accept);
+      // A newer generation lands between g1's run's last check and its delete at g1's version.
+      const g2 = { ...g1, cursor: 'g2', version: 9_000n };
+      await store.putAccountTask(g2);
+      await store.deleteAccountTask(u, 'mark_counterparts', 5_001n);
+      expect(await mine()).toEqual([accept, g2]);
+      await store.deleteAccountTask(u, 'mark_counterparts', 9_000n);
+      await store.putAccountTask({ ...g2, cursor: 'g2 late' }); // equal version: the delete wins
+      expect(await store.getAccountTask(u, 'mark_counterparts')).toBeNull();
+      await store.deleteAccountTask(u, 'accept_requests', 4_000n);
+      await store.deleteAccountTask(u, 'accept_requests', 4_000n);
+      expect(await mine()).toEqual([]);
+      await store.putAccountTask({ ...g1, cursor: 'g3', version: 9_001n });
+      expect(await mine()).toEqual([{ ...g1, cursor: 'g3', version: 9_001n }]);
+    });
+
     it('answers ping', async () => {
       expect(await store.ping()).toBe(true);
     });

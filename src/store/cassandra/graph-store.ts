@@ -746,7 +746,7 @@ export class CassandraGraphStore implements GraphStore {
   // ---- account tasks ----
 
   async putAccountTask(task: AccountTask): Promise<void> {
-    await this.exec('putAccountTask', Q.putTask, [task.userId, task.task, task.cursor]);
+    await this.exec('putAccountTask', Q.putTask, [task.userId, task.task, task.cursor, task.version]);
   }
 
   async getAccountTask(userId: UserId, task: AccountTask['task']): Promise<AccountTask | null> {
@@ -758,8 +758,8 @@ export class CassandraGraphStore implements GraphStore {
     return (await this.allRows('listAccountTasks', Q.listTasks, [])).map(toTask);
   }
 
-  async deleteAccountTask(userId: UserId, task: AccountTask['task']): Promise<void> {
-    await this.exec('deleteAccountTask', Q.deleteTask, [userId, task]);
+  async deleteAccountTask(userId: UserId, task: AccountTask['task'], version: bigint): Promise<void> {
+    await this.exec('deleteAccountTask', Q.deleteTask, [version, userId, task]);
   }
 
   // ---- scans (jobs) ----

@@ -29,6 +29,7 @@ export const toTask = (row: Row): AccountTask => ({
   userId: row.user_id as bigint,
   task: row.task as AccountTask['task'],
   cursor: (row.cursor as string | null) ?? null,
+  version: row.version as bigint,
 });
 
 /** `(target_id, relation)` of the inverse edges bucketed like `list`, which must be an `in` list. */

@@ -151,10 +151,11 @@ export const Q = {
   putReceipt:
     'INSERT INTO receipts (actor_id, key, request_hash, status, body, created_at) VALUES (?, ?, ?, ?, ?, toTimestamp(now())) IF NOT EXISTS USING TTL ?',
   putTask:
-    'INSERT INTO account_tasks (user_id, task, cursor, updated_at) VALUES (?, ?, ?, toTimestamp(now()))',
-  getTask: 'SELECT user_id, task, cursor FROM account_tasks WHERE user_id = ? AND task = ?',
-  listTasks: 'SELECT user_id, task, cursor FROM account_tasks',
-  deleteTask: 'DELETE FROM account_tasks WHERE user_id = ? AND task = ?',
+    'INSERT INTO account_tasks (user_id, task, cursor, updated_at) VALUES (?, ?, ?, toTimestamp(now())) USING TIMESTAMP ?',
+  getTask:
+    'SELECT user_id, task, cursor, writetime(updated_at) AS version FROM account_tasks WHERE user_id = ? AND task = ?',
+  listTasks: 'SELECT user_id, task, cursor, writetime(updated_at) AS version FROM account_tasks',
+  deleteTask: 'DELETE FROM account_tasks USING TIMESTAMP ? WHERE user_id = ? AND task = ?',
   ping: 'SELECT release_version FROM system.local',
   databaseClock: 'SELECT toUnixTimestamp(now()) AS now_ms FROM system.local',
   edgesOfSourceHead:

@@ -168,7 +168,8 @@ export class MemoryGraphStore implements GraphStore {
     string,
     { correction: number; asOf: bigint | null; buckets: Map<number, number> }
   >();
-  private readonly tasks = new Map<string, AccountTask>();
+  /** Task rows, and per task key the newest delete (`tomb`) that shadows rows at or below it. */
+  private readonly tasks = new Map<string, { tomb: bigint | null; row: AccountTask | null }>();
   private readonly receipts = new Map<string, { receipt: Receipt; expires: number }>();
   private readonly sweeps = new Map<string, SweepProgress>();
   private readonly suggestions = new Map<UserId, SuggestionSet>();
@@ -206,20 +207,27 @@ export class MemoryGraphStore implements GraphStore {
   }
 
   async putAccountTask(task: AccountTask): Promise<void> {
-    this.tasks.set(`${task.userId}|${task.task}`, { ...task });
+    const k = `${task.userId}|${task.task}`;
+    const cur = this.tasks.get(k);
+    if (cur && cur.tomb !== null && task.version <= cur.tomb) return;
+    if (cur?.row && cur.row.version > task.version) return;
+    this.tasks.set(k, { tomb: cur?.tomb ?? null, row: { ...task } });
   }
 
   async getAccountTask(userId: UserId, task: AccountTask['task']): Promise<AccountTask | null> {
-    const t = this.tasks.get(`${userId}|${task}`);
-    return t ? { ...t } : null;
+    const row = this.tasks.get(`${userId}|${task}`)?.row;
+    return row ? { ...row } : null;
   }
 
   async listAccountTasks(): Promise<AccountTask[]> {
-    return [...this.tasks.values()].map((t) => ({ ...t }));
+    return [...this.tasks.values()].flatMap(({ row }) => (row ? [{ ...row }] : []));
   }
 
-  async deleteAccountTask(userId: UserId, task: AccountTask['task']): Promise<void> {
-    this.tasks.delete(`${userId}|${task}`);
+  async deleteAccountTask(userId: UserId, task: AccountTask['task'], version: bigint): Promise<void> {
+    const k = `${userId}|${task}`;
+    const cur = this.tasks.get(k);
+    const tomb = max(cur?.tomb ?? null, version);
+    this.tasks.set(k, { tomb, row: cur?.row && cur.row.version > tomb ? cur.row : null });
   }
 
   async readPairHistory(a: UserId, b: UserId): Promise<PairHistory> {

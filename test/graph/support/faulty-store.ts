@@ -1,12 +1,14 @@
 /**
  * A Cassandra store with injectable faults on the dual write, for crash-between-writes tests:
  * `throw` fails the next `writeEdges` after the op was appended (a crash before the batch),
- * `drop-rows` writes the edge rows but loses the list rows (a projection left half-written).
+ * `drop-rows` writes the edge rows but loses the list rows (a projection left half-written),
+ * `apply-then-timeout` applies the batch and then answers a timeout (the client cannot tell).
  */
 import { CassandraGraphStore } from '../../../src/store/cassandra/graph-store.js';
+import { StoreUnavailableError } from '../../../src/store/store.js';
 import type { EdgeWrite, ListRowWrite } from '../../../src/store/types.js';
 
-export type WriteFault = 'throw' | 'drop-rows';
+export type WriteFault = 'throw' | 'drop-rows' | 'apply-then-timeout';
 
 export class InjectedFault extends Error {
   override name = 'InjectedFault';
@@ -24,6 +26,8 @@ export class FaultyStore extends CassandraGraphStore {
     const fault = this.fault;
     this.fault = null;
     if (fault === 'throw') throw new InjectedFault('crashed between appendPairOp and writeEdges');
-    return super.writeEdges(edges, fault === 'drop-rows' ? [] : rows, version);
+    await super.writeEdges(edges, fault === 'drop-rows' ? [] : rows, version);
+    if (fault === 'apply-then-timeout')
+      throw new StoreUnavailableError('write timed out after it was applied');
   }
 }
