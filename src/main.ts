@@ -110,6 +110,7 @@ async function main() {
     config.graph.reconcileIntervalMs > 0
       ? startDirtyReconciler(store, {
           intervalMs: config.graph.reconcileIntervalMs,
+          clockGuard,
           onPass: (r, ms) => r.lists > 0 && logger.debug({ ...r, ms }, 'counts reconciled'),
           onError: (e) => logger.error({ err: String(e) }, 'count reconciliation pass failed'),
         })

@@ -54,6 +54,7 @@
  */
 
 import { registryFilter } from '../graph/account-state.js';
+import type { WriteClock } from '../graph/clock-guard.js';
 import { bucketCode, readBucketCodes } from '../graph/buckets.js';
 import type { MemberFilter } from '../graph/contracts.js';
 import { countBucket } from '../graph/list-walker.js';
@@ -77,6 +78,11 @@ export interface ReconcileDirtyOptions {
   onList?: (r: DirtyListResult) => void;
   /** The pass's clock (µs; default `nowPosition`): marks dated after it stay. */
   now?: () => Position;
+  /**
+   * Refuses the pass while this process's clock is not known to be within the clock bound (the
+   * pass clears marks by its clock, so a clock too far ahead could clear a write in flight).
+   */
+  clockGuard?: WriteClock;
 }
 
 export interface DirtyListResult {
@@ -169,6 +175,7 @@ export async function reconcileDirty(
   store: ReconcileDirtyStore,
   o: ReconcileDirtyOptions = {},
 ): Promise<DirtyPassResult> {
+  o.clockGuard?.assertWritable();
   const total: DirtyPassResult = { lists: 0, buckets: 0, rows: 0, absDrift: 0, deferred: 0 };
   const maxRows = o.maxRowsPerPass ?? 2_000_000;
   // Every shard's marks (at most DIRTY_SHARDS × marksPerShard) before the registry is read.

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { ClockSkewError } from '../../src/graph/errors.js';
 import { GraphService } from '../../src/graph/graph-service.js';
 import { readCodesFor, reconcileDirty } from '../../src/jobs/reconcile-dirty.js';
 import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
+import { DIRTY_SHARDS } from '../../src/store/store.js';
 import type { ListKey } from '../../src/store/types.js';
 import { SingleBucketLists } from '../graph/support/single-bucket-lists.js';
 
@@ -20,6 +22,30 @@ async function setup() {
 }
 
 describe('reconcileDirty', () => {
+  it('a pass whose clock is not known to be within the bound clears nothing (a clock ahead could clear a write in flight)', async () => {
+    const { store, graph } = await setup();
+    await graph.follow(1n, 2n);
+    const allMarks = async () => {
+      const all = [];
+      for (let shard = 0; shard < DIRTY_SHARDS; shard++) all.push(...(await store.listDirty(shard, 100)));
+      return all;
+    };
+    const marks = await allMarks();
+    expect(marks.length).toBeGreaterThan(0);
+    const refused = new ClockSkewError(
+      "this instance's clock is 3000 ms from the database's (bound 2000 ms)",
+      10,
+    );
+    const guard = {
+      assertWritable: () => {
+        throw refused;
+      },
+    };
+    await expect(reconcileDirty(store, { clockGuard: guard })).rejects.toBe(refused);
+    expect(await allMarks()).toEqual(marks);
+    expect((await graph.counts(2n)).exact).toBe(false);
+  });
+
   it('a write marks the bucket dirty; a pass recounts it, corrects drift, records as_of and clears the mark', async () => {
     const { store, graph } = await setup();
     await graph.follow(1n, 2n);
