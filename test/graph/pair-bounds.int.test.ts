@@ -54,9 +54,18 @@ async function accounts(g: GraphService): Promise<[UserId, UserId]> {
   return ids;
 }
 
-/** Every projection of the pair `a`/`b` for the block `b → a` and the follow `a → b`, counts reconciled. */
+/**
+ * Every projection of the pair `a`/`b` for the block `b → a` and the follow `a → b`, counts
+ * reconciled: passes run until both accounts' counts are exact (a write's marks are dated a lease,
+ * twice the clock bound, ahead of its clock, so the first pass after it may leave them).
+ */
 async function projections(g: GraphService, a: UserId, b: UserId) {
-  await reconcileDirty(store);
+  const deadline = Date.now() + 20_000;
+  do {
+    await reconcileDirty(store);
+    if ((await g.counts(a)).exact && (await g.counts(b)).exact) break;
+    await sleep(500);
+  } while (Date.now() < deadline);
   const rows = async (l: ListKey) => (await store.listBucket(l, 1, null, 100)).map((e) => e.otherId);
   const history = await store.readPairHistory(a, b);
   const fold = foldView(history);
