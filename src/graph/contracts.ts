@@ -220,9 +220,9 @@ export interface GraphApi {
    * `owner` follows that follow it back, newest first on the driving side — the smaller list) or
    * `not_followed_back` (followers `owner` does not follow, newest follower first). Pages are
    * full except the last, or when the per-page rows-read budget stops one early (it then still
-   * has a `nextCursor`). The cursor is signed and bound to the kind and owner
-   * (`InvalidCursorError` otherwise), and through the driving list's cursor to `bounds` (only
-   * members whose driving-side `followed_at` is in `[since, until)`). Visibility is checked by the caller.
+   * has a `nextCursor`). The cursor is signed and bound to the kind, the owner and `bounds` (only
+   * members whose driving-side `followed_at` is in `[since, until)`), first page's cursor included
+   * (`InvalidCursorError` otherwise). Visibility is checked by the caller.
    */
   setPage(
     kind: SetQueryKind,

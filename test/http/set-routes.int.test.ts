@@ -171,6 +171,31 @@ describe('GET /v1/users/{id}/mutuals and /followers/not-followed-back', () => {
     );
   });
 
+  it('a first-batch cursor replayed with other since / until is 400 invalid_cursor (review finding 13)', async () => {
+    const range = (a: number, b: number) =>
+      `since=${encodeURIComponent(time(a))}&until=${encodeURIComponent(time(b))}`;
+    // Mutuals in [k1, k5): 304, 302, 301. One item ends the page inside the first driving batch.
+    const first = await req('GET', `/v1/users/300/mutuals?limit=1&${range(1, 5)}`, { auth: as(300) });
+    expect([first.status, first.json.items, typeof first.json.next_cursor]).toEqual([
+      200,
+      [item(304, 4)],
+      'string',
+    ]);
+    const cursor = encodeURIComponent(first.json.next_cursor as string);
+    for (const other of ['', `&${range(1, 4)}`, `&${range(2, 5)}`, `&since=${encodeURIComponent(time(1))}`]) {
+      await expectRes(
+        req('GET', `/v1/users/300/mutuals?limit=1&cursor=${cursor}${other}`, { auth: as(300) }),
+        400,
+        INVALID_CURSOR,
+      );
+    }
+    await expectRes(
+      req('GET', `/v1/users/300/mutuals?limit=1&cursor=${cursor}&${range(1, 5)}`, { auth: as(300) }),
+      200,
+      { items: [item(302, 2)], next_cursor: expect.any(String), prev_cursor: null },
+    );
+  });
+
   it('security: not-followed-back is owner-only (403); mutuals follow list visibility (403 private, 404 blocked)', async () => {
     await expectRes(
       req('GET', '/v1/users/300/followers/not-followed-back', { auth: as(301) }),
