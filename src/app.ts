@@ -149,10 +149,11 @@ export function createApp(deps: AppDeps): ApiApp {
   app.use('/v1/*', bodyLimits(deps.http.bodyLimitBytes));
   app.use('/v1/*', authenticate(deps.http.jwtSecret));
 
-  const limiter = rateLimit(new TokenBucketLimiter(deps.http.rateLimitPerMinute, deps.now));
+  const tokens = new TokenBucketLimiter(deps.http.rateLimitPerMinute, deps.now);
+  const limiter = rateLimit(tokens);
   const routeDeps: RouteDeps = {
     graph: deps.graph,
-    rateLimit: limiter,
+    limiter: tokens,
     mutation: [
       limiter,
       idempotency({

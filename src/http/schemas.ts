@@ -259,6 +259,7 @@ export const IMPORT_RESULTS = [
   'over_cap',
   'self',
   'invalid',
+  'rate_limited',
   'error',
 ] as const;
 
