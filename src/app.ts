@@ -151,10 +151,11 @@ export function createApp(deps: AppDeps): ApiApp {
   app.use('/v1/*', authenticate(deps.http.jwtSecret));
   app.use('/v1/users/:id/*', accountGate(deps.graph));
 
-  const limiter = rateLimit(new TokenBucketLimiter(deps.http.rateLimitPerMinute, deps.now));
+  const tokens = new TokenBucketLimiter(deps.http.rateLimitPerMinute, deps.now);
+  const limiter = rateLimit(tokens);
   const routeDeps: RouteDeps = {
     graph: deps.graph,
-    rateLimit: limiter,
+    limiter: tokens,
     mutation: [
       limiter,
       idempotency({

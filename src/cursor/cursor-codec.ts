@@ -78,7 +78,8 @@ const FLAG_SPARSE = 0x20;
 const FLAG_NEWER = 0x40;
 /** A page cursor bound to a time range: `BOUNDS_BYTES` follow the header. */
 const FLAG_BOUNDED = 0x80;
-const BOUNDS_BYTES = 17;
+/** Bytes of a non-empty `boundsBytes` extension. */
+export const BOUNDS_BYTES = 17;
 /** Bytes of a token of `MAX_CURSOR_LENGTH` base64url characters. */
 const MAX_TOKEN_BYTES = Math.floor((MAX_CURSOR_LENGTH * 3) / 4);
 /** Sparse body: after (16), gap (2), K (2), shared word (2), bitmap, then K × (index, word). */
@@ -182,9 +183,8 @@ export class CursorCodec {
       );
     }
     const bounds = ext.length > 0 ? readBounds(ext) : undefined;
-    const want = expect.bounds;
-    const norm = (b: TimeBounds | undefined) => `${b?.since ?? '-'}/${b?.until ?? '-'}`;
-    if (norm(bounds) !== norm(want)) throw invalid('cursor was issued for other since/until bounds');
+    if (!sameTimeBounds(bounds, expect.bounds))
+      throw invalid('cursor was issued for other since/until bounds');
     const words = flags & FLAG_SPARSE ? sparseWords(body, buckets) : fullWords(body, buckets);
     const createdAt = body.readBigInt64BE(0);
     const after = { createdAt, otherId: body.readBigInt64BE(8) };
@@ -437,8 +437,16 @@ function stateWord(s: BucketState, boundary: bigint, newer: boolean): number {
   return d <= 0n ? 0 : encodeMiniFloat(d);
 }
 
-/** The bounds extension: a presence byte (bit 0 since, bit 1 until), then both as int64 µs. */
-function boundsBytes(b: TimeBounds | undefined): Buffer {
+/** Whether two time ranges are the same (absent, or both sides null, is unbounded). */
+export function sameTimeBounds(a: TimeBounds | undefined, b: TimeBounds | undefined): boolean {
+  return (a?.since ?? null) === (b?.since ?? null) && (a?.until ?? null) === (b?.until ?? null);
+}
+
+/**
+ * The bounds extension: a presence byte (bit 0 since, bit 1 until), then both as int64 µs;
+ * empty for an unbounded range. The set cursor embeds the same bytes.
+ */
+export function boundsBytes(b: TimeBounds | undefined): Buffer {
   if (!b || (b.since === null && b.until === null)) return Buffer.alloc(0);
   const out = Buffer.alloc(BOUNDS_BYTES);
   out.writeUInt8((b.since !== null ? 1 : 0) | (b.until !== null ? 2 : 0), 0);
@@ -447,7 +455,8 @@ function boundsBytes(b: TimeBounds | undefined): Buffer {
   return out;
 }
 
-function readBounds(ext: Buffer): TimeBounds {
+/** Reads `boundsBytes`' output; throws `InvalidCursorError` when no side is present. */
+export function readBounds(ext: Buffer): TimeBounds {
   const present = ext.readUInt8(0);
   if (present === 0 || present > 3) throw invalid('malformed');
   return {

@@ -66,6 +66,8 @@ export interface MergePageInput {
 
 export interface MergePageResult {
   items: ListEntry[];
+  /** For each item, the index (into `codes`) of the bucket it came from. */
+  sources: number[];
   /** The boundary for the next page (last emitted key, or the input boundary). */
   after: ListEntry | null;
   states: BucketState[];
@@ -222,6 +224,7 @@ export async function mergePage(input: MergePageInput): Promise<MergePageResult>
   for (const lane of live) enqueue(lane);
 
   const items: ListEntry[] = [];
+  const sources: number[] = [];
   let last: ListEntry | null = null;
   while (items.length < limit && heap.size > 0) {
     const top = heap.peek()!;
@@ -270,6 +273,7 @@ export async function mergePage(input: MergePageInput): Promise<MergePageResult>
     const row = lane.buf[lane.pos++]!;
     if (!last || compareEntries(last, row) < 0) {
       items.push(row);
+      sources.push(lane.idx);
       last = row;
     }
     enqueue(lane);
@@ -294,5 +298,5 @@ export async function mergePage(input: MergePageInput): Promise<MergePageResult>
       gapUs = gapUs > 0 ? (gapUs + observed) / 2 : observed;
     }
   }
-  return { items, after: boundary, states: nextStates, done, gapUs, stats };
+  return { items, sources, after: boundary, states: nextStates, done, gapUs, stats };
 }

@@ -111,14 +111,18 @@ export type TimeRange = Pick<ListQueryOptions, 'since' | 'until'>;
 
 /** `ListQueryOptions` plus the member filter the graph service applies to every page. */
 export interface PageOptions extends ListQueryOptions {
-  /** Members to skip (deactivated accounts); the page reads on past them and stays full. */
+  /**
+   * Members to skip (deactivated accounts); the page reads on past them and stays full unless its
+   * work budget runs out first (then it is short, with a cursor past the skipped members).
+   */
   exclude?: MemberFilter;
 }
 
 /**
  * Which of `ids` a read must skip: members whose account is deactivated. A list page, a set query
  * or an export calls it once per batch of candidates and reads on past the skipped ones, so pages
- * stay full. The graph service supplies it; list and set machinery only apply it.
+ * stay full within their work budget. The graph service supplies it; list and set machinery only
+ * apply it.
  */
 export type MemberFilter = (ids: readonly UserId[]) => Promise<ReadonlySet<UserId>>;
 
@@ -224,9 +228,9 @@ export interface GraphApi {
    * `owner` follows that follow it back, newest first on the driving side — the smaller list) or
    * `not_followed_back` (followers `owner` does not follow, newest follower first). Pages are
    * full except the last, or when the per-page rows-read budget stops one early (it then still
-   * has a `nextCursor`). The cursor is signed and bound to the kind and owner
-   * (`InvalidCursorError` otherwise), and through the driving list's cursor to `bounds` (only
-   * members whose driving-side `followed_at` is in `[since, until)`). Visibility is checked by the caller.
+   * has a `nextCursor`). The cursor is signed and bound to the kind, the owner and `bounds` (only
+   * members whose driving-side `followed_at` is in `[since, until)`), first page's cursor included
+   * (`InvalidCursorError` otherwise). Visibility is checked by the caller.
    */
   setPage(
     kind: SetQueryKind,
@@ -245,7 +249,10 @@ export interface GraphApi {
     onPage: (items: ListItem[]) => Promise<void>,
     pageSize?: number,
   ): Promise<void>;
-  /** Newest-first page of a list; the cursor is signed and bound to `list`. */
+  /**
+   * Newest-first page of a list; the cursor is signed and bound to `list`. May be short (even
+   * empty) with a non-null cursor when its work budget runs out; only a null cursor is the end.
+   */
   listPage(
     list: ListKey,
     limit: number,
@@ -302,7 +309,9 @@ export interface ScanOptions {
 export interface ListService {
   /**
    * Newest-first page; `cursor` must have been issued for the same `list`, direction and bounds.
-   * With `options.exclude` the page skips the excluded members and stays full (short only at the end).
+   * With `options.exclude` the page skips the excluded members and stays full, except at the end
+   * or when its work budget (rows read) runs out: then it is short, possibly empty, and its cursor
+   * (`nextCursor`, or `prevCursor` for `newer`) is non-null and resumes past the skipped members.
    */
   page(list: ListKey, limit: number, cursor: string | null, options?: PageOptions): Promise<ListPage>;
   /** One slice of a fan-out scan; `options.exclude` drops members (scan pages may be short). */

@@ -740,7 +740,8 @@ export class GraphService implements GraphApi {
 
   /**
    * A page of the list without deactivated members; the list service skips them and reads on, so
-   * the page stays full. Visibility is checked by the caller.
+   * the page stays full within its work budget (short, with a cursor, past it: `list-service.ts`).
+   * Visibility is checked by the caller.
    */
   async listPage(
     list: ListKey,

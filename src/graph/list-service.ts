@@ -48,10 +48,27 @@
  * (`listBucketNewer(…, until)`) and cannot go below `since` since it starts above an item that
  * was inside the range.
  *
- * The member filter (`PageOptions.exclude`) is applied to each merged batch, once per round: a
- * round merges the items still missing, the filter drops the excluded ones, and the next round
- * merges on from the same boundary and states, so a page is short only at the end of the list
- * and its cursor lies past every skipped member.
+ * The member filter (`PageOptions.exclude`) is applied to each merged batch, once per round: the
+ * first round merges `limit` items, the filter drops the excluded ones, and the next round merges
+ * on from the same boundary and states. A later round merges what the pass rate so far says the
+ * missing items take (at most twice the previous round), so a run of skipped members costs a few
+ * rounds, not one per member. A round that merges past the page's last kept item is cut there:
+ * the boundary is that item and each bucket's state is the first row it contributed past the cut
+ * (an exact head), or, for a bucket that contributed none, its state at the round's end (no row of
+ * it lies in between), so the cursor resumes exactly after the last item shown.
+ *
+ * Work budget (api.md Part 3, "Any list or set page may come back short"). Skipped members cost
+ * reads without filling the page: 3,000 deactivated followers at the head made one `limit=1` page
+ * read 3,001 buckets and 3,002 user rows, a cost a sock-puppet run imposes on every viewer. A page
+ * therefore starts no further round once it has read `pageBudget(limit)` rows (`PAGE_BUDGET_PER_ITEM`
+ * = 10 per item asked, at least `PAGE_MIN_BUDGET` = 1,000) and answers what it kept, possibly
+ * nothing, with a cursor at the last merged row (older: `nextCursor`; newer: `prevCursor`), past
+ * every skipped member. The first round always runs, so a page without skipped members is never
+ * cut and every page makes progress. Why these numbers: a page stays full through up to ~90%
+ * skipped members; the floor lets a `limit=1` page pass a thousand of them; and the bound holds
+ * every other cost too: the filter reads at most the rows merged (one user row each), and a bucket
+ * query returns rows or exhausts its bucket for the rest of the page, so queries stay under rows +
+ * buckets. The last round may overrun the budget by one round's overfetch (a row per bucket).
  */
 
 import {
@@ -61,7 +78,13 @@ import {
   type ScanPosition,
   type TimeBounds,
 } from '../cursor/cursor-codec.js';
-import { type BucketState, type FetchBucket, mergePage, type PageStats } from '../cursor/merge.js';
+import {
+  type BucketState,
+  type FetchBucket,
+  type MergePageResult,
+  mergePage,
+  type PageStats,
+} from '../cursor/merge.js';
 import {
   bucketAtIndex,
   effectiveSlices,
@@ -99,6 +122,8 @@ export interface ListServiceOptions {
   maxBuckets?: number;
   /** Rows per growth copy page. Default 1,000. */
   growthCopyPageSize?: number;
+  /** Rows a page of `limit` items may read before it stops short (default `pageBudget`). */
+  pageBudget?: (limit: number) => number;
   /** Called once per page or scan page with its cost (e.g. for Prometheus). */
   onPage?: (s: ListReadStats) => void;
   /** Called when a background growth fails (it is retried on a later `noteSize`). */
@@ -116,6 +141,8 @@ export interface ListReadStats extends PageStats {
   items: number;
   /** Buckets in the layout read. */
   layout: number;
+  /** True when the page stopped at its work budget (short, with a cursor). */
+  budgetHit: boolean;
 }
 
 export interface ScanBatch {
@@ -136,6 +163,16 @@ export function bucketsForSize(
     buckets *= 2;
   }
   return buckets;
+}
+
+/** Rows a list page may read per item asked for before it stops short (see the module note). */
+export const PAGE_BUDGET_PER_ITEM = 10;
+/** The least rows-read budget of a list page. */
+export const PAGE_MIN_BUDGET = 1000;
+
+/** The rows-read budget of a list page of `limit` items: `max(10 × limit, 1000)`. */
+export function pageBudget(limit: number): number {
+  return Math.max(PAGE_BUDGET_PER_ITEM * limit, PAGE_MIN_BUDGET);
 }
 
 /** A writer reads a list's size once its inserts since the last read reach 1/this of the headroom. */
@@ -203,6 +240,8 @@ export class BucketedListService implements ListService {
     // A cursor of a smaller layout: each bucket inherits its parent's state (see the module note).
     const inherited = c ? Array.from({ length: buckets }, (_, b) => c.states[b & (c.buckets - 1)]!) : open();
     const stats: PageStats = { queries: 0, rowsRead: 0, buckets: 0, rounds: 0 };
+    const budget = (this.o.pageBudget ?? pageBudget)(limit);
+    let budgetHit = false;
     const seal = (direction: 'older' | 'newer', after: ListEntry, gapUs: number, states = open()) =>
       this.codec.encodePage({
         list,
@@ -226,6 +265,7 @@ export class BucketedListService implements ListService {
         after: negate(c.after),
         gapUs: c.gapUs,
         want: limit + 1,
+        budget,
         stats,
         exclude: options.exclude,
         toList: negate,
@@ -241,10 +281,17 @@ export class BucketedListService implements ListService {
       const shown = r.items.slice(0, limit).reverse();
       const newest = shown[0];
       const oldest = shown.at(-1);
+      budgetHit = r.budgetHit;
+      // Stopped by the budget: newer pages go on from the last row merged, past the skipped ones.
+      const upFrom = r.budgetHit && r.after ? negate(r.after) : null;
       page = {
         items: shown.map(toItem),
         nextCursor: seal('older', oldest ?? keyAbove(c.after), r.gapUs),
-        prevCursor: r.items.length > limit && newest ? seal('newer', newest, r.gapUs) : null,
+        prevCursor: upFrom
+          ? seal('newer', upFrom, r.gapUs, r.states.map(negateState))
+          : r.items.length > limit && newest
+            ? seal('newer', newest, r.gapUs)
+            : null,
       };
     } else {
       const r = await collect({
@@ -253,6 +300,7 @@ export class BucketedListService implements ListService {
         after: c ? c.after : until !== null ? { createdAt: until, otherId: MIN_ID } : null,
         gapUs: c?.gapUs ?? 0,
         want: limit,
+        budget,
         stats,
         exclude: options.exclude,
         toList: (e) => e,
@@ -262,6 +310,7 @@ export class BucketedListService implements ListService {
             : (code, from, n) => this.store.listBucket(list, code, from, n, since),
       });
       const first = r.items[0];
+      budgetHit = r.budgetHit;
       // From `(until, MIN_ID)` the merge would count the empty span below `until` as gaps between
       // rows (until=9999 would make every later page fetch limit + 1 rows from every bucket).
       const gapUs = c || until === null ? r.gapUs : spacing(r.items);
@@ -271,7 +320,7 @@ export class BucketedListService implements ListService {
         prevCursor: c ? seal('newer', first ?? keyBelow(c.after), r.gapUs) : null,
       };
     }
-    this.o.onPage?.({ kind: 'page', list, items: page.items.length, layout: buckets, ...stats });
+    this.o.onPage?.({ kind: 'page', list, items: page.items.length, layout: buckets, budgetHit, ...stats });
     return page;
   }
 
@@ -374,7 +423,7 @@ export class BucketedListService implements ListService {
     // One filter call per scan page; the cursor already lies past the skipped members.
     const skip = options.exclude && ids.length > 0 ? await options.exclude(ids) : null;
     const kept = skip && skip.size > 0 ? ids.filter((id) => !skip.has(id)) : ids;
-    this.o.onPage?.({ kind: 'scan', list, items: kept.length, layout: buckets, ...stats });
+    this.o.onPage?.({ kind: 'scan', list, items: kept.length, layout: buckets, budgetHit: false, ...stats });
     const done = pending.length === 0 && nextIndex >= endIndex;
     const nextCursor = done
       ? null
@@ -495,6 +544,10 @@ const MAX_ID = (1n << 63n) - 1n;
 /** The key space in which ascending list order is descending (what `mergePage` walks). */
 const negate = (e: ListEntry): ListEntry => ({ createdAt: -e.createdAt, otherId: -e.otherId });
 
+/** A merge state between the two key spaces (a ceiling in one is a floor in the other). */
+const negateState = (s: BucketState): BucketState =>
+  s.ceiling === null ? s : { exhausted: s.exhausted, ceiling: -s.ceiling };
+
 /** The key just newer than `e`: an older read from it starts with `e` itself. */
 const keyAbove = (e: ListEntry): ListEntry =>
   e.otherId === MAX_ID ? { createdAt: e.createdAt + 1n, otherId: MIN_ID } : { ...e, otherId: e.otherId + 1n };
@@ -519,6 +572,8 @@ interface CollectInput {
   gapUs: number;
   /** Items wanted after filtering. */
   want: number;
+  /** No round starts once `stats.rowsRead` reaches this (the first always runs). */
+  budget: number;
   stats: PageStats;
   exclude: MemberFilter | undefined;
   /** Merge key space → list keys (identity, or `negate` for newer pages). */
@@ -527,33 +582,73 @@ interface CollectInput {
 }
 
 /**
- * Merges rounds until `want` items survive the member filter or the list ends. Returns the kept
- * items (list keys, merge order) and the boundary and states (merge key space) after the last
- * merged item, skipped or not; `done` when the list has nothing past that boundary.
+ * Merges rounds until `want` items survive the member filter, the list ends, or the rows read
+ * reach `budget` (see the module note). Returns the kept items (list keys, merge order) and the
+ * boundary and states (merge key space) after the last item kept, or after the last item merged
+ * when the page is not full; `done` when the list has nothing past that boundary, `budgetHit`
+ * when the budget stopped the page.
  */
 async function collect(o: CollectInput) {
   const items: ListEntry[] = [];
   let { states, after, gapUs } = o;
   let done = false;
+  let budgetHit = false;
+  let merged = 0;
+  let size = 0;
   while (items.length < o.want) {
     const need = o.want - items.length;
-    const r = await mergePage({ codes: o.codes, states, after, limit: need, gapUs, fetch: o.fetch });
+    if (size === 0) {
+      size = need;
+    } else {
+      const left = o.budget - o.stats.rowsRead;
+      if (left <= 0) {
+        budgetHit = true;
+        break;
+      }
+      const expected = Math.ceil((need * merged) / Math.max(1, items.length));
+      size = Math.max(1, Math.min(expected, 2 * size, left));
+    }
+    const r = await mergePage({ codes: o.codes, states, after, limit: size, gapUs, fetch: o.fetch });
     o.stats.queries += r.stats.queries;
     o.stats.rowsRead += r.stats.rowsRead;
     o.stats.buckets += r.stats.buckets; // summed over rounds: a bucket read in two rounds counts twice
     o.stats.rounds += r.stats.rounds;
-    states = r.states;
-    after = r.after;
     gapUs = r.gapUs;
     const batch = r.items.map(o.toList);
     const skip = o.exclude && batch.length > 0 ? await o.exclude(batch.map((e) => e.otherId)) : null;
-    for (const e of batch) if (!skip?.has(e.otherId)) items.push(e);
-    if (r.done || r.items.length < need) {
+    merged += batch.length;
+    let cut = -1;
+    for (let i = 0; i < batch.length && cut < 0; i++) {
+      if (skip?.has(batch[i]!.otherId)) continue;
+      items.push(batch[i]!);
+      if (items.length === o.want) cut = i;
+    }
+    if (cut >= 0 && cut < batch.length - 1) {
+      after = r.items[cut]!;
+      states = statesAt(r, cut);
+      break;
+    }
+    states = r.states;
+    after = r.after;
+    if (r.done || r.items.length < size) {
       done = true;
       break;
     }
   }
-  return { items, after, states, gapUs, done };
+  return { items, after, states, gapUs, done, budgetHit };
+}
+
+/**
+ * The bucket states at `r.items[cut]` rather than at the round's end: a bucket that contributed
+ * rows past the cut has the first of them as its exact head; any other bucket has no row between
+ * the cut and the round's end, so its end state holds at the cut too.
+ */
+function statesAt(r: MergePageResult, cut: number): BucketState[] {
+  const states = r.states.map((s) => ({ ...s }));
+  for (let i = r.items.length - 1; i > cut; i--) {
+    states[r.sources[i]!] = { exhausted: false, ceiling: r.items[i]!.createdAt };
+  }
+  return states;
 }
 
 function assertLimit(limit: number): void {

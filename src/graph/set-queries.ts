@@ -171,7 +171,8 @@ export class SetQueries {
     bounds: TimeRange = {},
   ): Promise<SetPage> {
     if (!Number.isInteger(limit) || limit < 1) throw new InvalidInputError('limit', 'at least 1');
-    const c = cursor ? this.d.codec.decode(cursor, kind, owner) : null;
+    const range = { since: bounds.since ?? null, until: bounds.until ?? null };
+    const c = cursor ? this.d.codec.decode(cursor, kind, owner, range) : null;
     const driving = c?.driving ?? (await this.chooseDriving(kind, owner));
     const probeSide: DrivingSide = driving === 'out' ? 'in' : 'out';
     const w: SetWalk = {
@@ -192,7 +193,7 @@ export class SetQueries {
     };
     const items: ListItem[] = [];
     const seal = (inner: string | null, boundary: ListEntry | null) =>
-      this.d.codec.encode({ kind, owner, driving, inner, boundary });
+      this.d.codec.encode({ kind, owner, driving, inner, boundary, bounds: range });
     let nextCursor: string | null = null;
     const from = { inner: c?.inner ?? null, boundary: c?.boundary ?? null };
     // A cursor after batch `b` keeps the resume boundary while `b` has not passed it yet.

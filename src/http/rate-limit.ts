@@ -18,6 +18,12 @@
  * Rejected: sweeping every key when full (O(maxKeys) per new key: 1.3 ms at 100,000 keys);
  * evicting the oldest bucket whatever its level (a drained actor came back full after other
  * keys pushed it out).
+ *
+ * Import (`following/import`) is one request that may write many lines, so it takes one token per
+ * line that writes, through `MutationLimiter`, not one per request: it takes a token before a
+ * line's follow and `refund`s it when the follow was refused before writing (unknown account,
+ * block, cap). A refund never lifts a bucket above full, and an absent bucket (never used, or
+ * evicted, which happens only when full) stays absent.
  */
 import type { MiddlewareHandler } from 'hono';
 import { principalOf } from './auth.js';
@@ -35,8 +41,19 @@ interface Bucket {
   updatedMs: number;
 }
 
+/** The per-actor mutation budget as a route that charges per unit of work sees it. */
+export interface MutationLimiter {
+  readonly perMinute: number;
+  /** Takes one token for `key` if there is one. */
+  take(key: string): RateDecision;
+  /** Gives back `tokens` taken for work that did not happen; never above a full bucket. */
+  refund(key: string, tokens?: number): void;
+  /** Whole seconds until `key` holds `tokens` (at most a full bucket's worth); 0 when it does now. */
+  secondsUntilAvailable(key: string, tokens: number): number;
+}
+
 /** A token bucket per key, in memory, bounded as the module note says. */
-export class TokenBucketLimiter {
+export class TokenBucketLimiter implements MutationLimiter {
   /** Least recently used first. */
   private readonly buckets = new Map<string, Bucket>();
   private readonly perMs: number;
@@ -68,6 +85,23 @@ export class TokenBucketLimiter {
       return { ok: true, retryAfterSeconds: 0, remaining: Math.floor(b.tokens) };
     }
     return { ok: false, retryAfterSeconds: this.secondsUntil(1 - b.tokens), remaining: 0 };
+  }
+
+  /** Gives back `tokens` to `key`'s bucket, capped at full. O(1); does not change the LRU order. */
+  refund(key: string, tokens = 1): void {
+    const b = this.buckets.get(key);
+    if (!b) return;
+    const now = this.now();
+    b.tokens = Math.min(this.perMinute, this.level(b, now) + tokens);
+    b.updatedMs = now;
+  }
+
+  /** Whole seconds until `key` holds `min(tokens, perMinute)` tokens; 0 when it does now. O(1). */
+  secondsUntilAvailable(key: string, tokens: number): number {
+    const b = this.buckets.get(key);
+    const level = b ? this.level(b, this.now()) : this.perMinute;
+    const want = Math.min(tokens, this.perMinute);
+    return level >= want ? 0 : this.secondsUntil(want - level);
   }
 
   private level(b: Bucket, now: number): number {

@@ -9,6 +9,7 @@ import { NotVisibleError } from '../graph/errors.js';
 import { type AuthVariables, type Principal, principalOf } from './auth.js';
 import { ApiError } from './errors.js';
 import { parsePosition, parseUserId } from './ids.js';
+import type { MutationLimiter } from './rate-limit.js';
 import { Problem } from './schemas.js';
 import { formatTime } from './times.js';
 
@@ -22,8 +23,8 @@ export interface RouteDeps {
   graph: GraphApi;
   /** Middleware every mutating route runs first: rate limit, then idempotency. */
   mutation: MiddlewareHandler[];
-  /** The per-user mutation rate limit alone (the same limiter as `mutation`), for streamed mutations. */
-  rateLimit: MiddlewareHandler;
+  /** The per-user mutation budget behind `mutation`, for routes that charge per line (import). */
+  limiter: MutationLimiter;
 }
 
 const PROBLEM_DESCRIPTIONS: Record<number, string> = {

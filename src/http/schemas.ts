@@ -231,11 +231,19 @@ export const ListPageSchema = z
     next_cursor: z
       .string()
       .nullable()
-      .openapi({ description: 'Older items (`direction=older`); null at the end.' }),
+      .openapi({
+        description:
+          'Older items (`direction=older`); null at the end, and only there: a page may come back short, ' +
+          'even empty, when its work budget is spent (e.g. many deactivated members in a row).',
+      }),
     prev_cursor: z
       .string()
       .nullable()
-      .openapi({ description: 'Newer items (`direction=newer`); null on the first page.' }),
+      .openapi({
+        description:
+          'Newer items (`direction=newer`); null on the first page, and going newer only once the newest ' +
+          'item is shown (a short `direction=newer` page keeps it).',
+      }),
   })
   .openapi('ListPage');
 
@@ -255,6 +263,7 @@ export const IMPORT_RESULTS = [
   'over_cap',
   'self',
   'invalid',
+  'rate_limited',
   'error',
 ] as const;
 

@@ -54,8 +54,8 @@
  */
 
 import { registryFilter } from '../graph/account-state.js';
-import type { WriteClock } from '../graph/clock-guard.js';
 import { bucketCode, readBucketCodes } from '../graph/buckets.js';
+import type { WriteClock } from '../graph/clock-guard.js';
 import type { MemberFilter } from '../graph/contracts.js';
 import { countBucket } from '../graph/list-walker.js';
 import {

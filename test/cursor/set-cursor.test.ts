@@ -1,6 +1,6 @@
 /**
  * The set cursor: round trip, the length bound with the longest inner cursor, binding to the
- * query kind and owner, and tamper detection (every bit of a token flipped is refused).
+ * query kind, owner and time bounds, and tamper detection (every bit of a token flipped is refused).
  */
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
@@ -11,22 +11,31 @@ import { MAX_SET_CURSOR_LENGTH, type SetCursor, SetCursorCodec } from '../../src
 
 const codec = new SetCursorCodec('set-cursor-secret-0123456789');
 
-const cursorArb = fc.record({
-  kind: fc.constantFrom('mutuals' as const, 'not_followed_back' as const),
-  owner: fc.bigInt({ min: 1n, max: 2n ** 63n - 1n }),
-  driving: fc.constantFrom('in' as const, 'out' as const),
-  inner: fc.option(
-    fc
-      .uint8Array({ minLength: 1, maxLength: Math.floor((MAX_CURSOR_LENGTH * 3) / 4) })
-      .map((b) => Buffer.from(b).toString('base64url')),
-  ),
-  boundary: fc.option(
-    fc.record({
-      createdAt: fc.bigInt({ min: 0n, max: 2n ** 62n }),
-      otherId: fc.bigInt({ min: 1n, max: 2n ** 63n - 1n }),
-    }),
-  ),
-}) satisfies fc.Arbitrary<SetCursor>;
+const cursorArb = fc.record(
+  {
+    kind: fc.constantFrom('mutuals' as const, 'not_followed_back' as const),
+    owner: fc.bigInt({ min: 1n, max: 2n ** 63n - 1n }),
+    driving: fc.constantFrom('in' as const, 'out' as const),
+    inner: fc.option(
+      fc
+        .uint8Array({ minLength: 1, maxLength: Math.floor((MAX_CURSOR_LENGTH * 3) / 4) })
+        .map((b) => Buffer.from(b).toString('base64url')),
+    ),
+    boundary: fc.option(
+      fc.record({
+        createdAt: fc.bigInt({ min: 0n, max: 2n ** 62n }),
+        otherId: fc.bigInt({ min: 1n, max: 2n ** 63n - 1n }),
+      }),
+    ),
+    bounds: fc
+      .record({
+        since: fc.option(fc.bigInt({ min: 0n, max: 2n ** 62n }), { nil: null }),
+        until: fc.option(fc.bigInt({ min: 0n, max: 2n ** 62n }), { nil: null }),
+      })
+      .filter((b) => b.since !== null || b.until !== null),
+  },
+  { requiredKeys: ['kind', 'owner', 'driving', 'inner', 'boundary'] },
+) satisfies fc.Arbitrary<SetCursor>;
 
 describe('SetCursorCodec', () => {
   it('round-trips every cursor within MAX_SET_CURSOR_LENGTH', () => {
@@ -36,7 +45,7 @@ describe('SetCursorCodec', () => {
       fc.property(cursorArb, (c) => {
         const token = codec.encode(c);
         expect(token.length).toBeLessThanOrEqual(MAX_SET_CURSOR_LENGTH);
-        expect(codec.decode(token, c.kind, c.owner)).toEqual(c);
+        expect(codec.decode(token, c.kind, c.owner, c.bounds)).toEqual(c);
       }),
       { seed, numRuns: 300 },
     );
@@ -51,8 +60,9 @@ describe('SetCursorCodec', () => {
       driving: 'out',
       inner,
       boundary: { createdAt: 1n, otherId: 2n },
+      bounds: { since: 1n, until: 2n },
     });
-    expect([token.length <= MAX_SET_CURSOR_LENGTH, MAX_SET_CURSOR_LENGTH]).toEqual([true, 1087]);
+    expect([token.length <= MAX_SET_CURSOR_LENGTH, MAX_SET_CURSOR_LENGTH]).toEqual([true, 1110]);
   });
 
   it('refuses another kind, another owner, any flipped bit, and junk', () => {

@@ -358,3 +358,38 @@ describe('cursors', () => {
     );
   });
 });
+
+describe('a first-batch set cursor is bound to since / until (review finding 13)', () => {
+  it('a cursor from the first driving batch replayed with other bounds is an InvalidCursorError', async () => {
+    const { graph } = build();
+    const at = nowPosition() - 1_000_000n;
+    for (const id of [1n, 2n, 3n, 4n]) await graph.putUser({ id, username: `u${id}` });
+    // 1 follows 2, 3, 4 (k1..k3) and all three follow back: mutuals 4, 3, 2, following drives.
+    for (const [s, t, k] of [
+      [1n, 2n, 1n],
+      [1n, 3n, 2n],
+      [1n, 4n, 3n],
+      [2n, 1n, 4n],
+      [3n, 1n, 5n],
+      [4n, 1n, 6n],
+    ] as const)
+      await graph.follow(s, t, { position: at + k });
+    const bounds = { since: at + 1n, until: at + 4n };
+    const first = await graph.setPage('mutuals', 1n, 1, null, bounds);
+    // One page of one item ends inside the first driving batch: the cursor has no inner list cursor.
+    expect([first.items, first.nextCursor !== null]).toEqual([[{ id: 4n, createdAt: at + 3n }], true]);
+    const replay = (b: { since?: bigint | null; until?: bigint | null }) =>
+      graph.setPage('mutuals', 1n, 1, first.nextCursor, b).then(
+        (p) => p.items,
+        (e: unknown) => [e instanceof InvalidCursorError, (e as Error).message],
+      );
+    const refused = [true, 'invalid cursor: cursor was issued for other since/until bounds'];
+    expect([
+      await replay(bounds),
+      await replay({}),
+      await replay({ since: at + 1n, until: at + 3n }),
+      await replay({ since: at + 2n, until: at + 4n }),
+      await replay({ since: at + 1n }),
+    ]).toEqual([[{ id: 3n, createdAt: at + 2n }], refused, refused, refused, refused]);
+  });
+});

@@ -119,15 +119,11 @@ export const OPERATION_TESTS: Record<string, OperationCoverage> = {
   importFollowing: {
     happy: [sets('import: one result per line in order, every outcome; re-posting changes nothing')],
     error: [
-      sets(
-        'import: over the cap per line; another subject 403; over 1 MiB 413; one rate-limit token per import',
-      ),
+      sets('import: over the cap per line (its token given back); another subject 403; over 1 MiB 413'),
     ],
     security: [
       SHARED_SECURITY,
-      sets(
-        'import: over the cap per line; another subject 403; over 1 MiB 413; one rate-limit token per import',
-      ),
+      sets('import: over the cap per line (its token given back); another subject 403; over 1 MiB 413'),
     ],
   },
   listFollowing: {

@@ -91,3 +91,27 @@ describe('rate limiter at scale (issue #8)', () => {
     );
   });
 });
+
+describe('per-line charging (import, review finding 10)', () => {
+  it('refund gives a token back up to a full bucket; secondsUntilAvailable counts up to a full bucket', () => {
+    let now = 0;
+    const l = new TokenBucketLimiter(6, () => now);
+    expect(l.secondsUntilAvailable('a', 3)).toBe(0);
+    const taken = Array.from({ length: 7 }, () => l.take('a').ok);
+    const waits = [1, 3, 6, 100].map((n) => l.secondsUntilAvailable('a', n));
+    l.refund('a');
+    const afterRefund = [l.secondsUntilAvailable('a', 1), l.take('a').ok, l.take('a').ok];
+    // Refunds never lift a bucket above full, and an unknown key stays unknown (full).
+    now = 600_000;
+    l.refund('a', 5);
+    l.refund('b', 5);
+    const full = [...Array.from({ length: 7 }, () => l.take('a').ok), keysOf(l).includes('b')];
+    expect({ taken, waits, afterRefund, full }).toEqual({
+      taken: [true, true, true, true, true, true, false],
+      // 6 a minute: a token every 10 s; more than a bucket holds waits for a full bucket.
+      waits: [10, 30, 60, 60],
+      afterRefund: [0, true, false],
+      full: [true, true, true, true, true, true, false, false],
+    });
+  });
+});

@@ -171,6 +171,31 @@ describe('GET /v1/users/{id}/mutuals and /followers/not-followed-back', () => {
     );
   });
 
+  it('a first-batch cursor replayed with other since / until is 400 invalid_cursor (review finding 13)', async () => {
+    const range = (a: number, b: number) =>
+      `since=${encodeURIComponent(time(a))}&until=${encodeURIComponent(time(b))}`;
+    // Mutuals in [k1, k5): 304, 302, 301. One item ends the page inside the first driving batch.
+    const first = await req('GET', `/v1/users/300/mutuals?limit=1&${range(1, 5)}`, { auth: as(300) });
+    expect([first.status, first.json.items, typeof first.json.next_cursor]).toEqual([
+      200,
+      [item(304, 4)],
+      'string',
+    ]);
+    const cursor = encodeURIComponent(first.json.next_cursor as string);
+    for (const other of ['', `&${range(1, 4)}`, `&${range(2, 5)}`, `&since=${encodeURIComponent(time(1))}`]) {
+      await expectRes(
+        req('GET', `/v1/users/300/mutuals?limit=1&cursor=${cursor}${other}`, { auth: as(300) }),
+        400,
+        INVALID_CURSOR,
+      );
+    }
+    await expectRes(
+      req('GET', `/v1/users/300/mutuals?limit=1&cursor=${cursor}&${range(1, 5)}`, { auth: as(300) }),
+      200,
+      { items: [item(302, 2)], next_cursor: expect.any(String), prev_cursor: null },
+    );
+  });
+
   it('security: not-followed-back is owner-only (403); mutuals follow list visibility (403 private, 404 blocked)', async () => {
     await expectRes(
       req('GET', '/v1/users/300/followers/not-followed-back', { auth: as(301) }),
@@ -286,7 +311,7 @@ describe('GET /v1/users/{id}/following/export and POST /v1/users/{id}/following/
     expect((await req('GET', '/v1/users/410/following', { auth: as(410) })).json).toEqual(following.json);
   });
 
-  it('import: over the cap per line; another subject 403; over 1 MiB 413; one rate-limit token per import', async () => {
+  it('import: over the cap per line (its token given back); another subject 403; over 1 MiB 413', async () => {
     await users([420], [421], [422], [423]);
     await adminOp('PUT', 420, 'following', 421, 1);
     const capped = r.variant({ maxFollowing: 1, rateLimitPerMinute: 1 });
@@ -305,10 +330,16 @@ describe('GET /v1/users/{id}/following/export and POST /v1/users/{id}/following/
         { line: 3, id: '423', result: 'over_cap' },
       ],
     ]);
-    const limited = await post(as(420), '{"id":"421"}\n');
-    expect([limited.status, ((await limited.json()) as { code: string }).code]).toEqual([
-      429,
-      'rate_limited',
+    // One token a minute, yet both over_cap lines ran: each refused follow gave its token back
+    // (api.md Part 3: only lines that write are charged). A re-post answers the same, no Retry-After.
+    const again = await post(as(420), '{"id":"421"}\n{"id":"422"}\n');
+    expect([again.status, again.headers.get('retry-after'), readNdjson(await again.text())]).toEqual([
+      200,
+      null,
+      [
+        { line: 1, id: '421', result: 'already_following' },
+        { line: 2, id: '422', result: 'over_cap' },
+      ],
     ]);
     await expectRes(
       req('POST', '/v1/users/420/following/import', { auth: as(421), body: '{"id":"422"}\n' }),
