@@ -81,6 +81,8 @@ export interface GraphServiceOptions {
   maxFollowing: number;
   /** µs since the epoch; injectable for tests. */
   clock?: () => Position;
+  /** ms, monotonic (default `performance.now()`): the pair write budget's clock; injectable for tests. */
+  monotonic?: () => number;
   /** How pair histories are kept short (`pair-history.ts`); defaults for production. */
   historyPolicy?: Partial<HistoryPolicy>;
   /** Told when a background account task fails (it stays recorded and resumes on the next PUT or start). */
@@ -165,6 +167,7 @@ export class GraphService implements GraphApi {
       store: o.store,
       lists: o.lists,
       clock: o.clock ?? nowPosition,
+      monotonic: o.monotonic ?? (() => performance.now()),
       policy: { ...DEFAULT_HISTORY_POLICY, ...o.historyPolicy },
     };
     this.store = o.store;

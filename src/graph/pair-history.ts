@@ -102,12 +102,14 @@ export interface PairHistoryDeps {
   policy: HistoryPolicy;
   /** µs since the epoch. */
   clock: () => Position;
+  /** ms, monotonic (`performance.now()` in production): what the write budget is measured on. */
+  monotonic: () => number;
 }
 
 /** A pair read before an op is chosen: the history and when the read started. */
 export interface PairRead {
   history: PairHistory;
-  /** `performance.now()` when the read started (the write budget runs from here). */
+  /** `deps.monotonic()` when the read started (the write budget runs from here). */
   startedMs: number;
   /** The µs clock when the read started (what `seenAt` records and the settle is measured from). */
   readAt: Position;
@@ -115,7 +117,7 @@ export interface PairRead {
 
 /** Reads the pair's history; the write budget starts now. */
 export async function readPair(deps: PairHistoryDeps, a: UserId, b: UserId): Promise<PairRead> {
-  const startedMs = performance.now();
+  const startedMs = deps.monotonic();
   const readAt = deps.clock();
   return { history: await deps.store.readPairHistory(a, b), startedMs, readAt };
 }
@@ -230,14 +232,14 @@ export async function applyPairOp(deps: PairHistoryDeps, read: PairRead, op: Pai
       const horizon = step.commit.horizon;
       folded = history.ops.filter((o) => o.position <= horizon);
     }
-    const elapsed = performance.now() - read.startedMs;
+    const elapsed = deps.monotonic() - read.startedMs;
     if (elapsed >= policy.writeBudgetMs) throw new PairBusyError(1);
     const stored: StoredPairOp = { ...op, base: step.base };
     await store.appendPair(
       { op: stored, announce: step.announce, observe: step.observe, commit: step.commit },
       policy.writeBudgetMs - elapsed,
     );
-    if (performance.now() - read.startedMs > policy.writeBudgetMs) {
+    if (deps.monotonic() - read.startedMs > policy.writeBudgetMs) {
       throw new StoreUnavailableError(
         'the write was not acknowledged within its budget; its outcome is unknown',
       );

@@ -61,6 +61,8 @@ import {
 export interface PairWriterDeps {
   store: GraphStore;
   lists: ListService;
+  /** µs since the epoch (default `nowPosition`): the write time of dirty marks. */
+  clock?: () => Position;
 }
 
 /** Counter shards per list: enough to spread a celebrity's hot counter, cheap to sum. */
@@ -271,5 +273,5 @@ function markDirty(
   otherId: UserId,
   layout: BucketLayout,
 ): Promise<void> {
-  return deps.store.markDirty(list, bucketCodeOf(layout.buckets, otherId), nowPosition());
+  return deps.store.markDirty(list, bucketCodeOf(layout.buckets, otherId), (deps.clock ?? nowPosition)());
 }
