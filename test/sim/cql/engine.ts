@@ -33,13 +33,20 @@
  * client applies one statement, or one partition's share of a batch, per call. Nothing gives a
  * snapshot across calls: two SELECTs of one partition sent in parallel may read different states.
  *
- * Not modelled, and why that is enough for the pair protocol: replicas (read repair, hinted
- * handoff, a quorum read missing a replica's write): the protocol's reasoning is about when a
- * write is visible to a quorum read, which a single copy applied at one instant models exactly,
- * with the delays the scheduler puts before and after it; compaction and gc_grace (tombstones are
- * kept forever: purging can only resurrect data the protocol already treats as lost); Paxos
- * contention (LWT is off the pair path); secondary indexes, `ALLOW FILTERING`, aggregates, user
- * types and list element assignment by index — statements using them throw.
+ * Not modelled, and why that is enough for the pair protocol. Replicas: a write here becomes
+ * visible to every later read at one instant (its apply event). With QUORUM writes and QUORUM
+ * reads and Cassandra's blocking read repair, a write is unseen until the first quorum read that
+ * sees it and seen by every quorum read after, which is one visibility instant too; the protocol
+ * reasons exactly about when a write is visible to a quorum read (`seenAt`, the settle), and the
+ * scheduler puts every delay the network can before and after that instant. What a single copy
+ * cannot show: two concurrent quorum reads seeing two concurrent writes in opposite orders (each
+ * write on a different replica, read repair not yet done), hinted handoff and the batchlog replay
+ * as mechanisms (their effect — a write applied late, after its client gave up — is a fault the
+ * scheduler injects). Compaction and gc_grace: tombstones are kept forever (a purge can only
+ * resurrect data, a failure the protocol already treats as lost writes; shadowed cells are dropped
+ * at once, which does not change what a read returns). Paxos contention (LWT is off the pair
+ * path). Secondary indexes, `ALLOW FILTERING`, aggregates, user types, list elements by index:
+ * statements using them throw.
  */
 import {
   type Assignment,
