@@ -1,0 +1,99 @@
+/**
+ * The deterministic simulation of the pair protocol below the Cassandra store (`pair-sim.ts`):
+ * the nastiest seeds, then a random search over `SIM_SCHEDULES` schedules (10,000 by default).
+ *
+ * - `SIM_SEED=n` runs that one schedule and prints its trace.
+ * - `SIM_SCHEDULES=n` (and `SIM_FIRST_SEED`) sizes the random search (a soak: `npm run test:sim:soak`).
+ * - `SIM_EXPECT_CURRENT_BUGS=1`: the protocol as it stands before the review's fixes. The nastiest
+ *   seeds must then fail with their recorded findings, and the search is reported, not asserted.
+ */
+import { describe, expect, it } from 'vitest';
+import { runSchedule, type ScheduleResult } from './pair-sim.js';
+import { NASTIEST_SEEDS } from './seeds.js';
+
+const env = process.env;
+const expectBugs = env.SIM_EXPECT_CURRENT_BUGS === '1';
+const schedules = Number(env.SIM_SCHEDULES ?? 10_000);
+const firstSeed = Number(env.SIM_FIRST_SEED ?? 1);
+const only = env.SIM_SEED === undefined ? null : Number(env.SIM_SEED);
+
+const replay = (seed: number) =>
+  `SIM_SEED=${seed} npx vitest run --config test/vitest.config.ts --project unit test/sim/pair-protocol.test.ts`;
+
+function report(r: ScheduleResult): string {
+  const lines = r.violations
+    .slice(0, 8)
+    .map((v) => `  ${v.kind}${v.pair ? ` on ${v.pair}` : ''}: ${v.detail}`);
+  const trace = r.trace().split('\n');
+  const shown = trace.length > 120 ? [...trace.slice(0, 1), '  …', ...trace.slice(-119)] : trace;
+  return [
+    `seed ${r.seed} broke the invariant (${r.violations.length} violations; findings: ${r.tags.join(', ') || 'none recognised'}; ${r.repaired ? 'after repair' : 'no repair'})`,
+    `replay: ${replay(r.seed)}`,
+    ...lines,
+    'trace (true time since the start; w = writer, # = call):',
+    ...shown,
+  ].join('\n');
+}
+
+describe('pair protocol simulation', () => {
+  if (only !== null) {
+    it(`seed ${only}`, async () => {
+      const r = await runSchedule(only);
+      console.log(`${report(r)}\nstats: ${JSON.stringify(r.stats)}`);
+      if (!expectBugs) expect(r.violations).toEqual([]);
+    });
+    return;
+  }
+
+  it('replays a seed exactly (same statements, same trace)', async () => {
+    const seed = NASTIEST_SEEDS[0]?.seed ?? 1;
+    const [a, b] = [await runSchedule(seed), await runSchedule(seed)];
+    expect({ stats: b.stats, tags: b.tags, trace: b.trace() }).toEqual({
+      stats: a.stats,
+      tags: a.tags,
+      trace: a.trace(),
+    });
+  });
+
+  it('replays the nastiest seeds', async () => {
+    for (const nasty of NASTIEST_SEEDS) {
+      const r = await runSchedule(nasty.seed);
+      if (expectBugs) {
+        expect({ seed: nasty.seed, failed: r.violations.length > 0, tags: r.tags }).toMatchObject({
+          seed: nasty.seed,
+          failed: true,
+          tags: expect.arrayContaining([nasty.finding]),
+        });
+      } else if (r.violations.length > 0) {
+        expect.fail(`${nasty.finding} (${nasty.knob}) is back:\n${report(r)}`);
+      }
+    }
+  });
+
+  it(`holds on ${schedules} random schedules`, { timeout: Math.max(600_000, schedules * 30) }, async () => {
+    const started = performance.now();
+    const cpu = process.cpuUsage();
+    const failures: ScheduleResult[] = [];
+    const firstByTag = new Map<string, number>();
+    let statements = 0;
+    for (let seed = firstSeed; seed < firstSeed + schedules; seed++) {
+      const r = await runSchedule(seed);
+      statements += r.stats.statements;
+      if (r.violations.length === 0) continue;
+      failures.push(r);
+      for (const t of r.tags.length > 0 ? r.tags : ['unrecognised'])
+        if (!firstByTag.has(t)) firstByTag.set(t, seed);
+      if (!expectBugs && failures.length === 1) console.error(report(r));
+    }
+    const seconds = (performance.now() - started) / 1000;
+    const used = process.cpuUsage(cpu);
+    console.log(
+      `${schedules} schedules (seeds ${firstSeed}–${firstSeed + schedules - 1}) in ${seconds.toFixed(1)} s ` +
+        `(${((used.user + used.system) / 1e6).toFixed(1)} s CPU), ` +
+        `${statements} statements; ${failures.length} broke the invariant; first seed per finding: ` +
+        `${JSON.stringify(Object.fromEntries(firstByTag))}`,
+    );
+    if (!expectBugs)
+      expect(failures.map((f) => ({ seed: f.seed, tags: f.tags, replay: replay(f.seed) }))).toEqual([]);
+  });
+});

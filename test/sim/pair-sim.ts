@@ -1,0 +1,1004 @@
+/**
+ * One schedule of the pair-protocol simulation: 2–6 app servers (each its own `GraphService`,
+ * `ListService` and `CassandraGraphStore` over its own simulated driver, its own skewed wall clock
+ * and monotonic clock) running live and replayed mutations on 1–3 pairs against one simulated
+ * Cassandra node, under the faults the schedule's knobs allow; then the invariant.
+ *
+ * Design note — the invariant, checked once every writer has stopped (finished or crashed) and
+ * every statement in flight has landed or been dropped:
+ *
+ * 1. History. Let H be the stored checkpoint's horizon, S the stored ops above it, A the ops whose
+ *    call resolved (2xx) and U the ops of calls that failed after sending their append (503,
+ *    timeout, crash) and whose append the node applied (the simulation knows). Every op of A above
+ *    H is in S; every op of S is in A ∪ U; and some F with A≤H ⊆ F ⊆ (A ∪ U)≤H has exactly the
+ *    checkpoint's count and folds (`foldPair`, the reference fold) to exactly the checkpoint's
+ *    edges: every acknowledged op is in the stored history at its position, above the horizon or
+ *    folded into the checkpoint, and nothing else is. An op refused (4xx, or 503 `pair_busy`,
+ *    which is refused before its append) was never sent, so it is in neither.
+ * 2. Projections. `edges_out`, `edges_in`, every list table of every user, and each list's count
+ *    after a reconcile equal the fold of the stored history. Decision: strictly, without repair,
+ *    when the schedule had no statement fault (slow-past-timeout, dropped, lost ack, applied twice,
+ *    timeout), no crash and no call that failed after sending its append; after running the repair
+ *    of every pair (`repairPair`) otherwise — a writer that dies between its append and its edge
+ *    write leaves the projection behind by design (`pair-writer.ts`: repair restores it).
+ *
+ * Diagnosis. A violation of 1 is tagged with what made a commit on its pair unsafe, from what the
+ * simulation knows and the code cannot: a commit is unsafe when its op read reached the node less
+ * than the write budget after the announcement it commits did (an append acknowledged within the
+ * budget by a writer that read before the announcement can then land after the commit's read).
+ * Why: F4 `stale-seen` — the `compact_seen` the committer read was written before that
+ * announcement (a stale observation); F1 `slow-observer` — the observer's read started before the
+ * announcement reached the node (its read arrived late, so `seenAt` predates visibility); F2
+ * `clock-skew` — neither, so the settle measured on two different clocks was shorter than it
+ * looked. F3 `torn-read` — another commit on the pair reached the node between the committer's
+ * static read and its op read.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { isDomainError, PairBusyError, StoreUnavailableError } from '../../src/graph/errors.js';
+import { GraphService } from '../../src/graph/graph-service.js';
+import { BucketedListService } from '../../src/graph/list-service.js';
+import { compareOps, edgeKey, foldPair, opKey } from '../../src/graph/pair-fold.js';
+import { DEFAULT_HISTORY_POLICY, type HistoryPolicy } from '../../src/graph/pair-history.js';
+import { reconcileList } from '../../src/jobs/reconcile.js';
+import { repairPair } from '../../src/jobs/repair.js';
+import type { CqlClient } from '../../src/store/cassandra/client.js';
+import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';
+import { Q } from '../../src/store/cassandra/statements.js';
+import type {
+  EdgeRecord,
+  ListKey,
+  OpKind,
+  PairHistory,
+  PairOp,
+  Position,
+  UserId,
+} from '../../src/store/types.js';
+import { CqlEngine } from './cql/engine.js';
+import { parseSchema, type Schema } from './cql/syntax.js';
+import { Scheduler } from './scheduler.js';
+import { type FaultKnobs, NO_FAULTS, SimClient, type StatementRecord } from './sim-client.js';
+
+// ---- knobs ----
+
+/** What a schedule stresses; the search draws one per seed. */
+export type Profile = 'calm' | 'skewed' | 'slow' | 'stalls' | 'chaos';
+
+export interface SimKnobs {
+  profile: Profile;
+  writers: number;
+  pairs: number;
+  opsPerWriter: number;
+  /** Each writer's wall clock is off the true time by up to ± half this (ms). */
+  skewMs: number;
+  requestTimeoutMs: number;
+  /** Longest pause between two calls of a writer (ms). */
+  thinkMaxMs: number;
+  /** Chance a call is a replay at an explicit older position (an admin import). */
+  replayP: number;
+  /** Chance each user is private (follows become requests). */
+  privateP: number;
+  faults: FaultKnobs;
+  /** Chance a writer is sluggish: its stall and slow-statement chances × 4 (a loaded app server). */
+  sluggishP: number;
+  /** Chance a writer is laggy (a slow path to the node), and how slow: see `FaultKnobs.lagMs`. */
+  laggyP: number;
+  lagMs: number;
+  policy: HistoryPolicy;
+}
+
+/** The review's policy: compactions come fast, with the production budget and settle. */
+export const SIM_POLICY: HistoryPolicy = {
+  ...DEFAULT_HISTORY_POLICY,
+  compactAbove: 4,
+  keep: 1,
+  maxOps: 64,
+  writeBudgetMs: 1_000,
+  settleMs: 1_500,
+};
+
+/**
+ * The knobs of a seed: its first draws pick a size and a profile, so the search covers calm and
+ * hostile schedules alike. Most schedules are small (the search's speed); one in ten is long
+ * enough for several compactions of one pair.
+ */
+export function knobsFor(sched: Scheduler): SimKnobs {
+  const s = sched;
+  const size = s.random();
+  const [writers, opsPerWriter] =
+    size < 0.55
+      ? [s.int(2, 3), s.int(1, 3)]
+      : size < 0.88
+        ? [s.int(3, 5), s.int(3, 6)]
+        : [s.int(4, 6), s.int(6, 10)];
+  const pairs = s.pick([1, 1, 1, 2, 3]);
+  const profile = s.pick<Profile>(['calm', 'skewed', 'slow', 'stalls', 'chaos', 'chaos']);
+  const faults: FaultKnobs = { ...NO_FAULTS };
+  let skewMs = s.pick([0, 0, 100]);
+  let sluggishP = 0;
+  let laggyP = 0;
+  const lagMs = s.pick([600, 900, 1_200]);
+  if (profile === 'skewed') {
+    skewMs = s.pick([1_000, 2_000, 3_000]);
+    faults.slowP = s.pick([0.02, 0.05]);
+    faults.slowMaxMs = 1_000;
+    sluggishP = 0.3;
+  } else if (profile === 'slow') {
+    faults.slowP = s.pick([0.05, 0.15, 0.3]);
+    faults.slowMaxMs = s.pick([900, 1_000, 1_200]);
+    faults.slowAckP = s.pick([0, 0.03]);
+    sluggishP = s.pick([0, 0.3]);
+    laggyP = s.pick([0, 0.3]);
+  } else if (profile === 'stalls') {
+    faults.stallP = s.pick([0.03, 0.08]);
+    faults.stallMaxMs = s.pick([500, 1_000, 1_500]);
+    sluggishP = s.pick([0, 0.3]);
+  } else if (profile === 'chaos') {
+    skewMs = s.pick([0, 200, 1_000, 2_000]);
+    faults.stallP = s.pick([0, 0.02, 0.08]);
+    faults.stallMaxMs = s.pick([300, 1_000, 1_500]);
+    faults.slowP = s.pick([0, 0.02, 0.06, 0.15]);
+    faults.slowMaxMs = s.pick([500, 1_000, 1_500, 3_000]);
+    faults.slowAckP = s.pick([0, 0.02, 0.06]);
+    faults.dropP = s.pick([0, 0, 0.01, 0.03]);
+    faults.lostAckP = s.pick([0, 0, 0.01, 0.03]);
+    faults.twiceP = s.pick([0, 0, 0.01, 0.03]);
+    faults.crashP = s.pick([0, 0, 0.003, 0.01]);
+    sluggishP = s.pick([0, 0.3]);
+    laggyP = s.pick([0, 0.2]);
+  }
+  return {
+    profile,
+    writers,
+    pairs,
+    opsPerWriter,
+    skewMs,
+    requestTimeoutMs: s.pick([2_000, 5_000]),
+    thinkMaxMs: s.pick([0, 10, 100, 500]),
+    replayP: s.pick([0, 0.1, 0.3]),
+    privateP: s.pick([0, 0, 0.5]),
+    faults,
+    sluggishP,
+    laggyP,
+    lagMs,
+    policy: SIM_POLICY,
+  };
+}
+
+// ---- the schema, parsed once ----
+
+let schemaCache: Schema | null = null;
+
+/** The schema of `cql/*.cql`, applied in file order. */
+export function simSchema(): Schema {
+  if (!schemaCache) {
+    const dir = new URL('../../cql/', import.meta.url);
+    const files = readdirSync(dir)
+      .filter((f) => f.endsWith('.cql'))
+      .sort();
+    schemaCache = parseSchema(files.map((f) => readFileSync(new URL(f, dir), 'utf8')));
+  }
+  return schemaCache;
+}
+
+// ---- the ledger ----
+
+const METHODS = {
+  follow: { weight: 4, inbound: false, kind: 'follow' },
+  unfollow: { weight: 2, inbound: false, kind: 'unfollow' },
+  block: { weight: 2, inbound: false, kind: 'block' },
+  unblock: { weight: 2, inbound: false, kind: 'unblock' },
+  mute: { weight: 1, inbound: false, kind: 'mute' },
+  unmute: { weight: 1, inbound: false, kind: 'unmute' },
+  addCloseFriend: { weight: 1, inbound: false, kind: 'close_friend_add' },
+  removeCloseFriend: { weight: 1, inbound: false, kind: 'close_friend_remove' },
+  removeFollower: { weight: 1, inbound: true, kind: 'remove_follower' },
+  acceptRequest: { weight: 2, inbound: true, kind: 'accept' },
+  declineRequest: { weight: 1, inbound: true, kind: 'decline' },
+} as const satisfies Record<string, { weight: number; inbound: boolean; kind: OpKind }>;
+
+type Method = keyof typeof METHODS;
+const METHOD_BAG: Method[] = (Object.keys(METHODS) as Method[]).flatMap((m) =>
+  Array.from({ length: METHODS[m].weight }, () => m),
+);
+
+type Outcome = 'pending' | 'ok' | 'refused' | 'busy' | 'unavailable' | 'crashed' | 'error';
+
+export interface CallRecord {
+  id: number;
+  writer: number;
+  method: Method;
+  actor: UserId;
+  other: UserId;
+  pair: string;
+  /** The op's edge and kind (the position is chosen by the service, or `explicit`). */
+  sourceId: UserId;
+  targetId: UserId;
+  kind: OpKind;
+  explicit?: Position;
+  startAt: number;
+  endAt: number;
+  outcome: Outcome;
+  error?: string;
+  position?: Position;
+  duplicate?: boolean;
+  /** The op its append sent, and whether the node applied that append. */
+  appended?: PairOp & { stmt: number };
+  appendApplied: boolean;
+  /** True time the node first applied the append. */
+  appendAppliedAt?: number;
+  /** True time of the first read's start, and when its static and op reads reached the node. */
+  readAt?: number;
+  staticApplied?: number;
+  opsApplied?: number;
+  staticMeta?: Record<string, { ts: bigint; at: number; by: number }>;
+  /** Every pair read of the call (the first read, re-reads): when its two SELECTs reached the node. */
+  reads: { calledAt: number; staticAt?: number; opsAt?: number }[];
+}
+
+export interface CommitRecord {
+  pair: string;
+  call: number;
+  stmt: number;
+  horizon: Position;
+  state: string;
+  applied: number[];
+}
+
+export type FindingTag =
+  | 'F1-slow-observer'
+  | 'F2-clock-skew'
+  | 'F3-torn-read'
+  | 'F4-stale-seen'
+  | 'unexplained';
+
+export interface Violation {
+  kind:
+    | 'lost-acked'
+    | 'phantom-op'
+    | 'checkpoint'
+    | 'refused-in-effect'
+    | 'projection'
+    | 'count'
+    | 'error'
+    | 'stuck';
+  pair?: string;
+  detail: string;
+}
+
+export interface ScheduleResult {
+  seed: number;
+  knobs: SimKnobs;
+  violations: Violation[];
+  tags: FindingTag[];
+  repaired: boolean;
+  stats: {
+    calls: number;
+    acked: number;
+    statements: number;
+    commits: number;
+    virtualMs: number;
+    inconclusive: number;
+    /** Lists whose served count was off the fold before a reconcile (counter drift). */
+    reconciled: number;
+    /** Commits that read less than the write budget after the announcement became visible, by cause. */
+    unsafeCommits: Partial<Record<FindingTag, number>>;
+  };
+  trace: () => string;
+}
+
+const START = 1_700_000_000_000_000;
+const USERS: UserId[] = [11n, 12n, 13n, 14n];
+const pairKey = (a: UserId, b: UserId) => (a < b ? `${a}|${b}` : `${b}|${a}`);
+
+export interface ScheduleOptions {
+  /** Replace some of the seed's knobs (named scenarios). */
+  knobs?: (k: SimKnobs) => SimKnobs;
+  /** Told the schedule's calls and commits before the check (diagnosis tooling). */
+  inspect?: (calls: readonly CallRecord[], commits: readonly CommitRecord[]) => void;
+}
+
+/** Runs one schedule of `seed` and checks the invariant. */
+export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promise<ScheduleResult> {
+  const sched = new Scheduler(seed, START);
+  let knobs = knobsFor(sched);
+  if (o.knobs) knobs = o.knobs(knobs);
+  const engine = new CqlEngine(simSchema());
+  const log: StatementRecord[] = [];
+  const ids = { next: 1 };
+  const calls: CallRecord[] = [];
+  const commits: CommitRecord[] = [];
+  const stmtCall = new Map<number, number>();
+  const violations: Violation[] = [];
+
+  // Users and pairs.
+  const nUsers = knobs.pairs === 1 ? 2 : knobs.pairs === 2 ? 3 : 4;
+  const users = USERS.slice(0, nUsers);
+  const privateUsers = new Set(users.filter(() => sched.chance(knobs.privateP)));
+  const allPairs: [UserId, UserId][] = [];
+  for (let i = 0; i < users.length; i++)
+    for (let j = i + 1; j < users.length; j++) allPairs.push([users[i] as UserId, users[j] as UserId]);
+  const pairs: [UserId, UserId][] = [];
+  while (pairs.length < knobs.pairs) {
+    const p = sched.pick(allPairs);
+    if (!pairs.includes(p)) pairs.push(p);
+  }
+
+  const direct = (trueNow: () => number) => {
+    const client = new SimClient({
+      engine,
+      scheduler: null,
+      trueNow,
+      wallMicros: trueNow,
+      writer: -1,
+      requestTimeoutMs: knobs.requestTimeoutMs,
+      faults: NO_FAULTS,
+      ids,
+    });
+    const store = new CassandraGraphStore(client as unknown as CqlClient);
+    const lists = new BucketedListService({
+      store,
+      cursorSecret: 'simulation-cursor-secret',
+      bucketThresholds: [1_000_000_000],
+      layoutCacheTtlMs: 0,
+    });
+    return { client, store, lists };
+  };
+  {
+    const { store } = direct(() => sched.now);
+    for (const id of users)
+      await store.putUser({
+        id,
+        username: `u${id}`,
+        private: privateUsers.has(id),
+        state: 'active',
+        hideLists: false,
+      });
+  }
+
+  // Hooks: what the diagnosis and the ledger need from the statements.
+  const hooks = (writer: { current: number }) => ({
+    call: () => writer.current,
+    wantMeta: (q: string) => q === Q.pairStatic,
+    onSend: (r: StatementRecord) => {
+      stmtCall.set(r.id, r.call);
+      const call = calls[r.call];
+      if (!call) return;
+      const first = r.queries[0]?.query;
+      if (first === Q.pairStatic && call.readAt === undefined) call.readAt = r.calledAt;
+      for (const q of r.queries) {
+        if (q.query === Q.appendOp) {
+          const [, , position, sourceId, kind] = q.params as [bigint, bigint, bigint, bigint, OpKind];
+          const targetId = sourceId === call.sourceId ? call.targetId : call.sourceId;
+          call.appended = { position, sourceId, targetId, kind, stmt: r.id };
+        }
+        if (q.query === Q.commitCheckpoint) {
+          const [, horizon, state] = q.params as [bigint, bigint, string];
+          commits.push({ pair: call.pair, call: call.id, stmt: r.id, horizon, state, applied: r.applied });
+        }
+      }
+    },
+    onApply: (r: StatementRecord, at: number) => {
+      const call = calls[r.call];
+      if (!call) return;
+      const first = r.queries[0]?.query;
+      if (first === Q.pairStatic || first === Q.pairOps) {
+        let read = call.reads.find((x) => x.calledAt === r.calledAt);
+        if (!read) {
+          read = { calledAt: r.calledAt };
+          call.reads.push(read);
+        }
+        if (first === Q.pairStatic) read.staticAt ??= at;
+        else read.opsAt ??= at;
+      }
+      if (first === Q.pairStatic && call.staticApplied === undefined && r.calledAt === call.readAt) {
+        call.staticApplied = at;
+        call.staticMeta = r.result?.meta?.[0] ?? {};
+      } else if (first === Q.pairOps && call.opsApplied === undefined && r.calledAt === call.readAt) {
+        call.opsApplied = at;
+      }
+      if (call.appended?.stmt === r.id) {
+        call.appendApplied = true;
+        call.appendAppliedAt ??= at;
+      }
+    },
+  });
+
+  // Writers.
+  const writerDone: boolean[] = [];
+  const clients: SimClient[] = [];
+  const acked: CallRecord[] = [];
+  const runWriter = async (w: number) => {
+    const offset = sched.uniform(-knobs.skewMs / 2, knobs.skewMs / 2) * 1000;
+    const monoOffset = sched.uniform(1e6, 2e6);
+    const sluggish = sched.chance(knobs.sluggishP);
+    const faults = sluggish
+      ? {
+          ...knobs.faults,
+          slowP: Math.min(0.6, knobs.faults.slowP * 4),
+          stallP: Math.min(0.6, knobs.faults.stallP * 4),
+        }
+      : knobs.faults;
+    const wall = () => sched.now + offset;
+    const current = { current: -1 };
+    const client = new SimClient({
+      engine,
+      scheduler: sched,
+      wallMicros: wall,
+      writer: w,
+      requestTimeoutMs: knobs.requestTimeoutMs,
+      faults,
+      hooks: hooks(current),
+      log,
+      ids,
+    });
+    clients.push(client);
+    const store = new CassandraGraphStore(client as unknown as CqlClient);
+    const lists = new BucketedListService({
+      store,
+      cursorSecret: 'simulation-cursor-secret',
+      bucketThresholds: [1_000_000_000],
+      layoutCacheTtlMs: 3_600_000,
+    });
+    const graph = new GraphService({
+      store,
+      lists,
+      maxFollowing: 1_000_000,
+      clock: () => BigInt(Math.floor(wall())),
+      monotonic: () => sched.now / 1000 + monoOffset,
+      historyPolicy: knobs.policy,
+      setCursorSecret: 'simulation-cursor-secret',
+    });
+    for (let i = 0; i < knobs.opsPerWriter; i++) {
+      await sched.sleep(sched.uniform(0, knobs.thinkMaxMs * 1000));
+      const [a, b] = sched.pick(pairs);
+      let method = sched.pick(METHOD_BAG);
+      let [actor, other] = sched.chance(0.5) ? [a, b] : [b, a];
+      let explicit: Position | undefined;
+      if (sched.chance(knobs.replayP)) {
+        const earlier = acked.filter((c) => c.pair === pairKey(a, b));
+        if (earlier.length > 0 && sched.chance(0.3)) {
+          const e = sched.pick(earlier);
+          method = e.method;
+          actor = e.actor;
+          other = e.other;
+          explicit = e.position;
+        } else explicit = BigInt(Math.floor(wall() - sched.uniform(0, 3e6)));
+      }
+      const m = METHODS[method];
+      const [sourceId, targetId] = m.inbound ? [other, actor] : [actor, other];
+      const kind: OpKind = method === 'follow' && privateUsers.has(targetId) ? 'request' : m.kind;
+      const call: CallRecord = {
+        id: calls.length,
+        writer: w,
+        method,
+        actor,
+        other,
+        pair: pairKey(a, b),
+        sourceId,
+        targetId,
+        kind,
+        startAt: sched.now,
+        endAt: -1,
+        outcome: 'pending',
+        appendApplied: false,
+        reads: [],
+      };
+      if (explicit !== undefined) call.explicit = explicit;
+      calls.push(call);
+      current.current = call.id;
+      try {
+        const opts = explicit === undefined ? {} : { position: explicit };
+        const r = await graph[method](actor, other, opts);
+        call.outcome = 'ok';
+        call.position = r.position;
+        call.duplicate = r.duplicate;
+        acked.push(call);
+      } catch (e) {
+        call.error = e instanceof Error ? e.name : String(e);
+        if (e instanceof StoreUnavailableError) call.outcome = 'unavailable';
+        else if (e instanceof PairBusyError) call.outcome = 'busy';
+        else if (isDomainError(e)) call.outcome = 'refused';
+        else {
+          call.outcome = 'error';
+          violations.push({
+            kind: 'error',
+            detail: `call #${call.id} threw ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`,
+          });
+        }
+      }
+      call.endAt = sched.now;
+    }
+    writerDone[w] = true;
+  };
+  const running = Array.from({ length: knobs.writers }, (_, w) => {
+    writerDone[w] = false;
+    return runWriter(w);
+  });
+  await sched.run();
+  void running;
+  for (let w = 0; w < knobs.writers; w++) {
+    if (!writerDone[w] && !clients[w]?.crashed)
+      violations.push({ kind: 'stuck', detail: `writer ${w} neither finished nor crashed` });
+  }
+  for (const c of calls) if (c.outcome === 'pending') c.outcome = 'crashed';
+
+  o.inspect?.(calls, commits);
+
+  // ---- the invariant ----
+  const end = sched.now + 1_000_000;
+  const { client, store, lists } = direct(() => end);
+  // A statement that timed out (and so may land late), was dropped, lost its answer or was applied
+  // twice; a crash; a call that failed after sending its append: the projection may be behind.
+  const statementFaults = log.some(
+    (r) => r.outcome === 'timeout' || r.outcome === 'crashed' || /dropped|lost-ack|twice/.test(r.fate),
+  );
+  const failedAfterAppend = calls.some((c) => c.outcome !== 'ok' && c.appended !== undefined);
+  const repaired = statementFaults || failedAfterAppend;
+  let inconclusive = 0;
+  const histories = new Map<string, PairHistory>();
+  for (const [a, b] of pairs) {
+    const pair = pairKey(a, b);
+    const history = await store.readPairHistory(a, b);
+    histories.set(pair, history);
+    const r = checkHistory(pair, history, calls);
+    violations.push(...r.violations);
+    inconclusive += r.inconclusive ? 1 : 0;
+  }
+  if (repaired) for (const [a, b] of pairs) await repairPair({ store, lists }, a, b);
+  const projections = await checkProjections(client, store, pairs, histories, repaired);
+  violations.push(...projections.violations);
+
+  const unsafeCommits: Partial<Record<FindingTag, number>> = {};
+  const tags = diagnose(violations, calls, commits, stmtCall, knobs, unsafeCommits);
+  const result: ScheduleResult = {
+    seed,
+    knobs,
+    violations,
+    tags,
+    repaired,
+    stats: {
+      calls: calls.length,
+      acked: acked.length,
+      statements: log.length,
+      commits: commits.length,
+      virtualMs: Math.round((sched.now - START) / 1000),
+      inconclusive,
+      reconciled: projections.reconciled,
+      unsafeCommits,
+    },
+    trace: () => renderTrace(seed, knobs, users, privateUsers, pairs, calls, log, commits),
+  };
+  return result;
+}
+
+// ---- the history check ----
+
+const keyOf = (o: { position: Position; sourceId: UserId; kind: OpKind }) => opKey(o as PairOp);
+
+function edgeString(e: EdgeRecord): string {
+  return `${edgeKey(e.sourceId, e.relation, e.targetId)}:${e.state}:${e.position}:${e.createdAt}`;
+}
+
+/**
+ * An edge as the reference fold is compared with a checkpoint: a never-activated edge's `position`
+ * (its newest candidate in a fold of the whole history) is left out, because a checkpoint keeps the
+ * newest candidate *it* folded and `foldPair(ops, checkpoint.edges)` does not move it on (noted,
+ * not client-visible: such an edge is `removed` with `createdAt` 0).
+ */
+function checkpointEdgeString(e: EdgeRecord): string {
+  const position = e.state === 'removed' && e.createdAt === 0n ? '-' : e.position;
+  return `${edgeKey(e.sourceId, e.relation, e.targetId)}:${e.state}:${position}:${e.createdAt}`;
+}
+
+/** Every op a call put in effect or may have: acknowledged ones, and applied appends of failed calls. */
+function ledger(pair: string, calls: readonly CallRecord[]) {
+  const acked = new Map<string, PairOp & { call: number }>();
+  const maybe = new Map<string, PairOp & { call: number }>();
+  const refused = new Map<string, PairOp & { call: number }>();
+  for (const c of calls) {
+    if (c.pair !== pair) continue;
+    if (c.outcome === 'ok') {
+      const op = {
+        sourceId: c.sourceId,
+        targetId: c.targetId,
+        kind: c.kind,
+        position: c.position as Position,
+        call: c.id,
+      };
+      acked.set(keyOf(op), op);
+    } else if (c.appended && c.appendApplied) {
+      maybe.set(keyOf(c.appended), { ...c.appended, call: c.id });
+    } else if (!c.appended && c.explicit !== undefined && (c.outcome === 'refused' || c.outcome === 'busy')) {
+      const op = {
+        sourceId: c.sourceId,
+        targetId: c.targetId,
+        kind: c.kind,
+        position: c.explicit,
+        call: c.id,
+      };
+      refused.set(keyOf(op), op);
+    }
+  }
+  for (const k of acked.keys()) maybe.delete(k);
+  return { acked, maybe, refused };
+}
+
+const MAX_SUBSETS = 20_000;
+
+function checkHistory(
+  pair: string,
+  h: PairHistory,
+  calls: readonly CallRecord[],
+): { violations: Violation[]; inconclusive: boolean } {
+  const out: Violation[] = [];
+  const { acked, maybe, refused } = ledger(pair, calls);
+  const horizon = h.checkpoint?.horizon ?? 0n;
+  const stored = new Set(h.ops.map((o) => keyOf(o)));
+  for (const c of calls) {
+    if (
+      c.pair === pair &&
+      c.outcome === 'ok' &&
+      c.appended &&
+      keyOf(c.appended) !== keyOf({ ...c, position: c.position as Position })
+    )
+      out.push({
+        kind: 'error',
+        pair,
+        detail: `call #${c.id} appended ${keyOf(c.appended)} but answered position ${c.position}`,
+      });
+  }
+  const fmt = (op: PairOp & { call: number }) =>
+    `#${op.call} ${op.kind} ${op.sourceId}→${op.targetId} @${op.position}`;
+  for (const [k, op] of acked) {
+    if (op.position > horizon && !stored.has(k))
+      out.push({
+        kind: 'lost-acked',
+        pair,
+        detail: `acknowledged ${fmt(op)} is above the horizon ${horizon} but not stored`,
+      });
+  }
+  for (const op of h.ops) {
+    const k = keyOf(op);
+    if (!acked.has(k) && !maybe.has(k))
+      out.push({
+        kind: 'phantom-op',
+        pair,
+        detail: `stored op ${op.kind} ${op.sourceId}→${op.targetId} @${op.position} was never sent`,
+      });
+  }
+  for (const [k, op] of refused) {
+    if (stored.has(k) && !acked.has(k) && !maybe.has(k))
+      out.push({ kind: 'refused-in-effect', pair, detail: `refused ${fmt(op)} is in the stored history` });
+  }
+  let inconclusive = false;
+  const cp = h.checkpoint;
+  const ackedBelow = [...acked.values()].filter((o) => o.position <= horizon);
+  if (!cp) {
+    if (ackedBelow.length > 0)
+      out.push({ kind: 'lost-acked', pair, detail: 'acknowledged ops below a horizon with no checkpoint' });
+    return { violations: out, inconclusive };
+  }
+  const want = cp.edges.map(checkpointEdgeString).sort().join(' ');
+  const candidates = [...maybe.values()].filter((o) => o.position <= horizon);
+  const need = cp.count - ackedBelow.length;
+  let found = false;
+  if (need >= 0 && need <= candidates.length) {
+    let tried = 0;
+    const pickFrom = (start: number, chosen: PairOp[]): boolean => {
+      if (chosen.length === need) {
+        if (++tried > MAX_SUBSETS) {
+          inconclusive = true;
+          return true;
+        }
+        const fold = foldPair([...ackedBelow, ...chosen]);
+        const got = [...fold.edges.values()]
+          .map(({ candidates: _, ...e }) => checkpointEdgeString(e))
+          .sort()
+          .join(' ');
+        return got === want;
+      }
+      for (let i = start; i <= candidates.length - (need - chosen.length); i++) {
+        if (pickFrom(i + 1, [...chosen, candidates[i] as PairOp])) return true;
+      }
+      return false;
+    };
+    found = pickFrom(0, []);
+  }
+  if (!found) {
+    const lostBelow = ackedBelow.sort(compareOps).map(fmt).join(', ');
+    out.push({
+      kind: 'checkpoint',
+      pair,
+      detail:
+        `checkpoint @${horizon} (count ${cp.count}, edges ${want || 'none'}) is not the fold of the acknowledged ops at or ` +
+        `below it [${lostBelow}] plus any of the ${candidates.length} unacknowledged applied ones`,
+    });
+  }
+  return { violations: out, inconclusive };
+}
+
+// ---- projections ----
+
+/** Every row of a table, read through a direct client (a full scan). */
+async function scan(client: SimClient, query: string): Promise<Record<string, unknown>[]> {
+  return (await client.execute(query, [], { fetchSize: 1_000_000 })).rows;
+}
+
+/**
+ * The projections against the fold of the stored history: every row of `edges_out`, `edges_in` and
+ * the three list tables (scanned whole, so a stray row anywhere shows), then each list's served
+ * count (counter shards plus correction); a list whose count is off is reconciled and read again.
+ */
+async function checkProjections(
+  client: SimClient,
+  store: CassandraGraphStore,
+  pairs: readonly [UserId, UserId][],
+  histories: Map<string, PairHistory>,
+  repaired: boolean,
+): Promise<{ violations: Violation[]; reconciled: number }> {
+  const out: Violation[] = [];
+  const how = repaired ? 'after repair' : 'without repair';
+  const wantOut: string[] = [];
+  const wantIn: string[] = [];
+  const wantRows: string[] = [];
+  const wantCounts = new Map<string, number>();
+  const listOf = (u: UserId, r: string, d: string) => `${u}|${r}|${d}`;
+  for (const [a, b] of pairs) {
+    const h = histories.get(pairKey(a, b)) as PairHistory;
+    for (const { candidates: _, ...e } of foldPair(h.ops, h.checkpoint?.edges).edges.values()) {
+      wantOut.push(edgeString(e));
+      wantIn.push(`1:${edgeString(e)}`);
+      if (e.state !== 'active') continue;
+      for (const [owner, other, dir] of [
+        [e.sourceId, e.targetId, 'out'],
+        [e.targetId, e.sourceId, 'in'],
+      ] as const) {
+        const list = listOf(owner, e.relation, dir);
+        wantRows.push(`${list}|1:${e.createdAt}:${other}`);
+        wantCounts.set(list, (wantCounts.get(list) ?? 0) + 1);
+      }
+    }
+  }
+  const compare = (what: string, got: string[], want: string[]) => {
+    const g = got.sort().join('\n');
+    const w = want.sort().join('\n');
+    if (g === w) return;
+    const missing = want.filter((x) => !got.includes(x));
+    const extra = got.filter((x) => !want.includes(x));
+    out.push({
+      kind: 'projection',
+      detail: `${what} ${how}: missing [${missing.join(', ')}], extra [${extra.join(', ')}]`,
+    });
+  };
+  const edge = (r: Record<string, unknown>, source: string, target: string): EdgeRecord => ({
+    sourceId: r[source] as bigint,
+    targetId: r[target] as bigint,
+    relation: r.relation as EdgeRecord['relation'],
+    state: r.state as EdgeRecord['state'],
+    position: r.position as bigint,
+    createdAt: (r.created_at as bigint | null) ?? 0n,
+  });
+  const outRows = await scan(
+    client,
+    'SELECT source_id, relation, target_id, state, position, created_at FROM edges_out',
+  );
+  compare(
+    'edges_out',
+    outRows.map((r) => edgeString(edge(r, 'source_id', 'target_id'))),
+    wantOut,
+  );
+  const inRows = await scan(
+    client,
+    'SELECT target_id, relation, bucket, source_id, state, position, created_at FROM edges_in',
+  );
+  compare(
+    'edges_in',
+    inRows.map((r) => `${r.bucket}:${edgeString(edge(r, 'source_id', 'target_id'))}`),
+    wantIn,
+  );
+  const rows: string[] = [];
+  for (const t of ['following', 'followers'] as const) {
+    for (const r of await scan(client, `SELECT user_id, bucket, created_at, other_id FROM ${t}`))
+      rows.push(
+        `${listOf(r.user_id as bigint, 'follows', t === 'following' ? 'out' : 'in')}|${r.bucket}:${r.created_at}:${r.other_id}`,
+      );
+  }
+  for (const r of await scan(
+    client,
+    'SELECT user_id, relation, direction, bucket, created_at, other_id FROM relation_lists',
+  ))
+    rows.push(
+      `${listOf(r.user_id as bigint, r.relation as string, r.direction as string)}|${r.bucket}:${r.created_at}:${r.other_id}`,
+    );
+  compare('list rows', rows, wantRows);
+  // Served counts: Σ shards + the reconciler's correction, per list.
+  const served = new Map<string, number>();
+  for (const r of await scan(client, 'SELECT user_id, relation, direction, n FROM list_counts')) {
+    const list = listOf(r.user_id as bigint, r.relation as string, r.direction as string);
+    served.set(list, (served.get(list) ?? 0) + Number(r.n as bigint));
+  }
+  for (const r of await scan(
+    client,
+    'SELECT DISTINCT user_id, relation, direction, correction FROM bucket_counts',
+  )) {
+    const list = listOf(r.user_id as bigint, r.relation as string, r.direction as string);
+    served.set(list, (served.get(list) ?? 0) + Number((r.correction as bigint | null) ?? 0n));
+  }
+  let reconciled = 0;
+  for (const list of new Set([...served.keys(), ...wantCounts.keys()])) {
+    const want = wantCounts.get(list) ?? 0;
+    if ((served.get(list) ?? 0) === want) continue;
+    const [userId, relation, direction] = list.split('|') as [
+      string,
+      ListKey['relation'],
+      ListKey['direction'],
+    ];
+    const key: ListKey = { userId: BigInt(userId), relation, direction };
+    await reconcileList(store, key, { now: () => new Date(0) });
+    reconciled++;
+    const n = await store.getCount(key);
+    if (n !== want)
+      out.push({ kind: 'count', detail: `count of ${list} after a reconcile: ${n}, the fold: ${want}` });
+  }
+  return { violations: out, reconciled };
+}
+
+// ---- diagnosis ----
+
+function diagnose(
+  violations: readonly Violation[],
+  calls: readonly CallRecord[],
+  commits: readonly CommitRecord[],
+  stmtCall: Map<number, number>,
+  knobs: SimKnobs,
+  unsafeCommits: Partial<Record<FindingTag, number>>,
+): FindingTag[] {
+  const tags = new Set<FindingTag>();
+  const budget = knobs.policy.writeBudgetMs * 1000;
+  const settle = knobs.policy.settleMs * 1000;
+  /** Whether another commit on `pair` reached the node strictly between a read's two SELECTs. */
+  const torn = (pair: string, read: CallRecord['reads'][number], except?: CommitRecord) => {
+    if (read.staticAt === undefined || read.opsAt === undefined) return false;
+    const lo = Math.min(read.staticAt, read.opsAt);
+    const hi = Math.max(read.staticAt, read.opsAt);
+    return commits.some((o) => o !== except && o.pair === pair && o.applied.some((t) => t > lo && t < hi));
+  };
+  /** Why a commit could miss an op still in flight (see the note), or null when it waited long enough. */
+  const unsafe = (c: CommitRecord): FindingTag | null => {
+    const call = calls[c.call] as CallRecord;
+    const { compact_to: to, compact_seen: seen } = call.staticMeta ?? {};
+    if (!to || !seen || call.opsApplied === undefined || call.opsApplied - to.at >= budget) return null;
+    const observer = calls[stmtCall.get(seen.by) ?? -1];
+    if (seen.at < to.at) return 'F4-stale-seen';
+    if (observer?.readAt !== undefined && observer.readAt < to.at) return 'F1-slow-observer';
+    if (observer?.readAt !== undefined && (call.readAt ?? 0) - observer.readAt < settle)
+      return 'F2-clock-skew';
+    return null;
+  };
+  for (const c of commits) {
+    const why = c.applied.length > 0 ? unsafe(c) : null;
+    if (why) unsafeCommits[why] = (unsafeCommits[why] ?? 0) + 1;
+  }
+  const lossPairs = new Set(
+    violations.filter((v) => v.kind === 'lost-acked' || v.kind === 'checkpoint').map((v) => v.pair),
+  );
+  for (const pair of lossPairs) {
+    // The commits that folded past an acknowledged op they had not read (its append reached the
+    // node after their op read), and commits from a torn read: each loss is theirs.
+    let explained = false;
+    for (const c of commits) {
+      if (c.pair !== pair || c.applied.length === 0) continue;
+      const call = calls[c.call] as CallRecord;
+      const missed = calls.some(
+        (x) =>
+          x.pair === pair &&
+          x.outcome === 'ok' &&
+          x.appendAppliedAt !== undefined &&
+          (x.position as Position) <= c.horizon &&
+          call.opsApplied !== undefined &&
+          x.appendAppliedAt > call.opsApplied,
+      );
+      const first = call.reads.find((r) => r.calledAt === call.readAt);
+      if (first && torn(pair, first, c)) {
+        tags.add('F3-torn-read');
+        explained = true;
+      }
+      const why = missed ? unsafe(c) : null;
+      if (why) {
+        tags.add(why);
+        explained = true;
+      }
+    }
+    if (!explained) tags.add('unexplained');
+  }
+  // Without a loss, a wrong projection comes from a torn re-read: it folds an old checkpoint with
+  // newer ops and writes that view at the newest op's version, rows no later write or repair deletes.
+  const projection = violations.some((v) => v.kind === 'projection' || v.kind === 'count');
+  if (projection && lossPairs.size === 0)
+    tags.add(
+      calls.some((call) => call.reads.some((r) => torn(call.pair, r))) ? 'F3-torn-read' : 'unexplained',
+    );
+  if (
+    violations.some(
+      (v) =>
+        v.kind !== 'lost-acked' && v.kind !== 'checkpoint' && v.kind !== 'projection' && v.kind !== 'count',
+    )
+  )
+    tags.add('unexplained');
+  return [...tags].sort();
+}
+
+// ---- the trace ----
+
+function renderTrace(
+  seed: number,
+  knobs: SimKnobs,
+  users: readonly UserId[],
+  privateUsers: ReadonlySet<UserId>,
+  pairs: readonly [UserId, UserId][],
+  calls: readonly CallRecord[],
+  log: readonly StatementRecord[],
+  commits: readonly CommitRecord[],
+): string {
+  const t = (at: number) => `${((at - START) / 1000).toFixed(3)}ms`.padStart(12);
+  const lines: string[] = [];
+  const f = knobs.faults;
+  lines.push(
+    `seed ${seed} (${knobs.profile}): ${knobs.writers} writers × ${knobs.opsPerWriter} calls on ${pairs.map(([a, b]) => `${a}|${b}`).join(', ')}` +
+      ` (users ${users.join(',')}; private ${[...privateUsers].join(',') || 'none'}); skew ±${knobs.skewMs / 2}ms,` +
+      ` timeout ${knobs.requestTimeoutMs}ms, think ≤${knobs.thinkMaxMs}ms, replay ${knobs.replayP}; faults stall ${f.stallP}≤${f.stallMaxMs}ms` +
+      ` slow ${f.slowP}≤${f.slowMaxMs}ms slow-ack ${f.slowAckP} drop ${f.dropP} lost-ack ${f.lostAckP} twice ${f.twiceP} crash ${f.crashP}; sluggish writers ${knobs.sluggishP}; laggy writers ${knobs.laggyP} ≤${knobs.lagMs}ms`,
+  );
+  const pairStmts = log.filter((r) => r.queries.some((q) => q.query.includes('pair_ops')));
+  const byCall = new Map<number, StatementRecord[]>();
+  for (const r of pairStmts) byCall.set(r.call, [...(byCall.get(r.call) ?? []), r]);
+  const name = (r: StatementRecord) => {
+    const q = r.queries.map((x) => x.query);
+    if (q[0] === Q.pairStatic) return 'read static';
+    if (q[0] === Q.pairOps) return 'read ops';
+    const parts = q.map((x) =>
+      x === Q.appendOp
+        ? 'append'
+        : x === Q.announce
+          ? 'announce'
+          : x === Q.observe
+            ? 'observe'
+            : x === Q.commitCheckpoint
+              ? 'commit'
+              : '',
+    );
+    return parts.filter(Boolean).join('+');
+  };
+  for (const c of calls) {
+    const args = c.explicit !== undefined ? `, position ${c.explicit}` : '';
+    lines.push(
+      `${t(c.startAt)} w${c.writer} #${c.id} ${c.method}(${c.actor}, ${c.other}${args}) → ${c.outcome}${c.error ? ` ${c.error}` : ''}` +
+        `${c.position !== undefined ? ` @${c.position}` : ''}${c.duplicate ? ' (duplicate)' : ''} at ${t(c.endAt).trim()}`,
+    );
+    for (const r of byCall.get(c.id) ?? []) {
+      const step = name(r);
+      let extra = '';
+      if (step.startsWith('append')) {
+        const p = r.queries[0]?.params as bigint[];
+        extra = ` op @${p[2]}`;
+        for (const q of r.queries) {
+          if (q.query === Q.announce) extra += ` horizon ${(q.params as bigint[])[0]}`;
+          if (q.query === Q.observe) extra += ` seenAt ${(q.params as bigint[])[0]}`;
+          if (q.query === Q.commitCheckpoint)
+            extra += ` horizon ${(q.params as bigint[])[1]} ${String((q.params as unknown[])[2]).slice(0, 12)}…`;
+        }
+      }
+      if (step === 'read static' && r.result?.rows[0]) {
+        const row = r.result.rows[0];
+        extra = ` cp ${row.cp_horizon ?? '-'} to ${row.compact_to ?? '-'} seen ${row.compact_seen ?? '-'}`;
+      }
+      const applied = r.applied.map((x) => t(x).trim()).join(',') || 'never';
+      lines.push(
+        `${' '.repeat(14)}${step}${extra}: sent ${r.sentAt >= 0 ? t(r.sentAt).trim() : '-'}, applied ${applied}, ${r.outcome}` +
+          `${r.fate ? ` [${r.fate}]` : ''}`,
+      );
+    }
+  }
+  if (commits.length > 0) lines.push(`commits: ${commits.map((c) => `#${c.call}@${c.horizon}`).join(' ')}`);
+  return lines.join('\n');
+}
