@@ -3,13 +3,16 @@
  * the nastiest seeds, then a random search over `SIM_SCHEDULES` schedules (10,000 by default).
  *
  * - `SIM_SEED=n` runs that one schedule and prints its trace.
- * - `SIM_SCHEDULES=n` (and `SIM_FIRST_SEED`) sizes the random search (a soak: `npm run test:sim:soak`).
- * - `SIM_EXPECT_CURRENT_BUGS=1`: the protocol as it stands before the review's fixes. The nastiest
- *   seeds must then fail with their recorded findings, and the search is reported, not asserted.
+ * - `SIM_SCHEDULES=n` (and `SIM_FIRST_SEED`) sizes the random search (a soak: `npm run test:sim:soak`);
+ *   `SIM_SEARCH` picks a search of `seeds.ts` (default `random`).
+ * - `SIM_EXPECT_CURRENT_BUGS=1`: the protocol as it stands before the review's fixes. The named
+ *   scenarios and the nastiest seeds must then fail with their recorded findings, and the default
+ *   search (seeds 1–10,000) must find all four; without it, every schedule must hold.
  */
 import { describe, expect, it } from 'vitest';
 import { runSchedule, type ScheduleResult } from './pair-sim.js';
-import { NASTIEST_SEEDS } from './seeds.js';
+import { NAMED_SCENARIOS } from './scenarios.js';
+import { NASTIEST_SEEDS, SEARCHES } from './seeds.js';
 
 const env = process.env;
 const expectBugs = env.SIM_EXPECT_CURRENT_BUGS === '1';
@@ -17,8 +20,11 @@ const schedules = Number(env.SIM_SCHEDULES ?? 10_000);
 const firstSeed = Number(env.SIM_FIRST_SEED ?? 1);
 const only = env.SIM_SEED === undefined ? null : Number(env.SIM_SEED);
 
+const search = (env.SIM_SEARCH ?? 'random') as keyof typeof SEARCHES;
+if (!(search in SEARCHES)) throw new Error(`SIM_SEARCH must be one of ${Object.keys(SEARCHES).join(', ')}`);
+
 const replay = (seed: number) =>
-  `SIM_SEED=${seed} npx vitest run --config test/vitest.config.ts --project unit test/sim/pair-protocol.test.ts`;
+  `${search === 'random' ? '' : `SIM_SEARCH=${search} `}SIM_SEED=${seed} npx vitest run --config test/vitest.config.ts --project unit test/sim/pair-protocol.test.ts`;
 
 function report(r: ScheduleResult): string {
   const lines = r.violations
@@ -38,7 +44,7 @@ function report(r: ScheduleResult): string {
 describe('pair protocol simulation', () => {
   if (only !== null) {
     it(`seed ${only}`, async () => {
-      const r = await runSchedule(only);
+      const r = await runSchedule(only, { knobs: SEARCHES[search] });
       console.log(`${report(r)}\nstats: ${JSON.stringify(r.stats)}`);
       if (!expectBugs) expect(r.violations).toEqual([]);
     });
@@ -55,9 +61,18 @@ describe('pair protocol simulation', () => {
     });
   });
 
+  for (const scenario of NAMED_SCENARIOS) {
+    it(`${scenario.finding}: ${scenario.name}`, async () => {
+      const r = await runSchedule(1, { script: scenario.script });
+      if (expectBugs) expect(r.tags).toEqual([scenario.finding]);
+      else if (r.violations.length > 0)
+        expect.fail(`${scenario.finding} (${scenario.knob}) is back:\n${report(r)}`);
+    });
+  }
+
   it('replays the nastiest seeds', async () => {
     for (const nasty of NASTIEST_SEEDS) {
-      const r = await runSchedule(nasty.seed);
+      const r = await runSchedule(nasty.seed, { knobs: SEARCHES[nasty.search] });
       if (expectBugs) {
         expect({ seed: nasty.seed, failed: r.violations.length > 0, tags: r.tags }).toMatchObject({
           seed: nasty.seed,
@@ -77,7 +92,7 @@ describe('pair protocol simulation', () => {
     const firstByTag = new Map<string, number>();
     let statements = 0;
     for (let seed = firstSeed; seed < firstSeed + schedules; seed++) {
-      const r = await runSchedule(seed);
+      const r = await runSchedule(seed, { knobs: SEARCHES[search] });
       statements += r.stats.statements;
       if (r.violations.length === 0) continue;
       failures.push(r);

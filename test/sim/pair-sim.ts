@@ -41,6 +41,7 @@ import { compareOps, edgeKey, foldPair, opKey } from '../../src/graph/pair-fold.
 import { DEFAULT_HISTORY_POLICY, type HistoryPolicy } from '../../src/graph/pair-history.js';
 import { reconcileList } from '../../src/jobs/reconcile.js';
 import { repairPair } from '../../src/jobs/repair.js';
+import { repairSweep } from '../../src/jobs/repair-sweep.js';
 import type { CqlClient } from '../../src/store/cassandra/client.js';
 import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';
 import { Q } from '../../src/store/cassandra/statements.js';
@@ -73,8 +74,9 @@ export interface SimKnobs {
   requestTimeoutMs: number;
   /** Longest pause between two calls of a writer (ms). */
   thinkMaxMs: number;
-  /** Chance a call is a replay at an explicit older position (an admin import). */
+  /** Chance a call is a replay at an explicit older position (an admin import), and how old at most (ms). */
   replayP: number;
+  replayAgeMs: number;
   /** Chance each user is private (follows become requests). */
   privateP: number;
   faults: FaultKnobs;
@@ -155,6 +157,7 @@ export function knobsFor(sched: Scheduler): SimKnobs {
     requestTimeoutMs: s.pick([2_000, 5_000]),
     thinkMaxMs: s.pick([0, 10, 100, 500]),
     replayP: s.pick([0, 0.1, 0.3]),
+    replayAgeMs: s.pick([1_000, 3_000]),
     privateP: s.pick([0, 0, 0.5]),
     faults,
     sluggishP,
@@ -206,6 +209,8 @@ type Outcome = 'pending' | 'ok' | 'refused' | 'busy' | 'unavailable' | 'crashed'
 export interface CallRecord {
   id: number;
   writer: number;
+  /** The call's index among its writer's calls. */
+  index: number;
   method: Method;
   actor: UserId;
   other: UserId;
@@ -233,6 +238,8 @@ export interface CallRecord {
   staticMeta?: Record<string, { ts: bigint; at: number; by: number }>;
   /** Every pair read of the call (the first read, re-reads): when its two SELECTs reached the node. */
   reads: { calledAt: number; staticAt?: number; opsAt?: number }[];
+  /** Statements of the call so far, by kind (scripted delays). */
+  nth: Map<string, number>;
 }
 
 export interface CommitRecord {
@@ -290,9 +297,53 @@ const START = 1_700_000_000_000_000;
 const USERS: UserId[] = [11n, 12n, 13n, 14n];
 const pairKey = (a: UserId, b: UserId) => (a < b ? `${a}|${b}` : `${b}|${a}`);
 
+/**
+ * A named scenario: writers on the pair 11|12 with no random fault, each call at a fixed true time
+ * (ms after the start), an explicit position given as ms after the start, and the delays of chosen
+ * statements fixed: `delays(writer, call index, statement, nth such statement in the call)`, where
+ * `statement` is `static` / `ops` (the pair reads), `append`, or `other`.
+ */
+export interface Script {
+  writers: {
+    skewMs?: number;
+    calls: { atMs: number; method: Method; actor: UserId; other: UserId; positionMs?: number }[];
+  }[];
+  delays?: (
+    writer: number,
+    call: number,
+    statement: 'static' | 'ops' | 'append' | 'other',
+    nth: number,
+  ) => { stallMs?: number; reachMs?: number; backMs?: number } | undefined;
+}
+
+/** The fixed delays of a scripted statement, in µs. */
+function scriptDelay(
+  r: StatementRecord,
+  calls: readonly CallRecord[],
+  script: Script,
+): { stall?: number; reach?: number; back?: number } | undefined {
+  const call = calls[r.call];
+  if (!call || !script.delays) return undefined;
+  const q = r.queries[0]?.query;
+  const what =
+    q === Q.pairStatic ? 'static' : q === Q.pairOps ? 'ops' : q === Q.appendOp ? 'append' : 'other';
+  const nth = call.nth.get(what) ?? 0;
+  call.nth.set(what, nth + 1);
+  const d = script.delays(call.writer, call.index, what, nth);
+  if (!d) return undefined;
+  const us = (ms?: number) => (ms === undefined ? undefined : ms * 1000);
+  const out: { stall?: number; reach?: number; back?: number } = {};
+  if (d.stallMs !== undefined) out.stall = us(d.stallMs) as number;
+  if (d.reachMs !== undefined) out.reach = us(d.reachMs) as number;
+  if (d.backMs !== undefined) out.back = us(d.backMs) as number;
+  return out;
+}
+
 export interface ScheduleOptions {
-  /** Replace some of the seed's knobs (named scenarios). */
+  /** Replace some of the seed's knobs. */
   knobs?: (k: SimKnobs) => SimKnobs;
+  /** Run a named scenario instead of the seed's random calls (the seed still draws the rest). */
+  script?: Script;
   /** Told the schedule's calls and commits before the check (diagnosis tooling). */
   inspect?: (calls: readonly CallRecord[], commits: readonly CommitRecord[]) => void;
 }
@@ -302,6 +353,20 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
   const sched = new Scheduler(seed, START);
   let knobs = knobsFor(sched);
   if (o.knobs) knobs = o.knobs(knobs);
+  if (o.script)
+    knobs = {
+      ...knobs,
+      profile: 'calm',
+      writers: o.script.writers.length,
+      pairs: 1,
+      skewMs: 0,
+      replayP: 0,
+      privateP: 0,
+      thinkMaxMs: 0,
+      faults: { ...NO_FAULTS },
+      sluggishP: 0,
+      laggyP: 0,
+    };
   const engine = new CqlEngine(simSchema());
   const log: StatementRecord[] = [];
   const ids = { next: 1 };
@@ -408,16 +473,19 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
   const clients: SimClient[] = [];
   const acked: CallRecord[] = [];
   const runWriter = async (w: number) => {
-    const offset = sched.uniform(-knobs.skewMs / 2, knobs.skewMs / 2) * 1000;
+    let offset = sched.uniform(-knobs.skewMs / 2, knobs.skewMs / 2) * 1000;
     const monoOffset = sched.uniform(1e6, 2e6);
     const sluggish = sched.chance(knobs.sluggishP);
-    const faults = sluggish
-      ? {
-          ...knobs.faults,
-          slowP: Math.min(0.6, knobs.faults.slowP * 4),
-          stallP: Math.min(0.6, knobs.faults.stallP * 4),
-        }
-      : knobs.faults;
+    const laggy = sched.chance(knobs.laggyP);
+    const faults: FaultKnobs = {
+      ...knobs.faults,
+      ...(sluggish
+        ? { slowP: Math.min(0.6, knobs.faults.slowP * 4), stallP: Math.min(0.6, knobs.faults.stallP * 4) }
+        : {}),
+      lagMs: laggy ? knobs.lagMs : 0,
+    };
+    const script = o.script?.writers[w];
+    if (script) offset = (script.skewMs ?? 0) * 1000;
     const wall = () => sched.now + offset;
     const current = { current: -1 };
     const client = new SimClient({
@@ -430,6 +498,9 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
       hooks: hooks(current),
       log,
       ids,
+      ...(o.script?.delays
+        ? { override: (r: StatementRecord) => scriptDelay(r, calls, o.script as Script) }
+        : {}),
     });
     clients.push(client);
     const store = new CassandraGraphStore(client as unknown as CqlClient);
@@ -448,13 +519,17 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
       historyPolicy: knobs.policy,
       setCursorSecret: 'simulation-cursor-secret',
     });
-    for (let i = 0; i < knobs.opsPerWriter; i++) {
-      await sched.sleep(sched.uniform(0, knobs.thinkMaxMs * 1000));
+    const calls_ = script?.calls.length ?? knobs.opsPerWriter;
+    for (let i = 0; i < calls_; i++) {
+      const think = sched.uniform(0, knobs.thinkMaxMs * 1000);
+      const step = script?.calls[i];
+      await sched.sleep(step ? Math.max(0, START + step.atMs * 1000 - sched.now) : think);
       const [a, b] = sched.pick(pairs);
-      let method = sched.pick(METHOD_BAG);
-      let [actor, other] = sched.chance(0.5) ? [a, b] : [b, a];
-      let explicit: Position | undefined;
-      if (sched.chance(knobs.replayP)) {
+      let method = step?.method ?? sched.pick(METHOD_BAG);
+      let [actor, other] = step ? [step.actor, step.other] : sched.chance(0.5) ? [a, b] : [b, a];
+      let explicit: Position | undefined =
+        step?.positionMs === undefined ? undefined : BigInt(START + step.positionMs * 1000);
+      if (!step && sched.chance(knobs.replayP)) {
         const earlier = acked.filter((c) => c.pair === pairKey(a, b));
         if (earlier.length > 0 && sched.chance(0.3)) {
           const e = sched.pick(earlier);
@@ -462,7 +537,7 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
           actor = e.actor;
           other = e.other;
           explicit = e.position;
-        } else explicit = BigInt(Math.floor(wall() - sched.uniform(0, 3e6)));
+        } else explicit = BigInt(Math.floor(wall() - sched.uniform(0, knobs.replayAgeMs * 1000)));
       }
       const m = METHODS[method];
       const [sourceId, targetId] = m.inbound ? [other, actor] : [actor, other];
@@ -470,6 +545,7 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
       const call: CallRecord = {
         id: calls.length,
         writer: w,
+        index: i,
         method,
         actor,
         other,
@@ -482,6 +558,7 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
         outcome: 'pending',
         appendApplied: false,
         reads: [],
+        nth: new Map(),
       };
       if (explicit !== undefined) call.explicit = explicit;
       calls.push(call);
@@ -544,7 +621,12 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
     violations.push(...r.violations);
     inconclusive += r.inconclusive ? 1 : 0;
   }
-  if (repaired) for (const [a, b] of pairs) await repairPair({ store, lists }, a, b);
+  if (repaired) {
+    // The repair: every pair re-folded and rewritten (`repairPair`), then the sweep, which also
+    // deletes ghost rows at positions no history knows any more (`repair-sweep.ts`).
+    for (const [a, b] of pairs) await repairPair({ store, lists }, a, b);
+    await repairSweep({ store, lists }, { ranges: 1, pageSize: 1_000 });
+  }
   const projections = await checkProjections(client, store, pairs, histories, repaired);
   violations.push(...projections.violations);
 
@@ -863,21 +945,26 @@ function diagnose(
     const hi = Math.max(read.staticAt, read.opsAt);
     return commits.some((o) => o !== except && o.pair === pair && o.applied.some((t) => t > lo && t < hi));
   };
-  /** Why a commit could miss an op still in flight (see the note), or null when it waited long enough. */
-  const unsafe = (c: CommitRecord): FindingTag | null => {
+  /**
+   * Why a commit could miss an op still in flight (see the note): none when it read a budget or
+   * more after the announcement became visible; else a stale observation, an observation that
+   * predates visibility (a slow observer read), a settle shortened by clock skew, or both of these.
+   */
+  const unsafe = (c: CommitRecord): FindingTag[] => {
     const call = calls[c.call] as CallRecord;
     const { compact_to: to, compact_seen: seen } = call.staticMeta ?? {};
-    if (!to || !seen || call.opsApplied === undefined || call.opsApplied - to.at >= budget) return null;
+    if (!to || !seen || call.opsApplied === undefined || call.opsApplied - to.at >= budget) return [];
+    if (seen.at < to.at) return ['F4-stale-seen'];
     const observer = calls[stmtCall.get(seen.by) ?? -1];
-    if (seen.at < to.at) return 'F4-stale-seen';
-    if (observer?.readAt !== undefined && observer.readAt < to.at) return 'F1-slow-observer';
-    if (observer?.readAt !== undefined && (call.readAt ?? 0) - observer.readAt < settle)
-      return 'F2-clock-skew';
-    return null;
+    if (observer?.readAt === undefined) return [];
+    const out: FindingTag[] = [];
+    if (observer.readAt < to.at) out.push('F1-slow-observer');
+    if ((call.readAt ?? 0) - observer.readAt < settle) out.push('F2-clock-skew');
+    return out;
   };
   for (const c of commits) {
-    const why = c.applied.length > 0 ? unsafe(c) : null;
-    if (why) unsafeCommits[why] = (unsafeCommits[why] ?? 0) + 1;
+    for (const why of c.applied.length > 0 ? unsafe(c) : [])
+      unsafeCommits[why] = (unsafeCommits[why] ?? 0) + 1;
   }
   const lossPairs = new Set(
     violations.filter((v) => v.kind === 'lost-acked' || v.kind === 'checkpoint').map((v) => v.pair),
@@ -903,8 +990,7 @@ function diagnose(
         tags.add('F3-torn-read');
         explained = true;
       }
-      const why = missed ? unsafe(c) : null;
-      if (why) {
+      for (const why of missed ? unsafe(c) : []) {
         tags.add(why);
         explained = true;
       }
@@ -946,7 +1032,7 @@ function renderTrace(
   lines.push(
     `seed ${seed} (${knobs.profile}): ${knobs.writers} writers × ${knobs.opsPerWriter} calls on ${pairs.map(([a, b]) => `${a}|${b}`).join(', ')}` +
       ` (users ${users.join(',')}; private ${[...privateUsers].join(',') || 'none'}); skew ±${knobs.skewMs / 2}ms,` +
-      ` timeout ${knobs.requestTimeoutMs}ms, think ≤${knobs.thinkMaxMs}ms, replay ${knobs.replayP}; faults stall ${f.stallP}≤${f.stallMaxMs}ms` +
+      ` timeout ${knobs.requestTimeoutMs}ms, think ≤${knobs.thinkMaxMs}ms, replay ${knobs.replayP} ≤${knobs.replayAgeMs}ms old; faults stall ${f.stallP}≤${f.stallMaxMs}ms` +
       ` slow ${f.slowP}≤${f.slowMaxMs}ms slow-ack ${f.slowAckP} drop ${f.dropP} lost-ack ${f.lostAckP} twice ${f.twiceP} crash ${f.crashP}; sluggish writers ${knobs.sluggishP}; laggy writers ${knobs.laggyP} ≤${knobs.lagMs}ms`,
   );
   const pairStmts = log.filter((r) => r.queries.some((q) => q.query.includes('pair_ops')));

@@ -1,12 +1,39 @@
 /**
  * The nastiest seeds: schedules the random search found breaking the pair protocol, replayed by
  * every run of the simulation test. Each names the finding it exposes (`pair-sim.ts`, "Diagnosis")
- * and the knob that exposes it; the list grows, it never shrinks (a seed fixed stays a regression).
+ * and the knob without which it passes; the list grows, it never shrinks (a seed fixed stays a
+ * regression test).
  */
-import type { FindingTag } from './pair-sim.js';
+import type { FindingTag, SimKnobs } from './pair-sim.js';
+import { NO_FAULTS } from './sim-client.js';
+
+/**
+ * The searches the seeds come from: `random` draws every knob from the seed (the CI search);
+ * `slowObserver` is the same random search held in the regime of finding F1 (no clock skew, one
+ * pair, six writers, one statement in five slow by up to a second, half the calls replays up to a
+ * second old), where a seed exposes it about once in 2,000 instead of once in 50,000.
+ */
+export const SEARCHES = {
+  random: (k: SimKnobs): SimKnobs => k,
+  slowObserver: (k: SimKnobs): SimKnobs => ({
+    ...k,
+    profile: 'slow',
+    writers: 6,
+    opsPerWriter: 8,
+    pairs: 1,
+    thinkMaxMs: 20,
+    skewMs: 0,
+    replayP: 0.5,
+    replayAgeMs: 1_000,
+    faults: { ...NO_FAULTS, slowP: 0.2, slowMaxMs: 1_000 },
+    sluggishP: 0,
+    laggyP: 0,
+  }),
+} as const;
 
 export interface NastySeed {
   seed: number;
+  search: keyof typeof SEARCHES;
   finding: FindingTag;
   /** The schedule knob without which the seed passes. */
   knob: string;

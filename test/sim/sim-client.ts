@@ -103,6 +103,8 @@ export interface SimClientOptions {
   log?: StatementRecord[];
   /** Ids for statement records, shared by the clients of one schedule. */
   ids?: { next: number };
+  /** Fixed delays (µs) for a statement, replacing the drawn ones (named scenarios). */
+  override?: (r: StatementRecord) => { stall?: number; reach?: number; back?: number } | undefined;
 }
 
 type Query = { query: string; params?: readonly unknown[] };
@@ -275,10 +277,11 @@ export class SimClient {
     const u = sched.random();
     const fastReach = f.lagMs > 0 ? (0.1 + 0.9 * u) * f.lagMs * ms : 50 + 1_950 * u;
     const fastBack = sched.uniform(50, 2_000);
-    const reach = slow ? slowReach : fastReach;
-    const back = slowAck ? slowBack : fastBack;
+    const fixed = this.o.override?.(rec);
+    const reach = fixed?.reach ?? (slow ? slowReach : fastReach);
+    const back = fixed?.back ?? (slowAck ? slowBack : fastBack);
     const again = sched.uniform(0, 2 * f.slowMaxMs * ms + 10_000);
-    const stall = stalled ? stallFor : 0;
+    const stall = fixed?.stall ?? (stalled ? stallFor : 0);
     if (crash) {
       this.crashed = true;
       rec.outcome = 'crashed';
