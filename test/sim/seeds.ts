@@ -39,4 +39,42 @@ export interface NastySeed {
   knob: string;
 }
 
-export const NASTIEST_SEEDS: readonly NastySeed[] = [];
+/** First seeds per finding on the protocol before the review's fixes (commit 133eaf9's `pair-history.ts`). */
+export const NASTIEST_SEEDS: readonly NastySeed[] = [
+  {
+    seed: 104,
+    search: 'random',
+    finding: 'F3-torn-read',
+    knob: "slow statements: a committer's static read and op read reach the node on either side of another commit",
+  },
+  {
+    seed: 1511,
+    search: 'random',
+    finding: 'F4-stale-seen',
+    knob: 'clock skew (3 s spread between app servers)',
+  },
+  {
+    seed: 1554,
+    search: 'random',
+    finding: 'F2-clock-skew',
+    knob: 'clock skew (3 s spread between app servers)',
+  },
+  {
+    seed: 2978,
+    search: 'slowObserver',
+    finding: 'F1-slow-observer',
+    knob: "slow statements: the observer's read reaches the node after the announcement it reports",
+  },
+  {
+    seed: 7269,
+    search: 'random',
+    finding: 'F3-torn-read',
+    knob: 'slow statements: an op projected by one view and gone from the history leaves an edge repair cannot see',
+  },
+  {
+    seed: 16349,
+    search: 'random',
+    finding: 'F1-slow-observer',
+    knob: 'clock skew with slow statements (F1 and F2 in one commit: the first F1 of the unrestricted search)',
+  },
+];
