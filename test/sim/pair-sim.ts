@@ -44,7 +44,6 @@ import { repairPair } from '../../src/jobs/repair.js';
 import { repairSweep } from '../../src/jobs/repair-sweep.js';
 import type { CqlClient } from '../../src/store/cassandra/client.js';
 import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';
-import { Q } from '../../src/store/cassandra/statements.js';
 import type {
   EdgeRecord,
   ListKey,
@@ -55,7 +54,7 @@ import type {
   UserId,
 } from '../../src/store/types.js';
 import { CqlEngine } from './cql/engine.js';
-import { parseSchema, type Schema } from './cql/syntax.js';
+import { parseSchema, type Schema, type Term } from './cql/syntax.js';
 import { Scheduler } from './scheduler.js';
 import { type FaultKnobs, NO_FAULTS, SimClient, type StatementRecord } from './sim-client.js';
 
@@ -181,6 +180,54 @@ export function simSchema(): Schema {
     schemaCache = parseSchema(files.map((f) => readFileSync(new URL(f, dir), 'utf8')));
   }
   return schemaCache;
+}
+
+// ---- what a statement does to a pair history ----
+
+/**
+ * A statement's part in the pair protocol, read from its parsed form rather than its text, so the
+ * harness keeps following the store's statements when they change: a pair read (of the static
+ * compaction cells, of the ops, or both), and for a write the bind positions of the op it appends,
+ * the horizon it announces, the observation it records, the checkpoint it commits.
+ */
+interface PairRole {
+  staticRead: boolean;
+  opsRead: boolean;
+  append?: { position: number; source: number; kind: number };
+  announce?: number;
+  observe?: number;
+  commit?: { horizon: number; state: number };
+}
+
+const ROLES = new Map<string, PairRole>();
+
+function pairRole(engine: CqlEngine, query: string): PairRole {
+  let role = ROLES.get(query);
+  if (role) return role;
+  const s = engine.statement(query);
+  role = { staticRead: false, opsRead: false };
+  const bind = (t: Term | undefined) => (t?.k === 'bind' ? t.i : undefined);
+  if (s.table === 'pair_ops') {
+    if (s.kind === 'select') {
+      const cols = new Set(s.selectors.map((x) => (x.k === 'col' ? x.col : '')));
+      role.staticRead = cols.has('compact_seen') || cols.has('cp_state');
+      role.opsRead = cols.has('position');
+    } else if (s.kind === 'insert') {
+      const at = (c: string) => bind(s.values[s.cols.indexOf(c)]);
+      const [position, source, kind] = [at('position'), at('source_id'), at('kind')];
+      if (position !== undefined && source !== undefined && kind !== undefined)
+        role.append = { position, source, kind };
+    } else if (s.kind === 'update') {
+      const set = (c: string) =>
+        bind(s.assignments.find((a) => a.k === 'set' && a.col === c)?.term as Term | undefined);
+      role.announce = set('compact_to');
+      role.observe = set('compact_seen');
+      const [horizon, state] = [set('cp_horizon'), set('cp_state')];
+      if (horizon !== undefined && state !== undefined) role.commit = { horizon, state };
+    }
+  }
+  ROLES.set(query, role);
+  return role;
 }
 
 // ---- the ledger ----
@@ -318,15 +365,15 @@ export interface Script {
 
 /** The fixed delays of a scripted statement, in µs. */
 function scriptDelay(
+  engine: CqlEngine,
   r: StatementRecord,
   calls: readonly CallRecord[],
   script: Script,
 ): { stall?: number; reach?: number; back?: number } | undefined {
   const call = calls[r.call];
   if (!call || !script.delays) return undefined;
-  const q = r.queries[0]?.query;
-  const what =
-    q === Q.pairStatic ? 'static' : q === Q.pairOps ? 'ops' : q === Q.appendOp ? 'append' : 'other';
+  const role = pairRole(engine, r.queries[0]?.query ?? '');
+  const what = role.staticRead ? 'static' : role.opsRead ? 'ops' : role.append ? 'append' : 'other';
   const nth = call.nth.get(what) ?? 0;
   call.nth.set(what, nth + 1);
   const d = script.delays(call.writer, call.index, what, nth);
@@ -423,21 +470,30 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
   // Hooks: what the diagnosis and the ledger need from the statements.
   const hooks = (writer: { current: number }) => ({
     call: () => writer.current,
-    wantMeta: (q: string) => q === Q.pairStatic,
+    wantMeta: (q: string) => pairRole(engine, q).staticRead,
     onSend: (r: StatementRecord) => {
       stmtCall.set(r.id, r.call);
       const call = calls[r.call];
       if (!call) return;
-      const first = r.queries[0]?.query;
-      if (first === Q.pairStatic && call.readAt === undefined) call.readAt = r.calledAt;
+      const first = pairRole(engine, r.queries[0]?.query ?? '');
+      if ((first.staticRead || first.opsRead) && call.readAt === undefined) call.readAt = r.calledAt;
       for (const q of r.queries) {
-        if (q.query === Q.appendOp) {
-          const [, , position, sourceId, kind] = q.params as [bigint, bigint, bigint, bigint, OpKind];
+        const role = pairRole(engine, q.query);
+        if (role.append) {
+          const p = q.params;
+          const sourceId = p[role.append.source] as bigint;
           const targetId = sourceId === call.sourceId ? call.targetId : call.sourceId;
-          call.appended = { position, sourceId, targetId, kind, stmt: r.id };
+          const op = {
+            position: p[role.append.position] as bigint,
+            sourceId,
+            targetId,
+            kind: p[role.append.kind] as OpKind,
+          };
+          call.appended = { ...op, stmt: r.id };
         }
-        if (q.query === Q.commitCheckpoint) {
-          const [, horizon, state] = q.params as [bigint, bigint, string];
+        if (role.commit) {
+          const horizon = q.params[role.commit.horizon] as bigint;
+          const state = q.params[role.commit.state] as string;
           commits.push({ pair: call.pair, call: call.id, stmt: r.id, horizon, state, applied: r.applied });
         }
       }
@@ -445,21 +501,22 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
     onApply: (r: StatementRecord, at: number) => {
       const call = calls[r.call];
       if (!call) return;
-      const first = r.queries[0]?.query;
-      if (first === Q.pairStatic || first === Q.pairOps) {
+      const role = pairRole(engine, r.queries[0]?.query ?? '');
+      if (role.staticRead || role.opsRead) {
         let read = call.reads.find((x) => x.calledAt === r.calledAt);
         if (!read) {
           read = { calledAt: r.calledAt };
           call.reads.push(read);
         }
-        if (first === Q.pairStatic) read.staticAt ??= at;
-        else read.opsAt ??= at;
-      }
-      if (first === Q.pairStatic && call.staticApplied === undefined && r.calledAt === call.readAt) {
-        call.staticApplied = at;
-        call.staticMeta = r.result?.meta?.[0] ?? {};
-      } else if (first === Q.pairOps && call.opsApplied === undefined && r.calledAt === call.readAt) {
-        call.opsApplied = at;
+        if (role.staticRead) read.staticAt ??= at;
+        if (role.opsRead) read.opsAt ??= at;
+        if (r.calledAt === call.readAt) {
+          if (role.staticRead && call.staticApplied === undefined) {
+            call.staticApplied = at;
+            call.staticMeta = r.result?.meta?.[0] ?? {};
+          }
+          if (role.opsRead) call.opsApplied ??= at;
+        }
       }
       if (call.appended?.stmt === r.id) {
         call.appendApplied = true;
@@ -499,7 +556,7 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
       log,
       ids,
       ...(o.script?.delays
-        ? { override: (r: StatementRecord) => scriptDelay(r, calls, o.script as Script) }
+        ? { override: (r: StatementRecord) => scriptDelay(engine, r, calls, o.script as Script) }
         : {}),
     });
     clients.push(client);
@@ -648,7 +705,7 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
       reconciled: projections.reconciled,
       unsafeCommits,
     },
-    trace: () => renderTrace(seed, knobs, users, privateUsers, pairs, calls, log, commits),
+    trace: () => renderTrace(engine, seed, knobs, users, privateUsers, pairs, calls, log, commits),
   };
   return result;
 }
@@ -1017,6 +1074,7 @@ function diagnose(
 // ---- the trace ----
 
 function renderTrace(
+  engine: CqlEngine,
   seed: number,
   knobs: SimKnobs,
   users: readonly UserId[],
@@ -1035,24 +1093,25 @@ function renderTrace(
       ` timeout ${knobs.requestTimeoutMs}ms, think ≤${knobs.thinkMaxMs}ms, replay ${knobs.replayP} ≤${knobs.replayAgeMs}ms old; faults stall ${f.stallP}≤${f.stallMaxMs}ms` +
       ` slow ${f.slowP}≤${f.slowMaxMs}ms slow-ack ${f.slowAckP} drop ${f.dropP} lost-ack ${f.lostAckP} twice ${f.twiceP} crash ${f.crashP}; sluggish writers ${knobs.sluggishP}; laggy writers ${knobs.laggyP} ≤${knobs.lagMs}ms`,
   );
-  const pairStmts = log.filter((r) => r.queries.some((q) => q.query.includes('pair_ops')));
+  const pairStmts = log.filter((r) => r.queries.some((q) => engine.statement(q.query).table === 'pair_ops'));
   const byCall = new Map<number, StatementRecord[]>();
   for (const r of pairStmts) byCall.set(r.call, [...(byCall.get(r.call) ?? []), r]);
   const name = (r: StatementRecord) => {
-    const q = r.queries.map((x) => x.query);
-    if (q[0] === Q.pairStatic) return 'read static';
-    if (q[0] === Q.pairOps) return 'read ops';
-    const parts = q.map((x) =>
-      x === Q.appendOp
+    const first = pairRole(engine, r.queries[0]?.query ?? '');
+    if (first.staticRead || first.opsRead)
+      return first.staticRead && first.opsRead ? 'read' : first.staticRead ? 'read static' : 'read ops';
+    const parts = r.queries.map((x) => {
+      const role = pairRole(engine, x.query);
+      return role.append
         ? 'append'
-        : x === Q.announce
-          ? 'announce'
-          : x === Q.observe
-            ? 'observe'
-            : x === Q.commitCheckpoint
-              ? 'commit'
-              : '',
-    );
+        : role.commit
+          ? 'commit'
+          : role.announce !== undefined
+            ? 'announce'
+            : role.observe !== undefined
+              ? 'observe'
+              : '';
+    });
     return parts.filter(Boolean).join('+');
   };
   for (const c of calls) {
@@ -1064,17 +1123,15 @@ function renderTrace(
     for (const r of byCall.get(c.id) ?? []) {
       const step = name(r);
       let extra = '';
-      if (step.startsWith('append')) {
-        const p = r.queries[0]?.params as bigint[];
-        extra = ` op @${p[2]}`;
-        for (const q of r.queries) {
-          if (q.query === Q.announce) extra += ` horizon ${(q.params as bigint[])[0]}`;
-          if (q.query === Q.observe) extra += ` seenAt ${(q.params as bigint[])[0]}`;
-          if (q.query === Q.commitCheckpoint)
-            extra += ` horizon ${(q.params as bigint[])[1]} ${String((q.params as unknown[])[2]).slice(0, 12)}…`;
-        }
+      for (const q of r.queries) {
+        const role = pairRole(engine, q.query);
+        if (role.append) extra += ` op @${q.params[role.append.position]}`;
+        if (role.commit)
+          extra += ` horizon ${q.params[role.commit.horizon]} ${String(q.params[role.commit.state]).slice(0, 12)}…`;
+        else if (role.announce !== undefined) extra += ` horizon ${q.params[role.announce]}`;
+        if (role.observe !== undefined) extra += ` seenAt ${q.params[role.observe]}`;
       }
-      if (step === 'read static' && r.result?.rows[0]) {
+      if (step.startsWith('read') && step !== 'read ops' && r.result?.rows[0]) {
         const row = r.result.rows[0];
         extra = ` cp ${row.cp_horizon ?? '-'} to ${row.compact_to ?? '-'} seen ${row.compact_seen ?? '-'}`;
       }

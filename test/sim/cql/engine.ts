@@ -224,6 +224,11 @@ export class CqlEngine {
     return p;
   }
 
+  /** The parsed statement (validated against the schema). */
+  statement(query: string): Statement {
+    return this.prepare(query).s;
+  }
+
   isSelect(query: string): boolean {
     return this.prepare(query).s.kind === 'select';
   }
