@@ -12,8 +12,10 @@
  * reads the virtual time of the event that woke it. Nothing else may be a source of time or
  * randomness: every random draw comes from the one PRNG, in event order, so a seed replays the same
  * schedule exactly (the code under test must not read real clocks in ways that change what it
- * sends: the list service's layout cache and size checks use `Date.now()`, so the simulation sets
- * their ages far beyond any schedule's real duration).
+ * sends: the list service's layout cache and size checks and the graph service's following-cap
+ * budget age on `Date.now()`, in seconds to a minute, so a schedule — milliseconds of real time —
+ * never sees them expire; the repair and reconcile jobs stamp their own writes with the real clock,
+ * which changes no read the check makes).
  *
  * Rejected: driving the code with vitest's fake timers (they advance time on timers, not on the
  * promises of a simulated database, and cannot say when all microtasks have drained); running
