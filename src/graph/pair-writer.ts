@@ -65,6 +65,8 @@ import {
 export interface PairWriterDeps {
   store: GraphStore;
   lists: ListService;
+  /** µs since the epoch (default `nowPosition`): the write time of dirty marks. */
+  clock?: () => Position;
 }
 
 /** Counter shards per list: enough to spread a celebrity's hot counter, cheap to sum. */

@@ -1,0 +1,1152 @@
+/**
+ * One schedule of the pair-protocol simulation: 2–6 app servers (each its own `GraphService`,
+ * `ListService` and `CassandraGraphStore` over its own simulated driver, its own skewed wall clock
+ * and monotonic clock) running live and replayed mutations on 1–3 pairs against one simulated
+ * Cassandra node, under the faults the schedule's knobs allow; then the invariant.
+ *
+ * Design note — the invariant, checked once every writer has stopped (finished or crashed) and
+ * every statement in flight has landed or been dropped:
+ *
+ * 1. History. Let H be the stored checkpoint's horizon, S the stored ops above it, A the ops whose
+ *    call resolved (2xx) and U the ops of calls that failed after sending their append (503,
+ *    timeout, crash) and whose append the node applied (the simulation knows). Every op of A above
+ *    H is in S; every op of S is in A ∪ U; and some F with A≤H ⊆ F ⊆ (A ∪ U)≤H has exactly the
+ *    checkpoint's count and folds (`foldPair`, the reference fold) to exactly the checkpoint's
+ *    edges: every acknowledged op is in the stored history at its position, above the horizon or
+ *    folded into the checkpoint, and nothing else is. An op refused (4xx, or 503 `pair_busy`,
+ *    which is refused before its append) was never sent, so it is in neither.
+ * 2. Projections. `edges_out`, `edges_in`, every list table of every user, and each list's count
+ *    after a reconcile equal the fold of the stored history. Decision: strictly, without repair,
+ *    when the schedule had no statement fault (slow-past-timeout, dropped, lost ack, applied twice,
+ *    timeout), no crash and no call that failed after sending its append; after running the repair
+ *    of every pair (`repairPair`) otherwise — a writer that dies between its append and its edge
+ *    write leaves the projection behind by design (`pair-writer.ts`: repair restores it).
+ *
+ * Diagnosis. A violation of 1 is tagged with what made a commit on its pair unsafe, from what the
+ * simulation knows and the code cannot: a commit is unsafe when its op read reached the node less
+ * than the write budget after the announcement it commits did (an append acknowledged within the
+ * budget by a writer that read before the announcement can then land after the commit's read).
+ * Why: F4 `stale-seen` — the `compact_seen` the committer read was written before that
+ * announcement (a stale observation); F1 `slow-observer` — the observer's read started before the
+ * announcement reached the node (its read arrived late, so `seenAt` predates visibility); F2
+ * `clock-skew` — neither, so the settle measured on two different clocks was shorter than it
+ * looked. F3 `torn-read` — another commit on the pair reached the node between the committer's
+ * static read and its op read.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { isDomainError, PairBusyError, StoreUnavailableError } from '../../src/graph/errors.js';
+import { GraphService } from '../../src/graph/graph-service.js';
+import { BucketedListService } from '../../src/graph/list-service.js';
+import { compareOps, edgeKey, foldPair, opKey } from '../../src/graph/pair-fold.js';
+import { DEFAULT_HISTORY_POLICY, type HistoryPolicy, settleMicros } from '../../src/graph/pair-history.js';
+import { reconcileList } from '../../src/jobs/reconcile.js';
+import { repairPair } from '../../src/jobs/repair.js';
+import { repairSweep } from '../../src/jobs/repair-sweep.js';
+import type { CqlClient } from '../../src/store/cassandra/client.js';
+import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';
+import type {
+  EdgeRecord,
+  ListKey,
+  OpKind,
+  PairHistory,
+  PairOp,
+  Position,
+  UserId,
+} from '../../src/store/types.js';
+import { CqlEngine } from './cql/engine.js';
+import { parseSchema, type Schema, type Term } from './cql/syntax.js';
+import { Scheduler } from './scheduler.js';
+import { type FaultKnobs, NO_FAULTS, SimClient, type StatementRecord } from './sim-client.js';
+
+// ---- knobs ----
+
+/** What a schedule stresses; the search draws one per seed. */
+export type Profile = 'calm' | 'skewed' | 'slow' | 'stalls' | 'chaos';
+
+export interface SimKnobs {
+  profile: Profile;
+  writers: number;
+  pairs: number;
+  opsPerWriter: number;
+  /** Each writer's wall clock is off the true time by up to ± half this (ms). */
+  skewMs: number;
+  requestTimeoutMs: number;
+  /** Longest pause between two calls of a writer (ms). */
+  thinkMaxMs: number;
+  /** Chance a call is a replay at an explicit older position (an admin import), and how old at most (ms). */
+  replayP: number;
+  replayAgeMs: number;
+  /** Chance each user is private (follows become requests). */
+  privateP: number;
+  faults: FaultKnobs;
+  /** Chance a writer is sluggish: its stall and slow-statement chances × 4 (a loaded app server). */
+  sluggishP: number;
+  /** Chance a writer is laggy (a slow path to the node), and how slow: see `FaultKnobs.lagMs`. */
+  laggyP: number;
+  lagMs: number;
+  policy: HistoryPolicy;
+}
+
+/** The review's policy: compactions come fast, with the production budget and clock bound (settle B + 2S). */
+export const SIM_POLICY: HistoryPolicy = {
+  ...DEFAULT_HISTORY_POLICY,
+  compactAbove: 4,
+  keep: 1,
+  maxOps: 64,
+  writeBudgetMs: 1_000,
+  // S: every simulated clock is within ±skewMs/2 ≤ 1.5 s of true time (2 s in the F2 scenario).
+  clockSkewMs: 2_000,
+};
+
+/**
+ * The knobs of a seed: its first draws pick a size and a profile, so the search covers calm and
+ * hostile schedules alike. Most schedules are small (the search's speed); one in ten is long
+ * enough for several compactions of one pair.
+ */
+export function knobsFor(sched: Scheduler): SimKnobs {
+  const s = sched;
+  const size = s.random();
+  const [writers, opsPerWriter] =
+    size < 0.55
+      ? [s.int(2, 3), s.int(1, 3)]
+      : size < 0.88
+        ? [s.int(3, 5), s.int(3, 6)]
+        : [s.int(4, 6), s.int(6, 10)];
+  const pairs = s.pick([1, 1, 1, 2, 3]);
+  const profile = s.pick<Profile>(['calm', 'skewed', 'slow', 'stalls', 'chaos', 'chaos']);
+  const faults: FaultKnobs = { ...NO_FAULTS };
+  let skewMs = s.pick([0, 0, 100]);
+  let sluggishP = 0;
+  let laggyP = 0;
+  const lagMs = s.pick([600, 900, 1_200]);
+  if (profile === 'skewed') {
+    skewMs = s.pick([1_000, 2_000, 3_000]);
+    faults.slowP = s.pick([0.02, 0.05]);
+    faults.slowMaxMs = 1_000;
+    sluggishP = 0.3;
+  } else if (profile === 'slow') {
+    faults.slowP = s.pick([0.05, 0.15, 0.3]);
+    faults.slowMaxMs = s.pick([900, 1_000, 1_200]);
+    faults.slowAckP = s.pick([0, 0.03]);
+    sluggishP = s.pick([0, 0.3]);
+    laggyP = s.pick([0, 0.3]);
+  } else if (profile === 'stalls') {
+    faults.stallP = s.pick([0.03, 0.08]);
+    faults.stallMaxMs = s.pick([500, 1_000, 1_500]);
+    sluggishP = s.pick([0, 0.3]);
+  } else if (profile === 'chaos') {
+    skewMs = s.pick([0, 200, 1_000, 2_000]);
+    faults.stallP = s.pick([0, 0.02, 0.08]);
+    faults.stallMaxMs = s.pick([300, 1_000, 1_500]);
+    faults.slowP = s.pick([0, 0.02, 0.06, 0.15]);
+    faults.slowMaxMs = s.pick([500, 1_000, 1_500, 3_000]);
+    faults.slowAckP = s.pick([0, 0.02, 0.06]);
+    faults.dropP = s.pick([0, 0, 0.01, 0.03]);
+    faults.lostAckP = s.pick([0, 0, 0.01, 0.03]);
+    faults.twiceP = s.pick([0, 0, 0.01, 0.03]);
+    faults.crashP = s.pick([0, 0, 0.003, 0.01]);
+    sluggishP = s.pick([0, 0.3]);
+    laggyP = s.pick([0, 0.2]);
+  }
+  return {
+    profile,
+    writers,
+    pairs,
+    opsPerWriter,
+    skewMs,
+    requestTimeoutMs: s.pick([2_000, 5_000]),
+    thinkMaxMs: s.pick([0, 10, 100, 500]),
+    replayP: s.pick([0, 0.1, 0.3]),
+    replayAgeMs: s.pick([1_000, 3_000]),
+    privateP: s.pick([0, 0, 0.5]),
+    faults,
+    sluggishP,
+    laggyP,
+    lagMs,
+    // The clock bound S each schedule's clocks keep (offsets lie within ±skewMs/2), at least 250 ms:
+    // a tighter bound settles sooner (B + 2S), so calm schedules commit often.
+    policy: { ...SIM_POLICY, clockSkewMs: Math.max(250, skewMs / 2) },
+  };
+}
+
+// ---- the schema, parsed once ----
+
+let schemaCache: Schema | null = null;
+
+/** The schema of `cql/*.cql`, applied in file order. */
+export function simSchema(): Schema {
+  if (!schemaCache) {
+    const dir = new URL('../../cql/', import.meta.url);
+    const files = readdirSync(dir)
+      .filter((f) => f.endsWith('.cql'))
+      .sort();
+    schemaCache = parseSchema(files.map((f) => readFileSync(new URL(f, dir), 'utf8')));
+  }
+  return schemaCache;
+}
+
+// ---- what a statement does to a pair history ----
+
+/**
+ * A statement's part in the pair protocol, read from its parsed form rather than its text, so the
+ * harness keeps following the store's statements when they change: a pair read (of the static
+ * compaction cells, of the ops, or both), and for a write the bind positions of the op it appends,
+ * the horizon it announces, the observation it records, the checkpoint it commits.
+ */
+interface PairRole {
+  staticRead: boolean;
+  opsRead: boolean;
+  append?: { position: number; source: number; kind: number };
+  announce?: number;
+  observe?: number;
+  commit?: { horizon: number; state: number };
+}
+
+const ROLES = new Map<string, PairRole>();
+
+function pairRole(engine: CqlEngine, query: string): PairRole {
+  let role = ROLES.get(query);
+  if (role) return role;
+  const s = engine.statement(query);
+  role = { staticRead: false, opsRead: false };
+  const bind = (t: Term | undefined) => (t?.k === 'bind' ? t.i : undefined);
+  if (s.table === 'pair_ops') {
+    if (s.kind === 'select') {
+      const cols = new Set(s.selectors.map((x) => (x.k === 'col' ? x.col : '')));
+      role.staticRead = cols.has('compact_seen') || cols.has('cp_state');
+      role.opsRead = cols.has('position');
+    } else if (s.kind === 'insert') {
+      const at = (c: string) => bind(s.values[s.cols.indexOf(c)]);
+      const [position, source, kind] = [at('position'), at('source_id'), at('kind')];
+      if (position !== undefined && source !== undefined && kind !== undefined)
+        role.append = { position, source, kind };
+    } else if (s.kind === 'update') {
+      const set = (c: string) =>
+        bind(s.assignments.find((a) => a.k === 'set' && a.col === c)?.term as Term | undefined);
+      role.announce = set('compact_to');
+      role.observe = set('compact_seen');
+      const [horizon, state] = [set('cp_horizon'), set('cp_state')];
+      if (horizon !== undefined && state !== undefined) role.commit = { horizon, state };
+    }
+  }
+  ROLES.set(query, role);
+  return role;
+}
+
+// ---- the ledger ----
+
+const METHODS = {
+  follow: { weight: 4, inbound: false, kind: 'follow' },
+  unfollow: { weight: 2, inbound: false, kind: 'unfollow' },
+  block: { weight: 2, inbound: false, kind: 'block' },
+  unblock: { weight: 2, inbound: false, kind: 'unblock' },
+  mute: { weight: 1, inbound: false, kind: 'mute' },
+  unmute: { weight: 1, inbound: false, kind: 'unmute' },
+  addCloseFriend: { weight: 1, inbound: false, kind: 'close_friend_add' },
+  removeCloseFriend: { weight: 1, inbound: false, kind: 'close_friend_remove' },
+  removeFollower: { weight: 1, inbound: true, kind: 'remove_follower' },
+  acceptRequest: { weight: 2, inbound: true, kind: 'accept' },
+  declineRequest: { weight: 1, inbound: true, kind: 'decline' },
+} as const satisfies Record<string, { weight: number; inbound: boolean; kind: OpKind }>;
+
+type Method = keyof typeof METHODS;
+const METHOD_BAG: Method[] = (Object.keys(METHODS) as Method[]).flatMap((m) =>
+  Array.from({ length: METHODS[m].weight }, () => m),
+);
+
+type Outcome = 'pending' | 'ok' | 'refused' | 'busy' | 'unavailable' | 'crashed' | 'error';
+
+export interface CallRecord {
+  id: number;
+  writer: number;
+  /** The call's index among its writer's calls. */
+  index: number;
+  method: Method;
+  actor: UserId;
+  other: UserId;
+  pair: string;
+  /** The op's edge and kind (the position is chosen by the service, or `explicit`). */
+  sourceId: UserId;
+  targetId: UserId;
+  kind: OpKind;
+  explicit?: Position;
+  startAt: number;
+  endAt: number;
+  outcome: Outcome;
+  error?: string;
+  position?: Position;
+  duplicate?: boolean;
+  /** The op its append sent, and whether the node applied that append. */
+  appended?: PairOp & { stmt: number };
+  appendApplied: boolean;
+  /** True time the node first applied the append. */
+  appendAppliedAt?: number;
+  /** True time of the first read's start, and when its static and op reads reached the node. */
+  readAt?: number;
+  staticApplied?: number;
+  opsApplied?: number;
+  staticMeta?: Record<string, { ts: bigint; at: number; by: number }>;
+  /** Every pair read of the call (the first read, re-reads): when its two SELECTs reached the node. */
+  reads: { calledAt: number; staticAt?: number; opsAt?: number }[];
+  /** Statements of the call so far, by kind (scripted delays). */
+  nth: Map<string, number>;
+}
+
+export interface CommitRecord {
+  pair: string;
+  call: number;
+  stmt: number;
+  horizon: Position;
+  state: string;
+  applied: number[];
+}
+
+export type FindingTag =
+  | 'F1-slow-observer'
+  | 'F2-clock-skew'
+  | 'F3-torn-read'
+  | 'F4-stale-seen'
+  | 'unexplained';
+
+export interface Violation {
+  kind:
+    | 'lost-acked'
+    | 'phantom-op'
+    | 'checkpoint'
+    | 'refused-in-effect'
+    | 'projection'
+    | 'count'
+    | 'error'
+    | 'stuck';
+  pair?: string;
+  detail: string;
+}
+
+export interface ScheduleResult {
+  seed: number;
+  knobs: SimKnobs;
+  violations: Violation[];
+  tags: FindingTag[];
+  repaired: boolean;
+  stats: {
+    calls: number;
+    acked: number;
+    statements: number;
+    commits: number;
+    virtualMs: number;
+    inconclusive: number;
+    /** Lists whose served count was off the fold before a reconcile (counter drift). */
+    reconciled: number;
+    /** Commits that read less than the write budget after the announcement became visible, by cause. */
+    unsafeCommits: Partial<Record<FindingTag, number>>;
+  };
+  trace: () => string;
+}
+
+const START = 1_700_000_000_000_000;
+const USERS: UserId[] = [11n, 12n, 13n, 14n];
+const pairKey = (a: UserId, b: UserId) => (a < b ? `${a}|${b}` : `${b}|${a}`);
+
+/**
+ * A named scenario: writers on the pair 11|12 with no random fault, each call at a fixed true time
+ * (ms after the start), an explicit position given as ms after the start, and the delays of chosen
+ * statements fixed: `delays(writer, call index, statement, nth such statement in the call)`, where
+ * `statement` is `static` / `ops` (the pair reads), `append`, or `other`.
+ */
+export interface Script {
+  writers: {
+    skewMs?: number;
+    calls: { atMs: number; method: Method; actor: UserId; other: UserId; positionMs?: number }[];
+  }[];
+  delays?: (
+    writer: number,
+    call: number,
+    statement: 'static' | 'ops' | 'append' | 'other',
+    nth: number,
+  ) => { stallMs?: number; reachMs?: number; backMs?: number } | undefined;
+}
+
+/** The fixed delays of a scripted statement, in µs. */
+function scriptDelay(
+  engine: CqlEngine,
+  r: StatementRecord,
+  calls: readonly CallRecord[],
+  script: Script,
+): { stall?: number; reach?: number; back?: number } | undefined {
+  const call = calls[r.call];
+  if (!call || !script.delays) return undefined;
+  const role = pairRole(engine, r.queries[0]?.query ?? '');
+  const what = role.staticRead ? 'static' : role.opsRead ? 'ops' : role.append ? 'append' : 'other';
+  const nth = call.nth.get(what) ?? 0;
+  call.nth.set(what, nth + 1);
+  const d = script.delays(call.writer, call.index, what, nth);
+  if (!d) return undefined;
+  const us = (ms?: number) => (ms === undefined ? undefined : ms * 1000);
+  const out: { stall?: number; reach?: number; back?: number } = {};
+  if (d.stallMs !== undefined) out.stall = us(d.stallMs) as number;
+  if (d.reachMs !== undefined) out.reach = us(d.reachMs) as number;
+  if (d.backMs !== undefined) out.back = us(d.backMs) as number;
+  return out;
+}
+
+export interface ScheduleOptions {
+  /** Replace some of the seed's knobs. */
+  knobs?: (k: SimKnobs) => SimKnobs;
+  /** Run a named scenario instead of the seed's random calls (the seed still draws the rest). */
+  script?: Script;
+  /** Told the schedule's calls and commits before the check (diagnosis tooling). */
+  inspect?: (calls: readonly CallRecord[], commits: readonly CommitRecord[]) => void;
+}
+
+/** Runs one schedule of `seed` and checks the invariant. */
+export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promise<ScheduleResult> {
+  const sched = new Scheduler(seed, START);
+  let knobs = knobsFor(sched);
+  if (o.knobs) knobs = o.knobs(knobs);
+  if (o.script)
+    knobs = {
+      ...knobs,
+      profile: 'calm',
+      writers: o.script.writers.length,
+      pairs: 1,
+      skewMs: 0,
+      replayP: 0,
+      privateP: 0,
+      thinkMaxMs: 0,
+      faults: { ...NO_FAULTS },
+      sluggishP: 0,
+      laggyP: 0,
+      // A script sets each writer's clock offset itself (up to 2 s): the production bound holds it.
+      policy: SIM_POLICY,
+    };
+  const engine = new CqlEngine(simSchema());
+  const log: StatementRecord[] = [];
+  const ids = { next: 1 };
+  const calls: CallRecord[] = [];
+  const commits: CommitRecord[] = [];
+  const stmtCall = new Map<number, number>();
+  const violations: Violation[] = [];
+
+  // Users and pairs.
+  const nUsers = knobs.pairs === 1 ? 2 : knobs.pairs === 2 ? 3 : 4;
+  const users = USERS.slice(0, nUsers);
+  const privateUsers = new Set(users.filter(() => sched.chance(knobs.privateP)));
+  const allPairs: [UserId, UserId][] = [];
+  for (let i = 0; i < users.length; i++)
+    for (let j = i + 1; j < users.length; j++) allPairs.push([users[i] as UserId, users[j] as UserId]);
+  const pairs: [UserId, UserId][] = [];
+  while (pairs.length < knobs.pairs) {
+    const p = sched.pick(allPairs);
+    if (!pairs.includes(p)) pairs.push(p);
+  }
+
+  const direct = (trueNow: () => number) => {
+    const client = new SimClient({
+      engine,
+      scheduler: null,
+      trueNow,
+      wallMicros: trueNow,
+      writer: -1,
+      requestTimeoutMs: knobs.requestTimeoutMs,
+      faults: NO_FAULTS,
+      ids,
+    });
+    const store = new CassandraGraphStore(client as unknown as CqlClient);
+    const lists = new BucketedListService({
+      store,
+      cursorSecret: 'simulation-cursor-secret',
+      bucketThresholds: [1_000_000_000],
+      layoutCacheTtlMs: 0,
+    });
+    return { client, store, lists };
+  };
+  {
+    const { store } = direct(() => sched.now);
+    for (const id of users)
+      await store.putUser({
+        id,
+        username: `u${id}`,
+        private: privateUsers.has(id),
+        state: 'active',
+        hideLists: false,
+      });
+  }
+
+  // Hooks: what the diagnosis and the ledger need from the statements.
+  const hooks = (writer: { current: number }) => ({
+    call: () => writer.current,
+    wantMeta: (q: string) => pairRole(engine, q).staticRead,
+    onSend: (r: StatementRecord) => {
+      stmtCall.set(r.id, r.call);
+      const call = calls[r.call];
+      if (!call) return;
+      const first = pairRole(engine, r.queries[0]?.query ?? '');
+      if ((first.staticRead || first.opsRead) && call.readAt === undefined) call.readAt = r.calledAt;
+      for (const q of r.queries) {
+        const role = pairRole(engine, q.query);
+        if (role.append) {
+          const p = q.params;
+          const sourceId = p[role.append.source] as bigint;
+          const targetId = sourceId === call.sourceId ? call.targetId : call.sourceId;
+          const op = {
+            position: p[role.append.position] as bigint,
+            sourceId,
+            targetId,
+            kind: p[role.append.kind] as OpKind,
+          };
+          call.appended = { ...op, stmt: r.id };
+        }
+        if (role.commit) {
+          const horizon = q.params[role.commit.horizon] as bigint;
+          const state = q.params[role.commit.state] as string;
+          commits.push({ pair: call.pair, call: call.id, stmt: r.id, horizon, state, applied: r.applied });
+        }
+      }
+    },
+    onApply: (r: StatementRecord, at: number) => {
+      const call = calls[r.call];
+      if (!call) return;
+      const role = pairRole(engine, r.queries[0]?.query ?? '');
+      if (role.staticRead || role.opsRead) {
+        let read = call.reads.find((x) => x.calledAt === r.calledAt);
+        if (!read) {
+          read = { calledAt: r.calledAt };
+          call.reads.push(read);
+        }
+        if (role.staticRead) read.staticAt ??= at;
+        if (role.opsRead) read.opsAt ??= at;
+        if (r.calledAt === call.readAt) {
+          if (role.staticRead && call.staticApplied === undefined) {
+            call.staticApplied = at;
+            call.staticMeta = r.result?.meta?.[0] ?? {};
+          }
+          if (role.opsRead) call.opsApplied ??= at;
+        }
+      }
+      if (call.appended?.stmt === r.id) {
+        call.appendApplied = true;
+        call.appendAppliedAt ??= at;
+      }
+    },
+  });
+
+  // Writers.
+  const writerDone: boolean[] = [];
+  const clients: SimClient[] = [];
+  const acked: CallRecord[] = [];
+  const runWriter = async (w: number) => {
+    let offset = sched.uniform(-knobs.skewMs / 2, knobs.skewMs / 2) * 1000;
+    const monoOffset = sched.uniform(1e6, 2e6);
+    const sluggish = sched.chance(knobs.sluggishP);
+    const laggy = sched.chance(knobs.laggyP);
+    const faults: FaultKnobs = {
+      ...knobs.faults,
+      ...(sluggish
+        ? { slowP: Math.min(0.6, knobs.faults.slowP * 4), stallP: Math.min(0.6, knobs.faults.stallP * 4) }
+        : {}),
+      lagMs: laggy ? knobs.lagMs : 0,
+    };
+    const script = o.script?.writers[w];
+    if (script) offset = (script.skewMs ?? 0) * 1000;
+    const wall = () => sched.now + offset;
+    const current = { current: -1 };
+    const client = new SimClient({
+      engine,
+      scheduler: sched,
+      wallMicros: wall,
+      writer: w,
+      requestTimeoutMs: knobs.requestTimeoutMs,
+      faults,
+      hooks: hooks(current),
+      log,
+      ids,
+      ...(o.script?.delays
+        ? { override: (r: StatementRecord) => scriptDelay(engine, r, calls, o.script as Script) }
+        : {}),
+    });
+    clients.push(client);
+    const store = new CassandraGraphStore(client as unknown as CqlClient);
+    const lists = new BucketedListService({
+      store,
+      cursorSecret: 'simulation-cursor-secret',
+      bucketThresholds: [1_000_000_000],
+      layoutCacheTtlMs: 3_600_000,
+    });
+    const graph = new GraphService({
+      store,
+      lists,
+      maxFollowing: 1_000_000,
+      clock: () => BigInt(Math.floor(wall())),
+      monotonic: () => sched.now / 1000 + monoOffset,
+      historyPolicy: knobs.policy,
+      setCursorSecret: 'simulation-cursor-secret',
+    });
+    const calls_ = script?.calls.length ?? knobs.opsPerWriter;
+    for (let i = 0; i < calls_; i++) {
+      const think = sched.uniform(0, knobs.thinkMaxMs * 1000);
+      const step = script?.calls[i];
+      await sched.sleep(step ? Math.max(0, START + step.atMs * 1000 - sched.now) : think);
+      const [a, b] = sched.pick(pairs);
+      let method = step?.method ?? sched.pick(METHOD_BAG);
+      let [actor, other] = step ? [step.actor, step.other] : sched.chance(0.5) ? [a, b] : [b, a];
+      let explicit: Position | undefined =
+        step?.positionMs === undefined ? undefined : BigInt(START + step.positionMs * 1000);
+      if (!step && sched.chance(knobs.replayP)) {
+        const earlier = acked.filter((c) => c.pair === pairKey(a, b));
+        if (earlier.length > 0 && sched.chance(0.3)) {
+          const e = sched.pick(earlier);
+          method = e.method;
+          actor = e.actor;
+          other = e.other;
+          explicit = e.position;
+        } else explicit = BigInt(Math.floor(wall() - sched.uniform(0, knobs.replayAgeMs * 1000)));
+      }
+      const m = METHODS[method];
+      const [sourceId, targetId] = m.inbound ? [other, actor] : [actor, other];
+      const kind: OpKind = method === 'follow' && privateUsers.has(targetId) ? 'request' : m.kind;
+      const call: CallRecord = {
+        id: calls.length,
+        writer: w,
+        index: i,
+        method,
+        actor,
+        other,
+        pair: pairKey(a, b),
+        sourceId,
+        targetId,
+        kind,
+        startAt: sched.now,
+        endAt: -1,
+        outcome: 'pending',
+        appendApplied: false,
+        reads: [],
+        nth: new Map(),
+      };
+      if (explicit !== undefined) call.explicit = explicit;
+      calls.push(call);
+      current.current = call.id;
+      try {
+        const opts = explicit === undefined ? {} : { position: explicit };
+        const r = await graph[method](actor, other, opts);
+        call.outcome = 'ok';
+        call.position = r.position;
+        call.duplicate = r.duplicate;
+        acked.push(call);
+      } catch (e) {
+        call.error = e instanceof Error ? e.name : String(e);
+        if (e instanceof StoreUnavailableError) call.outcome = 'unavailable';
+        else if (e instanceof PairBusyError) call.outcome = 'busy';
+        else if (isDomainError(e)) call.outcome = 'refused';
+        else {
+          call.outcome = 'error';
+          violations.push({
+            kind: 'error',
+            detail: `call #${call.id} threw ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`,
+          });
+        }
+      }
+      call.endAt = sched.now;
+    }
+    writerDone[w] = true;
+  };
+  const running = Array.from({ length: knobs.writers }, (_, w) => {
+    writerDone[w] = false;
+    return runWriter(w);
+  });
+  await sched.run();
+  void running;
+  for (let w = 0; w < knobs.writers; w++) {
+    if (!writerDone[w] && !clients[w]?.crashed)
+      violations.push({ kind: 'stuck', detail: `writer ${w} neither finished nor crashed` });
+  }
+  for (const c of calls) if (c.outcome === 'pending') c.outcome = 'crashed';
+
+  o.inspect?.(calls, commits);
+
+  // ---- the invariant ----
+  const end = sched.now + 1_000_000;
+  const { client, store, lists } = direct(() => end);
+  // A statement that timed out (and so may land late), was dropped, lost its answer or was applied
+  // twice; a crash; a call that failed after sending its append: the projection may be behind.
+  const statementFaults = log.some(
+    (r) => r.outcome === 'timeout' || r.outcome === 'crashed' || /dropped|lost-ack|twice/.test(r.fate),
+  );
+  const failedAfterAppend = calls.some((c) => c.outcome !== 'ok' && c.appended !== undefined);
+  const repaired = statementFaults || failedAfterAppend;
+  let inconclusive = 0;
+  const histories = new Map<string, PairHistory>();
+  for (const [a, b] of pairs) {
+    const pair = pairKey(a, b);
+    const history = await store.readPairHistory(a, b);
+    histories.set(pair, history);
+    const r = checkHistory(pair, history, calls);
+    violations.push(...r.violations);
+    inconclusive += r.inconclusive ? 1 : 0;
+  }
+  if (repaired) {
+    // The repair: every pair re-folded and rewritten (`repairPair`), then the sweep, which also
+    // deletes ghost rows at positions no history knows any more (`repair-sweep.ts`).
+    for (const [a, b] of pairs) await repairPair({ store, lists }, a, b);
+    await repairSweep({ store, lists }, { ranges: 1, pageSize: 1_000 });
+  }
+  const projections = await checkProjections(client, store, pairs, histories, repaired);
+  violations.push(...projections.violations);
+
+  const unsafeCommits: Partial<Record<FindingTag, number>> = {};
+  const tags = diagnose(violations, calls, commits, stmtCall, knobs, unsafeCommits);
+  const result: ScheduleResult = {
+    seed,
+    knobs,
+    violations,
+    tags,
+    repaired,
+    stats: {
+      calls: calls.length,
+      acked: acked.length,
+      statements: log.length,
+      commits: commits.length,
+      virtualMs: Math.round((sched.now - START) / 1000),
+      inconclusive,
+      reconciled: projections.reconciled,
+      unsafeCommits,
+    },
+    trace: () => renderTrace(engine, seed, knobs, users, privateUsers, pairs, calls, log, commits),
+  };
+  return result;
+}
+
+// ---- the history check ----
+
+const keyOf = (o: { position: Position; sourceId: UserId; kind: OpKind }) => opKey(o as PairOp);
+
+function edgeString(e: EdgeRecord): string {
+  return `${edgeKey(e.sourceId, e.relation, e.targetId)}:${e.state}:${e.position}:${e.createdAt}`;
+}
+
+/**
+ * An edge as the reference fold is compared with a checkpoint: a never-activated edge's `position`
+ * (its newest candidate in a fold of the whole history) is left out, because a checkpoint keeps the
+ * newest candidate *it* folded and `foldPair(ops, checkpoint.edges)` does not move it on (noted,
+ * not client-visible: such an edge is `removed` with `createdAt` 0).
+ */
+function checkpointEdgeString(e: EdgeRecord): string {
+  const position = e.state === 'removed' && e.createdAt === 0n ? '-' : e.position;
+  return `${edgeKey(e.sourceId, e.relation, e.targetId)}:${e.state}:${position}:${e.createdAt}`;
+}
+
+/** Every op a call put in effect or may have: acknowledged ones, and applied appends of failed calls. */
+function ledger(pair: string, calls: readonly CallRecord[]) {
+  const acked = new Map<string, PairOp & { call: number }>();
+  const maybe = new Map<string, PairOp & { call: number }>();
+  const refused = new Map<string, PairOp & { call: number }>();
+  for (const c of calls) {
+    if (c.pair !== pair) continue;
+    if (c.outcome === 'ok') {
+      const op = {
+        sourceId: c.sourceId,
+        targetId: c.targetId,
+        kind: c.kind,
+        position: c.position as Position,
+        call: c.id,
+      };
+      acked.set(keyOf(op), op);
+    } else if (c.appended && c.appendApplied) {
+      maybe.set(keyOf(c.appended), { ...c.appended, call: c.id });
+    } else if (!c.appended && c.explicit !== undefined && (c.outcome === 'refused' || c.outcome === 'busy')) {
+      const op = {
+        sourceId: c.sourceId,
+        targetId: c.targetId,
+        kind: c.kind,
+        position: c.explicit,
+        call: c.id,
+      };
+      refused.set(keyOf(op), op);
+    }
+  }
+  for (const k of acked.keys()) maybe.delete(k);
+  return { acked, maybe, refused };
+}
+
+const MAX_SUBSETS = 20_000;
+
+function checkHistory(
+  pair: string,
+  h: PairHistory,
+  calls: readonly CallRecord[],
+): { violations: Violation[]; inconclusive: boolean } {
+  const out: Violation[] = [];
+  const { acked, maybe, refused } = ledger(pair, calls);
+  const horizon = h.checkpoint?.horizon ?? 0n;
+  const stored = new Set(h.ops.map((o) => keyOf(o)));
+  for (const c of calls) {
+    if (
+      c.pair === pair &&
+      c.outcome === 'ok' &&
+      c.appended &&
+      keyOf(c.appended) !== keyOf({ ...c, position: c.position as Position })
+    )
+      out.push({
+        kind: 'error',
+        pair,
+        detail: `call #${c.id} appended ${keyOf(c.appended)} but answered position ${c.position}`,
+      });
+  }
+  const fmt = (op: PairOp & { call: number }) =>
+    `#${op.call} ${op.kind} ${op.sourceId}→${op.targetId} @${op.position}`;
+  for (const [k, op] of acked) {
+    if (op.position > horizon && !stored.has(k))
+      out.push({
+        kind: 'lost-acked',
+        pair,
+        detail: `acknowledged ${fmt(op)} is above the horizon ${horizon} but not stored`,
+      });
+  }
+  for (const op of h.ops) {
+    const k = keyOf(op);
+    if (!acked.has(k) && !maybe.has(k))
+      out.push({
+        kind: 'phantom-op',
+        pair,
+        detail: `stored op ${op.kind} ${op.sourceId}→${op.targetId} @${op.position} was never sent`,
+      });
+  }
+  for (const [k, op] of refused) {
+    if (stored.has(k) && !acked.has(k) && !maybe.has(k))
+      out.push({ kind: 'refused-in-effect', pair, detail: `refused ${fmt(op)} is in the stored history` });
+  }
+  let inconclusive = false;
+  const cp = h.checkpoint;
+  const ackedBelow = [...acked.values()].filter((o) => o.position <= horizon);
+  if (!cp) {
+    if (ackedBelow.length > 0)
+      out.push({ kind: 'lost-acked', pair, detail: 'acknowledged ops below a horizon with no checkpoint' });
+    return { violations: out, inconclusive };
+  }
+  const want = cp.edges.map(checkpointEdgeString).sort().join(' ');
+  const candidates = [...maybe.values()].filter((o) => o.position <= horizon);
+  const need = cp.count - ackedBelow.length;
+  let found = false;
+  if (need >= 0 && need <= candidates.length) {
+    let tried = 0;
+    const pickFrom = (start: number, chosen: PairOp[]): boolean => {
+      if (chosen.length === need) {
+        if (++tried > MAX_SUBSETS) {
+          inconclusive = true;
+          return true;
+        }
+        const fold = foldPair([...ackedBelow, ...chosen]);
+        const got = [...fold.edges.values()]
+          .map(({ candidates: _, ...e }) => checkpointEdgeString(e))
+          .sort()
+          .join(' ');
+        return got === want;
+      }
+      for (let i = start; i <= candidates.length - (need - chosen.length); i++) {
+        if (pickFrom(i + 1, [...chosen, candidates[i] as PairOp])) return true;
+      }
+      return false;
+    };
+    found = pickFrom(0, []);
+  }
+  if (!found) {
+    const lostBelow = ackedBelow.sort(compareOps).map(fmt).join(', ');
+    out.push({
+      kind: 'checkpoint',
+      pair,
+      detail:
+        `checkpoint @${horizon} (count ${cp.count}, edges ${want || 'none'}) is not the fold of the acknowledged ops at or ` +
+        `below it [${lostBelow}] plus any of the ${candidates.length} unacknowledged applied ones`,
+    });
+  }
+  return { violations: out, inconclusive };
+}
+
+// ---- projections ----
+
+/** Every row of a table, read through a direct client (a full scan). */
+async function scan(client: SimClient, query: string): Promise<Record<string, unknown>[]> {
+  return (await client.execute(query, [], { fetchSize: 1_000_000 })).rows;
+}
+
+/**
+ * The projections against the fold of the stored history: every row of `edges_out`, `edges_in` and
+ * the three list tables (scanned whole, so a stray row anywhere shows), then each list's served
+ * count (counter shards plus correction); a list whose count is off is reconciled and read again.
+ */
+async function checkProjections(
+  client: SimClient,
+  store: CassandraGraphStore,
+  pairs: readonly [UserId, UserId][],
+  histories: Map<string, PairHistory>,
+  repaired: boolean,
+): Promise<{ violations: Violation[]; reconciled: number }> {
+  const out: Violation[] = [];
+  const how = repaired ? 'after repair' : 'without repair';
+  const wantOut: string[] = [];
+  const wantIn: string[] = [];
+  const wantRows: string[] = [];
+  const wantCounts = new Map<string, number>();
+  const listOf = (u: UserId, r: string, d: string) => `${u}|${r}|${d}`;
+  for (const [a, b] of pairs) {
+    const h = histories.get(pairKey(a, b)) as PairHistory;
+    for (const { candidates: _, ...e } of foldPair(h.ops, h.checkpoint?.edges).edges.values()) {
+      wantOut.push(edgeString(e));
+      wantIn.push(`1:${edgeString(e)}`);
+      if (e.state !== 'active') continue;
+      for (const [owner, other, dir] of [
+        [e.sourceId, e.targetId, 'out'],
+        [e.targetId, e.sourceId, 'in'],
+      ] as const) {
+        const list = listOf(owner, e.relation, dir);
+        wantRows.push(`${list}|1:${e.createdAt}:${other}`);
+        wantCounts.set(list, (wantCounts.get(list) ?? 0) + 1);
+      }
+    }
+  }
+  const compare = (what: string, got: string[], want: string[]) => {
+    const g = got.sort().join('\n');
+    const w = want.sort().join('\n');
+    if (g === w) return;
+    const missing = want.filter((x) => !got.includes(x));
+    const extra = got.filter((x) => !want.includes(x));
+    out.push({
+      kind: 'projection',
+      detail: `${what} ${how}: missing [${missing.join(', ')}], extra [${extra.join(', ')}]`,
+    });
+  };
+  const edge = (r: Record<string, unknown>, source: string, target: string): EdgeRecord => ({
+    sourceId: r[source] as bigint,
+    targetId: r[target] as bigint,
+    relation: r.relation as EdgeRecord['relation'],
+    state: r.state as EdgeRecord['state'],
+    position: r.position as bigint,
+    createdAt: (r.created_at as bigint | null) ?? 0n,
+  });
+  const outRows = await scan(
+    client,
+    'SELECT source_id, relation, target_id, state, position, created_at FROM edges_out',
+  );
+  compare(
+    'edges_out',
+    outRows.map((r) => edgeString(edge(r, 'source_id', 'target_id'))),
+    wantOut,
+  );
+  const inRows = await scan(
+    client,
+    'SELECT target_id, relation, bucket, source_id, state, position, created_at FROM edges_in',
+  );
+  compare(
+    'edges_in',
+    inRows.map((r) => `${r.bucket}:${edgeString(edge(r, 'source_id', 'target_id'))}`),
+    wantIn,
+  );
+  const rows: string[] = [];
+  for (const t of ['following', 'followers'] as const) {
+    for (const r of await scan(client, `SELECT user_id, bucket, created_at, other_id FROM ${t}`))
+      rows.push(
+        `${listOf(r.user_id as bigint, 'follows', t === 'following' ? 'out' : 'in')}|${r.bucket}:${r.created_at}:${r.other_id}`,
+      );
+  }
+  for (const r of await scan(
+    client,
+    'SELECT user_id, relation, direction, bucket, created_at, other_id FROM relation_lists',
+  ))
+    rows.push(
+      `${listOf(r.user_id as bigint, r.relation as string, r.direction as string)}|${r.bucket}:${r.created_at}:${r.other_id}`,
+    );
+  compare('list rows', rows, wantRows);
+  // Served counts: Σ shards + the reconciler's correction, per list.
+  const served = new Map<string, number>();
+  for (const r of await scan(client, 'SELECT user_id, relation, direction, n FROM list_counts')) {
+    const list = listOf(r.user_id as bigint, r.relation as string, r.direction as string);
+    served.set(list, (served.get(list) ?? 0) + Number(r.n as bigint));
+  }
+  for (const r of await scan(
+    client,
+    'SELECT DISTINCT user_id, relation, direction, correction FROM bucket_counts',
+  )) {
+    const list = listOf(r.user_id as bigint, r.relation as string, r.direction as string);
+    served.set(list, (served.get(list) ?? 0) + Number((r.correction as bigint | null) ?? 0n));
+  }
+  let reconciled = 0;
+  for (const list of new Set([...served.keys(), ...wantCounts.keys()])) {
+    const want = wantCounts.get(list) ?? 0;
+    if ((served.get(list) ?? 0) === want) continue;
+    const [userId, relation, direction] = list.split('|') as [
+      string,
+      ListKey['relation'],
+      ListKey['direction'],
+    ];
+    const key: ListKey = { userId: BigInt(userId), relation, direction };
+    await reconcileList(store, key, { now: () => new Date(0) });
+    reconciled++;
+    const n = await store.getCount(key);
+    if (n !== want)
+      out.push({ kind: 'count', detail: `count of ${list} after a reconcile: ${n}, the fold: ${want}` });
+  }
+  return { violations: out, reconciled };
+}
+
+// ---- diagnosis ----
+
+function diagnose(
+  violations: readonly Violation[],
+  calls: readonly CallRecord[],
+  commits: readonly CommitRecord[],
+  stmtCall: Map<number, number>,
+  knobs: SimKnobs,
+  unsafeCommits: Partial<Record<FindingTag, number>>,
+): FindingTag[] {
+  const tags = new Set<FindingTag>();
+  const budget = knobs.policy.writeBudgetMs * 1000;
+  const settle = Number(settleMicros(knobs.policy));
+  /** Whether another commit on `pair` reached the node strictly between a read's two SELECTs. */
+  const torn = (pair: string, read: CallRecord['reads'][number], except?: CommitRecord) => {
+    if (read.staticAt === undefined || read.opsAt === undefined) return false;
+    const lo = Math.min(read.staticAt, read.opsAt);
+    const hi = Math.max(read.staticAt, read.opsAt);
+    return commits.some((o) => o !== except && o.pair === pair && o.applied.some((t) => t > lo && t < hi));
+  };
+  /**
+   * Why a commit could miss an op still in flight (see the note): none when it read a budget or
+   * more after the announcement became visible; else a stale observation, an observation that
+   * predates visibility (a slow observer read), a settle shortened by clock skew, or both of these.
+   */
+  const unsafe = (c: CommitRecord): FindingTag[] => {
+    const call = calls[c.call] as CallRecord;
+    const { compact_to: to, compact_seen: seen } = call.staticMeta ?? {};
+    if (!to || !seen || call.opsApplied === undefined || call.opsApplied - to.at >= budget) return [];
+    if (seen.at < to.at) return ['F4-stale-seen'];
+    const observer = calls[stmtCall.get(seen.by) ?? -1];
+    if (observer?.readAt === undefined) return [];
+    const out: FindingTag[] = [];
+    if (observer.readAt < to.at) out.push('F1-slow-observer');
+    if ((call.readAt ?? 0) - observer.readAt < settle) out.push('F2-clock-skew');
+    return out;
+  };
+  for (const c of commits) {
+    for (const why of c.applied.length > 0 ? unsafe(c) : [])
+      unsafeCommits[why] = (unsafeCommits[why] ?? 0) + 1;
+  }
+  const lossPairs = new Set(
+    violations.filter((v) => v.kind === 'lost-acked' || v.kind === 'checkpoint').map((v) => v.pair),
+  );
+  for (const pair of lossPairs) {
+    // The commits that folded past an acknowledged op they had not read (its append reached the
+    // node after their op read), and commits from a torn read: each loss is theirs.
+    let explained = false;
+    for (const c of commits) {
+      if (c.pair !== pair || c.applied.length === 0) continue;
+      const call = calls[c.call] as CallRecord;
+      const missed = calls.some(
+        (x) =>
+          x.pair === pair &&
+          x.outcome === 'ok' &&
+          x.appendAppliedAt !== undefined &&
+          (x.position as Position) <= c.horizon &&
+          call.opsApplied !== undefined &&
+          x.appendAppliedAt > call.opsApplied,
+      );
+      const first = call.reads.find((r) => r.calledAt === call.readAt);
+      if (first && torn(pair, first, c)) {
+        tags.add('F3-torn-read');
+        explained = true;
+      }
+      for (const why of missed ? unsafe(c) : []) {
+        tags.add(why);
+        explained = true;
+      }
+    }
+    if (!explained) tags.add('unexplained');
+  }
+  // Without a loss, a wrong projection comes from a torn re-read: it folds an old checkpoint with
+  // newer ops and writes that view at the newest op's version, rows no later write or repair deletes.
+  const projection = violations.some((v) => v.kind === 'projection' || v.kind === 'count');
+  if (projection && lossPairs.size === 0)
+    tags.add(
+      calls.some((call) => call.reads.some((r) => torn(call.pair, r))) ? 'F3-torn-read' : 'unexplained',
+    );
+  if (
+    violations.some(
+      (v) =>
+        v.kind !== 'lost-acked' && v.kind !== 'checkpoint' && v.kind !== 'projection' && v.kind !== 'count',
+    )
+  )
+    tags.add('unexplained');
+  return [...tags].sort();
+}
+
+// ---- the trace ----
+
+function renderTrace(
+  engine: CqlEngine,
+  seed: number,
+  knobs: SimKnobs,
+  users: readonly UserId[],
+  privateUsers: ReadonlySet<UserId>,
+  pairs: readonly [UserId, UserId][],
+  calls: readonly CallRecord[],
+  log: readonly StatementRecord[],
+  commits: readonly CommitRecord[],
+): string {
+  const t = (at: number) => `${((at - START) / 1000).toFixed(3)}ms`.padStart(12);
+  const lines: string[] = [];
+  const f = knobs.faults;
+  lines.push(
+    `seed ${seed} (${knobs.profile}): ${knobs.writers} writers × ${knobs.opsPerWriter} calls on ${pairs.map(([a, b]) => `${a}|${b}`).join(', ')}` +
+      ` (users ${users.join(',')}; private ${[...privateUsers].join(',') || 'none'}); skew ±${knobs.skewMs / 2}ms,` +
+      ` timeout ${knobs.requestTimeoutMs}ms, think ≤${knobs.thinkMaxMs}ms, replay ${knobs.replayP} ≤${knobs.replayAgeMs}ms old; faults stall ${f.stallP}≤${f.stallMaxMs}ms` +
+      ` slow ${f.slowP}≤${f.slowMaxMs}ms slow-ack ${f.slowAckP} drop ${f.dropP} lost-ack ${f.lostAckP} twice ${f.twiceP} crash ${f.crashP}; sluggish writers ${knobs.sluggishP}; laggy writers ${knobs.laggyP} ≤${knobs.lagMs}ms`,
+  );
+  const pairStmts = log.filter((r) => r.queries.some((q) => engine.statement(q.query).table === 'pair_ops'));
+  const byCall = new Map<number, StatementRecord[]>();
+  for (const r of pairStmts) byCall.set(r.call, [...(byCall.get(r.call) ?? []), r]);
+  const name = (r: StatementRecord) => {
+    const first = pairRole(engine, r.queries[0]?.query ?? '');
+    if (first.staticRead || first.opsRead)
+      return first.staticRead && first.opsRead ? 'read' : first.staticRead ? 'read static' : 'read ops';
+    const parts = r.queries.map((x) => {
+      const role = pairRole(engine, x.query);
+      return role.append
+        ? 'append'
+        : role.commit
+          ? 'commit'
+          : role.announce !== undefined
+            ? 'announce'
+            : role.observe !== undefined
+              ? 'observe'
+              : '';
+    });
+    return parts.filter(Boolean).join('+');
+  };
+  for (const c of calls) {
+    const args = c.explicit !== undefined ? `, position ${c.explicit}` : '';
+    lines.push(
+      `${t(c.startAt)} w${c.writer} #${c.id} ${c.method}(${c.actor}, ${c.other}${args}) → ${c.outcome}${c.error ? ` ${c.error}` : ''}` +
+        `${c.position !== undefined ? ` @${c.position}` : ''}${c.duplicate ? ' (duplicate)' : ''} at ${t(c.endAt).trim()}`,
+    );
+    for (const r of byCall.get(c.id) ?? []) {
+      const step = name(r);
+      let extra = '';
+      for (const q of r.queries) {
+        const role = pairRole(engine, q.query);
+        if (role.append) extra += ` op @${q.params[role.append.position]}`;
+        if (role.commit)
+          extra += ` horizon ${q.params[role.commit.horizon]} ${String(q.params[role.commit.state]).slice(0, 12)}…`;
+        else if (role.announce !== undefined) extra += ` horizon ${q.params[role.announce]}`;
+        if (role.observe !== undefined) extra += ` seenAt ${q.params[role.observe]}`;
+      }
+      if (step.startsWith('read') && step !== 'read ops' && r.result?.rows[0]) {
+        const row = r.result.rows[0];
+        extra = ` cp ${row.cp_horizon ?? '-'} to ${row.compact_to ?? '-'} seen ${row.compact_seen ?? '-'}`;
+      }
+      const applied = r.applied.map((x) => t(x).trim()).join(',') || 'never';
+      lines.push(
+        `${' '.repeat(14)}${step}${extra}: sent ${r.sentAt >= 0 ? t(r.sentAt).trim() : '-'}, applied ${applied}, ${r.outcome}` +
+          `${r.fate ? ` [${r.fate}]` : ''}`,
+      );
+    }
+  }
+  if (commits.length > 0) lines.push(`commits: ${commits.map((c) => `#${c.call}@${c.horizon}`).join(' ')}`);
+  return lines.join('\n');
+}

@@ -1,0 +1,158 @@
+/**
+ * A deterministic scheduler: virtual time and one seeded PRNG.
+ *
+ * Design note. Everything that takes time in a schedule is an event on one queue ordered by
+ * (virtual time, insertion order): a statement's send, its application to the simulated node, its
+ * acknowledgement or timeout, a writer's pause. The loop pops one event, sets the virtual clock to
+ * its time and runs it, and only then — after a macrotask turn (`setImmediate`), so every
+ * microtask the event released (the continuations of the async code under test, down to its next
+ * statement) has run — pops the next. The code under test therefore observes time advancing only
+ * between its awaits on statements, never in the middle of a synchronous step, and every clock it
+ * reads (each writer's skewed wall clock and its monotonic clock are functions of the virtual time)
+ * reads the virtual time of the event that woke it. Nothing else may be a source of time or
+ * randomness: every random draw comes from the one PRNG, in event order, so a seed replays the same
+ * schedule exactly (the code under test must not read real clocks in ways that change what it
+ * sends: the list service's layout cache and size checks and the graph service's following-cap
+ * budget age on `Date.now()`, in seconds to a minute, so a schedule — milliseconds of real time —
+ * never sees them expire; the repair and reconcile jobs stamp their own writes with the real clock,
+ * which changes no read the check makes).
+ *
+ * Rejected: driving the code with vitest's fake timers (they advance time on timers, not on the
+ * promises of a simulated database, and cannot say when all microtasks have drained); running
+ * events at equal times in one batch (cheaper, but a continuation could then see another event's
+ * effect at the same instant in an order that depends on the microtask queue's depth).
+ */
+import { rng } from '../cluster/support/load.js';
+
+interface Event {
+  at: number;
+  seq: number;
+  run: (() => void) | null;
+  /** Whether running it may settle a promise (then microtasks are drained before the next event). */
+  wakes: boolean;
+}
+
+/** A scheduled event that can be called off (a timeout once its statement was answered). */
+export interface Timer {
+  cancel(): void;
+}
+
+export class ScheduleDidNotEndError extends Error {
+  override name = 'ScheduleDidNotEndError';
+}
+
+/** One turn of the event loop: every pending microtask has run when it resolves. */
+const drained = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+export class Scheduler {
+  /** Virtual true time, µs since the epoch. */
+  now: number;
+  /** The schedule's one source of randomness, in [0, 1). */
+  readonly random: () => number;
+  private readonly heap: Event[] = [];
+  private seq = 0;
+  events = 0;
+
+  constructor(
+    seed: number,
+    start: number,
+    private readonly limits = { events: 2_000_000, horizonMicros: 3_600e6 },
+  ) {
+    this.random = rng(seed);
+    this.now = start;
+  }
+
+  /**
+   * Runs `run` at virtual time `at` (not before now). `wakes: false` promises that `run` settles no
+   * promise (it only changes the simulated node), so no microtask needs draining after it.
+   */
+  at(at: number, run: () => void, wakes = true): Timer {
+    const e: Event = { at: Math.max(at, this.now), seq: this.seq++, run, wakes };
+    const h = this.heap;
+    h.push(e);
+    let i = h.length - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (!before(e, h[parent] as Event)) break;
+      h[i] = h[parent] as Event;
+      i = parent;
+    }
+    h[i] = e;
+    return {
+      cancel: () => {
+        e.run = null;
+      },
+    };
+  }
+
+  after(delayMicros: number, run: () => void, wakes = true): Timer {
+    return this.at(this.now + delayMicros, run, wakes);
+  }
+
+  /** Resolves after `delayMicros` of virtual time. */
+  sleep(delayMicros: number): Promise<void> {
+    return new Promise((resolve) => this.after(delayMicros, resolve));
+  }
+
+  private pop(): Event | undefined {
+    const h = this.heap;
+    const top = h[0];
+    const last = h.pop();
+    if (!top || !last || h.length === 0) return top;
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let m = i;
+      let me = last;
+      if (l < h.length && before(h[l] as Event, me)) {
+        m = l;
+        me = h[l] as Event;
+      }
+      if (r < h.length && before(h[r] as Event, me)) m = r;
+      if (m === i) break;
+      h[i] = h[m] as Event;
+      i = m;
+    }
+    h[i] = last;
+    return top;
+  }
+
+  /** Runs events until none is left (microtasks drained before each and at the end). */
+  async run(): Promise<void> {
+    const start = this.now;
+    await drained();
+    for (;;) {
+      const e = this.pop();
+      if (!e) return;
+      if (!e.run) continue;
+      if (++this.events > this.limits.events || e.at - start > this.limits.horizonMicros)
+        throw new ScheduleDidNotEndError(`still running after ${this.events} events`);
+      this.now = e.at;
+      e.run();
+      if (e.wakes) await drained();
+    }
+  }
+
+  // ---- draws ----
+
+  chance(p: number): boolean {
+    return this.random() < p;
+  }
+
+  /** Uniform in [lo, hi). */
+  uniform(lo: number, hi: number): number {
+    return lo + (hi - lo) * this.random();
+  }
+
+  /** Integer in [lo, hi]. */
+  int(lo: number, hi: number): number {
+    return lo + Math.floor((hi - lo + 1) * this.random());
+  }
+
+  pick<T>(items: readonly T[]): T {
+    return items[Math.floor(this.random() * items.length)] as T;
+  }
+}
+
+const before = (a: Event, b: Event) => a.at < b.at || (a.at === b.at && a.seq < b.seq);
