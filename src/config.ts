@@ -55,7 +55,7 @@ const EnvSchema = z.object({
   GRAPH_RECEIPT_TTL_SECONDS: int(86_400, 30 * 86_400).default(2 * 86_400),
   GRAPH_RECONCILE_INTERVAL_MS: int(0, 3_600_000).default(5000),
   GRAPH_CLOCK_SKEW_MS: int(10, 60_000).default(2000),
-  GRAPH_WRITE_BUDGET_MS: int(50, 60_000).default(1000),
+  GRAPH_WRITE_BUDGET_MS: int(50, 60_000).default(2000),
   GRAPH_DOCS: z.enum(['true', 'false', '1', '0', 'yes', 'no']).default('true').pipe(bool),
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
 });

@@ -170,7 +170,7 @@ describe('the pair protocol under held reads, slow appends and skewed clocks', (
   });
 
   it('(b) two instances 1.5 s apart toggle a pair while one blocks it with a slow append: the block holds in every projection', async () => {
-    // The default bounds (B 1 s, S 2 s), compaction every few ops so that commits happen.
+    // The default bounds (B 2 s, S 2 s), compaction every few ops so that commits happen.
     const policy = { compactAbove: 4, keep: 1 };
     const behind = service(new CassandraGraphStore(ks.client), policy, () => nowPosition() - 750_000n);
     const ahead = service(new CassandraGraphStore(ks.client), policy, () => nowPosition() + 750_000n);
@@ -201,8 +201,8 @@ describe('the pair protocol under held reads, slow appends and skewed clocks', (
     await toggle(ahead, 1);
     await toggle(behind, 2);
     await toggle(ahead, 3);
-    // Then 6.5 s of toggles from both: past one settle (B + 2S = 5 s), so compactions commit.
-    for (let i = 4; Date.now() - t0 < 6500; i++) {
+    // Then 8 s of toggles from both: past one settle (B + 2S = 6 s), so compactions commit.
+    for (let i = 4; Date.now() - t0 < 8000; i++) {
       await toggle(i % 2 === 0 ? ahead : behind, i);
       await sleep(20);
     }
