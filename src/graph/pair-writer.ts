@@ -65,8 +65,6 @@ import {
 export interface PairWriterDeps {
   store: GraphStore;
   lists: ListService;
-  /** µs since the epoch (default `nowPosition`): the write time of dirty marks. */
-  clock?: () => Position;
 }
 
 /** Counter shards per list: enough to spread a celebrity's hot counter, cheap to sum. */
@@ -264,6 +262,11 @@ export interface CountLease {
 
 const markKey = (m: { list: ListKey; code: number }) => `${listId(m.list)}|${m.code}`;
 
+/** Marks every bucket of `marks` dirty, dated `at`. */
+function markAll(deps: PairWriterDeps, marks: readonly MarkedBucket[], at: Position): Promise<unknown> {
+  return Promise.all(marks.map((m) => deps.store.markDirty(m.list, m.code, at)));
+}
+
 /**
  * Relations whose edges a guard reads (`pair-fold.ts`): an op on one of them that lands below
  * other ops can change what those did.
@@ -322,7 +325,7 @@ export async function markBeforeWrite(
   const below = op.position <= newest;
   const marks = await bucketsOf(deps, listsOpMayChange(op, below));
   const until = o.clock() + micros;
-  await Promise.all(marks.map((m) => deps.store.markDirty(m.list, m.code, until)));
+  await markAll(deps, marks, until);
   return { until, marks, clock: o.clock, micros };
 }
 
@@ -334,7 +337,7 @@ export async function markBeforeWrite(
  */
 export async function markAfterFailure(deps: PairWriterDeps, lease: CountLease): Promise<void> {
   const until = lease.clock() + lease.micros;
-  await Promise.all(lease.marks.map((m) => deps.store.markDirty(m.list, m.code, until)));
+  await markAll(deps, lease.marks, until);
 }
 
 /**
@@ -361,7 +364,7 @@ export async function applyCountDeltas(
     covered.add(markKey(m));
     extra.push(m);
   }
-  await Promise.all(extra.map((m) => deps.store.markDirty(m.list, m.code, lease.until)));
+  await markAll(deps, extra, lease.until);
   await Promise.all(
     deltas.map(async ({ list, otherId, delta }) => {
       // The size is advisory (it only triggers growth), so read it alongside the increment
@@ -376,6 +379,6 @@ export async function applyCountDeltas(
   );
   const now = lease.clock();
   if (now >= lease.until) {
-    await Promise.all([...lease.marks, ...extra].map((m) => deps.store.markDirty(m.list, m.code, now)));
+    await markAll(deps, [...lease.marks, ...extra], now);
   }
 }

@@ -211,40 +211,33 @@ export class CassandraGraphStore implements GraphStore {
     // over neither the folded rows nor their range tombstone; the rows at a committed horizon stay,
     // so a read from it always meets a row and the statics come back with it.
     const from = this.horizonHints.get(pair);
-    const options = { fetchSize: PAIR_READ_ROWS };
-    let rs = await this.exec(
-      'readPairHistory',
-      from === undefined ? Q.pairRead : Q.pairReadFrom,
-      from === undefined ? [low, high] : [low, high, from],
-      options,
-    );
-    if (rs.rows.length === 0 && from !== undefined) {
+    const read = (start: bigint | undefined) =>
+      this.pages(
+        'readPairHistory',
+        start === undefined ? Q.pairRead : Q.pairReadFrom,
+        start === undefined ? [low, high] : [low, high, start],
+        PAIR_READ_ROWS,
+      );
+    let pages = read(from);
+    let first = (await pages.next()).value ?? [];
+    if (first.length === 0 && from !== undefined) {
       // Nothing from the hint on cannot happen while rows at a committed horizon stay; should it,
       // read the pair from its start rather than take it for empty.
       this.horizonHints.delete(pair);
-      rs = await this.exec('readPairHistory', Q.pairRead, [low, high], options);
+      pages = read(undefined);
+      first = (await pages.next()).value ?? [];
     }
-    const head = rs.rows[0];
+    const head = first[0];
     const horizon = (head?.cp_horizon as bigint | null | undefined) ?? null;
     const state = (head?.cp_state as string | null | undefined) ?? null;
     const checkpoint = horizon !== null && state !== null ? decodeCheckpoint(horizon, state) : null;
     const floor = checkpoint?.horizon ?? 0n;
     // A history over one page: the later pages are other statements, not the same snapshot.
-    const rows = [...rs.rows];
+    const rows = [...first];
     let snapshotThrough: bigint | null = null;
-    if (rs.pageState) {
-      snapshotThrough = (rows.at(-1)?.position as bigint | null | undefined) ?? 0n;
-      let pageState: string | undefined = rs.pageState;
-      while (pageState) {
-        const next = await this.exec(
-          'readPairHistory',
-          from === undefined ? Q.pairRead : Q.pairReadFrom,
-          from === undefined ? [low, high] : [low, high, from],
-          { ...options, pageState },
-        );
-        rows.push(...next.rows);
-        pageState = next.pageState ?? undefined;
-      }
+    for await (const page of pages) {
+      snapshotThrough ??= (first.at(-1)?.position as bigint | null | undefined) ?? 0n;
+      rows.push(...page);
     }
     // Remember the horizon only once a row at it was seen (a checkpoint committed before the
     // horizon's rows were kept has none, and a read from it would meet nothing).
@@ -323,15 +316,25 @@ export class CassandraGraphStore implements GraphStore {
     );
   }
 
+  /** Each page of a query's rows, in order; each page is one statement. */
+  private async *pages(
+    name: string,
+    query: string,
+    params: unknown[],
+    fetchSize = 1000,
+  ): AsyncGenerator<Row[]> {
+    let pageState: string | undefined;
+    do {
+      const rs = await this.exec(name, query, params, { fetchSize, pageState });
+      yield rs.rows;
+      pageState = rs.pageState ?? undefined;
+    } while (pageState);
+  }
+
   /** Every row of a query, page by page (never just the first page). */
   private async allRows(name: string, query: string, params: unknown[]): Promise<Row[]> {
     const rows: Row[] = [];
-    let pageState: string | undefined;
-    do {
-      const rs = await this.exec(name, query, params, { fetchSize: 1000, pageState });
-      rows.push(...rs.rows);
-      pageState = rs.pageState ?? undefined;
-    } while (pageState);
+    for await (const page of this.pages(name, query, params)) rows.push(...page);
     return rows;
   }
 
