@@ -28,6 +28,9 @@ describe('a celebrity list at 8 buckets (thresholds 10, 20, 40)', () => {
   const started = new Set<bigint>();
   const done = new Set<bigint>();
   const probes: { step: string; ok: boolean }[] = [];
+  // The follow in flight, if any: the growth's settle waits for it, as the real settle (layout
+  // cache TTL plus the longest write in flight) waits out every write that read the old layout.
+  let inFlight: Promise<unknown> = Promise.resolve();
 
   beforeAll(async () => {
     ks = await testKeyspace('celebrity_buckets');
@@ -38,12 +41,14 @@ describe('a celebrity list at 8 buckets (thresholds 10, 20, 40)', () => {
       bucketThresholds: [10, 20, 40],
       layoutCacheTtlMs: 0,
       writeGraceMs: 0,
-      sleep: () => Promise.resolve(),
+      sleep: () => inFlight.then(() => undefined),
       onGrowthProgress: async (list, p) => {
         if (list.userId !== CELEB || list.direction !== 'in') return;
-        // Every follow finished before the probe must be found; nothing not yet started may be.
-        const seen = new Set(await graph.contains(CELEB, 'follows', 'in', [...FANS, ...STRANGERS]));
+        // Every follow finished before the probe's read began must be found; nothing not yet
+        // started when it ended may be. (`done` is taken before the read: a follow finishing
+        // during the read may or may not be seen.)
         const before = new Set(done);
+        const seen = new Set(await graph.contains(CELEB, 'follows', 'in', [...FANS, ...STRANGERS]));
         const ok = [...before].every((f) => seen.has(f)) && [...seen].every((f) => started.has(f));
         probes.push({ step: `${p.step} ${p.from}→${p.to}`, ok });
       },
@@ -52,7 +57,8 @@ describe('a celebrity list at 8 buckets (thresholds 10, 20, 40)', () => {
     for (const id of [CELEB, ...FANS, ...STRANGERS]) await graph.putUser({ id, username: `u${id}` });
     for (const fan of FANS) {
       started.add(fan);
-      await graph.follow(fan, CELEB);
+      inFlight = graph.follow(fan, CELEB);
+      await inFlight;
       done.add(fan);
     }
     for (let g = lists.growthOf(followersOf); g; g = lists.growthOf(followersOf)) await g;
