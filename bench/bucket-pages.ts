@@ -11,7 +11,7 @@
  * The figures themselves live in bench/results/ and in the README's tables (taken from those
  * files), not here, so the two cannot disagree.
  */
-import { BucketedListService, type ListReadStats } from '../src/graph/list-service.js';
+import { BucketedListService, type ListReadStats } from '../src/lists/list-service.js';
 import { BENCH_LAYOUTS, benchList, openBenchLists } from './support/bench-lists.js';
 import { barChartSvg } from './support/charts.js';
 import { loadAverage, markdownTable, percentile, writeResults } from './support/harness.js';

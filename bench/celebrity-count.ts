@@ -21,10 +21,10 @@
  */
 import { parseArgs } from 'node:util';
 import { deactivatedFilter, registryFilter } from '../src/graph/account-state.js';
-import { readBucketCodes } from '../src/graph/buckets.js';
-import { countBucket } from '../src/graph/list-walker.js';
 import { listIn } from '../src/graph/pair-writer.js';
 import { reconcileList } from '../src/jobs/reconcile.js';
+import { countBucket } from '../src/lists/list-walker.js';
+import { readBucketCodes } from '../src/model/buckets.js';
 import { barChartSvg } from './support/charts.js';
 import {
   CELEBRITY,

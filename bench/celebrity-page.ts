@@ -15,7 +15,7 @@
  *     [--concurrency 1,8]
  */
 import { parseArgs } from 'node:util';
-import type { ListKey } from '../src/store/types.js';
+import type { ListKey } from '../src/model/types.js';
 import { lineChartSvg } from './support/charts.js';
 import {
   CELEBRITY,

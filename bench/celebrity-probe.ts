@@ -18,8 +18,8 @@
  *   npm run bench:probe -- [--followers 9000000] [--reps 3] [--rounds 2000] [--with-postgres]
  */
 import { parseArgs } from 'node:util';
-import { bucketCodeOf } from '../src/graph/buckets.js';
-import type { ListKey } from '../src/store/types.js';
+import { bucketCodeOf } from '../src/model/buckets.js';
+import type { ListKey } from '../src/model/types.js';
 import { barChartSvg } from './support/charts.js';
 import {
   CELEBRITY,

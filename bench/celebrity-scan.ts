@@ -22,9 +22,9 @@
  *   npm run bench:scan -- [--followers 9000000] [--workers 1,4,8] [--window 8] [--reps 3] [--unpinned]
  */
 import { parseArgs } from 'node:util';
-import { bucketAtIndex } from '../src/cursor/scan-slices.js';
-import { bucketCode } from '../src/graph/buckets.js';
-import type { ListKey } from '../src/store/types.js';
+import { bucketAtIndex } from '../src/lists/cursor/scan-slices.js';
+import { bucketCode } from '../src/model/buckets.js';
+import type { ListKey } from '../src/model/types.js';
 import { lineChartSvg } from './support/charts.js';
 import {
   CELEBRITY,

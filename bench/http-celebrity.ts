@@ -29,8 +29,8 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
-import type { ListKey } from '../src/graph/contracts.js';
 import { assertListsVisible, listPage } from '../src/http/route-kit.js';
+import type { ListKey } from '../src/model/types.js';
 import { startCelebrityApp } from './support/app-server.js';
 import { barChartSvg } from './support/charts.js';
 import {

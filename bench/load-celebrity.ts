@@ -45,11 +45,11 @@
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import cassandra from 'cassandra-driver';
-import { bucketCode, bucketCodeOf } from '../src/graph/buckets.js';
-import { bucketsForSize } from '../src/graph/list-service.js';
+import { bucketsForSize } from '../src/lists/list-service.js';
+import { bucketCode, bucketCodeOf } from '../src/model/buckets.js';
+import type { ListKey } from '../src/model/types.js';
 import { CassandraGraphStore } from '../src/store/cassandra/graph-store.js';
 import { LQ, Q } from '../src/store/cassandra/statements.js';
-import type { ListKey } from '../src/store/types.js';
 import { BACKGROUND_FIRST, backgroundGraph } from './support/background-graph.js';
 import { lineChartSvg } from './support/charts.js';
 import {

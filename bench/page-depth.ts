@@ -6,7 +6,7 @@
  * N = 64 (set LAYOUTS=1,16 to change). Writes bench/results/page-depth.json and .svg.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { BucketedListService } from '../src/graph/list-service.js';
+import { BucketedListService } from '../src/lists/list-service.js';
 import { benchList, openBenchLists } from './support/bench-lists.js';
 import { barChartSvg } from './support/charts.js';
 import { loadAverage, markdownTable, percentile } from './support/harness.js';

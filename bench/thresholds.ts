@@ -16,7 +16,7 @@
  *   npm run bench:thresholds -- [--followers 9000000] [--bucket-mib 16]
  */
 import { parseArgs } from 'node:util';
-import { bucketsForSize } from '../src/graph/list-service.js';
+import { bucketsForSize } from '../src/lists/list-service.js';
 import { lineChartSvg } from './support/charts.js';
 import { DEFAULT_THRESHOLDS, latestResult, markdownTable, writeResults } from './support/harness.js';
 

@@ -21,7 +21,7 @@ import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { GraphService } from '../src/graph/graph-service.js';
-import { BucketedListService } from '../src/graph/list-service.js';
+import { BucketedListService } from '../src/lists/list-service.js';
 import { CassandraGraphStore } from '../src/store/cassandra/graph-store.js';
 import { openMigratedKeyspace } from '../src/store/cassandra/keyspace.js';
 import { markdownTable } from './support/harness.js';

@@ -10,16 +10,16 @@ import { createApp, httpOptions } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { ClockGuard } from './graph/clock-guard.js';
 import { GraphService } from './graph/graph-service.js';
-import { BucketedListService } from './graph/list-service.js';
 import { createLogger } from './http/logger.js';
 import { createHttpMetrics } from './http/metrics.js';
 import { startDirtyReconciler } from './jobs/reconcile-dirty.js';
+import { BucketedListService } from './lists/list-service.js';
 import { contactPointsOrLocalNode } from './local-cassandra/node.js';
 import { whenOrphaned } from './local-cassandra/orphan-watch.js';
+import { nowPosition } from './model/clock.js';
 import { CassandraGraphStore } from './store/cassandra/graph-store.js';
 import { CQL_DIR, openMigratedKeyspace } from './store/cassandra/keyspace.js';
 import { schemaPresent } from './store/cassandra/migrate.js';
-import { nowPosition } from './store/store.js';
 
 async function main() {
   let config: ReturnType<typeof loadConfig>;

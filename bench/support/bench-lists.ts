@@ -3,10 +3,11 @@
  * rows are written under layouts 1, 8, 16 and 64 at once (codes of different layouts never share
  * a partition), so every layout is measured on the same rows. Loaded once; later runs reuse it.
  */
+
+import type { ListKey } from '../../src/model/types.js';
 import type { CqlClient } from '../../src/store/cassandra/client.js';
 import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';
 import { openMigratedKeyspace } from '../../src/store/cassandra/keyspace.js';
-import type { ListKey } from '../../src/store/types.js';
 import { followersOf, loadRows, syntheticRows } from '../../test/support/list-fixtures.js';
 
 export const BENCH_LAYOUTS = [1, 8, 16, 64] as const;

@@ -7,7 +7,7 @@ import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { GraphService } from '../../src/graph/graph-service.js';
-import { BucketedListService } from '../../src/graph/list-service.js';
+import { BucketedListService } from '../../src/lists/list-service.js';
 import type { CqlClient } from '../../src/store/cassandra/client.js';
 import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';
 import { openMigratedKeyspace } from '../../src/store/cassandra/keyspace.js';

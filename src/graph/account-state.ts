@@ -46,12 +46,14 @@
  * names. Reads that serve a request (pages, set queries) keep `deactivatedFilter`: their batches
  * are small and must see a flip at once.
  */
-import type { AccountTaskStore, CountStore, ListStore, UserStore } from '../store/store.js';
-import { nowPosition } from '../store/store.js';
-import type { AccountTask, Direction, ListEntry, ListKey, Position, UserId } from '../store/types.js';
-import { bucketCodeOf } from './buckets.js';
-import type { MemberFilter } from './contracts.js';
-import { type WalkCursor, walkList } from './list-walker.js';
+
+import type { MemberFilter } from '../lists/contracts.js';
+import { type WalkCursor, walkList } from '../lists/list-walker.js';
+import { bucketCodeOf } from '../model/buckets.js';
+import { nowPosition } from '../model/clock.js';
+import type { Direction, ListEntry, ListKey, Position, UserId } from '../model/types.js';
+import type { AccountTask } from '../ports/records.js';
+import type { AccountTaskStore, CountStore, ListStore, UserStore } from '../ports/store.js';
 import { COUNT_LEASE_MICROS } from './pair-writer.js';
 
 export type AccountStateStore = Pick<UserStore, 'getUsers'> &

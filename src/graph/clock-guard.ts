@@ -14,8 +14,9 @@
  * than `maxAgeMs`; otherwise it is refused (`ClockSkewError`, HTTP 503) and nothing is written.
  * A failed check (the database unreachable) keeps the last good one until it ages out.
  */
-import type { Position } from '../store/types.js';
-import { ClockSkewError } from './errors.js';
+
+import { ClockSkewError } from '../model/errors.js';
+import type { Position } from '../model/types.js';
 
 export interface ClockGuardOptions {
   /** Largest allowed distance between this instance's clock and the database's (ms). */

@@ -15,39 +15,19 @@
  * fold agree, and a refusal can be reported as an error.
  */
 import { randomBytes } from 'node:crypto';
-import { SetCursorCodec } from '../cursor/set-cursor.js';
-import { type GraphStore, nowPosition } from '../store/store.js';
 import type {
-  Direction,
-  ListKey,
-  OpKind,
-  PairOp,
-  Position,
-  Relation,
-  UserId,
-  UserRecord,
-} from '../store/types.js';
-import { deactivatedFilter, newMarkTask, runMarkCounterparts } from './account-state.js';
-import { UNGUARDED, type WriteClock } from './clock-guard.js';
-import type {
-  Counts,
-  FollowState,
-  FollowStatus,
-  GraphApi,
   ListItem,
   ListPage,
   ListQueryOptions,
   ListService,
   MemberFilter,
-  MutationOptions,
-  MutationResult,
-  Relationship,
-  RelationshipFlags,
   ScanPage,
-  SetQueryKind,
-  SuggestionItem,
   TimeRange,
-} from './contracts.js';
+} from '../lists/contracts.js';
+import type { SetQueryKind } from '../lists/cursor/set-cursor.js';
+import { SetCursorCodec } from '../lists/cursor/set-cursor.js';
+import { walkList } from '../lists/list-walker.js';
+import { nowPosition } from '../model/clock.js';
 import {
   BlockedError,
   FollowingCapError,
@@ -59,8 +39,32 @@ import {
   PositionTooOldError,
   SelfFollowError,
   UserNotFoundError,
-} from './errors.js';
-import { walkList } from './list-walker.js';
+} from '../model/errors.js';
+import { setRecent } from '../model/recent-map.js';
+import type {
+  Direction,
+  ListKey,
+  OpKind,
+  PairOp,
+  Position,
+  Relation,
+  UserId,
+  UserRecord,
+} from '../model/types.js';
+import type { GraphStore } from '../ports/store.js';
+import { deactivatedFilter, newMarkTask, runMarkCounterparts } from './account-state.js';
+import { UNGUARDED, type WriteClock } from './clock-guard.js';
+import type {
+  Counts,
+  FollowState,
+  FollowStatus,
+  GraphApi,
+  MutationOptions,
+  MutationResult,
+  Relationship,
+  RelationshipFlags,
+  SuggestionItem,
+} from './contracts.js';
 import { activeEdge, type PairFold } from './pair-fold.js';
 import {
   type AppliedOp,
@@ -73,7 +77,6 @@ import {
   readPair,
 } from './pair-history.js';
 import { listIn, listOut, markAfterFailure, markBeforeWrite } from './pair-writer.js';
-import { setRecent } from './recent-map.js';
 import { type SetPage, type SetPageStats, SetQueries } from './set-queries.js';
 import { readSuggestions } from './suggestions.js';
 

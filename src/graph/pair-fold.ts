@@ -38,16 +38,10 @@
  * Limits. Versions are ≈ position·1024, far above wall-clock µs: every other writer of the edge
  * and list tables (growth's `dropBucket`) must use `wallClockVersion()` from here.
  */
-import type {
-  EdgeRecord,
-  OpKind,
-  PairCheckpoint,
-  PairOp,
-  Position,
-  Relation,
-  StoredPairOp,
-  UserId,
-} from '../store/types.js';
+import { LENGTH_SLOTS } from '../model/clock.js';
+import type { EdgeRecord, OpKind, PairOp, Position, Relation, UserId } from '../model/types.js';
+
+import type { PairCheckpoint, StoredPairOp } from '../ports/records.js';
 
 /** `fwd`: the edge `op.source → op.target`; `rev`: `op.target → op.source`. */
 type Side = 'fwd' | 'rev';
@@ -249,8 +243,6 @@ export function activeSet(fold: PairFold): Map<string, Position> {
   return out;
 }
 
-const LENGTH_SLOTS = 1024n;
-
 /** Largest count term of a version; `pair-history.ts` keeps every accepted view below it. */
 export const MAX_VERSION_COUNT = Number(LENGTH_SLOTS) - 1;
 
@@ -283,13 +275,4 @@ export function pairVersion(view: {
     return 0n;
   }
   return newest * LENGTH_SLOTS + BigInt(Math.min(Math.max(total - base, 0), MAX_VERSION_COUNT));
-}
-
-/**
- * A write version for writers of the edge and list tables outside the pair fold (e.g. dropping a
- * bucket after a growth): above the version of every pair history whose newest position is at
- * most `now` (µs).
- */
-export function wallClockVersion(nowMicros: Position): bigint {
-  return nowMicros * LENGTH_SLOTS + (LENGTH_SLOTS - 1n);
 }

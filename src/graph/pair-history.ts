@@ -85,20 +85,18 @@
  * protocol must not write while this one does (its settle and its cells differ): upgrade by
  * stopping them first. The repair job restores agreement of the projections beyond that.
  */
-import { type GraphStore, StoreUnavailableError } from '../store/store.js';
-import type {
-  EdgeRecord,
-  PairCheckpoint,
-  PairHistory,
-  PairOp,
-  PendingCompaction,
-  Position,
-  StoredPairOp,
-  UserId,
-} from '../store/types.js';
+
+import type { ListService } from '../lists/contracts.js';
+import {
+  PairBusyError,
+  PositionOutOfRangeError,
+  PositionTooOldError,
+  StoreUnavailableError,
+} from '../model/errors.js';
+import type { EdgeRecord, PairOp, Position, UserId } from '../model/types.js';
+import type { PairCheckpoint, PairHistory, PendingCompaction, StoredPairOp } from '../ports/records.js';
+import type { GraphStore } from '../ports/store.js';
 import type { WriteClock } from './clock-guard.js';
-import type { ListService } from './contracts.js';
-import { PairBusyError, PositionOutOfRangeError, PositionTooOldError } from './errors.js';
 import { compareOps, containsOp, edgeKey, foldPair, MAX_VERSION_COUNT, type PairFold } from './pair-fold.js';
 import {
   applyCountDeltas,

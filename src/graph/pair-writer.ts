@@ -34,22 +34,13 @@
  * process died in between) with its list row, no increment and no mark: its retry counted nothing
  * (the first read already showed the edge) and the count read `exact: true` while one short.
  */
-import type { GraphStore } from '../store/store.js';
-import type {
-  BucketLayout,
-  EdgeWrite,
-  ListKey,
-  ListRowWrite,
-  PairCheckpoint,
-  PairOp,
-  Position,
-  Relation,
-  StoredPairOp,
-  UserId,
-} from '../store/types.js';
-import { listId } from '../store/types.js';
-import { bucketCodeOf, bucketOf, writeBucketCodes } from './buckets.js';
-import type { ListService } from './contracts.js';
+
+import type { ListService } from '../lists/contracts.js';
+import { bucketCodeOf, bucketOf, writeBucketCodes } from '../model/buckets.js';
+import type { BucketLayout, ListKey, PairOp, Position, Relation, UserId } from '../model/types.js';
+import { listId } from '../model/types.js';
+import type { EdgeWrite, ListRowWrite, PairCheckpoint, StoredPairOp } from '../ports/records.js';
+import type { GraphStore } from '../ports/store.js';
 import {
   compareOps,
   containsOp,

@@ -30,10 +30,11 @@
  * to every batch of the walk, and a cursor sealed after a batch that has not passed it yet (a
  * budget stop) carries it on.
  */
-import type { DrivingSide, SetCursorCodec, SetQueryKind } from '../cursor/set-cursor.js';
-import type { ListEntry, ListKey, UserId } from '../store/types.js';
-import type { ListItem, ListService, MemberFilter, TimeRange } from './contracts.js';
-import { InvalidInputError } from './errors.js';
+
+import type { ListItem, ListService, MemberFilter, TimeRange } from '../lists/contracts.js';
+import type { DrivingSide, SetCursorCodec, SetQueryKind } from '../lists/cursor/set-cursor.js';
+import { InvalidInputError } from '../model/errors.js';
+import type { ListEntry, ListKey, UserId } from '../model/types.js';
 
 /** Most ids one `contains` probe takes (`MAX_CONTAINS_IDS`). */
 export const MAX_SET_BATCH = 1000;

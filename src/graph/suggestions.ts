@@ -14,8 +14,9 @@
  * user's follows, requests and blocks edges and its bucketed inverse blocks for those ids and the
  * intermediaries (≤ 300 more), plus those accounts' user rows.
  */
-import type { GraphStore } from '../store/store.js';
-import type { UserId } from '../store/types.js';
+
+import type { UserId } from '../model/types.js';
+import type { GraphStore } from '../ports/store.js';
 import type { SuggestionItem } from './contracts.js';
 
 export async function readSuggestions(

@@ -4,7 +4,7 @@
  * Design note. Every failure a client can see has a stable `code` from `ERROR_CODES`; `STATUS`
  * and `TITLE` are `Record<ErrorCode, …>`, so adding a code without a status is a type error.
  * Domain errors are translated by `DOMAIN_RULES`, one rule per class of the domain's one list
- * (`DOMAIN_ERRORS` in `graph/errors.ts`) and no default: `Unmapped` names any class of the list
+ * (`DOMAIN_ERRORS` in `model/errors.ts`) and no default: `Unmapped` names any class of the list
  * without a rule, and the build fails unless it is `never`. (Rules are keyed by class, not by
  * `name`, because the store's error classes do not declare literal names.) Bodies never carry
  * a stack, a driver message or CQL: `detail` is either our own sentence or a domain error's
@@ -32,7 +32,7 @@ import {
   StoreUnavailableError,
   UserNotFoundError,
   UsernameTakenError,
-} from '../graph/errors.js';
+} from '../model/errors.js';
 
 export const ERROR_CODES = [
   'validation_failed',

@@ -13,7 +13,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
-import type { Receipt, UserId } from '../graph/contracts.js';
+import type { UserId } from '../model/types.js';
+import type { Receipt } from '../ports/records.js';
 import { principalOf } from './auth.js';
 import { ApiError } from './errors.js';
 

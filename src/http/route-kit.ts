@@ -4,8 +4,10 @@
  */
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
-import type { GraphApi, ListKey, ListPage, MutationOptions, UserId } from '../graph/contracts.js';
-import { NotVisibleError } from '../graph/errors.js';
+import type { GraphApi, MutationOptions } from '../graph/contracts.js';
+import type { ListPage } from '../lists/contracts.js';
+import { NotVisibleError } from '../model/errors.js';
+import type { ListKey, UserId } from '../model/types.js';
 import { type AuthVariables, type Principal, principalOf } from './auth.js';
 import { ApiError } from './errors.js';
 import { parsePosition, parseUserId } from './ids.js';

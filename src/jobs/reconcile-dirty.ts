@@ -54,18 +54,14 @@
  */
 
 import { registryFilter } from '../graph/account-state.js';
-import { bucketCode, readBucketCodes } from '../graph/buckets.js';
 import type { WriteClock } from '../graph/clock-guard.js';
-import type { MemberFilter } from '../graph/contracts.js';
-import { countBucket } from '../graph/list-walker.js';
-import {
-  type CountStore,
-  DIRTY_SHARDS,
-  type ListStore,
-  nowPosition,
-  type UserStore,
-} from '../store/store.js';
-import type { BucketLayout, DirtyMark, ListKey, Position } from '../store/types.js';
+import type { MemberFilter } from '../lists/contracts.js';
+import { countBucket } from '../lists/list-walker.js';
+import { bucketCode, readBucketCodes } from '../model/buckets.js';
+import { nowPosition } from '../model/clock.js';
+import type { BucketLayout, ListKey, Position } from '../model/types.js';
+import type { DirtyMark } from '../ports/records.js';
+import { type CountStore, DIRTY_SHARDS, type ListStore, type UserStore } from '../ports/store.js';
 
 export interface ReconcileDirtyOptions {
   /** Marks read per shard per pass (default 1000). */

@@ -11,10 +11,11 @@
  * operation: it reads the whole list.
  */
 import { registryFilter } from '../graph/account-state.js';
-import { readBucketCodes } from '../graph/buckets.js';
-import { countBucket, walkList } from '../graph/list-walker.js';
-import { type GraphStore, nowPosition } from '../store/store.js';
-import { type Direction, type ListKey, RELATIONS, type Relation, type UserId } from '../store/types.js';
+import { countBucket, walkList } from '../lists/list-walker.js';
+import { readBucketCodes } from '../model/buckets.js';
+import { nowPosition } from '../model/clock.js';
+import { type Direction, type ListKey, RELATIONS, type Relation, type UserId } from '../model/types.js';
+import type { GraphStore } from '../ports/store.js';
 
 export interface ReconcileResult {
   list: ListKey;

@@ -59,26 +59,28 @@
  * write half-done: that is reported as drift and the repair is a harmless rewrite.
  */
 import { registryFilter } from '../graph/account-state.js';
-import { bucketCodeOf, readBucketCodes } from '../graph/buckets.js';
-import type { MemberFilter } from '../graph/contracts.js';
-import { countBucket } from '../graph/list-walker.js';
 import { edgeKey } from '../graph/pair-fold.js';
 import { foldView, listIn, listOut, type PairWriterDeps, projections } from '../graph/pair-writer.js';
-import { nowPosition } from '../store/store.js';
+import type { MemberFilter } from '../lists/contracts.js';
+import { countBucket } from '../lists/list-walker.js';
+import { bucketCodeOf, readBucketCodes } from '../model/buckets.js';
+import { nowPosition } from '../model/clock.js';
 import {
   type BucketLayout,
   type EdgeRecord,
   type ListEntry,
   type ListKey,
   listId,
+  type UserId,
+} from '../model/types.js';
+import {
   MAX_TOKEN,
   MIN_TOKEN,
   type ScannedKey,
   type ScanTable,
   type SweepProgress,
   type TokenRange,
-  type UserId,
-} from '../store/types.js';
+} from '../ports/records.js';
 import { repairPairFolded, type StrayRow } from './repair.js';
 
 export const DRIFT_KINDS = [

@@ -16,20 +16,20 @@
  * when both users are named.
  */
 
-import { walkList } from '../graph/list-walker.js';
-import { edgeKey, pairVersion, wallClockVersion } from '../graph/pair-fold.js';
+import { edgeKey, pairVersion } from '../graph/pair-fold.js';
 import { type PairWriterDeps, writePairView } from '../graph/pair-writer.js';
-import { nowPosition } from '../store/store.js';
+import { walkList } from '../lists/list-walker.js';
+import { nowPosition, wallClockVersion } from '../model/clock.js';
 import {
   type Direction,
   type EdgeRecord,
   type ListKey,
-  type ListRowWrite,
   type Position,
   RELATIONS,
   type Relation,
   type UserId,
-} from '../store/types.js';
+} from '../model/types.js';
+import type { ListRowWrite } from '../ports/records.js';
 
 export interface RepairResult {
   a: UserId;

@@ -5,7 +5,7 @@
  * otherwise).
  */
 import { loadConfig } from '../config.js';
-import { BucketedListService } from '../graph/list-service.js';
+import { BucketedListService } from '../lists/list-service.js';
 import { contactPointsOrLocalNode } from '../local-cassandra/node.js';
 import { CassandraGraphStore } from '../store/cassandra/graph-store.js';
 import { openMigratedKeyspace } from '../store/cassandra/keyspace.js';

@@ -48,9 +48,11 @@
  * Users with no follows are not in the snapshot; their older suggestions stay (read-time filters
  * still apply).
  */
-import type { GraphStore } from '../store/store.js';
-import { nowPosition } from '../store/store.js';
-import type { ListEntry, Suggestion, UserId } from '../store/types.js';
+
+import { nowPosition } from '../model/clock.js';
+import type { ListEntry, UserId } from '../model/types.js';
+import type { Suggestion } from '../ports/records.js';
+import type { GraphStore } from '../ports/store.js';
 import { splitRing } from './repair-sweep.js';
 
 /** The tables the snapshot scans: the follow lists and the users (deactivated, hide_lists). */

@@ -3,7 +3,8 @@
  * as decimal strings. Both stores use it, so a tie between two checkpoints of the same horizon is
  * broken the same way (the larger serialized value wins, as Cassandra's cell tie rule does).
  */
-import type { EdgeRecord, PairCheckpoint, Relation } from './types.js';
+import type { EdgeRecord, Relation } from '../model/types.js';
+import type { PairCheckpoint } from '../ports/records.js';
 
 interface StoredEdge {
   s: string;

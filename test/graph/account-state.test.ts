@@ -11,12 +11,12 @@ import {
   newMarkTask,
   runMarkCounterparts,
 } from '../../src/graph/account-state.js';
-import { bucketCodeOf } from '../../src/graph/buckets.js';
 import { GraphService } from '../../src/graph/graph-service.js';
 import { reconcileDirty } from '../../src/jobs/reconcile-dirty.js';
+import { bucketCodeOf } from '../../src/model/buckets.js';
+import type { DirtyMark } from '../../src/ports/records.js';
+import { DIRTY_SHARDS } from '../../src/ports/store.js';
 import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
-import { DIRTY_SHARDS } from '../../src/store/store.js';
-import type { DirtyMark } from '../../src/store/types.js';
 import { SingleBucketLists } from './support/single-bucket-lists.js';
 
 const D = 1n;

@@ -9,8 +9,9 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { GraphService } from '../../src/graph/graph-service.js';
 import { reconcileDirty } from '../../src/jobs/reconcile-dirty.js';
+import type { UserId } from '../../src/model/types.js';
+import type { AccountTask } from '../../src/ports/records.js';
 import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';
-import type { AccountTask, UserId } from '../../src/store/types.js';
 import { type TestKeyspace, testKeyspace } from '../support/cassandra.js';
 import { SingleBucketLists } from './support/single-bucket-lists.js';
 

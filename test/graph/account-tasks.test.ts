@@ -7,9 +7,10 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { ACCEPT_TASK_SETTLE_MICROS, GraphService } from '../../src/graph/graph-service.js';
 import { reconcileDirty } from '../../src/jobs/reconcile-dirty.js';
+import { StoreUnavailableError } from '../../src/model/errors.js';
+import type { UserRecord } from '../../src/model/types.js';
+import type { AccountTask } from '../../src/ports/records.js';
 import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
-import { StoreUnavailableError } from '../../src/store/store.js';
-import type { AccountTask, UserRecord } from '../../src/store/types.js';
 import { SingleBucketLists } from './support/single-bucket-lists.js';
 
 const OWNER = 1n;

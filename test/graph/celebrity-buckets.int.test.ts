@@ -7,11 +7,11 @@
  * them — at most min(N, k). Probes taken at every growth step must be correct.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bucketCode, bucketOf } from '../../src/graph/buckets.js';
 import { GraphService } from '../../src/graph/graph-service.js';
-import { BucketedListService } from '../../src/graph/list-service.js';
+import { BucketedListService } from '../../src/lists/list-service.js';
+import { bucketCode, bucketOf } from '../../src/model/buckets.js';
+import type { ListKey } from '../../src/model/types.js';
 import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';
-import type { ListKey } from '../../src/store/types.js';
 import { type TestKeyspace, testKeyspace } from '../support/cassandra.js';
 
 const CELEB = 900_000n;

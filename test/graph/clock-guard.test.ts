@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ClockGuard } from '../../src/graph/clock-guard.js';
-import { ClockSkewError } from '../../src/graph/errors.js';
+import { ClockSkewError } from '../../src/model/errors.js';
 
 /** A database clock, our wall clock (µs) and a monotonic clock (ms), each settable. */
 function clocks(o: { dbMs: number; wallMs: number; roundTripMs?: number }) {

@@ -18,11 +18,11 @@
 
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { PairBusyError, PositionTooOldError } from '../../src/graph/errors.js';
 import { GraphService } from '../../src/graph/graph-service.js';
 import { reconcileUsers } from '../../src/jobs/reconcile.js';
+import { PairBusyError, PositionTooOldError } from '../../src/model/errors.js';
+import { RELATIONS, type Relation } from '../../src/model/types.js';
 import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';
-import { RELATIONS, type Relation } from '../../src/store/types.js';
 import { type TestKeyspace, testKeyspace } from '../support/cassandra.js';
 import { knob } from '../support/soak.js';
 import { countName, snapshot } from './support/graph-snapshot.js';

@@ -9,9 +9,11 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { GraphService } from '../../src/graph/graph-service.js';
 import { COUNT_LEASE_MICROS } from '../../src/graph/pair-writer.js';
 import { reconcileDirty } from '../../src/jobs/reconcile-dirty.js';
+import { nowPosition } from '../../src/model/clock.js';
+import { StoreUnavailableError } from '../../src/model/errors.js';
+import type { ListKey } from '../../src/model/types.js';
+import type { EdgeWrite, ListRowWrite } from '../../src/ports/records.js';
 import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
-import { nowPosition, StoreUnavailableError } from '../../src/store/store.js';
-import type { EdgeWrite, ListKey, ListRowWrite } from '../../src/store/types.js';
 import { SingleBucketLists } from './support/single-bucket-lists.js';
 
 const followersOf = (userId: bigint): ListKey => ({ userId, relation: 'follows', direction: 'in' });

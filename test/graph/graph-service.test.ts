@@ -1,4 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
+import { GraphService } from '../../src/graph/graph-service.js';
 import {
   BlockedError,
   FollowingCapError,
@@ -9,11 +10,10 @@ import {
   PositionOutOfRangeError,
   SelfFollowError,
   UserNotFoundError,
-} from '../../src/graph/errors.js';
-import { GraphService } from '../../src/graph/graph-service.js';
+  UsernameTakenError,
+} from '../../src/model/errors.js';
+import type { ListKey, Relation } from '../../src/model/types.js';
 import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
-import { UsernameTakenError } from '../../src/store/store.js';
-import type { ListKey, Relation } from '../../src/store/types.js';
 import { SingleBucketLists } from './support/single-bucket-lists.js';
 
 const [ada, bo, cy, dee] = [1n, 2n, 3n, 4n];

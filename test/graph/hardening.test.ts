@@ -4,10 +4,10 @@
  * real-node twins (long toggling, batch size) are in `hardening.int.test.ts`.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
-import { FollowingCapError, PairBusyError, PositionTooOldError } from '../../src/graph/errors.js';
 import { GraphService, type GraphServiceOptions } from '../../src/graph/graph-service.js';
+import { FollowingCapError, PairBusyError, PositionTooOldError } from '../../src/model/errors.js';
+import type { ListKey } from '../../src/model/types.js';
 import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
-import type { ListKey } from '../../src/store/types.js';
 import { SingleBucketLists } from './support/single-bucket-lists.js';
 
 const [ada, bo] = [1n, 2n];

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { GraphService } from '../../src/graph/graph-service.js';
 import { reconcileList, reconcileUsers } from '../../src/jobs/reconcile.js';
 import { repairPair, repairUsers } from '../../src/jobs/repair.js';
+import type { ListKey } from '../../src/model/types.js';
 import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
-import type { ListKey } from '../../src/store/types.js';
 import { SingleBucketLists } from './support/single-bucket-lists.js';
 
 const followersOf = (userId: bigint): ListKey => ({ userId, relation: 'follows', direction: 'in' });

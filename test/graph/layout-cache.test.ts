@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { BucketedListService } from '../../src/graph/list-service.js';
+import { BucketedListService } from '../../src/lists/list-service.js';
+import type { ListKey } from '../../src/model/types.js';
 import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
-import type { ListKey } from '../../src/store/types.js';
 
 const following = (userId: bigint): ListKey => ({ userId, relation: 'follows', direction: 'out' });
 const cacheKeys = (s: BucketedListService) => [

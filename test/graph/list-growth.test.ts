@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { bucketCode, writeBucketCodes } from '../../src/graph/buckets.js';
-import { GrowthConflictError, growList } from '../../src/graph/list-growth.js';
-import { BucketedListService, bucketsForSize } from '../../src/graph/list-service.js';
+import { GrowthConflictError, growList } from '../../src/lists/list-growth.js';
+import { BucketedListService, bucketsForSize } from '../../src/lists/list-service.js';
+import { bucketCode, writeBucketCodes } from '../../src/model/buckets.js';
+import type { ListEntry, ListKey } from '../../src/model/types.js';
 import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
-import type { ListEntry, ListKey } from '../../src/store/types.js';
 import { followersOf, loadRows, newestFirst, syntheticRows } from '../support/list-fixtures.js';
 
 const noSleep = () => Promise.resolve();

@@ -8,11 +8,11 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { MemberFilter, PageOptions } from '../../src/graph/contracts.js';
-import { InvalidCursorError, InvalidInputError } from '../../src/graph/errors.js';
-import { BucketedListService, type ListReadStats, pageBudget } from '../../src/graph/list-service.js';
-import type { GraphStore } from '../../src/store/store.js';
-import type { ListEntry, ListKey } from '../../src/store/types.js';
+import type { MemberFilter, PageOptions } from '../../src/lists/contracts.js';
+import { BucketedListService, type ListReadStats, pageBudget } from '../../src/lists/list-service.js';
+import { InvalidCursorError, InvalidInputError } from '../../src/model/errors.js';
+import type { ListEntry, ListKey } from '../../src/model/types.js';
+import type { GraphStore } from '../../src/ports/store.js';
 import { followersOf, loadRows, newestFirst, syntheticRows } from '../support/list-fixtures.js';
 
 export interface ListPagingFixture {

@@ -5,12 +5,12 @@
  * resume after a kill, and the per-page cost at N = 64. Every assertion compares whole values.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeBucketCodes } from '../../src/graph/buckets.js';
-import type { GrowthProgress } from '../../src/graph/list-growth.js';
-import { BucketedListService, type ListReadStats } from '../../src/graph/list-service.js';
-import type { GraphStore } from '../../src/store/store.js';
-import { nowPosition } from '../../src/store/store.js';
-import type { ListEntry, ListKey } from '../../src/store/types.js';
+import type { GrowthProgress } from '../../src/lists/list-growth.js';
+import { BucketedListService, type ListReadStats } from '../../src/lists/list-service.js';
+import { writeBucketCodes } from '../../src/model/buckets.js';
+import { nowPosition } from '../../src/model/clock.js';
+import type { ListEntry, ListKey } from '../../src/model/types.js';
+import type { GraphStore } from '../../src/ports/store.js';
 import { followersOf, loadRows, newestFirst, syntheticRows } from '../support/list-fixtures.js';
 
 export interface ListScenarioSizes {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { bucketCode, bucketOf } from '../../src/graph/buckets.js';
-import { type WalkCursor, walkList } from '../../src/graph/list-walker.js';
+import { type WalkCursor, walkList } from '../../src/lists/list-walker.js';
+import { bucketCode, bucketOf } from '../../src/model/buckets.js';
+import type { ListEntry, ListKey } from '../../src/model/types.js';
 import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
-import type { ListEntry, ListKey } from '../../src/store/types.js';
 
 const list: ListKey = { userId: 7n, relation: 'follows', direction: 'in' };
 

@@ -8,11 +8,11 @@
  * follow and a block go through the service, retried on pair_busy as a client would.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { PairBusyError } from '../../src/graph/errors.js';
 import { GraphService } from '../../src/graph/graph-service.js';
 import { DEFAULT_HISTORY_POLICY } from '../../src/graph/pair-history.js';
+import { PairBusyError } from '../../src/model/errors.js';
+import { PAIR_READ_ROWS } from '../../src/ports/records.js';
 import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';
-import { PAIR_READ_ROWS } from '../../src/store/types.js';
 import { type TestKeyspace, testKeyspace } from '../support/cassandra.js';
 import { SingleBucketLists } from './support/single-bucket-lists.js';
 

@@ -13,14 +13,14 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClockGuard } from '../../src/graph/clock-guard.js';
-import { PositionTooOldError } from '../../src/graph/errors.js';
 import { GraphService } from '../../src/graph/graph-service.js';
 import type { HistoryPolicy } from '../../src/graph/pair-history.js';
 import { foldView } from '../../src/graph/pair-writer.js';
 import { reconcileDirty } from '../../src/jobs/reconcile-dirty.js';
+import { nowPosition } from '../../src/model/clock.js';
+import { PositionTooOldError } from '../../src/model/errors.js';
+import type { ListKey, Position, UserId } from '../../src/model/types.js';
 import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';
-import { nowPosition } from '../../src/store/store.js';
-import type { ListKey, Position, UserId } from '../../src/store/types.js';
 import { bearer, buildTestApp, call, problem } from '../http/support/app.js';
 import { type TestKeyspace, testKeyspace } from '../support/cassandra.js';
 import { HeldStore } from './support/held-store.js';

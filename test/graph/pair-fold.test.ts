@@ -8,7 +8,7 @@ import {
   type PairFold,
   pairVersion,
 } from '../../src/graph/pair-fold.js';
-import { OP_KINDS, type OpKind, type PairOp } from '../../src/store/types.js';
+import { OP_KINDS, type OpKind, type PairOp } from '../../src/model/types.js';
 
 const A = 1n;
 const B = 2n;

@@ -10,9 +10,9 @@ import { registryFilter } from '../../src/graph/account-state.js';
 import { GraphService } from '../../src/graph/graph-service.js';
 import { reconcileList } from '../../src/jobs/reconcile.js';
 import { reconcileDirty } from '../../src/jobs/reconcile-dirty.js';
+import type { UserId } from '../../src/model/types.js';
+import { DIRTY_SHARDS } from '../../src/ports/store.js';
 import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
-import { DIRTY_SHARDS } from '../../src/store/store.js';
-import type { UserId } from '../../src/store/types.js';
 import { SingleBucketLists } from './support/single-bucket-lists.js';
 
 const CELEB = 1n;

@@ -6,11 +6,11 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { bucketCode, bucketOf } from '../../src/graph/buckets.js';
-import { InvalidInputError } from '../../src/graph/errors.js';
-import { BucketedListService, type ListReadStats } from '../../src/graph/list-service.js';
+import { BucketedListService, type ListReadStats } from '../../src/lists/list-service.js';
+import { bucketCode, bucketOf } from '../../src/model/buckets.js';
+import { InvalidInputError } from '../../src/model/errors.js';
+import type { ListEntry, ListKey } from '../../src/model/types.js';
 import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
-import type { ListEntry, ListKey } from '../../src/store/types.js';
 
 const list: ListKey = { userId: 1n, relation: 'follows', direction: 'in' };
 const MEMBERS = 4000;

@@ -6,14 +6,14 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ListItem, MemberFilter } from '../../src/graph/contracts.js';
 import { GraphService } from '../../src/graph/graph-service.js';
-import { BucketedListService } from '../../src/graph/list-service.js';
-import { walkList } from '../../src/graph/list-walker.js';
 import type { SetPageStats } from '../../src/graph/set-queries.js';
+import type { ListItem, MemberFilter } from '../../src/lists/contracts.js';
+import { BucketedListService } from '../../src/lists/list-service.js';
+import { walkList } from '../../src/lists/list-walker.js';
+import { nowPosition } from '../../src/model/clock.js';
+import type { ListKey, UserId } from '../../src/model/types.js';
 import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';
-import { nowPosition } from '../../src/store/store.js';
-import type { ListKey, UserId } from '../../src/store/types.js';
 import { type TestKeyspace, testKeyspace } from '../support/cassandra.js';
 import { followersOf, loadRows, newestFirst, syntheticRows } from '../support/list-fixtures.js';
 import { chunk, graphArb, reference, seedOf, walkSet, writeGraph } from './support/set-reference.js';

@@ -6,15 +6,15 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { SetCursorCodec } from '../../src/cursor/set-cursor.js';
-import type { MemberFilter } from '../../src/graph/contracts.js';
-import { InvalidCursorError } from '../../src/graph/errors.js';
 import { GraphService } from '../../src/graph/graph-service.js';
-import { BucketedListService } from '../../src/graph/list-service.js';
 import type { SetPageStats } from '../../src/graph/set-queries.js';
+import type { MemberFilter } from '../../src/lists/contracts.js';
+import { SetCursorCodec } from '../../src/lists/cursor/set-cursor.js';
+import { BucketedListService } from '../../src/lists/list-service.js';
+import { nowPosition } from '../../src/model/clock.js';
+import { InvalidCursorError } from '../../src/model/errors.js';
+import type { UserId } from '../../src/model/types.js';
 import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
-import { nowPosition } from '../../src/store/store.js';
-import type { UserId } from '../../src/store/types.js';
 import {
   chunk,
   expectWalksMatch,

@@ -6,11 +6,11 @@
  * to 8 processes.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { FollowingCapError } from '../../src/graph/errors.js';
 import { GraphService } from '../../src/graph/graph-service.js';
-import { BucketedListService, SIZE_CHECK_MAX_AGE_MS } from '../../src/graph/list-service.js';
+import { BucketedListService, SIZE_CHECK_MAX_AGE_MS } from '../../src/lists/list-service.js';
+import { FollowingCapError } from '../../src/model/errors.js';
+import { type ListKey, listId } from '../../src/model/types.js';
 import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
-import { type ListKey, listId } from '../../src/store/types.js';
 import { followersOf } from '../support/list-fixtures.js';
 
 /** A memory store that records every `getCount` by list. */

@@ -5,7 +5,7 @@
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { GraphService } from '../../src/graph/graph-service.js';
-import { BucketedListService } from '../../src/graph/list-service.js';
+import { BucketedListService } from '../../src/lists/list-service.js';
 import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
 import { bearer, buildTestApp, call } from './support/app.js';
 

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { GraphService } from '../../src/graph/graph-service.js';
-import { BucketedListService } from '../../src/graph/list-service.js';
+import { BucketedListService } from '../../src/lists/list-service.js';
 import { type LocalNode, startLocalNode } from '../../src/local-cassandra/node.js';
 import { defaultNodeOptions } from '../../src/local-cassandra/node-options.js';
 import type { CqlClient } from '../../src/store/cassandra/client.js';

@@ -4,6 +4,12 @@
  */
 import { createHmac } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
+import { fromDomainError, problemType, toApiError } from '../../src/http/errors.js';
+import { parseUserId } from '../../src/http/ids.js';
+import { createLogger } from '../../src/http/logger.js';
+import { TokenBucketLimiter } from '../../src/http/rate-limit.js';
+import { ID_MESSAGE } from '../../src/http/schemas.js';
+import { mintToken, tokenCommand } from '../../src/jobs/token.js';
 import {
   BlockedError,
   type DomainError,
@@ -13,15 +19,10 @@ import {
   NoPendingRequestError,
   NotVisibleError,
   SelfFollowError,
+  StoreUnavailableError,
   UserNotFoundError,
-} from '../../src/graph/errors.js';
-import { fromDomainError, problemType, toApiError } from '../../src/http/errors.js';
-import { parseUserId } from '../../src/http/ids.js';
-import { createLogger } from '../../src/http/logger.js';
-import { TokenBucketLimiter } from '../../src/http/rate-limit.js';
-import { ID_MESSAGE } from '../../src/http/schemas.js';
-import { mintToken, tokenCommand } from '../../src/jobs/token.js';
-import { StoreUnavailableError, UsernameTakenError } from '../../src/store/store.js';
+  UsernameTakenError,
+} from '../../src/model/errors.js';
 import { bearer, buildTestApp, call, MapReceipts, stubGraph, TEST_SECRET } from './support/app.js';
 
 const problem = (status: number, code: string, title: string, detail: string, extra: object = {}) => ({

@@ -9,9 +9,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { GraphService } from '../../src/graph/graph-service.js';
-import { BucketedListService } from '../../src/graph/list-service.js';
+import { BucketedListService } from '../../src/lists/list-service.js';
+import type { PairAppend } from '../../src/ports/records.js';
 import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
-import type { PairAppend } from '../../src/store/types.js';
 import { bearer, buildTestApp } from './support/app.js';
 import { readNdjson } from './support/ndjson.js';
 

@@ -4,12 +4,12 @@
  * Here a list is forced into 1,024 buckets (memory store) and walked through HTTP to the end.
  */
 import { describe, expect, it } from 'vitest';
-import { MAX_CURSOR_LENGTH } from '../../src/cursor/cursor-codec.js';
-import { bucketCode, bucketOf } from '../../src/graph/buckets.js';
 import { GraphService } from '../../src/graph/graph-service.js';
-import { BucketedListService } from '../../src/graph/list-service.js';
+import { MAX_CURSOR_LENGTH } from '../../src/lists/cursor/cursor-codec.js';
+import { BucketedListService } from '../../src/lists/list-service.js';
+import { bucketCode, bucketOf } from '../../src/model/buckets.js';
+import type { ListEntry, ListKey } from '../../src/model/types.js';
 import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
-import type { ListEntry, ListKey } from '../../src/store/types.js';
 import { bearer, buildTestApp, call } from './support/app.js';
 
 const OWNER = 1n;

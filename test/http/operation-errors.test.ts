@@ -11,7 +11,7 @@ import {
   NoPendingRequestError,
   SelfFollowError,
   UserNotFoundError,
-} from '../../src/graph/errors.js';
+} from '../../src/model/errors.js';
 import { bearer, buildTestApp, call, problem, stubGraph } from './support/app.js';
 
 const OWNER = 7n;

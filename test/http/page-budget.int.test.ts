@@ -6,8 +6,8 @@
  * `page-budget.test.ts`).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ListKey } from '../../src/model/types.js';
 import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';
-import type { ListKey } from '../../src/store/types.js';
 import { type TestKeyspace, testKeyspace } from '../support/cassandra.js';
 import {
   budgetApp,

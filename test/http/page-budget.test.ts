@@ -8,8 +8,8 @@
  * `direction=newer`, at 3,000 and at 30,000 deactivated members.
  */
 import { describe, expect, it } from 'vitest';
+import type { ListKey } from '../../src/model/types.js';
 import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
-import type { ListKey } from '../../src/store/types.js';
 import {
   budgetApp,
   countingStore,

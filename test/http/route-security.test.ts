@@ -17,11 +17,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { GraphApi } from '../../src/graph/contracts.js';
-import { HiddenError } from '../../src/graph/errors.js';
 import { CLOCK_SKEW_SECONDS } from '../../src/http/auth.js';
 import { IMPORT_BODY_LIMIT_BYTES, IMPORT_PATH } from '../../src/http/routes/following-import.js';
 import { ID_MESSAGE } from '../../src/http/schemas.js';
 import { mintToken } from '../../src/jobs/token.js';
+import { HiddenError } from '../../src/model/errors.js';
 import { bearer, buildTestApp, call, problem, TEST_SECRET } from './support/app.js';
 
 /** Who may call an operation for `{id}`. */

@@ -789,7 +789,7 @@ describe('positions, idempotency, limits and operations on the real store', () =
         onQuery: (name, seconds, ok) => metrics.recorder.observeQuery(name, seconds, ok),
       });
       const { GraphService } = await import('../../src/graph/graph-service.js');
-      const { BucketedListService } = await import('../../src/graph/list-service.js');
+      const { BucketedListService } = await import('../../src/lists/list-service.js');
       const lists = new BucketedListService({
         store,
         cursorSecret: 'x'.repeat(16),

@@ -6,8 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { formatTime } from '../../src/http/times.js';
-import { nowPosition } from '../../src/store/store.js';
-import type { UserId } from '../../src/store/types.js';
+import { nowPosition } from '../../src/model/clock.js';
+import type { UserId } from '../../src/model/types.js';
 import { bearer } from './support/app.js';
 import { loadUsers, readNdjson } from './support/ndjson.js';
 import { type RealApp, realApp } from './support/real-app.js';

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { GraphService } from '../../src/graph/graph-service.js';
 import { reconcileDirty } from '../../src/jobs/reconcile-dirty.js';
-import { StoreUnavailableError } from '../../src/store/store.js';
+import { StoreUnavailableError } from '../../src/model/errors.js';
 import { FaultyStore } from '../graph/support/faulty-store.js';
 import { SingleBucketLists } from '../graph/support/single-bucket-lists.js';
 import { type TestKeyspace, testKeyspace } from '../support/cassandra.js';

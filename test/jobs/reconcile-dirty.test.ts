@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { ClockSkewError } from '../../src/graph/errors.js';
 import { GraphService } from '../../src/graph/graph-service.js';
 import { readCodesFor, reconcileDirty } from '../../src/jobs/reconcile-dirty.js';
+import { ClockSkewError } from '../../src/model/errors.js';
+import type { ListKey } from '../../src/model/types.js';
+import { DIRTY_SHARDS } from '../../src/ports/store.js';
 import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
-import { DIRTY_SHARDS } from '../../src/store/store.js';
-import type { ListKey } from '../../src/store/types.js';
 import { SingleBucketLists } from '../graph/support/single-bucket-lists.js';
 
 const followersOf = (userId: bigint): ListKey => ({ userId, relation: 'follows', direction: 'in' });

@@ -8,8 +8,9 @@ import { GraphService } from '../../src/graph/graph-service.js';
 import { foldView } from '../../src/graph/pair-writer.js';
 import { reconcileDirty } from '../../src/jobs/reconcile-dirty.js';
 import { repairSweep, splitRing } from '../../src/jobs/repair-sweep.js';
+import { RELATIONS } from '../../src/model/types.js';
+import { MAX_TOKEN, MIN_TOKEN } from '../../src/ports/records.js';
 import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
-import { MAX_TOKEN, MIN_TOKEN, RELATIONS } from '../../src/store/types.js';
 import { countName, edgeName, snapshot } from '../graph/support/graph-snapshot.js';
 import { SingleBucketLists } from '../graph/support/single-bucket-lists.js';
 

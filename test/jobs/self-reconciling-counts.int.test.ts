@@ -5,9 +5,9 @@
  * with no job started by hand.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { PairBusyError } from '../../src/graph/errors.js';
 import { GraphService } from '../../src/graph/graph-service.js';
 import { type DirtyReconcilerHandle, startDirtyReconciler } from '../../src/jobs/reconcile-dirty.js';
+import { PairBusyError } from '../../src/model/errors.js';
 import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';
 import { SingleBucketLists } from '../graph/support/single-bucket-lists.js';
 import { type TestKeyspace, testKeyspace } from '../support/cassandra.js';

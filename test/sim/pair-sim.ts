@@ -34,25 +34,18 @@
  * static read and its op read.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { isDomainError, PairBusyError, StoreUnavailableError } from '../../src/graph/errors.js';
 import { GraphService } from '../../src/graph/graph-service.js';
-import { BucketedListService } from '../../src/graph/list-service.js';
 import { compareOps, edgeKey, foldPair, opKey } from '../../src/graph/pair-fold.js';
 import { DEFAULT_HISTORY_POLICY, type HistoryPolicy, settleMicros } from '../../src/graph/pair-history.js';
 import { reconcileList } from '../../src/jobs/reconcile.js';
 import { repairPair } from '../../src/jobs/repair.js';
 import { repairSweep } from '../../src/jobs/repair-sweep.js';
+import { BucketedListService } from '../../src/lists/list-service.js';
+import { isDomainError, PairBusyError, StoreUnavailableError } from '../../src/model/errors.js';
+import type { EdgeRecord, ListKey, OpKind, PairOp, Position, UserId } from '../../src/model/types.js';
+import type { PairHistory } from '../../src/ports/records.js';
 import type { CqlClient } from '../../src/store/cassandra/client.js';
 import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';
-import type {
-  EdgeRecord,
-  ListKey,
-  OpKind,
-  PairHistory,
-  PairOp,
-  Position,
-  UserId,
-} from '../../src/store/types.js';
 import { CqlEngine } from './cql/engine.js';
 import { parseSchema, type Schema, type Term } from './cql/syntax.js';
 import { Scheduler } from './scheduler.js';

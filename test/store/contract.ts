@@ -3,16 +3,11 @@
  * Every assertion compares whole values.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bucketCode, bucketOf, SINGLE_BUCKET } from '../../src/store/buckets.js';
-import type { GraphStore } from '../../src/store/store.js';
-import { UsernameTakenError } from '../../src/store/store.js';
-import {
-  type EdgeRecord,
-  type ListEntry,
-  type ListKey,
-  PAIR_READ_ROWS,
-  type Relation,
-} from '../../src/store/types.js';
+import { bucketCode, bucketOf, SINGLE_BUCKET } from '../../src/model/buckets.js';
+import { UsernameTakenError } from '../../src/model/errors.js';
+import type { EdgeRecord, ListEntry, ListKey, Relation } from '../../src/model/types.js';
+import { PAIR_READ_ROWS } from '../../src/ports/records.js';
+import type { GraphStore } from '../../src/ports/store.js';
 
 export interface StoreFixture {
   store: GraphStore;

@@ -10,14 +10,14 @@ import { copyFile, mkdtemp, readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { bucketsForSize } from '../../src/graph/list-service.js';
-import { bucketCode, bucketOf, readBucketCodes, writeBucketCodes } from '../../src/store/buckets.js';
+import { bucketsForSize } from '../../src/lists/list-service.js';
+import { bucketCode, bucketOf, readBucketCodes, writeBucketCodes } from '../../src/model/buckets.js';
+import type { BucketLayout, Direction, Relation } from '../../src/model/types.js';
+import { RELATIONS } from '../../src/model/types.js';
 import { createCqlClient } from '../../src/store/cassandra/client.js';
 import type { CopyProgress } from '../../src/store/cassandra/data-step.js';
 import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';
 import { migrate } from '../../src/store/cassandra/migrate.js';
-import type { BucketLayout, Direction, Relation } from '../../src/store/types.js';
-import { RELATIONS } from '../../src/store/types.js';
 import { CQL_DIR, type TestKeyspace, testKeyspace } from '../support/cassandra.js';
 
 const REPLICATION = { class: 'SimpleStrategy', replication_factor: 1 };

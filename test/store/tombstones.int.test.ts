@@ -6,9 +6,10 @@
  * gc_grace_seconds).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bucketCode, bucketOf } from '../../src/graph/buckets.js';
+import { bucketCode, bucketOf } from '../../src/model/buckets.js';
+import type { ListEntry, ListKey } from '../../src/model/types.js';
+import type { ListRowWrite } from '../../src/ports/records.js';
 import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';
-import type { ListEntry, ListKey, ListRowWrite } from '../../src/store/types.js';
 import { type TestKeyspace, testKeyspace } from '../support/cassandra.js';
 
 const ROWS = 6000;

@@ -2,10 +2,11 @@
  * Shared by the list benchmarks and the list tests: synthetic follower rows and a concurrent bulk
  * loader that writes them through the store (`writeEdges` with list rows only).
  */
-import { bucketCode, bucketOf } from '../../src/graph/buckets.js';
-import type { GraphStore } from '../../src/store/store.js';
-import { nowPosition } from '../../src/store/store.js';
-import type { ListEntry, ListKey, ListRowWrite } from '../../src/store/types.js';
+import { bucketCode, bucketOf } from '../../src/model/buckets.js';
+import { nowPosition } from '../../src/model/clock.js';
+import type { ListEntry, ListKey } from '../../src/model/types.js';
+import type { ListRowWrite } from '../../src/ports/records.js';
+import type { GraphStore } from '../../src/ports/store.js';
 
 export const followersOf = (userId: bigint): ListKey => ({ userId, relation: 'follows', direction: 'in' });
 

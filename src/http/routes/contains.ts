@@ -1,6 +1,6 @@
 /** `POST …/following/contains` and `POST …/followers/contains`: one shape, two directions. */
 import { createRoute } from '@hono/zod-openapi';
-import type { Direction } from '../../graph/contracts.js';
+import type { Direction } from '../../model/types.js';
 import { actFor } from '../auth.js';
 import { type ApiApp, idOf, problems, type RouteDeps } from '../route-kit.js';
 import { IdParams, IdsBody, IdsResult, NoQuery } from '../schemas.js';

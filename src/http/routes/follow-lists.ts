@@ -1,5 +1,5 @@
 import { createRoute } from '@hono/zod-openapi';
-import type { Direction } from '../../graph/contracts.js';
+import type { Direction } from '../../model/types.js';
 import { principalOf } from '../auth.js';
 import { type ApiApp, assertListsVisible, idOf, listPage, problems, type RouteDeps } from '../route-kit.js';
 import { IdParams, ListPageSchema, ListQuery } from '../schemas.js';

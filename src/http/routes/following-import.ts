@@ -41,9 +41,10 @@
  * before any line runs.
  */
 import { createRoute, z } from '@hono/zod-openapi';
-import type { GraphApi, UserId } from '../../graph/contracts.js';
-import { BlockedError, FollowingCapError, SelfFollowError, UserNotFoundError } from '../../graph/errors.js';
+import type { GraphApi } from '../../graph/contracts.js';
 import { MAX_RELATIONSHIP_IDS } from '../../graph/graph-service.js';
+import { BlockedError, FollowingCapError, SelfFollowError, UserNotFoundError } from '../../model/errors.js';
+import type { UserId } from '../../model/types.js';
 import { actFor } from '../auth.js';
 import { parseUserId } from '../ids.js';
 import { type ApiApp, idOf, problems, type RouteDeps } from '../route-kit.js';

@@ -3,7 +3,8 @@
  * (`PUT`/`DELETE …/{target}`, `GET` the list), declared from one table.
  */
 import { createRoute } from '@hono/zod-openapi';
-import type { GraphApi, MutationOptions, MutationResult, Relation, UserId } from '../../graph/contracts.js';
+import type { GraphApi, MutationOptions, MutationResult } from '../../graph/contracts.js';
+import type { Relation, UserId } from '../../model/types.js';
 import { actFor } from '../auth.js';
 import { type ApiApp, idOf, listPage, mutationOptions, problems, type RouteDeps } from '../route-kit.js';
 import {

@@ -4,7 +4,7 @@
  * is a programming error and propagates unchanged (but never reaches a response body).
  */
 import cassandra from 'cassandra-driver';
-import { StoreUnavailableError } from '../store.js';
+import { StoreUnavailableError } from '../../model/errors.js';
 
 const { errors, types } = cassandra;
 

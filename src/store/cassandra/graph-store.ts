@@ -16,34 +16,31 @@
  * deltas from real transitions, and reconciled against the lists by a job.
  */
 import type cassandra from 'cassandra-driver';
-import { bucketCodeOf, bucketOf, SINGLE_BUCKET } from '../buckets.js';
-import { decodeCheckpoint, encodeCheckpoint } from '../checkpoint-codec.js';
-import type { GraphStore } from '../store.js';
-import {
-  DEACTIVATED_SHARDS,
-  DIRTY_SHARDS,
-  deactivatedShard,
-  nowPosition,
-  UsernameTakenError,
-} from '../store.js';
+import { bucketCodeOf, bucketOf, SINGLE_BUCKET } from '../../model/buckets.js';
+import { nowPosition } from '../../model/clock.js';
+import { UsernameTakenError } from '../../model/errors.js';
 import type {
-  AccountTask,
   BucketLayout,
-  CountSync,
   Direction,
-  DirtyMark,
   EdgeRecord,
-  EdgeWrite,
   ListEntry,
   ListKey,
-  ListRowWrite,
   OpKind,
+  Position,
+  Relation,
+  UserId,
+  UserRecord,
+} from '../../model/types.js';
+import type {
+  AccountTask,
+  CountSync,
+  DirtyMark,
+  EdgeWrite,
+  ListRowWrite,
   PairAppend,
   PairHistory,
-  Position,
   Receipt,
   Reconciliation,
-  Relation,
   ScannedKey,
   ScannedPartition,
   ScanTable,
@@ -51,10 +48,11 @@ import type {
   SuggestionSet,
   SweepProgress,
   TokenRange,
-  UserId,
-  UserRecord,
-} from '../types.js';
-import { PAIR_READ_ROWS, PAIR_STEP_TIME } from '../types.js';
+} from '../../ports/records.js';
+import { PAIR_READ_ROWS, PAIR_STEP_TIME } from '../../ports/records.js';
+import type { GraphStore } from '../../ports/store.js';
+import { DEACTIVATED_SHARDS, DIRTY_SHARDS, deactivatedShard } from '../../ports/store.js';
+import { decodeCheckpoint, encodeCheckpoint } from '../checkpoint-codec.js';
 import type { CqlClient } from './client.js';
 import { isBatchlogTimeout, translated } from './errors.js';
 import { inverseKey, type Row, toEdge, toEntry, toTask, toUser } from './rows.js';

@@ -1,6 +1,7 @@
 /** Row mappers of the Cassandra store: driver rows → the storage vocabulary. */
 import type cassandra from 'cassandra-driver';
-import type { AccountTask, EdgeRecord, ListEntry, ListKey, Relation, UserId, UserRecord } from '../types.js';
+import type { EdgeRecord, ListEntry, ListKey, Relation, UserId, UserRecord } from '../../model/types.js';
+import type { AccountTask } from '../../ports/records.js';
 
 export type Row = cassandra.types.Row;
 

@@ -4,7 +4,8 @@
  * relations in `relation_lists`. Nothing else in the project writes CQL outside `cql/` and the
  * migration runner.
  */
-import type { ListKey, ScanTable } from '../types.js';
+import type { ListKey } from '../../model/types.js';
+import type { ScanTable } from '../../ports/records.js';
 
 /**
  * The three list tables and their partition keys: follows in the card's `following` /

@@ -9,26 +9,29 @@
  */
 
 import murmurhash from 'murmurhash';
-import { bucketCodeOf, bucketOf } from '../buckets.js';
-import { decodeCheckpoint, encodeCheckpoint } from '../checkpoint-codec.js';
-import type { GraphStore } from '../store.js';
-import { DIRTY_SHARDS, UsernameTakenError } from '../store.js';
+import { bucketCodeOf, bucketOf } from '../../model/buckets.js';
+import { UsernameTakenError } from '../../model/errors.js';
 import type {
-  AccountTask,
   BucketLayout,
-  CountSync,
-  DirtyMark,
   EdgeRecord,
-  EdgeWrite,
   ListEntry,
   ListKey,
+  Position,
+  Relation,
+  UserId,
+  UserRecord,
+} from '../../model/types.js';
+import { compareEntries, listId } from '../../model/types.js';
+import type {
+  AccountTask,
+  CountSync,
+  DirtyMark,
+  EdgeWrite,
   ListRowWrite,
   PairAppend,
   PairHistory,
-  Position,
   Receipt,
   Reconciliation,
-  Relation,
   ScannedPartition,
   ScanTable,
   StoredPairOp,
@@ -36,10 +39,11 @@ import type {
   SuggestionSet,
   SweepProgress,
   TokenRange,
-  UserId,
-  UserRecord,
-} from '../types.js';
-import { compareEntries, listId, PAIR_READ_ROWS, PAIR_STEP_TIME } from '../types.js';
+} from '../../ports/records.js';
+import { PAIR_READ_ROWS, PAIR_STEP_TIME } from '../../ports/records.js';
+import type { GraphStore } from '../../ports/store.js';
+import { DIRTY_SHARDS } from '../../ports/store.js';
+import { decodeCheckpoint, encodeCheckpoint } from '../checkpoint-codec.js';
 
 /** `pair_ops` clustering order: position, then source id, then kind. */
 function historyOrder(x: StoredPairOp, y: StoredPairOp): number {

@@ -6,7 +6,7 @@
  */
 import { type Config, loadConfig } from '../../../src/config.js';
 import { GraphService } from '../../../src/graph/graph-service.js';
-import { BucketedListService } from '../../../src/graph/list-service.js';
+import { BucketedListService } from '../../../src/lists/list-service.js';
 import type { CqlClient } from '../../../src/store/cassandra/client.js';
 import { CassandraGraphStore } from '../../../src/store/cassandra/graph-store.js';
 import { openMigratedKeyspace } from '../../../src/store/cassandra/keyspace.js';

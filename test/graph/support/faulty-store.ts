@@ -4,9 +4,10 @@
  * `drop-rows` writes the edge rows but loses the list rows (a projection left half-written),
  * `apply-then-timeout` applies the batch and then answers a timeout (the client cannot tell).
  */
+
+import { StoreUnavailableError } from '../../../src/model/errors.js';
+import type { EdgeWrite, ListRowWrite } from '../../../src/ports/records.js';
 import { CassandraGraphStore } from '../../../src/store/cassandra/graph-store.js';
-import { StoreUnavailableError } from '../../../src/store/store.js';
-import type { EdgeWrite, ListRowWrite } from '../../../src/store/types.js';
 
 export type WriteFault = 'throw' | 'drop-rows' | 'apply-then-timeout';
 

@@ -3,8 +3,9 @@
  * @createdAt` strings: from the forward edge rows, the inverse edge rows, the `out` lists and the
  * `in` lists, plus every list counter.
  */
-import type { GraphStore } from '../../../src/store/store.js';
-import { type Direction, RELATIONS, type Relation, type UserId } from '../../../src/store/types.js';
+
+import { type Direction, RELATIONS, type Relation, type UserId } from '../../../src/model/types.js';
+import type { GraphStore } from '../../../src/ports/store.js';
 
 export interface GraphSnapshot {
   forward: string[];

@@ -3,8 +3,10 @@
  * the caller's clocks run from the call, the statement executes `ms` later. What a slow network,
  * a GC pause or an overloaded coordinator does to one request, on demand.
  */
+
+import type { UserId } from '../../../src/model/types.js';
+import type { PairAppend, PairHistory } from '../../../src/ports/records.js';
 import { CassandraGraphStore } from '../../../src/store/cassandra/graph-store.js';
-import type { PairAppend, PairHistory, UserId } from '../../../src/store/types.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

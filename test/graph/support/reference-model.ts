@@ -3,7 +3,7 @@
  * apply the ops in position order, checking each relation's rule at that position. Plus a seeded
  * shuffle so a fast-check seed replays the same delivery order.
  */
-import type { Relation } from '../../../src/store/types.js';
+import type { Relation } from '../../../src/model/types.js';
 
 export const CALLS = [
   'follow',

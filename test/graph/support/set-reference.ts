@@ -6,11 +6,11 @@
  */
 import fc from 'fast-check';
 import { expect } from 'vitest';
-import type { SetQueryKind } from '../../../src/cursor/set-cursor.js';
-import type { ListItem, TimeRange } from '../../../src/graph/contracts.js';
 import type { GraphService } from '../../../src/graph/graph-service.js';
 import type { SetPageStats } from '../../../src/graph/set-queries.js';
-import type { UserId } from '../../../src/store/types.js';
+import type { ListItem, TimeRange } from '../../../src/lists/contracts.js';
+import type { SetQueryKind } from '../../../src/lists/cursor/set-cursor.js';
+import type { UserId } from '../../../src/model/types.js';
 
 export interface RandomGraph {
   users: number;

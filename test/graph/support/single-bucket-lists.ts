@@ -4,11 +4,11 @@
  * the graph-service tests; never used by `src/`.
  */
 
-import { SINGLE_BUCKET } from '../../../src/graph/buckets.js';
-import type { ListPage, ListService, ScanPage } from '../../../src/graph/contracts.js';
-import { InvalidCursorError } from '../../../src/graph/errors.js';
-import type { GraphStore } from '../../../src/store/store.js';
-import type { BucketLayout, ListEntry, ListKey } from '../../../src/store/types.js';
+import type { ListPage, ListService, ScanPage } from '../../../src/lists/contracts.js';
+import { SINGLE_BUCKET } from '../../../src/model/buckets.js';
+import { InvalidCursorError } from '../../../src/model/errors.js';
+import type { BucketLayout, ListEntry, ListKey } from '../../../src/model/types.js';
+import type { GraphStore } from '../../../src/ports/store.js';
 
 const encode = (e: ListEntry) => `${e.createdAt}:${e.otherId}`;
 

@@ -10,7 +10,8 @@ import type { ReceiptStore } from '../../../src/http/idempotency.js';
 import { createLogger, type Logger } from '../../../src/http/logger.js';
 import type { HttpMetrics } from '../../../src/http/metrics.js';
 import { mintToken } from '../../../src/jobs/token.js';
-import type { Receipt, UserId } from '../../../src/store/types.js';
+import type { UserId } from '../../../src/model/types.js';
+import type { Receipt } from '../../../src/ports/records.js';
 
 export const TEST_SECRET = 'test-secret-0123456789abcdef';
 

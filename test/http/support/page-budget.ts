@@ -4,9 +4,9 @@
  * members, and an HTTP walk that records every page with the reads it cost.
  */
 import { GraphService } from '../../../src/graph/graph-service.js';
-import { BucketedListService } from '../../../src/graph/list-service.js';
-import type { GraphStore } from '../../../src/store/store.js';
-import type { ListEntry, ListKey, UserId } from '../../../src/store/types.js';
+import { BucketedListService } from '../../../src/lists/list-service.js';
+import type { ListEntry, ListKey, UserId } from '../../../src/model/types.js';
+import type { GraphStore } from '../../../src/ports/store.js';
 import { loadRows } from '../../support/list-fixtures.js';
 import { bearer, buildTestApp, call } from './app.js';
 

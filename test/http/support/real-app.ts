@@ -4,8 +4,8 @@
  */
 import { Registry } from 'prom-client';
 import { GraphService } from '../../../src/graph/graph-service.js';
-import { BucketedListService } from '../../../src/graph/list-service.js';
 import { createHttpMetrics } from '../../../src/http/metrics.js';
+import { BucketedListService } from '../../../src/lists/list-service.js';
 import { CassandraGraphStore } from '../../../src/store/cassandra/graph-store.js';
 import { type TestKeyspace, testKeyspace } from '../../support/cassandra.js';
 import { buildTestApp, type TestAppOptions } from './app.js';

@@ -31,7 +31,7 @@
  * plan, which the independent-slice API does not have).
  */
 import murmurhash from 'murmurhash';
-import type { UserId } from '../store/types.js';
+import type { UserId } from '../../model/types.js';
 
 export const RANK_SPACE = 2 ** 32;
 export const MAX_SLICES = 1024;

@@ -27,8 +27,8 @@
  * from 64 buckets); storing exact per-bucket heads in the cursor (16 bytes a bucket, 16 KiB at
  * N = 1024); the driver's paging state (per-partition, forgeable, not mergeable).
  */
-import type { ListEntry } from '../store/types.js';
-import { compareEntries } from '../store/types.js';
+import type { ListEntry } from '../../model/types.js';
+import { compareEntries } from '../../model/types.js';
 
 /** What the merge knows about one bucket relative to the walk boundary. */
 export interface BucketState {

@@ -1,16 +1,36 @@
 /**
- * Named domain errors, and `DOMAIN_ERRORS`: the one list of every error class a client can be
- * answered with, the domain's own plus the ones it lets through from below (the cursor's
- * `InvalidCursorError`, the store's `UsernameTakenError` and `StoreUnavailableError`, re-exported
- * here so the HTTP layer imports the graph only). `DomainError` is derived from the list, and so
+ * Every error a client can be answered with, defined once on the ground floor and raised where it
+ * arises (the domain's rules, the list engine's cursor check, a store's username claim or outage),
+ * and `DOMAIN_ERRORS`: the one list of them. `DomainError` is derived from the list, and so
  * is the HTTP map (`src/http/errors.ts`), which has no default branch: a class added to the list
  * without a rule there is a type error. Bad input is an `InvalidInputError` (HTTP 400), never a
  * `RangeError` (which would be a 500).
  */
-import { InvalidCursorError } from '../cursor/errors.js';
-import { StoreUnavailableError, UsernameTakenError } from '../store/store.js';
 
-export { InvalidCursorError, StoreUnavailableError, UsernameTakenError };
+/** A cursor token that was not issued by this server for this list (altered, foreign, malformed). HTTP 400. */
+export class InvalidCursorError extends Error {
+  override name = 'InvalidCursorError' as const;
+  constructor(reason: string, options?: { cause?: unknown }) {
+    super(`invalid cursor: ${reason}`, options);
+  }
+}
+
+/** The username belongs to another account (a store's claim found it taken). HTTP 409. */
+export class UsernameTakenError extends Error {
+  override name = 'UsernameTakenError';
+  constructor(readonly username: string) {
+    super(`username ${username} is taken`);
+  }
+}
+
+/** The database cannot be reached or timed out; safe to retry later. */
+export class StoreUnavailableError extends Error {
+  override name = 'StoreUnavailableError';
+  readonly retryable = true;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
 
 /** An argument outside the domain's rules (a limit, a slice, a username). HTTP 400. */
 export class InvalidInputError extends Error {
@@ -141,6 +161,7 @@ export const DOMAIN_ERRORS = [
 ] as const;
 
 export type DomainErrorClass = (typeof DOMAIN_ERRORS)[number];
+
 export type DomainError = InstanceType<DomainErrorClass>;
 
 /** Whether `err` is an instance of a class in `DOMAIN_ERRORS`. */

@@ -44,11 +44,11 @@
  * wrote, so two runners can never interleave (a late `copiedThrough` write can no longer un-flip
  * a finished growth); the loser stops with `GrowthConflictError` and the winner carries on.
  */
-import type { GraphStore } from '../store/store.js';
-import { nowPosition } from '../store/store.js';
-import type { BucketLayout, ListKey } from '../store/types.js';
-import { bucketCode, bucketCodeOf } from './buckets.js';
-import { wallClockVersion } from './pair-fold.js';
+
+import { bucketCode, bucketCodeOf } from '../model/buckets.js';
+import { nowPosition, wallClockVersion } from '../model/clock.js';
+import type { BucketLayout, ListKey } from '../model/types.js';
+import type { GraphStore } from '../ports/store.js';
 
 export interface GrowthOptions {
   /** Layout cache TTL plus the longest write in flight, in ms. */

@@ -12,9 +12,10 @@
  * idempotent jobs need. It does not merge buckets into list order (the list service does that
  * for clients); within a bucket the order is the list order.
  */
-import type { ListStore } from '../store/store.js';
-import type { ListEntry, ListKey } from '../store/types.js';
-import { readBucketCodes } from './buckets.js';
+
+import { readBucketCodes } from '../model/buckets.js';
+import type { ListEntry, ListKey } from '../model/types.js';
+import type { ListStore } from '../ports/store.js';
 import type { MemberFilter } from './contracts.js';
 
 /** Where a walk stands: the next rows are those of `bucketCode` strictly after `after`. */

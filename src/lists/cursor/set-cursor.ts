@@ -25,7 +25,8 @@
  * inner one: `MAX_SET_CURSOR_LENGTH`.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { ListEntry, UserId } from '../store/types.js';
+import { InvalidCursorError } from '../../model/errors.js';
+import type { ListEntry, UserId } from '../../model/types.js';
 import {
   BOUNDS_BYTES,
   boundsBytes,
@@ -34,7 +35,6 @@ import {
   sameTimeBounds,
   type TimeBounds,
 } from './cursor-codec.js';
-import { InvalidCursorError } from './errors.js';
 
 /** The set queries a cursor can belong to. */
 export type SetQueryKind = 'mutuals' | 'not_followed_back';

@@ -1,47 +1,9 @@
 /**
- * The storage vocabulary shared by the domain and every store. Ids are signed 64-bit `bigint`s;
- * positions are µs since the epoch as `bigint`.
+ * The records the storage ports read and write (pair histories, writes, tasks, marks, counts,
+ * scans, suggestions): the vocabulary of `ports/store.ts` beyond the domain's nouns.
  */
 
-export type UserId = bigint;
-/** µs since the epoch; strictly increasing per edge. */
-export type Position = bigint;
-
-export const RELATIONS = ['follows', 'requests', 'blocks', 'mutes', 'close_friends'] as const;
-export type Relation = (typeof RELATIONS)[number];
-
-/** `out`: the owner is the edge's source (following); `in`: the owner is its target (followers). */
-export type Direction = 'out' | 'in';
-
-export type EdgeState = 'active' | 'removed';
-
-/** One operation on a pair, as recorded in the pair history. */
-export const OP_KINDS = [
-  'follow',
-  'request',
-  'accept',
-  'decline',
-  'unfollow',
-  'remove_follower',
-  'block',
-  'unblock',
-  'mute',
-  'unmute',
-  'close_friend_add',
-  'close_friend_remove',
-] as const;
-export type OpKind = (typeof OP_KINDS)[number];
-
-/**
- * An operation on the edge `sourceId → targetId` (for `accept`, `decline` and `remove_follower`
- * the source is the requester/follower and the target the account acting).
- */
-export interface PairOp {
-  sourceId: UserId;
-  targetId: UserId;
-  kind: OpKind;
-  position: Position;
-}
+import type { EdgeRecord, ListEntry, ListKey, PairOp, Position, UserId } from '../model/types.js';
 
 /**
  * An op as the pair history stores it: with `base`, the checkpoint's op count its writer saw
@@ -132,53 +94,6 @@ export const PAIR_STEP_TIME = {
     h * 1024n + 2n + BigInt(Math.max(0, Math.min(folded, 1021))),
 } as const;
 
-/** The stored state of one edge. */
-export interface EdgeRecord {
-  sourceId: UserId;
-  targetId: UserId;
-  relation: Relation;
-  state: EdgeState;
-  /** Position of the last transition. */
-  position: Position;
-  /** Start of the current active run (µs); meaningful when `state === 'active'`. */
-  createdAt: Position;
-}
-
-/** A list: one owner, one relation, one direction. */
-export interface ListKey {
-  userId: UserId;
-  relation: Relation;
-  direction: Direction;
-}
-
-/** A list's identity as one string (map keys, log fields). */
-export const listId = (l: ListKey): string => `${l.userId}|${l.relation}|${l.direction}`;
-
-/** One row of a list projection. */
-export interface ListEntry {
-  createdAt: Position;
-  otherId: UserId;
-}
-
-/** List order (the tables' clustering order): newest `createdAt` first, ties by larger id first. */
-export function compareEntries(a: ListEntry, b: ListEntry): number {
-  if (a.createdAt !== b.createdAt) return a.createdAt > b.createdAt ? -1 : 1;
-  if (a.otherId !== b.otherId) return a.otherId > b.otherId ? -1 : 1;
-  return 0;
-}
-
-/** A list's bucket layout. `buckets` is what readers use; `growingTo` is set during a growth. */
-export interface BucketLayout {
-  buckets: number;
-  /**
-   * While set, writers also write this layout's bucket codes: the target (2N) while a growth
-   * copies, then the retired layout (N, below `buckets`) for one settle period after the flip.
-   */
-  growingTo: number | null;
-  /** Old-layout buckets already copied into the new layout during a growth. */
-  copiedThrough: number;
-}
-
 /** A list-row mutation the domain derived; the store writes it to each named bucket code. */
 export interface ListRowWrite {
   list: ListKey;
@@ -195,14 +110,6 @@ export interface EdgeWrite {
    * layout for the source — the same codes as that list's row, both layouts while a growth runs.
    */
   inBucketCodes: number[];
-}
-
-export interface UserRecord {
-  id: UserId;
-  username: string;
-  private: boolean;
-  state: 'active' | 'deactivated';
-  hideLists: boolean;
 }
 
 export interface Receipt {
@@ -264,10 +171,12 @@ export const SCAN_TABLES = [
   'relation_lists',
   'users',
 ] as const;
+
 export type ScanTable = (typeof SCAN_TABLES)[number];
 
 /** The Murmur3 ring: tokens lie in (MIN_TOKEN, MAX_TOKEN]; MIN_TOKEN itself is never a key's token. */
 export const MIN_TOKEN = -(2n ** 63n);
+
 export const MAX_TOKEN = 2n ** 63n - 1n;
 
 /** A slice of the ring: partitions whose token `t` has `start < t <= end`. */

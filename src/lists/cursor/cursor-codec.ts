@@ -48,9 +48,9 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
-import type { ListEntry, ListKey, Relation } from '../store/types.js';
-import { RELATIONS } from '../store/types.js';
-import { InvalidCursorError } from './errors.js';
+import { InvalidCursorError } from '../../model/errors.js';
+import type { ListEntry, ListKey, Relation } from '../../model/types.js';
+import { RELATIONS } from '../../model/types.js';
 import type { BucketState } from './merge.js';
 import { decodeMiniFloat, encodeMiniFloat, MINI_FLOAT_RESERVED } from './mini-float.js';
 import { indexOfBucket, log2 } from './scan-slices.js';

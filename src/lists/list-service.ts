@@ -71,20 +71,27 @@
  * buckets. The last round may overrun the budget by one round's overfetch (a row per bucket).
  */
 
+import { bucketCode } from '../model/buckets.js';
+import { InvalidInputError } from '../model/errors.js';
+import { setRecent } from '../model/recent-map.js';
+import type { BucketLayout, ListEntry, ListKey } from '../model/types.js';
+import { listId } from '../model/types.js';
+import type { GraphStore } from '../ports/store.js';
+import type { ListPage, ListService, MemberFilter, PageOptions, ScanOptions, ScanPage } from './contracts.js';
 import {
   CursorCodec,
   MAX_BUCKETS,
   type PageExpectation,
   type ScanPosition,
   type TimeBounds,
-} from '../cursor/cursor-codec.js';
+} from './cursor/cursor-codec.js';
 import {
   type BucketState,
   type FetchBucket,
   type MergePageResult,
   mergePage,
   type PageStats,
-} from '../cursor/merge.js';
+} from './cursor/merge.js';
 import {
   bucketAtIndex,
   effectiveSlices,
@@ -96,15 +103,8 @@ import {
   rankOf,
   sliceIndexes,
   sliceRange,
-} from '../cursor/scan-slices.js';
-import type { GraphStore } from '../store/store.js';
-import type { BucketLayout, ListEntry, ListKey } from '../store/types.js';
-import { listId } from '../store/types.js';
-import { bucketCode } from './buckets.js';
-import type { ListPage, ListService, MemberFilter, PageOptions, ScanOptions, ScanPage } from './contracts.js';
-import { InvalidInputError } from './errors.js';
+} from './cursor/scan-slices.js';
 import { type GrowthProgress, growList } from './list-growth.js';
-import { setRecent } from './recent-map.js';
 
 export interface ListServiceOptions {
   store: GraphStore;

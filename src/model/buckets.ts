@@ -8,9 +8,8 @@
  * bucket `b` of N splits exactly into `b` and `b + N` of 2N.
  *
  * The inverse edge state (`edges_in`) is bucketed by the same codes as the target's `in` list, so
- * the store addresses both kinds of partition with these functions; they live in `store/` because
- * they are partition addressing (the data migration needs them too), and `graph/buckets.ts`
- * re-exports them for the domain.
+ * the store, the list engine and the domain all address partitions with these functions (the data
+ * migration needs them too), so they live on the ground floor.
  *
  * murmurhash is 32-bit and used only for bucketing — never for token placement (the driver's
  * metadata owns that).

@@ -1,6 +1,7 @@
 /**
- * The storage boundary. The domain (`src/graph`) decides *what* to write; a store only reads and
- * writes. Two implementations are held to one contract suite (`test/store/contract.ts`): the
+ * The storage ports: narrow role interfaces, one per job, that the domain (`src/graph`) and the list
+ * engine (`src/lists`) take — each consumer the narrowest it needs. The domain decides *what* to
+ * write; a store only reads and writes. Two implementations are held to one contract suite (`test/store/contract.ts`): the
  * Cassandra store and an in-memory store for fast domain tests.
  *
  * Write discipline: every edge and list-row write carries the caller's `version` as its cell
@@ -8,31 +9,34 @@
  * resolves races and replays; a write with a lower version never shadows a higher one. At equal
  * versions a delete wins over a put (Cassandra's tie rule; the memory store copies it).
  */
+
 import type {
-  AccountTask,
   BucketLayout,
-  CountSync,
-  DirtyMark,
   EdgeRecord,
-  EdgeWrite,
   ListEntry,
   ListKey,
+  Position,
+  Relation,
+  UserId,
+  UserRecord,
+} from '../model/types.js';
+import type {
+  AccountTask,
+  CountSync,
+  DirtyMark,
+  EdgeWrite,
   ListRowWrite,
   PairAppend,
   PairHistory,
-  Position,
   Receipt,
   Reconciliation,
-  Relation,
   ScannedPartition,
   ScanTable,
   Suggestion,
   SuggestionSet,
   SweepProgress,
   TokenRange,
-  UserId,
-  UserRecord,
-} from './types.js';
+} from './records.js';
 
 /**
  * The pair histories (`pair_ops`): one partition per unordered pair holding a checkpoint, a pending
@@ -337,28 +341,4 @@ export interface GraphStore
   /** The database's clock, ms since the epoch (what the clock guard compares this instance's with). */
   databaseClockMs(): Promise<number>;
   close(): Promise<void>;
-}
-
-export class UsernameTakenError extends Error {
-  override name = 'UsernameTakenError';
-  constructor(readonly username: string) {
-    super(`username ${username} is taken`);
-  }
-}
-
-/** The database cannot be reached or timed out; safe to retry later. */
-export class StoreUnavailableError extends Error {
-  override name = 'StoreUnavailableError';
-  readonly retryable = true;
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-  }
-}
-
-/**
- * µs since the epoch, at µs resolution (so live ops on one pair within one millisecond rarely
- * share a position). The one clock for positions and wall-clock versions.
- */
-export function nowPosition(): Position {
-  return BigInt(Math.round((performance.timeOrigin + performance.now()) * 1000));
 }

@@ -1,0 +1,104 @@
+/**
+ * The list engine's one interface (`ListService`) and its page and scan shapes: what the graph
+ * service and the jobs ask of lists.
+ */
+
+import type { BucketLayout, ListKey, Position, UserId } from '../model/types.js';
+
+export interface ListItem {
+  id: UserId;
+  /** µs position at which the edge became active (the list order key). */
+  createdAt: Position;
+}
+
+export interface ListPage {
+  items: ListItem[];
+  /** The page of older items (`direction: 'older'`); null at the end. */
+  nextCursor: string | null;
+  /**
+   * The page of newer items (`direction: 'newer'`); null on the first page (nothing newer).
+   * Always set by `BucketedListService`; optional so existing fakes stay valid.
+   */
+  prevCursor?: string | null;
+}
+
+/**
+ * How a list page is read (api.md Part 2). Items are always newest first. `older` (default)
+ * continues after a `nextCursor`; `newer` goes back from a `prevCursor` toward the newest (without
+ * a cursor it answers the first page). `since` / `until` (µs) keep only members whose list
+ * position is in `[since, until)`; a cursor is bound to its direction and bounds.
+ */
+export interface ListQueryOptions {
+  direction?: 'older' | 'newer';
+  since?: Position | null;
+  until?: Position | null;
+}
+
+/** A `[since, until)` range of list positions; null or absent: unbounded on that side. */
+export type TimeRange = Pick<ListQueryOptions, 'since' | 'until'>;
+
+/** `ListQueryOptions` plus the member filter the graph service applies to every page. */
+export interface PageOptions extends ListQueryOptions {
+  /**
+   * Members to skip (deactivated accounts); the page reads on past them and stays full unless its
+   * work budget runs out first (then it is short, with a cursor past the skipped members).
+   */
+  exclude?: MemberFilter;
+}
+
+/**
+ * Which of `ids` a read must skip: members whose account is deactivated. A list page, a set query
+ * or an export calls it once per batch of candidates and reads on past the skipped ones, so pages
+ * stay full within their work budget. The graph service supplies it; list and set machinery only
+ * apply it.
+ */
+export type MemberFilter = (ids: readonly UserId[]) => Promise<ReadonlySet<UserId>>;
+
+export interface ScanPage {
+  ids: UserId[];
+  nextCursor: string | null;
+}
+
+/** Options of one scan page (`ListService.scan`). */
+export interface ScanOptions {
+  /** Drops members (scan pages may be short). */
+  exclude?: MemberFilter;
+  /**
+   * A layout size (power of two) read once by the caller and passed to every slice of the scan:
+   * only `min(slices, pinnedBuckets)` slices own rows, each whole buckets (no rows read and
+   * dropped). Without it ownership ignores the layout (see `scan-slices.ts`).
+   */
+  pinnedBuckets?: number;
+}
+
+/**
+ * The list side of the domain (bucketed pages, the merge cursor, scans, online growth), injected
+ * into the graph service so the write path and the read path meet only here.
+ */
+export interface ListService {
+  /**
+   * Newest-first page; `cursor` must have been issued for the same `list`, direction and bounds.
+   * With `options.exclude` the page skips the excluded members and stays full, except at the end
+   * or when its work budget (rows read) runs out: then it is short, possibly empty, and its cursor
+   * (`nextCursor`, or `prevCursor` for `newer`) is non-null and resumes past the skipped members.
+   */
+  page(list: ListKey, limit: number, cursor: string | null, options?: PageOptions): Promise<ListPage>;
+  /** One slice of a fan-out scan; `options.exclude` drops members (scan pages may be short). */
+  scan(
+    list: ListKey,
+    slice: number,
+    slices: number,
+    limit: number,
+    cursor: string | null,
+    options?: ScanOptions,
+  ): Promise<ScanPage>;
+  /** The layout writers must use now (may be cached briefly; a growth sets `growingTo` first). */
+  layoutForWrite(list: ListKey): Promise<BucketLayout>;
+  /**
+   * Whether a writer that just inserted `inserted` rows into `list` should read its size and call
+   * `noteSize` (a list far below its next threshold need not be sized on every insert).
+   */
+  sizeCheckDue(list: ListKey, inserted: number): boolean;
+  /** Told the list's approximate size after a write; may start an online growth. Never throws. */
+  noteSize(list: ListKey, size: number): void;
+}

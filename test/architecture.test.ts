@@ -1,0 +1,168 @@
+/**
+ * The floor plan, checked on every import of `src/`: `model ← ports ← store, lists ← graph ←
+ * http, jobs ← main`. A module may import from its own room and from rooms on lower floors only;
+ * rooms on one floor (store and lists, http and jobs) do not import each other. Every form of
+ * import counts: `import … from`, `import type`, `export … from`, side-effect `import '…'` and
+ * `import('…')`. Packages with a room of their own: the Cassandra driver only in
+ * `store/cassandra/`, Hono only in `http/`. The dev launcher (`local-cassandra/`) is imported only
+ * by entry points. The checker is a pure function over (file, specifier) pairs, so a planted
+ * back-arrow is shown to fail it below, beside the check of the real tree.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, normalize, relative } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = new URL('../', import.meta.url).pathname;
+
+/** Floor of each room (a folder under `src/`, or a top-level file). */
+const FLOORS: Record<string, number> = {
+  model: 0,
+  'config.ts': 0,
+  ports: 1,
+  store: 2,
+  lists: 2,
+  graph: 3,
+  http: 4,
+  jobs: 4,
+  'app.ts': 5,
+  'main.ts': 6,
+  'local-cassandra': 6,
+};
+
+/** Entry points: processes start here; they may import any room, the dev launcher included. */
+const ENTRY_POINTS = new Set([
+  'src/main.ts',
+  'src/jobs/cli.ts',
+  'src/local-cassandra/cli.ts',
+  'src/local-cassandra/cluster-cli.ts',
+]);
+
+/** Packages confined to one room (path prefix under `src/`). */
+const CONFINED: Record<string, string[]> = {
+  'cassandra-driver': ['src/store/cassandra/'],
+  hono: ['src/http/', 'src/app.ts'],
+  '@hono/node-server': ['src/http/', 'src/main.ts'],
+  '@hono/zod-openapi': ['src/http/', 'src/app.ts'],
+  '@hono/swagger-ui': ['src/http/', 'src/app.ts'],
+};
+
+const IMPORT =
+  /(?:^|[\n;])\s*(?:import|export)\b(?:[^;'"`]*?\bfrom\s*)?\s*'([^']+)'|\bimport\(\s*'([^']+)'\s*\)/g;
+
+export function specifiers(source: string): string[] {
+  return [...source.matchAll(IMPORT)].map((m) => (m[1] ?? m[2]) as string);
+}
+
+function room(file: string): string {
+  const rel = relative('src', file).replace(/\.js$/, '.ts');
+  return rel.includes('/') ? (rel.split('/')[0] as string) : rel;
+}
+
+/** Every import of `file` (a path like `src/graph/x.ts`) that breaks the floor plan, as a sentence. */
+export function violations(file: string, specs: readonly string[]): string[] {
+  const out: string[] = [];
+  const from = room(file);
+  const floor = FLOORS[from];
+  if (floor === undefined) return [`${file}: room ${from} has no floor (add it to FLOORS)`];
+  for (const spec of specs) {
+    if (spec.startsWith('.')) {
+      const target = normalize(join(dirname(file), spec));
+      if (!target.startsWith('src/')) continue;
+      const to = room(target);
+      if (to === from) continue;
+      const toFloor = FLOORS[to];
+      if (toFloor === undefined) {
+        out.push(`${file} → ${spec}: room ${to} has no floor`);
+      } else if (to === 'local-cassandra' && !ENTRY_POINTS.has(file)) {
+        out.push(`${file} → ${spec}: the dev launcher is for entry points only`);
+      } else if (toFloor >= floor && !ENTRY_POINTS.has(file)) {
+        out.push(`${file} → ${spec}: ${from} (floor ${floor}) imports ${to} (floor ${toFloor})`);
+      }
+    } else {
+      const pkg = spec.startsWith('@')
+        ? spec.split('/').slice(0, 2).join('/')
+        : (spec.split('/')[0] as string);
+      const allowed = CONFINED[pkg];
+      if (allowed && !allowed.some((p) => file.startsWith(p)))
+        out.push(`${file} → ${spec}: ${pkg} outside its room`);
+    }
+  }
+  return out;
+}
+
+function sources(dir: string): string[] {
+  return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  );
+}
+
+describe('the floor plan: model ← ports ← store, lists ← graph ← http, jobs ← main', () => {
+  it('every import of src/ runs down the floors, and each confined package stays in its room', () => {
+    const files = sources('src');
+    expect(files.length).toBeGreaterThan(50);
+    const found = files.flatMap((f) => violations(f, specifiers(readFileSync(join(ROOT, f), 'utf8'))));
+    expect(found).toEqual([]);
+  });
+
+  it('reads every form of import', () => {
+    const source = [
+      "import { a } from './a.js';",
+      "import type { B } from '../b.js';",
+      "import {\n  c,\n  type D,\n} from '../c/d.js';",
+      "export { e } from './e.js';",
+      "export type { F } from './f.js';",
+      "export * from './g.js';",
+      "import './h.js';",
+      "const i = await import('./i.js');",
+      "import cassandra from 'cassandra-driver';",
+      "const s = 'from \\'./not-an-import.js\\'';",
+    ].join('\n');
+    expect(specifiers(source)).toEqual([
+      './a.js',
+      '../b.js',
+      '../c/d.js',
+      './e.js',
+      './f.js',
+      './g.js',
+      './h.js',
+      './i.js',
+      'cassandra-driver',
+    ]);
+  });
+
+  it('fails on planted back-arrows of every kind', () => {
+    expect(violations('src/model/types.ts', ['../graph/pair-fold.js'])).toEqual([
+      'src/model/types.ts → ../graph/pair-fold.js: model (floor 0) imports graph (floor 3)',
+    ]);
+    expect(violations('src/ports/store.ts', ['../store/memory/memory-store.js'])).toEqual([
+      'src/ports/store.ts → ../store/memory/memory-store.js: ports (floor 1) imports store (floor 2)',
+    ]);
+    expect(violations('src/lists/list-service.ts', ['../store/cassandra/graph-store.js'])).toEqual([
+      'src/lists/list-service.ts → ../store/cassandra/graph-store.js: lists (floor 2) imports store (floor 2)',
+    ]);
+    expect(violations('src/graph/x.ts', ['../http/errors.js', '../jobs/repair.js'])).toEqual([
+      'src/graph/x.ts → ../http/errors.js: graph (floor 3) imports http (floor 4)',
+      'src/graph/x.ts → ../jobs/repair.js: graph (floor 3) imports jobs (floor 4)',
+    ]);
+    expect(violations('src/jobs/repair.ts', ['../http/auth.js', '../local-cassandra/node.js'])).toEqual([
+      'src/jobs/repair.ts → ../http/auth.js: jobs (floor 4) imports http (floor 4)',
+      'src/jobs/repair.ts → ../local-cassandra/node.js: the dev launcher is for entry points only',
+    ]);
+    expect(violations('src/graph/x.ts', ['cassandra-driver', 'hono/http-exception'])).toEqual([
+      'src/graph/x.ts → cassandra-driver: cassandra-driver outside its room',
+      'src/graph/x.ts → hono/http-exception: hono outside its room',
+    ]);
+    // Down the floors, within a room, and entry points: no violation.
+    expect(
+      violations('src/graph/x.ts', [
+        './pair-fold.js',
+        '../lists/contracts.js',
+        '../ports/store.js',
+        '../model/types.js',
+      ]),
+    ).toEqual([]);
+    expect(violations('src/main.ts', ['./local-cassandra/node.js', './jobs/reconcile.js', 'hono'])).toEqual([
+      'src/main.ts → hono: hono outside its room',
+    ]);
+  });
+});
