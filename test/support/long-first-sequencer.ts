@@ -10,7 +10,7 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 /** Longest first, as measured in CI (seconds on Node 20 in parentheses). */
 export const LONG_FILES = [
   'test/http/pair-toggle.int.test.ts', // (574)
-  'test/graph/list-service.int.test.ts', // (235)
+  'test/lists/list-service.int.test.ts', // (235)
   'test/http/set-routes.int.test.ts', // (169)
   'test/graph/convergence.int.test.ts', // (166)
   'test/local-cassandra/launcher.int.test.ts', // (72)

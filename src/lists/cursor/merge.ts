@@ -20,8 +20,8 @@
  * for the next cursor. When the merge must stop for a bucket that ran dry, the same round also
  * tops up every other bucket whose buffer ends inside the expected page, so a page takes a few
  * sequential rounds rather than one per bucket. Measured at N = 64, limit 50: ~82 rows, ~41
- * queries, ~6 rounds per page on random times (test/cursor/merge.test.ts); ~94 rows, ~47 queries,
- * ~2.8 rounds on evenly spaced follows (test/graph/list-scenarios.ts, both stores).
+ * queries, ~6 rounds per page on random times (test/lists/cursor/merge.test.ts); ~94 rows, ~47 queries,
+ * ~2.8 rounds on evenly spaced follows (test/lists/list-scenarios.ts, both stores).
  *
  * Rejected: reading `limit` rows from every bucket (N × limit rows per page: 3,200 rows to serve 50
  * from 64 buckets); storing exact per-bucket heads in the cursor (16 bytes a bucket, 16 KiB at

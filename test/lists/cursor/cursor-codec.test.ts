@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CursorCodec, MAX_CURSOR_LENGTH, type PageCursor } from '../../src/lists/cursor/cursor-codec.js';
-import { decodeMiniFloat, encodeMiniFloat } from '../../src/lists/cursor/mini-float.js';
-import { InvalidCursorError } from '../../src/model/errors.js';
-import type { ListKey } from '../../src/model/types.js';
+import { CursorCodec, MAX_CURSOR_LENGTH, type PageCursor } from '../../../src/lists/cursor/cursor-codec.js';
+import { decodeMiniFloat, encodeMiniFloat } from '../../../src/lists/cursor/mini-float.js';
+import { InvalidCursorError } from '../../../src/model/errors.js';
+import type { ListKey } from '../../../src/model/types.js';
 
 const SEED = Number(process.env.FC_SEED ?? (Date.now() ^ (Math.random() * 0x7fffffff)) | 0);
 console.log(`[cursor-codec.test] fast-check seed ${SEED} (rerun with FC_SEED=${SEED})`);

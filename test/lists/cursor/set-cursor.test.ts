@@ -5,9 +5,13 @@
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MAX_CURSOR_LENGTH } from '../../src/lists/cursor/cursor-codec.js';
-import { MAX_SET_CURSOR_LENGTH, type SetCursor, SetCursorCodec } from '../../src/lists/cursor/set-cursor.js';
-import { InvalidCursorError } from '../../src/model/errors.js';
+import { MAX_CURSOR_LENGTH } from '../../../src/lists/cursor/cursor-codec.js';
+import {
+  MAX_SET_CURSOR_LENGTH,
+  type SetCursor,
+  SetCursorCodec,
+} from '../../../src/lists/cursor/set-cursor.js';
+import { InvalidCursorError } from '../../../src/model/errors.js';
 
 const codec = new SetCursorCodec('set-cursor-secret-0123456789');
 

@@ -4,11 +4,11 @@
  * `MAX_CURSOR_LENGTH` (the HTTP limit) and the slice must still cover every member once.
  */
 import { describe, expect, it } from 'vitest';
-import { MAX_CURSOR_LENGTH } from '../../src/lists/cursor/cursor-codec.js';
-import { BucketedListService } from '../../src/lists/list-service.js';
-import { bucketCode, bucketOf } from '../../src/model/buckets.js';
-import type { ListEntry, ListKey } from '../../src/model/types.js';
-import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
+import { MAX_CURSOR_LENGTH } from '../../../src/lists/cursor/cursor-codec.js';
+import { BucketedListService } from '../../../src/lists/list-service.js';
+import { bucketCode, bucketOf } from '../../../src/model/buckets.js';
+import type { ListEntry, ListKey } from '../../../src/model/types.js';
+import { MemoryGraphStore } from '../../../src/store/memory/memory-store.js';
 
 const list: ListKey = { userId: 1n, relation: 'follows', direction: 'in' };
 const MEMBERS = 3000;

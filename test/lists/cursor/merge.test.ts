@@ -1,8 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CursorCodec } from '../../src/lists/cursor/cursor-codec.js';
-import { type BucketState, compareEntries, mergePage, type PageStats } from '../../src/lists/cursor/merge.js';
-import type { ListEntry, ListKey } from '../../src/model/types.js';
+import { CursorCodec } from '../../../src/lists/cursor/cursor-codec.js';
+import {
+  type BucketState,
+  compareEntries,
+  mergePage,
+  type PageStats,
+} from '../../../src/lists/cursor/merge.js';
+import type { ListEntry, ListKey } from '../../../src/model/types.js';
 
 const SEED = Number(process.env.FC_SEED ?? (Date.now() ^ (Math.random() * 0x7fffffff)) | 0);
 console.log(`[merge.test] fast-check seed ${SEED} (rerun with FC_SEED=${SEED})`);
