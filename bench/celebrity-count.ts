@@ -19,12 +19,13 @@
  *   npm run bench:count -- [--followers 9000000] [--reps 3] [--rounds 500] [--concurrency 32] [--percent 1]
  *                          [--deactivate 100] [--recount-reps 3]
  */
+
 import { parseArgs } from 'node:util';
 import { deactivatedFilter, registryFilter } from '../src/graph/account-state.js';
-import { listIn } from '../src/graph/pair-writer.js';
 import { reconcileList } from '../src/jobs/reconcile.js';
 import { countBucket } from '../src/lists/list-walker.js';
 import { readBucketCodes } from '../src/model/buckets.js';
+import { listIn } from '../src/model/types.js';
 import { barChartSvg } from './support/charts.js';
 import {
   CELEBRITY,

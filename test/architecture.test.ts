@@ -49,7 +49,7 @@ const CONFINED: Record<string, string[]> = {
 const IMPORT =
   /(?:^|[\n;])\s*(?:import|export)\b(?:[^;'"`]*?\bfrom\s*)?\s*'([^']+)'|\bimport\(\s*'([^']+)'\s*\)/g;
 
-export function specifiers(source: string): string[] {
+function specifiers(source: string): string[] {
   return [...source.matchAll(IMPORT)].map((m) => (m[1] ?? m[2]) as string);
 }
 
@@ -59,7 +59,7 @@ function room(file: string): string {
 }
 
 /** Every import of `file` (a path like `src/graph/x.ts`) that breaks the floor plan, as a sentence. */
-export function violations(file: string, specs: readonly string[]): string[] {
+function violations(file: string, specs: readonly string[]): string[] {
   const out: string[] = [];
   const from = room(file);
   const floor = FLOORS[from];

@@ -38,8 +38,10 @@
  * Limits. Versions are ≈ position·1024, far above wall-clock µs: every other writer of the edge
  * and list tables (growth's `dropBucket`) must use `wallClockVersion()` from here.
  */
+
 import { LENGTH_SLOTS } from '../model/clock.js';
 import type { EdgeRecord, OpKind, PairOp, Position, Relation, UserId } from '../model/types.js';
+import { edgeKey } from '../model/types.js';
 
 import type { PairCheckpoint, StoredPairOp } from '../ports/records.js';
 
@@ -132,9 +134,6 @@ export interface FoldedEdge extends EdgeRecord {
    */
   candidates: Position[];
 }
-
-export const edgeKey = (source: UserId, relation: Relation, target: UserId): string =>
-  `${source}|${relation}|${target}`;
 
 /** The folded state of a pair: every edge with at least one candidate, keyed by `edgeKey`. */
 export interface PairFold {

@@ -1,111 +1,12 @@
-/**
- * The write algorithm of a pair: choose the op's position, append it to the pair's history, read
- * the history again, write the fold of what was read, apply counter deltas. Every mutation of the
- * graph goes through `applyPairOp`; the rules of each relation live in `pair-fold.ts`, the rows
- * written in `pair-writer.ts`.
- *
- * Design note.
- *
- * Bounded history. A pair's partition holds a checkpoint (the state of every edge at a horizon
- * position, and how many ops it folded), a pending compaction, and the ops above the horizon. A
- * write reads O(1) rows whatever the pair's age: once more than `compactAbove` ops stand above the
- * horizon, a writer *announces* a compaction to a new horizon `H` (keeping the newest `keep` ops);
- * the next writer whose read sees the announcement *observes* it, recording its own wall clock
- * when that read returned (`seenAt`, bound to `H`); a writer whose read starts `settle` or more
- * after `seenAt` *commits* it: it folds the ops at or below `H` from its own read into the
- * checkpoint, in the same single-partition write as its op, and deletes the ops below `H`.
- * Meanwhile an op at or below an announced or committed horizon is refused (`PositionTooOldError`,
- * 409) — by horizon only, never by age, so an import into a fresh pair is never refused.
- *
- * The bounds it rests on, and nothing else (the README states them once):
- * - B, the write budget: a write's append is acknowledged within `writeBudgetMs` of the start of
- *   its first read, on this process's monotonic clock, or the write answers 503 (outcome unknown),
- *   never success.
- * - S, the clock bound: every instance's wall clock is within `clockSkewMs` of the database's
- *   (`clock-guard.ts` checks it; an instance further off refuses writes).
- * - A read or a write acknowledged at a quorum is seen by every later quorum read (Cassandra's
- *   blocking read repair gives monotonic quorum reads); one statement on one partition is applied
- *   atomically and read as one snapshot.
- *
- * Why no acknowledged op is lost. Let W be an op answered 2xx at position `p ≤ H`. If W's first
- * read saw the announcement of `H` (or a checkpoint at or above it), W was refused, not answered.
- * So W's first read did not see it. An observer O's read saw it and returned at real time `e`, so
- * from `e` on every quorum read sees it: W's read therefore started before `e`, and W's append was
- * acknowledged — hence applied at a quorum — before `e + B`. O records `seenAt`, its own clock at
- * `e`, which is at most S behind the real `e`. The committer C commits only from a read that starts
- * at C's clock `≥ seenAt + B + 2S` (`settleMicros`), i.e. at a real time `≥ e + B`: after W was
- * applied, so W is in C's read and C folds it. Measuring from the *end* of O's read is what makes
- * a slow read harmless (the first design took its start, and a read held 900 ms lost a block), and
- * the 2S is what makes two instances' clocks comparable (the first design assumed them equal).
- * C's read is one statement, so its checkpoint and ops are one snapshot: the ops it folds are
- * exactly the ops above the checkpoint it folds them into (two parallel SELECTs once let a
- * committer fold a newer op set into an older checkpoint). When the history is longer than one
- * statement's page, only a horizon below the page's end may be committed (`snapshotThrough`).
- *
- * Cells that clocks cannot reorder. The announcement, the observation and the commit are written
- * at logical write times derived from `H` (`PAIR_STEP_TIME`), never from a clock: every step of a
- * higher horizon outranks every step of a lower one, a commit clears its own announcement and
- * observation, and a late statement of an old step changes nothing. The observation names the
- * horizon it saw, so an observation of an earlier announcement never counts for a later one. Two
- * commits of one horizon can differ only in ops that were never acknowledged (a late append that
- * landed between their reads); the one that folded more ops has the later write time and wins, and
- * both hold every acknowledged op.
- *
- * Always bounded. Past `maxOps` ops above the horizon a write that would only add an op waits
- * (`PairBusyError`, 503 with Retry-After), announced or not; the compaction step it would have
- * carried (an announcement, an observation) is written alone, without the op, so the history
- * drains without growing. Only a commit (which removes ops) still carries its op. With
- * `maxOps` under one statement's page (`PAIR_READ_ROWS`), the pair read is one statement.
- *
- * Versions that cannot tie. Derived rows carry `pairVersion(view)` = newest × 1024 + (total − base),
- * where `total` counts every distinct op of the view (the checkpoint's count plus the ops above
- * it) and `base` is the checkpoint count that the writer of the newest op saw (stored with the
- * op). Ops at or below a committed horizon never change, so `total − base` counts the same thing —
- * ops above a fixed horizon — in every view that shares a newest op, whatever checkpoint each view
- * read: a view that strictly contains another has a newer newest op or a larger `total − base`.
- * `maxOps` keeps the term below 1024 and out-of-order replays beyond that are refused as busy
- * too, so the term never saturates.
- *
- * Recorded no-ops. Every accepted op is recorded, including one that changes nothing now (an
- * unfollow of nobody): the state is the fold of all accepted ops, so a replay older than it must
- * not win over it. Compaction is what keeps retry loops from growing the history.
- *
- * Rejected. (1) A lightweight transaction per compaction: a Paxos round cannot see a concurrent
- * plain append, so it does not close the race it would be for. (2) Compacting only ops older
- * than a wall-clock window: a pair toggled faster than the window still grows without bound.
- * (3) A version counting the whole history: 20,000 toggles need 15 bits that a 64-bit write time
- * holding a µs position does not have. (4) Timing the settle from the announcement's own clock:
- * the announcer's write may become visible late (a test with eight clients found that hole).
- *
- * Limits. A write whose append is not acknowledged within the budget answers 503; if it did land,
- * its op counts like any other (a retry of a live op is idempotent in effect; a replay retried
- * after the pair compacted past it answers 409 even if the first attempt was folded in). An op
- * answered 503 may land late, at its position, above a later acknowledged op whose position a
- * clock behind it chose (positions of two instances compare within 2S). Instances of the previous
- * protocol must not write while this one does (its settle and its cells differ): upgrade by
- * stopping them first. The repair job restores agreement of the projections beyond that.
- */
-
-import type { ListService } from '../lists/contracts.js';
-import {
-  PairBusyError,
-  PositionOutOfRangeError,
-  PositionTooOldError,
-  StoreUnavailableError,
-} from '../model/errors.js';
+import { PositionOutOfRangeError } from '../model/errors.js';
 import type { EdgeRecord, PairOp, Position, UserId } from '../model/types.js';
-import type { PairCheckpoint, PairHistory, PendingCompaction, StoredPairOp } from '../ports/records.js';
-import type { GraphStore } from '../ports/store.js';
+import { edgeKey } from '../model/types.js';
+import type { PairCheckpoint, PairHistory, PendingCompaction } from '../ports/records.js';
+import type { EdgeStore, PairHistoryStore } from '../ports/store.js';
 import type { WriteClock } from './clock-guard.js';
-import { compareOps, containsOp, edgeKey, foldPair, MAX_VERSION_COUNT, type PairFold } from './pair-fold.js';
-import {
-  applyCountDeltas,
-  type CountLease,
-  countDeltas,
-  foldView,
-  ownTransition,
-  writePairView,
-} from './pair-writer.js';
+import { compareOps, foldPair, type PairFold } from './pair-fold.js';
+import type { PairWriterDeps } from './pair-writer.js';
+import { foldView } from './pair-writer.js';
 
 /** How long histories are kept short, and the bounds the protocol rests on (see the note). */
 export interface HistoryPolicy {
@@ -143,9 +44,14 @@ export function settleMicros(policy: Pick<HistoryPolicy, 'writeBudgetMs' | 'cloc
   return BigInt(policy.writeBudgetMs + 2 * policy.clockSkewMs + 1) * 1000n;
 }
 
+/** What an op's write reads and writes: the pair's history, its edges, and what `pair-writer.ts` writes. */
+export type PairStore = Pick<PairHistoryStore, 'readPairHistory' | 'appendPair'> &
+  Pick<EdgeStore, 'getPairEdges'> &
+  PairWriterDeps['store'];
+
 export interface PairHistoryDeps {
-  store: GraphStore;
-  lists: ListService;
+  store: PairStore;
+  lists: PairWriterDeps['lists'];
   policy: HistoryPolicy;
   /** µs since the epoch. */
   clock: () => Position;
@@ -164,6 +70,8 @@ export interface PairRead {
   readAt: Position;
   /** The µs clock when the read returned (what an observation records). */
   returnedAt: Position;
+  /** The fold of the history read, computed once: the request-time checks and the op's `before`. */
+  fold: PairFold;
 }
 
 /** Reads the pair's history; the write budget starts now. */
@@ -172,12 +80,7 @@ export async function readPair(deps: PairHistoryDeps, a: UserId, b: UserId): Pro
   const startedMs = deps.monotonic();
   const readAt = deps.clock();
   const history = await deps.store.readPairHistory(a, b);
-  return { history, startedMs, readAt, returnedAt: deps.clock() };
-}
-
-/** The fold of a read (checkpoint plus the ops above it). */
-export function foldRead(read: PairRead): PairFold {
-  return foldView(read.history);
+  return { history, startedMs, readAt, returnedAt: deps.clock(), fold: foldView(history) };
 }
 
 /** The op's position: the caller's explicit one (checked against the clock), or after everything on the pair. */
@@ -192,20 +95,8 @@ export function choosePosition(deps: PairHistoryDeps, history: PairHistory, expl
   return now > newest ? now : newest + 1n;
 }
 
-export interface AppliedOp {
-  op: PairOp;
-  /** The fold of the first read. */
-  before: PairFold;
-  /** The fold written (the re-read view). */
-  after: PairFold;
-  /** The op was already in the history (a retry or a replay): nothing appended. */
-  duplicate: boolean;
-  /** Whether the op changed what lists and counts show. */
-  changed: boolean;
-}
-
 /** The horizon below which nothing may be appended now: the committed one or the announced one. */
-function refusalHorizon(h: PairHistory): Position {
+export function refusalHorizon(h: PairHistory): Position {
   const committed = h.checkpoint?.horizon ?? 0n;
   const announced = h.pending?.horizon ?? 0n;
   return committed > announced ? committed : announced;
@@ -230,7 +121,7 @@ export function checkpointAt(history: PairHistory, horizon: Position): PairCheck
 const opId = (o: PairOp) => `${o.position}|${o.sourceId}|${o.kind}`;
 
 /** The compaction step an append carries, and the op's base. */
-interface CompactionStep {
+export interface CompactionStep {
   base: number;
   announce?: PendingCompaction;
   observe?: { horizon: Position; seenAt: Position };
@@ -240,7 +131,7 @@ interface CompactionStep {
 }
 
 /** What the op's append carries: an announcement, an observation or a commit (see the note). */
-function compactionStep(deps: PairHistoryDeps, read: PairRead, op: PairOp): CompactionStep {
+export function compactionStep(deps: PairHistoryDeps, read: PairRead, op: PairOp): CompactionStep {
   const { policy } = deps;
   const { history } = read;
   const base = history.checkpoint?.count ?? 0;
@@ -280,115 +171,16 @@ function compactionStep(deps: PairHistoryDeps, read: PairRead, op: PairOp): Comp
 const busySeconds = (micros: bigint): number => Math.max(1, Math.ceil(Number(micros) / 1e6));
 
 /**
- * Appends `op` (its position already chosen) to the pair read in `read`, re-reads, writes the
- * fold and applies counter deltas (`lease`: the dirty marks the caller wrote before, see
- * `markBeforeWrite`). Throws `PositionTooOldError` for an op at or below the horizon,
- * `PairBusyError` when the pair must wait for a compaction, `ClockSkewError` when this instance's
- * clock is not known to be within the bound, and `StoreUnavailableError` when the append was not
- * acknowledged within the write budget (the outcome is then unknown).
- */
-export async function applyPairOp(
-  deps: PairHistoryDeps,
-  read: PairRead,
-  op: PairOp,
-  lease: CountLease,
-): Promise<AppliedOp> {
-  const { store, policy } = deps;
-  const { history } = read;
-  const before = foldView(history);
-  const duplicate = containsOp(history.ops, op);
-  let folded: PairOp[] = [];
-  if (!duplicate) {
-    const horizon = refusalHorizon(history);
-    if (op.position <= horizon) throw new PositionTooOldError(op.position, horizon);
-    if (versionCountAfter(history, op) > MAX_VERSION_COUNT) throw new PairBusyError(1);
-    const step = compactionStep(deps, read, op);
-    deps.guard.assertWritable();
-    const remaining = () => policy.writeBudgetMs - (deps.monotonic() - read.startedMs);
-    if (step.busySeconds !== undefined) {
-      // Over the bound: advance the compaction without adding the op, then wait.
-      if ((step.announce || step.observe) && remaining() > 0) {
-        await store.appendPair(
-          { pair: [op.sourceId, op.targetId], announce: step.announce, observe: step.observe },
-          remaining(),
-        );
-      }
-      throw new PairBusyError(step.busySeconds);
-    }
-    if (step.commit) {
-      const horizon = step.commit.checkpoint.horizon;
-      folded = history.ops.filter((o) => o.position <= horizon);
-    }
-    if (remaining() <= 0) throw new PairBusyError(1);
-    const stored: StoredPairOp = { ...op, base: step.base };
-    await store.appendPair(
-      {
-        pair: [op.sourceId, op.targetId],
-        op: stored,
-        announce: step.announce,
-        observe: step.observe,
-        commit: step.commit,
-      },
-      remaining(),
-    );
-    if (remaining() < 0) {
-      throw new StoreUnavailableError(
-        'the write was not acknowledged within its budget; its outcome is unknown',
-      );
-    }
-  }
-  // Counters. A new op counts its own transition (`ownTransition`): from its first read plus the
-  // racers ordered before it, to that plus itself. Two ops racing on one pair (a double click, a
-  // retry sent as a new op) then count one transition between them, as long as each re-read sees
-  // the other. (Counting the first read against the whole re-read, as this did first, made both
-  // count it: 0.101 % drift after 1 % unfollows with a tenth of them sent twice at once.) An op a
-  // commit folded away before the re-read counts against the whole re-read, as before. A
-  // duplicate is usually a retry after a failure: it counts against what the edge rows show (read
-  // before this write), so a first attempt that crashed before its edge write gets its count now,
-  // and one that completed does not count twice. What any of these miss (an op landing late below
-  // a re-read), the reconciler recounts (`reconcile-dirty.ts`).
-  const [view, storedBefore] = await Promise.all([
-    store.readPairHistory(op.sourceId, op.targetId),
-    duplicate ? store.getPairEdges(op.sourceId, op.targetId).then(storedFold) : null,
-  ]);
-  const after = await writePairView(deps, view, folded);
-  const own = storedBefore ? null : ownTransition(history, view, op);
-  const seen = countDeltas(storedBefore ?? before, after);
-  // Lists whose rows changed between the two reads but not by this op: a racer's, to be recounted.
-  await applyCountDeltas(deps, own ? countDeltas(own.before, own.after) : seen, own ? seen : [], lease);
-  const changed = !duplicate && !sameActive(foldView(view, op), after);
-  return { op, before, after, duplicate, changed };
-}
-
-/**
  * The count term (`total − base`) of the version of the views whose newest op is the pair's newest
  * once `op` is appended, for an op below the newest (which raises it). A new newest op starts the
  * term afresh at the number of ops above the horizon; that is never refused, so a pair whose
  * history predates checkpoints (thousands of ops above no horizon) can still be written, announce
  * and commit its first compaction — only while its tail is that long can its count term clamp.
  */
-function versionCountAfter(history: PairHistory, op: PairOp): number {
+export function versionCountAfter(history: PairHistory, op: PairOp): number {
   const total = (history.checkpoint?.count ?? 0) + history.ops.length + 1;
   const newest = history.ops.at(-1);
   if (!newest || op.position > newest.position) return 0;
   const bases = history.ops.filter((o) => o.position === newest.position).map((o) => o.base);
   return total - Math.min(...bases);
-}
-
-/** The pair as its stored edge rows show it, in fold shape (no candidates: only states are used). */
-function storedFold(edges: readonly EdgeRecord[]): PairFold {
-  return {
-    edges: new Map(edges.map((e) => [edgeKey(e.sourceId, e.relation, e.targetId), { ...e, candidates: [] }])),
-  };
-}
-
-/** Same active edges with the same `createdAt` (what lists and counts show). */
-export function sameActive(a: PairFold, b: PairFold): boolean {
-  const act = (f: PairFold) =>
-    [...f.edges]
-      .filter(([, e]) => e.state === 'active')
-      .map(([k, e]) => `${k}@${e.createdAt}`)
-      .sort()
-      .join(',');
-  return act(a) === act(b);
 }

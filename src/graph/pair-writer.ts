@@ -38,13 +38,12 @@
 import type { ListService } from '../lists/contracts.js';
 import { bucketCodeOf, bucketOf, writeBucketCodes } from '../model/buckets.js';
 import type { BucketLayout, ListKey, PairOp, Position, Relation, UserId } from '../model/types.js';
-import { listId } from '../model/types.js';
+import { edgeKey, listId, listIn, projections } from '../model/types.js';
 import type { EdgeWrite, ListRowWrite, PairCheckpoint, StoredPairOp } from '../ports/records.js';
-import type { GraphStore } from '../ports/store.js';
+import type { CountStore, EdgeStore } from '../ports/store.js';
 import {
   compareOps,
   containsOp,
-  edgeKey,
   type FoldedEdge,
   foldPair,
   OP_RELATION,
@@ -53,36 +52,14 @@ import {
   pairVersion,
 } from './pair-fold.js';
 
+/** What the writer of a pair's rows and counts touches: edges, list rows, counters, dirty marks, layouts. */
 export interface PairWriterDeps {
-  store: GraphStore;
-  lists: ListService;
+  store: Pick<EdgeStore, 'writeEdges'> & Pick<CountStore, 'markDirty' | 'incrementCount' | 'getCount'>;
+  lists: Pick<ListService, 'currentLayout' | 'sizeCheckDue' | 'noteSize'>;
 }
 
 /** Counter shards per list: enough to spread a celebrity's hot counter, cheap to sum. */
 export const COUNT_SHARDS = 16;
-
-export const listOut = (userId: UserId, relation: Relation): ListKey => ({
-  userId,
-  relation,
-  direction: 'out',
-});
-export const listIn = (userId: UserId, relation: Relation): ListKey => ({
-  userId,
-  relation,
-  direction: 'in',
-});
-
-/** The two lists an edge projects into, each with the id stored in its rows. */
-export function projections(e: {
-  sourceId: UserId;
-  relation: Relation;
-  targetId: UserId;
-}): { list: ListKey; otherId: UserId }[] {
-  return [
-    { list: listOut(e.sourceId, e.relation), otherId: e.targetId },
-    { list: listIn(e.targetId, e.relation), otherId: e.sourceId },
-  ];
-}
 
 /** A view of a pair's history: its checkpoint and the ops above the horizon. */
 export interface PairView {
@@ -157,7 +134,7 @@ export async function writePairView(
   const layouts = new Map<string, BucketLayout>();
   await Promise.all(
     [...lists].map(async ([id, list]) => {
-      layouts.set(id, await deps.lists.layoutForWrite(list));
+      layouts.set(id, await deps.lists.currentLayout(list));
     }),
   );
   const layoutOf = (l: ListKey) => layouts.get(listId(l)) as BucketLayout;
@@ -292,7 +269,7 @@ async function bucketsOf(
     targets.map(async ({ list, otherId }) => ({
       list,
       otherId,
-      code: bucketCodeOf((await deps.lists.layoutForWrite(list)).buckets, otherId),
+      code: bucketCodeOf((await deps.lists.currentLayout(list)).buckets, otherId),
     })),
   );
 }

@@ -6,9 +6,9 @@
  */
 
 import { z } from '@hono/zod-openapi';
-import { MAX_CONTAINS_IDS, USERNAME_PATTERN } from '../graph/graph-service.js';
 import { MAX_CURSOR_LENGTH } from '../lists/cursor/cursor-codec.js';
 import { MAX_SET_CURSOR_LENGTH } from '../lists/cursor/set-cursor.js';
+import { MAX_CONTAINS_IDS, USERNAME_PATTERN } from '../model/limits.js';
 import { ERROR_CODES } from './errors.js';
 import { parseUserId } from './ids.js';
 import { parseTimeOrNull, TIME_MESSAGE } from './times.js';

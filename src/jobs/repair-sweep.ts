@@ -58,9 +58,9 @@
  * flight or a retired layout not dropped yet) are skipped. Live traffic can make a check see a
  * write half-done: that is reported as drift and the repair is a harmless rewrite.
  */
+
 import { registryFilter } from '../graph/account-state.js';
-import { edgeKey } from '../graph/pair-fold.js';
-import { foldView, listIn, listOut, type PairWriterDeps, projections } from '../graph/pair-writer.js';
+import { foldedEdges, type StrayRow } from '../graph/pair-repair.js';
 import type { MemberFilter } from '../lists/contracts.js';
 import { countBucket } from '../lists/list-walker.js';
 import { bucketCodeOf, readBucketCodes } from '../model/buckets.js';
@@ -68,9 +68,13 @@ import { nowPosition } from '../model/clock.js';
 import {
   type BucketLayout,
   type EdgeRecord,
+  edgeKey,
   type ListEntry,
   type ListKey,
   listId,
+  listIn,
+  listOut,
+  projections,
   type UserId,
 } from '../model/types.js';
 import {
@@ -81,7 +85,7 @@ import {
   type SweepProgress,
   type TokenRange,
 } from '../ports/records.js';
-import { repairPairFolded, type StrayRow } from './repair.js';
+import { type RepairDeps, repairPairFolded } from './repair.js';
 
 export const DRIFT_KINDS = [
   'fold_mismatch',
@@ -213,7 +217,7 @@ async function throttle(rate: number | undefined, rows: number, startedMs: numbe
  * Sweeps the whole graph (or continues the saved run with `resume`), repairing what it finds unless
  * `dryRun`. Returns the report of the whole run.
  */
-export async function repairSweep(deps: PairWriterDeps, o: SweepOptions = {}): Promise<SweepReport> {
+export async function repairSweep(deps: RepairDeps, o: SweepOptions = {}): Promise<SweepReport> {
   const { store } = deps;
   const dryRun = o.dryRun ?? false;
   const job = o.job ?? (dryRun ? 'repair-sweep:dry-run' : 'repair-sweep');
@@ -254,10 +258,9 @@ export async function repairSweep(deps: PairWriterDeps, o: SweepOptions = {}): P
   const checkPair = async (lo: UserId, hi: UserId, fixes: PageFixes) => {
     const [history, stored] = await Promise.all([store.readPairHistory(lo, hi), store.getPairEdges(lo, hi)]);
     totals.rows += history.ops.length + stored.length;
-    const fold = foldView(history);
     const byKey = new Map(stored.map((e) => [edgeKey(e.sourceId, e.relation, e.targetId), e]));
     let agree = true;
-    for (const [k, f] of fold.edges) {
+    for (const [k, f] of foldedEdges(history)) {
       const s = byKey.get(k);
       if (
         !s ||

@@ -1,14 +1,10 @@
 /**
  * Repair: re-derive a pair's edge state and list rows from its history and rewrite them.
  *
- * Design note. The pair history (`pair_ops`) is the source of truth; edges and list rows are a
- * projection written at `pairVersion(view)`. A crash between the append and the edge write
- * (or a dropped batch) leaves the projection behind the history; repairing folds the *complete*
- * history and writes it through the same function the service uses, so it writes at a version at
- * least as high as any view an applier had, overwrites partial states and deletes stray list
- * rows at every activation position the stored history knows (in bounded batches). It appends nothing and never changes counters (the reconcile
- * job owns those), so it is safe to re-run and to run while traffic flows: a concurrent applier
- * whose view is more complete writes at a higher version and wins.
+ * Design note. A crash between an op's append and its edge write (or a dropped batch) leaves the
+ * projection (edges, list rows) behind the pair history; repairing rewrites it from the complete
+ * stored history through the domain's repair interface (`graph/pair-repair.ts`, which says why
+ * that is safe to re-run and to run while traffic flows).
  *
  * Finding pairs: there is no per-user index of pairs, so `repairUsers` repairs every pair among
  * the given users plus every counterpart found in their lists (all relations, both directions).
@@ -16,20 +12,17 @@
  * when both users are named.
  */
 
-import { edgeKey, pairVersion } from '../graph/pair-fold.js';
-import { type PairWriterDeps, writePairView } from '../graph/pair-writer.js';
+import { rewritePair, type StrayRow } from '../graph/pair-repair.js';
+import type { ListService } from '../lists/contracts.js';
 import { walkList } from '../lists/list-walker.js';
-import { nowPosition, wallClockVersion } from '../model/clock.js';
-import {
-  type Direction,
-  type EdgeRecord,
-  type ListKey,
-  type Position,
-  RELATIONS,
-  type Relation,
-  type UserId,
-} from '../model/types.js';
-import type { ListRowWrite } from '../ports/records.js';
+import { type Direction, type EdgeRecord, RELATIONS, type UserId } from '../model/types.js';
+import type { GraphStore } from '../ports/store.js';
+
+/** What the repair jobs run on: the whole store and the list engine. */
+export interface RepairDeps {
+  store: GraphStore;
+  lists: ListService;
+}
 
 export interface RepairResult {
   a: UserId;
@@ -38,14 +31,6 @@ export interface RepairResult {
   ops: number;
   /** Edges written (active or removed). */
   edges: number;
-}
-
-/** A list row found standing where the stored edges do not put it (the sweep's ghost rows). */
-export interface StrayRow {
-  list: ListKey;
-  bucketCode: number;
-  createdAt: Position;
-  otherId: UserId;
 }
 
 export interface RepairPairOptions {
@@ -58,13 +43,6 @@ export interface RepairPairOptions {
   afterRead?: () => Promise<void>;
 }
 
-/** The edge a row of `list` stands for. */
-function rowEdge(list: ListKey, otherId: UserId): { source: UserId; relation: Relation; target: UserId } {
-  return list.direction === 'out'
-    ? { source: list.userId, relation: list.relation, target: otherId }
-    : { source: otherId, relation: list.relation, target: list.userId };
-}
-
 /**
  * Re-folds the pair's history (checkpoint and ops above it) and rewrites every edge and list row
  * it implies, deleting at every activation position the stored history knows, and deletes the
@@ -73,7 +51,7 @@ function rowEdge(list: ListKey, otherId: UserId): { source: UserId; relation: Re
  * meanwhile writes above it and wins. Idempotent. Returns also the edges of the fold.
  */
 export async function repairPair(
-  deps: PairWriterDeps,
+  deps: RepairDeps,
   a: UserId,
   b: UserId,
   o: RepairPairOptions = {},
@@ -84,43 +62,17 @@ export async function repairPair(
 
 /** `repairPair`, also returning the edges of the fold it wrote (the sweep marks their lists dirty). */
 export async function repairPairFolded(
-  deps: PairWriterDeps,
+  deps: RepairDeps,
   a: UserId,
   b: UserId,
   o: RepairPairOptions = {},
 ): Promise<RepairResult & { folded: EdgeRecord[] }> {
-  const history = await deps.store.readPairHistory(a, b);
-  await o.afterRead?.();
-  const fold = await writePairView(deps, history);
-  const deletes: ListRowWrite[] = [];
-  for (const r of o.strays ?? []) {
-    const e = rowEdge(r.list, r.otherId);
-    const f = fold.edges.get(edgeKey(e.source, e.relation, e.target));
-    if (f?.state === 'active' && f.createdAt === r.createdAt) continue;
-    deletes.push({
-      list: r.list,
-      bucketCodes: [r.bucketCode],
-      entry: { createdAt: r.createdAt, otherId: r.otherId },
-      op: 'delete',
-    });
-  }
-  if (deletes.length > 0) {
-    const read = pairVersion(history);
-    const version = read > 0n ? read : wallClockVersion(nowPosition());
-    await deps.store.writeEdges([], deletes, version);
-  }
-  const folded = [...fold.edges.values()].map(({ candidates: _, ...e }) => e);
-  return {
-    a,
-    b,
-    ops: (history.checkpoint?.count ?? 0) + history.ops.length,
-    edges: fold.edges.size,
-    folded,
-  };
+  const { ops, edges } = await rewritePair(deps, a, b, o);
+  return { a, b, ops, edges: edges.length, folded: edges };
 }
 
 /** Every id in `userId`'s lists (all relations, both directions). */
-async function counterparts(deps: PairWriterDeps, userId: UserId, pageSize: number): Promise<Set<UserId>> {
+async function counterparts(deps: RepairDeps, userId: UserId, pageSize: number): Promise<Set<UserId>> {
   const out = new Set<UserId>();
   for (const relation of RELATIONS) {
     for (const direction of ['out', 'in'] as Direction[]) {
@@ -145,7 +97,7 @@ export interface RepairOptions {
 
 /** Repairs every pair among `userIds` and between them and their list counterparts. */
 export async function repairUsers(
-  deps: PairWriterDeps,
+  deps: RepairDeps,
   userIds: readonly UserId[],
   o: RepairOptions = {},
 ): Promise<RepairResult[]> {

@@ -92,8 +92,12 @@ export interface ListService {
     cursor: string | null,
     options?: ScanOptions,
   ): Promise<ScanPage>;
-  /** The layout writers must use now (may be cached briefly; a growth sets `growingTo` first). */
-  layoutForWrite(list: ListKey): Promise<BucketLayout>;
+  /**
+   * The list's layout now, for readers and writers alike (cached for at most the layout cache TTL):
+   * readers read its `buckets`; writers write every code of `writeBucketCodes` (both layouts while
+   * `growingTo` is set).
+   */
+  currentLayout(list: ListKey): Promise<BucketLayout>;
   /**
    * Whether a writer that just inserted `inserted` rows into `list` should read its size and call
    * `noteSize` (a list far below its next threshold need not be sized on every insert).

@@ -330,7 +330,7 @@ export class BucketedListService implements ListService {
    * Throws `InvalidCursorError` for a cursor not issued for this list and slice, `InvalidInputError`
    * for a slice, slice count or limit out of range.
    *
-   * `options.pinnedBuckets` (a layout size the caller read once, e.g. `layoutForWrite(list)`, and
+   * `options.pinnedBuckets` (a layout size the caller read once, e.g. `currentLayout(list)`, and
    * passes to every slice of the scan) caps the slices that own rows at `min(slices, pinned)`:
    * see `effectiveSlices` in `scan-slices.ts`. Slices at or above the cap are empty at once; the
    * others own whole buckets and read nothing they do not return. All slices of one scan must pass
@@ -454,8 +454,8 @@ export class BucketedListService implements ListService {
     } while (cursor !== null);
   }
 
-  /** The layout writers must use now; cached for `layoutCacheTtlMs`. */
-  async layoutForWrite(list: ListKey): Promise<BucketLayout> {
+  /** The list's layout now, for readers and writers (`ListService`); cached for `layoutCacheTtlMs`. */
+  async currentLayout(list: ListKey): Promise<BucketLayout> {
     return this.layout(list);
   }
 

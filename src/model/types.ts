@@ -67,6 +67,20 @@ export interface ListKey {
 }
 
 /** A list's identity as one string (map keys, log fields). */
+/** `userId`'s outgoing list of `relation` (whom it follows, blocks, …). */
+export const listOut = (userId: UserId, relation: Relation): ListKey => ({
+  userId,
+  relation,
+  direction: 'out',
+});
+
+/** `userId`'s incoming list of `relation` (who follows it, …). */
+export const listIn = (userId: UserId, relation: Relation): ListKey => ({
+  userId,
+  relation,
+  direction: 'in',
+});
+
 export const listId = (l: ListKey): string => `${l.userId}|${l.relation}|${l.direction}`;
 
 /** One row of a list projection. */
@@ -100,4 +114,20 @@ export interface UserRecord {
   private: boolean;
   state: 'active' | 'deactivated';
   hideLists: boolean;
+}
+
+/** The key of an edge in a pair's fold and in every map of edges. */
+export const edgeKey = (source: UserId, relation: Relation, target: UserId): string =>
+  `${source}|${relation}|${target}`;
+
+/** The two lists an edge projects into, each with the id stored in its rows. */
+export function projections(e: {
+  sourceId: UserId;
+  relation: Relation;
+  targetId: UserId;
+}): { list: ListKey; otherId: UserId }[] {
+  return [
+    { list: listOut(e.sourceId, e.relation), otherId: e.targetId },
+    { list: listIn(e.targetId, e.relation), otherId: e.sourceId },
+  ];
 }

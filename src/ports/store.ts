@@ -132,7 +132,7 @@ export interface EdgeStore {
    * `sourceIds`, so at most `min(layout.buckets, |sourceIds|)` partitions.
    *
    * @example
-   * const layout = await lists.layoutForWrite({ userId: b, relation: 'follows', direction: 'in' });
+   * const layout = await lists.currentLayout({ userId: b, relation: 'follows', direction: 'in' });
    * const edges = await store.getEdgesIn(b, 'follows', [a1, a2, a3], layout);
    */
   getEdgesIn(

@@ -4,8 +4,10 @@
  * serves, a run deletes it only as the run of its generation (never a task whose go-public write
  * may still land), and every pending request is accepted, whoever is deactivated.
  */
+
 import { beforeEach, describe, expect, it } from 'vitest';
-import { ACCEPT_TASK_SETTLE_MICROS, GraphService } from '../../src/graph/graph-service.js';
+import { ACCEPT_TASK_SETTLE_MICROS } from '../../src/graph/accounts.js';
+import { GraphService } from '../../src/graph/graph-service.js';
 import { reconcileDirty } from '../../src/jobs/reconcile-dirty.js';
 import { StoreUnavailableError } from '../../src/model/errors.js';
 import type { UserRecord } from '../../src/model/types.js';

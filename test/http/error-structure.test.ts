@@ -3,8 +3,6 @@
  * union and the HTTP map derive; bad input anywhere in the domain is a named 4xx, never a 500.
  * (The import directions are `test/architecture.test.ts`.)
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { toApiError } from '../../src/http/errors.js';
 import { BucketedListService } from '../../src/lists/list-service.js';
@@ -12,28 +10,6 @@ import * as graphErrors from '../../src/model/errors.js';
 import { StoreUnavailableError, UsernameTakenError } from '../../src/model/errors.js';
 import type { ListKey } from '../../src/model/types.js';
 import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
-
-const ROOT = new URL('../../', import.meta.url).pathname;
-
-function sources(dir: string): string[] {
-  return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
-  );
-}
-
-/** `[file, imported module path relative to src]` for every relative import in `dir`. */
-function imports(dir: string): [string, string, boolean][] {
-  return sources(dir).flatMap((file) =>
-    [...readFileSync(join(ROOT, file), 'utf8').matchAll(/^import (type )?[^;]*?from '(\.[^']+)';/gms)].map(
-      (m) =>
-        [file, relative(join(ROOT, 'src'), join(ROOT, file, '..', m[2]!)), m[1] !== undefined] as [
-          string,
-          string,
-          boolean,
-        ],
-    ),
-  );
-}
 
 describe('error structure (issue #8)', () => {
   it('bad input to the list service is a named 400, not a 500', async () => {

@@ -396,7 +396,7 @@ async function churnOnce(store: GraphStore, svc: BucketedListService, list: List
     return lastPosition;
   };
   const unfollowAt = next();
-  const layout = await svc.layoutForWrite(list);
+  const layout = await svc.currentLayout(list);
   await store.writeEdges(
     [],
     [{ list, bucketCodes: writeBucketCodes(layout, r.otherId), entry: r, op: 'delete' }],
@@ -404,7 +404,7 @@ async function churnOnce(store: GraphStore, svc: BucketedListService, list: List
   );
   const followAt = next();
   const entry = { createdAt: followAt, otherId: r.otherId };
-  const layout2 = await svc.layoutForWrite(list);
+  const layout2 = await svc.currentLayout(list);
   await store.writeEdges(
     [],
     [{ list, bucketCodes: writeBucketCodes(layout2, r.otherId), entry, op: 'put' }],

@@ -33,9 +33,10 @@
  * looked. F3 `torn-read` — another commit on the pair reached the node between the committer's
  * static read and its op read.
  */
+
 import { readdirSync, readFileSync } from 'node:fs';
 import { GraphService } from '../../src/graph/graph-service.js';
-import { compareOps, edgeKey, foldPair, opKey } from '../../src/graph/pair-fold.js';
+import { compareOps, foldPair, opKey } from '../../src/graph/pair-fold.js';
 import { DEFAULT_HISTORY_POLICY, type HistoryPolicy, settleMicros } from '../../src/graph/pair-history.js';
 import { reconcileList } from '../../src/jobs/reconcile.js';
 import { repairPair } from '../../src/jobs/repair.js';
@@ -43,6 +44,7 @@ import { repairSweep } from '../../src/jobs/repair-sweep.js';
 import { BucketedListService } from '../../src/lists/list-service.js';
 import { isDomainError, PairBusyError, StoreUnavailableError } from '../../src/model/errors.js';
 import type { EdgeRecord, ListKey, OpKind, PairOp, Position, UserId } from '../../src/model/types.js';
+import { edgeKey } from '../../src/model/types.js';
 import type { PairHistory } from '../../src/ports/records.js';
 import type { CqlClient } from '../../src/store/cassandra/client.js';
 import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';

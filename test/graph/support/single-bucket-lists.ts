@@ -44,7 +44,7 @@ export class SingleBucketLists implements ListService {
     return { ids: page.items.map((i) => i.id), nextCursor: page.nextCursor };
   }
 
-  async layoutForWrite(_list: ListKey): Promise<BucketLayout> {
+  async currentLayout(_list: ListKey): Promise<BucketLayout> {
     return SINGLE_BUCKET;
   }
 
