@@ -56,7 +56,6 @@ import { type SetPage, type SetPageStats, SetQueries } from './set-queries.js';
 import { readSuggestions } from './suggestions.js';
 import { Visibility } from './visibility.js';
 
-
 export interface GraphServiceOptions {
   store: GraphStore;
   lists: ListService;

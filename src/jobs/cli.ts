@@ -1,8 +1,17 @@
 /**
- * The jobs CLI: `tsx src/jobs/cli.ts <command> [args]`. A tiny dispatcher: add a command by
- * adding one line to `COMMANDS` (modules are imported lazily, so commands stay independent).
+ * The jobs CLI: `node dist/jobs/cli.js <command> [args]` (`npm run jobs`; `tsx src/jobs/cli.ts`
+ * in development). A tiny dispatcher: add a command by adding one line to `COMMANDS` (modules are
+ * imported lazily, so commands stay independent). As an entry point it is the one place the jobs
+ * take the dev launcher from: with no contact points configured, a job starts or reuses the
+ * local node.
  */
-type Command = (argv: string[]) => void | Promise<void>;
+import { contactPointsOrLocalNode } from '../local-cassandra/node.js';
+import type { OpenJobRuntime } from './runtime.js';
+
+type Command = (argv: string[], openRuntime: OpenJobRuntime) => void | Promise<void>;
+
+const openRuntime: OpenJobRuntime = async () =>
+  (await import('./runtime.js')).openJobRuntime(contactPointsOrLocalNode);
 
 const COMMANDS: Record<string, { help: string; load: () => Promise<Command> }> = {
   token: {
@@ -48,7 +57,7 @@ if (!load) {
   process.exit(2);
 }
 try {
-  await (await load())(argv);
+  await (await load())(argv, openRuntime);
 } catch (err) {
   console.error(err instanceof Error ? err.message : String(err));
   process.exit(1);

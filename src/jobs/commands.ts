@@ -8,12 +8,12 @@ import { reconcileUsers } from './reconcile.js';
 import { reconcileDirty } from './reconcile-dirty.js';
 import { repairUsers } from './repair.js';
 import { DRIFT_KINDS, repairSweep, type SweepProgressEvent } from './repair-sweep.js';
-import { openJobRuntime, parseUserIds } from './runtime.js';
+import { type OpenJobRuntime, parseUserIds } from './runtime.js';
 
-export async function reconcileCommand(argv: string[]): Promise<void> {
+export async function reconcileCommand(argv: string[], openRuntime: OpenJobRuntime): Promise<void> {
   const { values } = parseArgs({ args: argv, options: { users: { type: 'string' } } });
   const users = parseUserIds(values.users, 'usage: jobs reconcile --users 1,2,3');
-  const rt = await openJobRuntime();
+  const rt = await openRuntime();
   try {
     const results = await reconcileUsers(rt.store, users, {
       onProgress: (done, total, r) => {
@@ -33,8 +33,8 @@ export async function reconcileCommand(argv: string[]): Promise<void> {
   }
 }
 
-export async function reconcileDirtyCommand(): Promise<void> {
-  const rt = await openJobRuntime();
+export async function reconcileDirtyCommand(_argv: string[], openRuntime: OpenJobRuntime): Promise<void> {
+  const rt = await openRuntime();
   try {
     const r = await reconcileDirty(rt.store, {
       onList: (l) =>
@@ -50,10 +50,10 @@ export async function reconcileDirtyCommand(): Promise<void> {
   }
 }
 
-export async function repairCommand(argv: string[]): Promise<void> {
+export async function repairCommand(argv: string[], openRuntime: OpenJobRuntime): Promise<void> {
   const { values } = parseArgs({ args: argv, options: { users: { type: 'string' } } });
   const users = parseUserIds(values.users, 'usage: jobs repair --users 1,2,3');
-  const rt = await openJobRuntime();
+  const rt = await openRuntime();
   try {
     const results = await repairUsers({ store: rt.store, lists: rt.lists }, users, {
       onProgress: (done, total) => {
@@ -66,8 +66,8 @@ export async function repairCommand(argv: string[]): Promise<void> {
   }
 }
 
-export async function migrateCommand(): Promise<void> {
-  const rt = await openJobRuntime();
+export async function migrateCommand(_argv: string[], openRuntime: OpenJobRuntime): Promise<void> {
+  const rt = await openRuntime();
   console.log('[schema] up to date');
   await rt.close();
 }
@@ -98,7 +98,7 @@ function progressPrinter(label: string, line: (e: SweepProgressEvent) => string)
   };
 }
 
-export async function repairSweepCommand(argv: string[]): Promise<void> {
+export async function repairSweepCommand(argv: string[], openRuntime: OpenJobRuntime): Promise<void> {
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -122,7 +122,7 @@ export async function repairSweepCommand(argv: string[]): Promise<void> {
   const rate = num(values.rate, 'rate');
   const ranges = num(values.ranges, 'ranges');
   const maxPages = num(values['max-pages'], 'max-pages');
-  const rt = await openJobRuntime();
+  const rt = await openRuntime();
   const progress = progressPrinter('repair-sweep', (e) => {
     const f = e.totals.findings;
     return `rows ${e.totals.rows}, findings ${DRIFT_KINDS.map((k) => `${k} ${f[k]}`).join(' ')}`;
@@ -151,7 +151,7 @@ export async function repairSweepCommand(argv: string[]): Promise<void> {
   }
 }
 
-export async function suggestCommand(argv: string[]): Promise<void> {
+export async function suggestCommand(argv: string[], openRuntime: OpenJobRuntime): Promise<void> {
   const { values } = parseArgs({
     args: argv,
     options: { top: { type: 'string', default: '100' }, 'limit-fanout': { type: 'string', default: '5000' } },
@@ -162,7 +162,7 @@ export async function suggestCommand(argv: string[]): Promise<void> {
     process.exit(2);
   }
   const { runSuggestions } = await import('./suggest.js');
-  const rt = await openJobRuntime();
+  const rt = await openRuntime();
   try {
     const r = await runSuggestions(rt.store, {
       top: Number(values.top),

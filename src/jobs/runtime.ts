@@ -2,11 +2,11 @@
  * What a job needs to run outside the server: the parsed config, a connected store and list
  * service on the migrated keyspace (pending migrations are applied first), and the local node
  * when no contact points are configured (reused if it is already running, started and stopped
- * otherwise).
+ * otherwise). The local node comes from the entry point (`cli.ts` passes the dev launcher), so
+ * only entry points import `src/local-cassandra/`.
  */
 import { loadConfig } from '../config.js';
 import { BucketedListService } from '../lists/list-service.js';
-import { contactPointsOrLocalNode } from '../local-cassandra/node.js';
 import { CassandraGraphStore } from '../store/cassandra/graph-store.js';
 import { openMigratedKeyspace } from '../store/cassandra/keyspace.js';
 
@@ -16,9 +16,21 @@ export interface JobRuntime {
   close(): Promise<void>;
 }
 
-export async function openJobRuntime(): Promise<JobRuntime> {
+/**
+ * The configured contact points when there are any; otherwise the contact points of a local node
+ * and the node, which `close()` stops (a no-op for a node that was reused).
+ */
+export type ContactPointsResolver = (
+  configured: string[] | undefined,
+  heap: string,
+) => Promise<{ contactPoints: string[]; node: { stop(): Promise<void> } | undefined }>;
+
+/** Opens a job's runtime; each command receives one from the CLI. */
+export type OpenJobRuntime = () => Promise<JobRuntime>;
+
+export async function openJobRuntime(resolveContactPoints: ContactPointsResolver): Promise<JobRuntime> {
   const config = loadConfig();
-  const { contactPoints, node } = await contactPointsOrLocalNode(
+  const { contactPoints, node } = await resolveContactPoints(
     config.cassandra.contactPoints,
     config.cassandra.localHeap,
   );
