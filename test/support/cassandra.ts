@@ -1,14 +1,15 @@
 /**
- * Per-file keyspaces on the real node: `await testKeyspace('edges')` creates a fresh keyspace,
- * applies `cql/`, and returns a connected client; `drop()` removes it. `TEST_REPLICATION`
- * (e.g. `simple:3`, with `CASSANDRA_CONTACT_POINTS` naming a cluster) runs the same tests with
- * replicas at LOCAL_QUORUM.
+ * Per-file keyspaces on the real node: `await testKeyspace('edges')` creates a fresh keyspace
+ * from the baseline of `cql/` (`TEST_SCHEMA=migrations` replays every file instead), and returns
+ * a connected client; `drop()` removes it. `TEST_REPLICATION` (e.g. `simple:3`, with
+ * `CASSANDRA_CONTACT_POINTS` naming a cluster) runs the same tests with replicas at LOCAL_QUORUM.
+ * Both ways give the same schema (`test/store/baseline-schema.int.test.ts`).
  */
 import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
 import { parseReplication } from '../../src/config.js';
 import type { CqlClient } from '../../src/store/cassandra/client.js';
-import { openMigratedKeyspace } from '../../src/store/cassandra/keyspace.js';
+import { openBaselineKeyspace, openMigratedKeyspace } from '../../src/store/cassandra/keyspace.js';
 
 export { CQL_DIR } from '../../src/store/cassandra/keyspace.js';
 
@@ -18,10 +19,18 @@ export interface TestKeyspace {
   drop(): Promise<void>;
 }
 
+/** `TEST_SCHEMA`: `baseline` (default) or `migrations`. */
+function schemaSource(): typeof openBaselineKeyspace {
+  const source = process.env.TEST_SCHEMA ?? 'baseline';
+  if (source === 'baseline') return openBaselineKeyspace;
+  if (source === 'migrations') return openMigratedKeyspace;
+  throw new Error(`TEST_SCHEMA must be baseline or migrations, not ${source}`);
+}
+
 export async function testKeyspace(label: string): Promise<TestKeyspace> {
   const { contactPoints, localDataCenter } = inject('cassandra');
   const keyspace = `t_${label.replace(/\W/g, '_').toLowerCase().slice(0, 24)}_${randomBytes(4).toString('hex')}`;
-  const client = await openMigratedKeyspace({
+  const client = await schemaSource()({
     contactPoints,
     localDataCenter,
     keyspace,

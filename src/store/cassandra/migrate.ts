@@ -16,10 +16,20 @@
  * transaction and a TTL, renewed while it works (off the edge path, like username claims). A
  * runner that finds the lease taken waits, then re-reads what was applied. A runner that loses
  * its lease (paused longer than the TTL) stops before its next statement or page.
+ *
+ * A new keyspace can skip the replay: `createFromBaseline` runs `cql/baseline/schema.cql`, the
+ * final tables of every numbered file plus their ledger rows, then `migrate`, which applies only
+ * the files the baseline does not record. It refuses a keyspace that already exists, since the
+ * baseline's `IF NOT EXISTS` tables would leave an older shape in place under ledger rows that
+ * claim the newer one. Kept equal to the replay by `test/store/baseline-schema.int.test.ts`.
+ * Rejected: generating the baseline from a replayed keyspace at test start (it is the replay's
+ * cost, once per run) and computing its ledger rows from the files' checksums (a stale baseline
+ * would then claim files it does not contain).
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import cassandra from 'cassandra-driver';
 import type { CqlClient } from './client.js';
 import { type CopyProgress, createProgressTable, type DataStep } from './data-step.js';
 import { DEACTIVATED_REGISTRY_STEPS } from './deactivated-registry.js';
@@ -74,10 +84,13 @@ export function dataStepNames(text: string): string[] {
   return [...text.matchAll(/^--\s*@data\s+(\w+)\s*$/gm)].map((m) => m[1] as string);
 }
 
-/** Qualifies `CREATE … IF NOT EXISTS name` and `DROP TABLE IF EXISTS name` with the keyspace. */
+/**
+ * Qualifies `CREATE … IF NOT EXISTS name`, `DROP TABLE IF EXISTS name`, `ALTER TABLE name` and
+ * `INSERT INTO name` with the keyspace.
+ */
 export function qualify(statement: string, keyspace: string): string {
   return statement.replace(
-    /^((?:CREATE\s+(?:TABLE|TYPE|INDEX|CUSTOM INDEX)\s+IF\s+NOT\s+EXISTS|DROP\s+TABLE\s+IF\s+EXISTS|ALTER\s+TABLE)\s+)(\w+)(?=\s|$)/i,
+    /^((?:CREATE\s+(?:TABLE|TYPE|INDEX|CUSTOM INDEX)\s+IF\s+NOT\s+EXISTS|DROP\s+TABLE\s+IF\s+EXISTS|ALTER\s+TABLE|INSERT\s+INTO)\s+)(\w+)(?=\s|$)/i,
     (_m, head: string, name: string) => `${head}${keyspace}.${name}`,
   );
 }
@@ -117,6 +130,12 @@ export async function migrate(
     { prepare: false },
   );
   await waitForAgreement(client);
+  await createLedgerTables(client, keyspace);
+  return applyPending(client, keyspace, cqlDir, log, o);
+}
+
+/** The runner's own tables: the ledger, the lease, the data steps' progress. Idempotent. */
+async function createLedgerTables(client: CqlClient, keyspace: string): Promise<void> {
   await client.execute(
     `CREATE TABLE IF NOT EXISTS ${keyspace}.schema_migrations (version text PRIMARY KEY, checksum text, applied_at timestamp)`,
     [],
@@ -129,7 +148,15 @@ export async function migrate(
   );
   await createProgressTable(client, keyspace);
   await waitForAgreement(client);
+}
 
+async function applyPending(
+  client: CqlClient,
+  keyspace: string,
+  cqlDir: string,
+  log: (line: string) => void,
+  o: MigrateOptions,
+): Promise<MigrationResult> {
   const files: { file: string; text: string; checksum: string }[] = [];
   for (const file of (await readdir(cqlDir)).filter((f) => /^\d{3}_[\w-]+\.cql$/.test(f)).sort()) {
     const text = await readFile(join(cqlDir, file), 'utf8');
@@ -199,6 +226,61 @@ export async function migrate(
     await lease.release();
   }
   return result;
+}
+
+/** Where a `cql/` folder keeps its baseline (see the design note). */
+export function baselineFile(cqlDir: string): string {
+  return join(cqlDir, 'baseline', 'schema.cql');
+}
+
+const ALREADY_EXISTS = cassandra.types.responseErrorCodes.alreadyExists;
+
+/** `createFromBaseline` was pointed at a keyspace that already exists. */
+export class BaselineKeyspaceExistsError extends Error {
+  override name = 'BaselineKeyspaceExistsError';
+}
+
+/**
+ * Creates a new keyspace from `cqlDir`'s baseline (tables and ledger rows), then runs `migrate`
+ * for the numbered files the baseline does not record; returns what that run applied (nothing
+ * while the baseline is current). The result's schema and ledger equal `migrate`'s on an empty
+ * keyspace. Throws `BaselineKeyspaceExistsError` when the keyspace exists (use `migrate`); not
+ * for the service's keyspace, whose data steps must run on the rows they move. A run that fails
+ * part way leaves a keyspace to drop, not to migrate (its ledger may be partly written).
+ *
+ * @example
+ * const { applied } = await createFromBaseline(client, 't_lists_1a2b', replication, CQL_DIR);
+ * // applied: [] (or ['016_new.cql'] when the baseline lags the files)
+ */
+export async function createFromBaseline(
+  client: CqlClient,
+  keyspace: string,
+  replication: Record<string, string | number>,
+  cqlDir: string,
+  log: (line: string) => void = () => {},
+  o: MigrateOptions = {},
+): Promise<MigrationResult> {
+  const text = await readFile(baselineFile(cqlDir), 'utf8');
+  await client
+    .execute(`CREATE KEYSPACE ${keyspace} WITH replication = ${replicationCql(replication)}`, [], {
+      prepare: false,
+    })
+    .catch((e: unknown) => {
+      if (e instanceof cassandra.errors.ResponseError && e.code === ALREADY_EXISTS) {
+        throw new BaselineKeyspaceExistsError(`keyspace ${keyspace} already exists; migrate it instead`, {
+          cause: e,
+        });
+      }
+      throw e;
+    });
+  await waitForAgreement(client);
+  await createLedgerTables(client, keyspace);
+  for (const statement of splitStatements(text)) {
+    await client.execute(qualify(statement, keyspace), [], { prepare: false });
+    if (!/^INSERT\b/i.test(statement)) await waitForAgreement(client);
+  }
+  log(`created ${keyspace} from ${baselineFile(cqlDir)}`);
+  return applyPending(client, keyspace, cqlDir, log, o);
 }
 
 async function appliedVersions(client: CqlClient, keyspace: string): Promise<Map<string, string>> {
