@@ -8,7 +8,7 @@
  * pair + 1)`. Mutations are idempotent in effect: repeating one changes nothing and reports
  * `changed: false`.
  */
-import type { ListItem, ListPage, ListQueryOptions, ScanPage, TimeRange } from '../lists/contracts.js';
+import type { ListItem, ListQueryOptions, ScanPage, TimeRange } from '../lists/contracts.js';
 import type { SetQueryKind } from '../lists/cursor/set-cursor.js';
 
 import type { Direction, ListKey, Position, Relation, UserId, UserRecord } from '../model/types.js';
@@ -94,6 +94,21 @@ export interface SuggestionItem {
   via: UserId[];
 }
 
+/** A list or set member as pages serve it: the list item and the member's username. */
+export interface Member extends ListItem {
+  username: string;
+}
+
+/**
+ * A page of members: each member's user row is read at most once per page, by the filter that
+ * drops deactivated members, and its username comes from that read.
+ */
+export interface MemberPage {
+  items: Member[];
+  nextCursor: string | null;
+  prevCursor?: string | null;
+}
+
 export interface GraphApi {
   // users
   /**
@@ -171,7 +186,7 @@ export interface GraphApi {
    * Cost is bounded by the viewer's following size, never by `id`'s follower count. Visibility is
    * the lists' (`assertCanViewLists`), checked by the caller.
    */
-  followedBy(viewer: UserId, id: UserId, limit: number): Promise<{ sample: UserId[]; total: number }>;
+  followedBy(viewer: UserId, id: UserId, limit: number): Promise<{ sample: Member[]; total: number }>;
   /**
    * A page of a set query on `owner`'s follow lists (`set-queries.ts`): `mutuals` (accounts
    * `owner` follows that follow it back, newest first on the driving side — the smaller list) or
@@ -187,17 +202,13 @@ export interface GraphApi {
     limit: number,
     cursor: string | null,
     bounds?: TimeRange,
-  ): Promise<ListPage>;
+  ): Promise<MemberPage>;
   /**
    * Every active follow of `owner`, page by page (at most `pageSize` items each, bucket by bucket,
    * newest first within a bucket), calling `onPage` and reading the next page only after it
    * settles: constant memory, for streaming exports. Members the member filter hides are left out.
    */
-  walkFollowing(
-    owner: UserId,
-    onPage: (items: ListItem[]) => Promise<void>,
-    pageSize?: number,
-  ): Promise<void>;
+  walkFollowing(owner: UserId, onPage: (items: Member[]) => Promise<void>, pageSize?: number): Promise<void>;
   /**
    * Newest-first page of a list; the cursor is signed and bound to `list`. May be short (even
    * empty) with a non-null cursor when its work budget runs out; only a null cursor is the end.
@@ -207,7 +218,7 @@ export interface GraphApi {
     limit: number,
     cursor: string | null,
     options?: ListQueryOptions,
-  ): Promise<ListPage>;
+  ): Promise<MemberPage>;
   /** Fan-out scan of one slice of a list; order within a slice unspecified. */
   scanPage(
     list: ListKey,

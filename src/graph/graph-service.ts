@@ -15,7 +15,6 @@
 import { randomBytes } from 'node:crypto';
 import type {
   ListItem,
-  ListPage,
   ListQueryOptions,
   ListService,
   MemberFilter,
@@ -42,6 +41,8 @@ import type {
   Counts,
   FollowStatus,
   GraphApi,
+  Member,
+  MemberPage,
   MutationOptions,
   Relationship,
   RelationshipFlags,
@@ -109,6 +110,7 @@ export class GraphService implements GraphApi {
   private readonly sets: SetQueries;
   /** Members a read must skip: deactivated accounts (see `account-state.ts`), or the injected filter. */
   readonly hiddenMembers: MemberFilter;
+  private readonly injectedFilter: MemberFilter | undefined;
 
   constructor(o: GraphServiceOptions) {
     const clock = o.clock ?? nowPosition;
@@ -118,6 +120,7 @@ export class GraphService implements GraphApi {
     this.store = o.store;
     this.lists = o.lists;
     this.hiddenMembers = o.memberFilter ?? deactivatedFilter(o.store);
+    this.injectedFilter = o.memberFilter;
     this.edges = new EdgeReads(o.store, o.lists);
     this.writes = new PairWrites({
       store: o.store,
@@ -238,16 +241,18 @@ export class GraphService implements GraphApi {
   // ---- lists: the list engine's pages with the member filter; visibility is the caller's ----
 
   /** A page without deactivated members: the engine reads on past them, within its work budget. */
-  listPage(
+  async listPage(
     list: ListKey,
     limit: number,
     cursor: string | null,
     options: ListQueryOptions = {},
-  ): Promise<ListPage> {
-    return this.lists.page(list, limit, cursor, { ...options, exclude: this.hiddenMembers });
+  ): Promise<MemberPage> {
+    const m = this.members();
+    const page = await this.lists.page(list, limit, cursor, { ...options, exclude: m.exclude });
+    return { ...page, items: await m.hydrate(page.items) };
   }
 
-  /** A scan page without deactivated members (it may be short). */
+  /** A scan page without deactivated members (it may be short; ids only, for fan-out). */
   scanPage(
     list: ListKey,
     slice: number,
@@ -259,14 +264,16 @@ export class GraphService implements GraphApi {
   }
 
   /** A set-query page with its cost (`set-queries.ts`). */
-  setPage(
+  async setPage(
     kind: SetQueryKind,
     owner: UserId,
     limit: number,
     cursor: string | null,
     bounds: TimeRange = {},
-  ): Promise<SetPage> {
-    return this.sets.page(kind, owner, limit, cursor, bounds);
+  ): Promise<Omit<SetPage, 'items'> & MemberPage> {
+    const m = this.members();
+    const page = await this.sets.page(kind, owner, limit, cursor, bounds, m.exclude);
+    return { ...page, items: await m.hydrate(page.items) };
   }
 
   /**
@@ -275,8 +282,9 @@ export class GraphService implements GraphApi {
    * following order, the total counts them all. It names members of `id`'s followers, so
    * visibility is the lists' (`assertCanViewLists`).
    */
-  async followedBy(viewer: UserId, id: UserId, limit: number): Promise<{ sample: UserId[]; total: number }> {
-    const sample: UserId[] = [];
+  async followedBy(viewer: UserId, id: UserId, limit: number): Promise<{ sample: Member[]; total: number }> {
+    const m = this.members();
+    const sample: ListItem[] = [];
     let total = 0;
     const walk = this.sets.walk(
       {
@@ -287,32 +295,65 @@ export class GraphService implements GraphApi {
       },
       { inner: null, boundary: null },
       () => FOLLOWED_BY_WALK_PAGE,
+      m.exclude,
     );
     for await (const b of walk) {
       total += b.matched.length;
-      for (const m of b.matched) if (sample.length < limit) sample.push(m.id);
+      for (const item of b.matched) if (sample.length < limit) sample.push(item);
     }
-    return { sample, total };
+    return { sample: await m.hydrate(sample), total };
   }
 
-  /** `walkList` over `owner`'s following list, the member filter applied per page; the next page is read after `onPage` settles. */
+  /** `walkList` over `owner`'s following list, members filtered and hydrated per page; the next page is read after `onPage` settles. */
   async walkFollowing(
     owner: UserId,
-    onPage: (items: ListItem[]) => Promise<void>,
+    onPage: (items: Member[]) => Promise<void>,
     pageSize = 500,
   ): Promise<void> {
     await walkList(
       this.store,
       listOut(owner, 'follows'),
       async (rows) => {
-        const hidden = await this.hiddenMembers(rows.map((r) => r.otherId));
+        const m = this.members();
+        const hidden = await m.exclude(rows.map((r) => r.otherId));
         const items = rows
           .filter((r) => !hidden.has(r.otherId))
           .map((r) => ({ id: r.otherId, createdAt: r.createdAt }));
-        if (items.length > 0) await onPage(items);
+        const members = await m.hydrate(items);
+        if (members.length > 0) await onPage(members);
       },
       { pageSize },
     );
+  }
+
+  /**
+   * The member filter of one page, and its hydration: the filter reads the user rows of the ids it
+   * is asked about and keeps them, so hydrating the page reads only members it never saw (none,
+   * with the default filter) — each member's row at most once per page. Members whose row is gone
+   * are left out. With an injected `memberFilter` the filter is that one and hydration reads once.
+   */
+  private members(): { exclude: MemberFilter; hydrate: (items: readonly ListItem[]) => Promise<Member[]> } {
+    const users = new Map<UserId, UserRecord | null>();
+    const read = async (ids: readonly UserId[]) => {
+      const missing = [...new Set(ids)].filter((id) => !users.has(id));
+      if (missing.length === 0) return;
+      const found = await this.store.getUsers(missing);
+      for (const id of missing) users.set(id, found.get(id) ?? null);
+    };
+    const exclude: MemberFilter =
+      this.injectedFilter ??
+      (async (ids) => {
+        await read(ids);
+        return new Set(ids.filter((id) => users.get(id)?.state === 'deactivated'));
+      });
+    const hydrate = async (items: readonly ListItem[]) => {
+      await read(items.map((i) => i.id));
+      return items.flatMap((i) => {
+        const u = users.get(i.id);
+        return u ? [{ ...i, username: u.username }] : [];
+      });
+    };
+    return { exclude, hydrate };
   }
 
   // ---- visibility (`visibility.ts`) ----

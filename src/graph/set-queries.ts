@@ -132,6 +132,7 @@ export class SetQueries {
     w: SetWalk,
     from: { inner: string | null; boundary: ListEntry | null },
     size: () => number,
+    exclude: MemberFilter | undefined = this.d.memberFilter,
   ): AsyncGenerator<SetBatch> {
     let inner = from.inner;
     const boundary = from.boundary;
@@ -144,8 +145,8 @@ export class SetQueries {
       if (rows.length > 0) {
         const hits = await w.probe(rows.map((r) => r.id));
         matched = rows.filter((r) => hits.has(r.id) === (w.keep === 'intersect'));
-        if (this.d.memberFilter && matched.length > 0) {
-          const hidden = await this.d.memberFilter(matched.map((r) => r.id));
+        if (exclude && matched.length > 0) {
+          const hidden = await exclude(matched.map((r) => r.id));
           const before = matched.length;
           matched = matched.filter((r) => !hidden.has(r.id));
           filtered = before - matched.length;
@@ -170,6 +171,7 @@ export class SetQueries {
     limit: number,
     cursor: string | null,
     bounds: TimeRange = {},
+    exclude: MemberFilter | undefined = this.d.memberFilter,
   ): Promise<SetPage> {
     if (!Number.isInteger(limit) || limit < 1) throw new InvalidInputError('limit', 'at least 1');
     const range = { since: bounds.since ?? null, until: bounds.until ?? null };
@@ -209,7 +211,7 @@ export class SetQueries {
       grow *= 2;
       return n;
     };
-    for await (const b of this.walk(w, from, size)) {
+    for await (const b of this.walk(w, from, size, exclude)) {
       stats.rowsRead += b.rows.length;
       stats.batches++;
       stats.filtered += b.filtered;

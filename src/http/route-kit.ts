@@ -4,8 +4,7 @@
  */
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
-import type { GraphApi, MutationOptions } from '../graph/contracts.js';
-import type { ListPage } from '../lists/contracts.js';
+import type { GraphApi, MemberPage, MutationOptions } from '../graph/contracts.js';
 import { NotVisibleError } from '../model/errors.js';
 import type { ListKey, UserId } from '../model/types.js';
 import { type AuthVariables, type Principal, principalOf } from './auth.js';
@@ -140,20 +139,17 @@ export interface WireListPage {
   prev_cursor: string | null;
 }
 
-/** A domain page → the wire page, with usernames (ids no longer known are left out). */
-export async function renderPage(graph: GraphApi, page: ListPage): Promise<WireListPage> {
-  const users = await graph.getUsers(page.items.map((i) => i.id));
-  const items: WireListPage['items'] = [];
-  for (const item of page.items) {
-    const u = users.get(item.id);
-    if (u)
-      items.push({
-        id: item.id.toString(),
-        username: u.username,
-        followed_at: formatTime(item.createdAt),
-      });
-  }
-  return { items, next_cursor: page.nextCursor, prev_cursor: page.prevCursor ?? null };
+/** A domain page → the wire page (the members come with their usernames, read once by the domain). */
+export function renderPage(page: MemberPage): WireListPage {
+  return {
+    items: page.items.map((m) => ({
+      id: m.id.toString(),
+      username: m.username,
+      followed_at: formatTime(m.createdAt),
+    })),
+    next_cursor: page.nextCursor,
+    prev_cursor: page.prevCursor ?? null,
+  };
 }
 
 /**
@@ -187,5 +183,5 @@ export async function listPage(
     direction: query.direction ?? 'older',
     ...timeRange(query),
   });
-  return renderPage(graph, page);
+  return renderPage(page);
 }

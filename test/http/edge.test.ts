@@ -238,18 +238,18 @@ describe('token lifetime claims (issue #8)', () => {
 });
 
 describe('times with microseconds (issue #8)', () => {
-  const users = async (ids: readonly bigint[]) => new Map(ids.map((id) => [id, userRecord(id)]));
+  const _users = async (ids: readonly bigint[]) => new Map(ids.map((id) => [id, userRecord(id)]));
   it('followed_at shows microseconds, so two follows in the same millisecond keep their order', async () => {
     const listPage = vi.fn(async () => ({
       items: [
-        { id: 7n, createdAt: 1_796_000_000_123_456n },
-        { id: 8n, createdAt: 1_796_000_000_123_001n },
-        { id: 9n, createdAt: 1_796_000_000_000_000n },
+        { id: 7n, createdAt: 1_796_000_000_123_456n, username: 'u7' },
+        { id: 8n, createdAt: 1_796_000_000_123_001n, username: 'u8' },
+        { id: 9n, createdAt: 1_796_000_000_000_000n, username: 'u9' },
       ],
       nextCursor: null,
     }));
     const { app } = buildTestApp({
-      graph: stubGraph({ listPage, getUsers: users, assertCanViewLists: async () => {} }),
+      graph: stubGraph({ listPage, assertCanViewLists: async () => {} }),
     });
     const r = await call(app, 'GET', '/v1/users/1/followers', { auth: bearer(alice) });
     expect([r.status, r.json]).toEqual([

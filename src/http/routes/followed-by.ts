@@ -28,16 +28,6 @@ export function registerFollowedBy(app: ApiApp, deps: RouteDeps) {
     const id = idOf(c.req.valid('param').id);
     await assertListsVisible(deps.graph, p, id);
     const { sample, total } = await deps.graph.followedBy(p.sub, id, c.req.valid('query').limit);
-    const users = await deps.graph.getUsers(sample);
-    return c.json(
-      {
-        sample: sample.flatMap((s) => {
-          const u = users.get(s);
-          return u ? [{ id: s.toString(), username: u.username }] : [];
-        }),
-        total,
-      },
-      200,
-    );
+    return c.json({ sample: sample.map((m) => ({ id: m.id.toString(), username: m.username })), total }, 200);
   });
 }

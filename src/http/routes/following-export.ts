@@ -50,12 +50,9 @@ export function registerFollowingExport(app: ApiApp, deps: RouteDeps) {
         await deps.graph.walkFollowing(
           id,
           async (items) => {
-            const users = await deps.graph.getUsers(items.map((i) => i.id));
             let text = '';
-            for (const item of items) {
-              const u = users.get(item.id);
-              if (!u) continue;
-              text += `${JSON.stringify({ id: item.id.toString(), username: u.username, followed_at: formatTime(item.createdAt) })}\n`;
+            for (const m of items) {
+              text += `${JSON.stringify({ id: m.id.toString(), username: m.username, followed_at: formatTime(m.createdAt) })}\n`;
             }
             await writer.ready;
             if (text) await writer.write(encoder.encode(text));

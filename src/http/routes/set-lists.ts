@@ -63,7 +63,7 @@ export function registerMutuals(app: ApiApp, deps: RouteDeps) {
     await assertListsVisible(deps.graph, principalOf(c), id);
     const q = c.req.valid('query');
     const page = await deps.graph.setPage('mutuals', id, q.limit, q.cursor ?? null, timeRange(q));
-    return c.json(await renderPage(deps.graph, page), 200);
+    return c.json(renderPage(page), 200);
   });
 }
 
@@ -74,6 +74,6 @@ export function registerNotFollowedBack(app: ApiApp, deps: RouteDeps) {
     await deps.graph.getUser(id);
     const q = c.req.valid('query');
     const page = await deps.graph.setPage('not_followed_back', id, q.limit, q.cursor ?? null, timeRange(q));
-    return c.json(await renderPage(deps.graph, page), 200);
+    return c.json(renderPage(page), 200);
   });
 }

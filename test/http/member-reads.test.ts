@@ -1,0 +1,146 @@
+/**
+ * A page reads each member's user row at most once (issue 22): the filter that drops deactivated
+ * members reads the rows, and the usernames come from that read. Counted per id on the memory
+ * store, through HTTP, for a followers page both ways, a following page, a set query
+ * (mutuals, not-followed-back), followed-by and the following export; every body is checked whole.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { GraphService } from '../../src/graph/graph-service.js';
+import { BucketedListService } from '../../src/lists/list-service.js';
+import type { UserId } from '../../src/model/types.js';
+import type { GraphStore } from '../../src/ports/store.js';
+import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
+import { bearer, buildTestApp, call } from './support/app.js';
+
+const OWNER = 1n;
+/** 60 accounts follow the owner (ids 100..159); the owner follows back 100..129; every 7th is deactivated. */
+const FANS = Array.from({ length: 60 }, (_, i) => 100n + BigInt(i));
+const FOLLOWED = FANS.slice(0, 30);
+const HIDDEN = new Set(FANS.filter((_, i) => i % 7 === 3));
+/** An account that every account the owner follows follows too (the followed-by case). */
+const CELEB = 900n;
+
+/** `store` with the user rows it is asked for counted per id. */
+function perIdReads(store: GraphStore) {
+  const reads = new Map<UserId, number>();
+  const count = (id: UserId) => reads.set(id, (reads.get(id) ?? 0) + 1);
+  const wrapped = new Proxy(store, {
+    get(target, prop) {
+      const value = Reflect.get(target, prop, target) as unknown;
+      if (typeof value !== 'function') return value;
+      if (prop === 'getUsers')
+        return (ids: readonly UserId[]) => {
+          for (const id of ids) count(id);
+          return target.getUsers(ids);
+        };
+      if (prop === 'getUser')
+        return (id: UserId) => {
+          count(id);
+          return target.getUser(id);
+        };
+      return (value as (...a: unknown[]) => unknown).bind(target);
+    },
+  });
+  return { store: wrapped, reads };
+}
+
+describe('a page reads each member user row at most once', () => {
+  const memory = new MemoryGraphStore();
+  const { store, reads } = perIdReads(memory);
+  const lists = new BucketedListService({
+    store,
+    cursorSecret: 'member-reads-secret-0123456789',
+    bucketThresholds: [1e9],
+  });
+  const graph = new GraphService({ store, lists, maxFollowing: 100, countLeaseMs: 0 });
+  const { app } = buildTestApp({ graph, receipts: memory });
+  const get = async (path: string) => {
+    reads.clear();
+    const r = await call(app, 'GET', path, { auth: bearer(OWNER) });
+    // Members only: the caller and the account in the path are read by the gate and visibility.
+    const members = [...reads].filter(([id]) => id !== OWNER && id !== CELEB);
+    return {
+      status: r.status,
+      body: r.json ?? r.text,
+      most: Math.max(0, ...members.map(([, n]) => n)),
+      members: members.length,
+    };
+  };
+  const wire = (ids: readonly UserId[]) =>
+    ids.filter((id) => !HIDDEN.has(id)).map((id) => ({ id: `${id}`, username: `u${id}` }));
+
+  beforeAll(async () => {
+    await graph.putUser({ id: OWNER, username: 'owner' });
+    for (const id of FANS) await graph.putUser({ id, username: `u${id}` });
+    for (const id of FANS) await graph.follow(id, OWNER);
+    for (const id of FOLLOWED) await graph.follow(OWNER, id);
+    await graph.putUser({ id: CELEB, username: 'celeb' });
+    for (const id of FOLLOWED) await graph.follow(id, CELEB);
+    for (const id of HIDDEN) await graph.putUser({ id, state: 'deactivated' });
+    await graph.settleAccountTasks();
+  });
+
+  it('followers, newest first and direction=newer, and following', async () => {
+    const strip = (b: unknown) => ({
+      ...(b as { items: { id: string; username: string }[] }),
+      items: (b as { items: { id: string; username: string }[] }).items.map(({ id, username }) => ({
+        id,
+        username,
+      })),
+    });
+    const followers = await get(`/v1/users/${OWNER}/followers?limit=50`);
+    const newestFirst = [...FANS].reverse();
+    expect([followers.status, strip(followers.body).items, followers.most]).toEqual([
+      200,
+      wire(newestFirst).slice(0, 50),
+      1,
+    ]);
+    const newer = await get(`/v1/users/${OWNER}/followers?limit=20&direction=newer`);
+    expect([newer.status, strip(newer.body).items, newer.most]).toEqual([
+      200,
+      wire(newestFirst).slice(0, 20),
+      1,
+    ]);
+    const following = await get(`/v1/users/${OWNER}/following?limit=50`);
+    expect([following.status, strip(following.body).items, following.most]).toEqual([
+      200,
+      wire([...FOLLOWED].reverse()),
+      1,
+    ]);
+  });
+
+  it('set queries and followed-by', async () => {
+    const mutuals = await get(`/v1/users/${OWNER}/mutuals?limit=50`);
+    const ids = (b: unknown) =>
+      (b as { items: { id: string; username: string }[] }).items.map(({ id, username }) => ({
+        id,
+        username,
+      }));
+    expect([mutuals.status, ids(mutuals.body), mutuals.most]).toEqual([
+      200,
+      wire([...FOLLOWED].reverse()),
+      1,
+    ]);
+    const nfb = await get(`/v1/users/${OWNER}/followers/not-followed-back?limit=50`);
+    expect([nfb.status, ids(nfb.body), nfb.most]).toEqual([200, wire(FANS.slice(30).reverse()), 1]);
+    // Followed by: the accounts the owner follows that follow the celebrity, in the owner's order.
+    const fb = await get(`/v1/users/${CELEB}/followed-by?limit=3`);
+    const expected = wire([...FOLLOWED].reverse());
+    expect([fb.status, fb.body, fb.most]).toEqual([
+      200,
+      { sample: expected.slice(0, 3), total: expected.length },
+      1,
+    ]);
+  });
+
+  it('the following export', async () => {
+    const exp = await get(`/v1/users/${OWNER}/following/export`);
+    const lines = String(exp.body)
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { id: string; username: string })
+      .map(({ id, username }) => ({ id, username }))
+      .sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1));
+    expect([exp.status, lines, exp.most]).toEqual([200, wire(FOLLOWED), 1]);
+  });
+});
