@@ -1,0 +1,208 @@
+/**
+ * `ListStore` on Cassandra: the bucketed list tables (follows in the card's `following` /
+ * `followers`, other relations in `relation_lists`), their layouts (`list_layouts`, replaced by a
+ * lightweight transaction, off the edge path) and the copies online growth makes, every copied
+ * cell at its original write time so a concurrent newer write still wins over the copy.
+ */
+import { SINGLE_BUCKET } from '../../model/buckets.js';
+import type { BucketLayout, ListEntry, ListKey, Position, UserId } from '../../model/types.js';
+import type { ListStore } from '../../ports/store.js';
+import type { CqlExecutor } from './executor.js';
+import { inverseKey, listTable, partitionValues } from './keys.js';
+import { type Row, toEntry, toLayout } from './rows.js';
+import { LS, putInCells, S, type Statement } from './statements.js';
+
+/** The smallest id: `(t, MIN_ID)` is below every key at time `t` (tuple bounds on `created_at` alone). */
+const MIN_ID = -(1n << 63n);
+
+const DEFAULT_LAYOUT = SINGLE_BUCKET;
+
+const sameLayout = (a: BucketLayout, b: BucketLayout) =>
+  a.buckets === b.buckets && a.growingTo === b.growingTo && a.copiedThrough === b.copiedThrough;
+
+export class CassandraListStore implements ListStore {
+  constructor(private readonly cql: CqlExecutor) {}
+
+  async listBucket(
+    list: ListKey,
+    bucketCode: number,
+    after: ListEntry | null,
+    limit: number,
+    since?: Position,
+  ): Promise<ListEntry[]> {
+    if (since !== undefined) {
+      // A tuple bound on both sides: Cassandra refuses a single-column and a tuple slice together.
+      const q = LS[listTable(list)].listSince;
+      const key = partitionValues(list, bucketCode);
+      const rs = after
+        ? await this.cql.exec('listBucket', q.after, [
+            ...key,
+            after.createdAt,
+            after.otherId,
+            since,
+            MIN_ID,
+            limit,
+          ])
+        : await this.cql.exec('listBucket', q.head, [...key, since, limit]);
+      return rs.rows.map(toEntry);
+    }
+    const rows = await this.bucketRows(
+      'listBucket',
+      LS[listTable(list)].list,
+      list,
+      bucketCode,
+      after,
+      limit,
+    );
+    return rows.map(toEntry);
+  }
+
+  async listBucketNewer(
+    list: ListKey,
+    bucketCode: number,
+    after: ListEntry,
+    limit: number,
+    until?: Position,
+  ): Promise<ListEntry[]> {
+    const q = LS[listTable(list)].listNewer;
+    const key = partitionValues(list, bucketCode);
+    const from = [...key, after.createdAt, after.otherId];
+    // `(created_at, other_id) < (until, MIN_ID)` is exactly `created_at < until`.
+    const rs =
+      until === undefined
+        ? await this.cql.exec('listBucketNewer', q.open, [...from, limit])
+        : await this.cql.exec('listBucketNewer', q.until, [...from, until, MIN_ID, limit]);
+    return rs.rows.map(toEntry);
+  }
+
+  /** One bucket's rows in list order, strictly after `after` when given, at most `limit`. */
+  private async bucketRows(
+    name: string,
+    page: { head: Statement; after: Statement },
+    list: ListKey,
+    bucketCode: number,
+    after: ListEntry | null,
+    limit: number,
+  ): Promise<Row[]> {
+    const key = partitionValues(list, bucketCode);
+    const rs = after
+      ? await this.cql.exec(name, page.after, [...key, after.createdAt, after.otherId, limit])
+      : await this.cql.exec(name, page.head, [...key, limit]);
+    return rs.rows;
+  }
+
+  async getLayout(list: ListKey): Promise<BucketLayout> {
+    const rs = await this.cql.exec('getLayout', S.getLayout, [list.userId, list.relation, list.direction]);
+    const row = rs.first();
+    return row ? toLayout(row) : { ...DEFAULT_LAYOUT };
+  }
+
+  async putLayout(list: ListKey, layout: BucketLayout): Promise<void> {
+    await this.cql.exec('putLayout', S.putLayout, [
+      list.userId,
+      list.relation,
+      list.direction,
+      layout.buckets,
+      layout.growingTo,
+      layout.copiedThrough,
+    ]);
+  }
+
+  async replaceLayout(list: ListKey, expected: BucketLayout, next: BucketLayout): Promise<boolean> {
+    const key = [list.userId, list.relation, list.direction];
+    const values = [next.buckets, next.growingTo, next.copiedThrough];
+    if (sameLayout(expected, DEFAULT_LAYOUT)) {
+      const rs = await this.cql.exec('replaceLayout', S.insertLayoutIfAbsent, [...key, ...values]);
+      if (rs.first()?.['[applied]']) return true;
+    }
+    const rs = await this.cql.exec('replaceLayout', S.replaceLayout, [
+      ...values,
+      ...key,
+      expected.buckets,
+      expected.growingTo,
+      expected.copiedThrough,
+    ]);
+    return Boolean(rs.first()?.['[applied]']);
+  }
+
+  async copyBucketPage(
+    list: ListKey,
+    fromBucketCode: number,
+    after: ListEntry | null,
+    limit: number,
+    targetCode: (otherId: UserId) => number,
+  ): Promise<{ copied: number; last: ListEntry | null }> {
+    const q = LS[listTable(list)];
+    const rows = await this.bucketRows('copyBucketPage', q.copy, list, fromBucketCode, after, limit);
+    await Promise.all(
+      rows.map((row) =>
+        this.cql.exec('copyListRow', q.putRow, [
+          ...partitionValues(list, targetCode(row.other_id as bigint)),
+          row.created_at,
+          row.other_id,
+          row.position,
+          row.wt,
+        ]),
+      ),
+    );
+    const lastRow = rows.at(-1);
+    return { copied: rows.length, last: rows.length < limit || !lastRow ? null : toEntry(lastRow) };
+  }
+
+  async dropBucket(list: ListKey, bucketCode: number, version: bigint): Promise<void> {
+    await this.cql.exec('dropBucket', LS[listTable(list)].dropBucket, [
+      version,
+      ...partitionValues(list, bucketCode),
+    ]);
+  }
+
+  async copyInverseEdgePage(
+    list: ListKey,
+    fromBucketCode: number,
+    after: UserId | null,
+    limit: number,
+    targetCode: (sourceId: UserId) => number,
+  ): Promise<{ copied: number; last: UserId | null }> {
+    const key = inverseKey(list);
+    const rs =
+      after === null
+        ? await this.cql.exec('copyInverseEdgePage', S.copyInHead, [...key, fromBucketCode, limit])
+        : await this.cql.exec('copyInverseEdgePage', S.copyInAfter, [...key, fromBucketCode, after, limit]);
+    await Promise.all(
+      rs.rows.flatMap((row) => {
+        const source = row.source_id as bigint;
+        const partition = [...key, targetCode(source), source];
+        return cellsByWriteTime(row).map(([wt, cells]) =>
+          this.cql.exec('copyInverseEdge', putInCells(cells.map(([c]) => c)), [
+            ...partition,
+            ...cells.map(([, v]) => v),
+            wt,
+          ]),
+        );
+      }),
+    );
+    const last = rs.rows.at(-1)?.source_id as bigint | undefined;
+    return { copied: rs.rows.length, last: rs.rows.length < limit || last === undefined ? null : last };
+  }
+
+  async dropInverseEdgeBucket(list: ListKey, bucketCode: number, version: bigint): Promise<void> {
+    await this.cql.exec('dropInverseEdgeBucket', S.dropIn, [version, ...inverseKey(list), bucketCode]);
+  }
+}
+
+/**
+ * The cells of an `edges_in` copy row grouped by write time: one insert per distinct write time,
+ * so every cell keeps its own. A cell without a write time (never written) is not copied.
+ */
+function cellsByWriteTime(row: Row): [bigint, [string, unknown][]][] {
+  const byTime = new Map<bigint, [string, unknown][]>();
+  for (const [cell, wt] of [
+    ['state', row.ws],
+    ['position', row.wp],
+    ['created_at', row.wc],
+  ] as const) {
+    if (wt === null || wt === undefined) continue;
+    byTime.set(wt as bigint, [...(byTime.get(wt as bigint) ?? []), [cell, row[cell]]]);
+  }
+  return [...byTime];
+}
