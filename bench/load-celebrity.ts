@@ -129,6 +129,9 @@ console.log(
 );
 
 const opts = { prepare: true, isIdempotent: true } as const;
+/** The users rows' fixed write time (the statement binds one since the registry of deactivated accounts). */
+const USER_WRITE_TIME = P0;
+const userRow = (id: bigint, username: string) => [id, username, false, 'active', false, USER_WRITE_TIME];
 const fCode = (i: number) => bucketCodeOf(N, FIRST_FOLLOWER + BigInt(i));
 
 let inflight = 0;
@@ -223,9 +226,7 @@ async function writeCelebrityChunk(from: number, to: number): Promise<void> {
   for (let i = from; i < to; i++) {
     const follower = FIRST_FOLLOWER + BigInt(i);
     const pos = P0 + BigInt(i);
-    pending.push(
-      send(() => client.execute(Q.putUser, [follower, `u${follower}`, false, 'active', false], opts)),
-    );
+    pending.push(send(() => client.execute(Q.putUser, userRow(follower, `u${follower}`), opts)));
     sendFollowRows(follower, CELEBRITY, pos, 1, pending);
     listRows.push({ owner: CELEBRITY, code: fCode(i), other: follower, pos });
   }
@@ -239,7 +240,7 @@ async function writeBackgroundChunk(from: number, to: number): Promise<void> {
   const listRows: ListRow[] = [];
   for (let i = from; i < to; i++) {
     const source = bgId(i);
-    pending.push(send(() => client.execute(Q.putUser, [source, `b${source}`, false, 'active', false], opts)));
+    pending.push(send(() => client.execute(Q.putUser, userRow(source, `b${source}`), opts)));
     const outN = bucketsForSize(bg.outDegree(i), THRESHOLDS);
     const outCode = bucketCodeOf(outN, source); // out lists stay under 7,500
     bg.targets(i).forEach((t, k) => {
@@ -387,7 +388,7 @@ async function runPhase(o: {
   return rows;
 }
 
-await client.execute(Q.putUser, [CELEBRITY, `celebrity${CELEBRITY}`, false, 'active', false], opts);
+await client.execute(Q.putUser, userRow(CELEBRITY, `celebrity${CELEBRITY}`), opts);
 await store.putLayout(celebrityIn, { buckets: N, growingTo: null, copiedThrough: 0 });
 // Background lists past the first threshold get their layout row before any of their rows.
 let bgLayouts = 0;
@@ -550,7 +551,7 @@ async function rawWindow(): Promise<void> {
       const [low, high] = follower < CELEBRITY ? [follower, CELEBRITY] : [CELEBRITY, follower];
       const code = fCode(i);
       items.push(
-        { query: Q.putUser, params: [follower, `u${follower}`, false, 'active', false] },
+        { query: Q.putUser, params: userRow(follower, `u${follower}`) },
         { query: Q.appendOp, params: [low, high, pos, follower, 'follow', 0n] },
         { query: Q.putOut, params: [follower, 'follows', CELEBRITY, 'active', pos, pos, version] },
         { query: LQ.following.putRow, params: [follower, 1, pos, CELEBRITY, pos, version] },
