@@ -25,7 +25,7 @@
  * to its exact size. Each phase keeps its own watermark, so an interruption anywhere resumes there.
  *
  * Progress: a bar with rows/s and ETA on a TTY, a plain line every 5 s otherwise. Every tick is
- * also appended to `bench/results/load-<F>.timeline.jsonl` (cumulative over resumed runs), which
+ * also appended to `<results>/load-<F>.timeline.jsonl` (cumulative over resumed runs), which
  * the run's chart draws: load rate over time, per phase.
  *
  * Not written: `usernames` rows (an LWT per user; the loader's users are never renamed), the
@@ -42,12 +42,10 @@
  *   npm run bench:load -- [--followers 9000000] [--concurrency 256] [--chunk 2000] [--thresholds …]
  *     [--background-users 100000] [--background-follows 10] [--seed 1] [--t1-window 50000] [--t1-reps 3]
  */
-import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import cassandra from 'cassandra-driver';
 import { bucketCode, bucketCodeOf } from '../src/graph/buckets.js';
 import { bucketsForSize } from '../src/graph/list-service.js';
-import { CassandraGraphStore } from '../src/store/cassandra/graph-store.js';
 import { LQ, Q } from '../src/store/cassandra/statements.js';
 import type { ListKey } from '../src/store/types.js';
 import { BACKGROUND_FIRST, backgroundGraph } from './support/background-graph.js';
@@ -55,16 +53,18 @@ import { lineChartSvg } from './support/charts.js';
 import {
   CELEBRITY,
   cpuMeter,
+  DEFAULT_THRESHOLDS,
   FIRST_FOLLOWER,
   keyspaceFor,
   loadAverage,
-  openCelebrityKeyspace,
+  openBench,
   peakRssMiB,
   ratioSummary,
-  writeResults,
 } from './support/harness.js';
 
-const { values: args } = parseArgs({
+const bench = openBench({
+  usage:
+    'npm run bench:load -- [--followers 9000000] [--concurrency 256] [--chunk 2000] [--thresholds …] [--background-users 100000] [--background-follows 10] [--seed 1] [--t1-window 50000] [--t1-reps 3]',
   options: {
     followers: { type: 'string', default: '9000000' },
     concurrency: { type: 'string', default: '256' },
@@ -75,12 +75,10 @@ const { values: args } = parseArgs({
     seed: { type: 'string', default: '1' },
     't1-window': { type: 'string', default: '50000' },
     't1-reps': { type: 'string', default: '3' },
-    thresholds: {
-      type: 'string',
-      default: process.env.GRAPH_BUCKET_THRESHOLDS ?? '250000,500000,1000000,2000000,4000000,8000000',
-    },
+    thresholds: { type: 'string', default: DEFAULT_THRESHOLDS.join(',') },
   },
 });
+const args = bench.args;
 const F = Number(args.followers);
 const CONCURRENCY = Number(args.concurrency);
 const CHUNK = Number(args.chunk);
@@ -110,8 +108,7 @@ const inOf = (id: bigint): ListKey => ({ userId: id, relation: 'follows', direct
 
 const celebrityIn: ListKey = { userId: CELEBRITY, relation: 'follows', direction: 'in' };
 
-const client = await openCelebrityKeyspace(F, 120_000);
-const store = new CassandraGraphStore(client);
+const { client, store } = await bench.celebrity(F, 120_000);
 await client.execute(
   'CREATE TABLE IF NOT EXISTS bench_load_progress (run text PRIMARY KEY, followers bigint, done_through bigint, finished boolean)',
 );
@@ -125,7 +122,7 @@ async function savedWatermark(run: string): Promise<number> {
 }
 const resumeFrom = await savedWatermark('celebrity');
 console.log(
-  `keyspace ${keyspaceFor(F)}: ${F} followers, N=${N} buckets, ${resumeFrom > 0 ? `resuming at ${resumeFrom}` : 'from the start'}; background ${U} users, ${E} follows (seed ${SEED}); load average ${loadAverage()}`,
+  `keyspace ${bench.config.keyspace ?? keyspaceFor(F)}: ${F} followers, N=${N} buckets, ${resumeFrom > 0 ? `resuming at ${resumeFrom}` : 'from the start'}; background ${U} users, ${E} follows (seed ${SEED}); load average ${loadAverage()}`,
 );
 
 const opts = { prepare: true, isIdempotent: true } as const;
@@ -276,9 +273,7 @@ async function writeBackgroundCounts(from: number, to: number): Promise<void> {
 
 // Progress: a bar on a TTY, plain lines otherwise; every tick also goes to the timeline file.
 const tty = process.stdout.isTTY;
-const resultsDir = new URL('./results/', import.meta.url);
-mkdirSync(resultsDir, { recursive: true });
-const timelineFile = new URL(`load-${F}.timeline.jsonl`, resultsDir);
+const timelineFile = bench.resultPath(`load-${F}.timeline.jsonl`);
 interface Tick {
   phase: string;
   elapsedS: number;
@@ -382,7 +377,7 @@ async function runPhase(o: {
   tick(true);
   if (failed) {
     console.error(`${o.run} failed; rerun to resume`, failed);
-    await client.shutdown();
+    await bench.close();
     process.exit(1);
   }
   return rows;
@@ -657,8 +652,8 @@ const svg = lineChartSvg(
   })),
   { x: 'minutes of loading (cumulative over resumed runs)', y: 'rows/s' },
 );
-console.log(`wrote ${await writeResults(`load-${F}`, summary, svg, md + t1Md)}`);
-await client.shutdown();
+console.log(`wrote ${await bench.writeResults(`load-${F}`, summary, svg, md + t1Md)}`);
+await bench.close();
 console.log(
   `${ok ? 'VERIFIED' : 'MISMATCH'}: ${Object.entries(counts)
     .map(([k, v]) => `${k}=${v}`)
