@@ -5,8 +5,9 @@
  *
  * Each bench runs as its own process, exactly as `npm run bench:<name>` runs it (they are
  * top-level-await scripts that exit with their verdict), with the arguments in `SMOKE` below, a
- * time limit, and `--results-dir` pointed at a fresh temporary directory: a smoke run never writes
- * into `bench/results/`. Postgres arms are skipped: no run passes `--with-postgres`. Every bench
+ * time limit (`--timeout`, 300 s: the first bench migrates the keyspace, minutes on a busy node)
+ * and `BENCH_RESULTS_DIR` pointed at a fresh temporary directory (removed at the end): a smoke run
+ * never writes into `bench/results/`. Postgres arms are skipped: no run passes `--with-postgres`. Every bench
  * gets `--keyspace bench_smoke`: one keyspace for the whole run, because migrating a fresh
  * keyspace is most of a tiny bench's time (seconds on an idle node, minutes on a busy one). The
  * celebrity benches share one tiny load (`bench:load --followers 200`, first, on the empty
@@ -21,7 +22,7 @@
  * Exits non-zero when any bench exits non-zero, is killed by its time limit, or when a bench file
  * has no entry here (a new bench must say how it runs small).
  *
- *   npm run bench:smoke -- [--only load,page] [--timeout 120]
+ *   npm run bench:smoke -- [--only load-celebrity,page-depth] [--timeout 300]
  */
 import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
@@ -71,10 +72,10 @@ const SMOKE: readonly (readonly [file: string, args: readonly string[]])[] = [
 ];
 
 const bench = openBench({
-  usage: 'npm run bench:smoke -- [--only load-celebrity,page-depth] [--timeout 120]',
+  usage: 'npm run bench:smoke -- [--only load-celebrity,page-depth] [--timeout 300]',
   options: {
     only: { type: 'string' },
-    timeout: { type: 'string', default: '120' },
+    timeout: { type: 'string', default: '300' },
   },
 });
 const TIMEOUT_S = Number(bench.args.timeout);
