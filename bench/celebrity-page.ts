@@ -30,7 +30,7 @@ import { pgBoundary, pgPage, startPostgres } from './support/postgres.js';
 
 const bench = openBench({
   usage:
-    'npm run bench:page -- [--followers 9000000] [--reps 3] [--rounds 100] [--with-postgres] [--concurrency 1,8]',
+    'npm run bench:page -- [--followers 9000000] [--reps 3] [--rounds 100] [--with-postgres] [--concurrency 1,8] [--unfollow-fraction 0]',
   options: {
     followers: { type: 'string', default: '9000000' },
     reps: { type: 'string', default: '3' },
