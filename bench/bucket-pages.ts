@@ -1,9 +1,11 @@
 /**
- * Page latency at N = 1, 8, 16, 64 on the same 200,000 rows (`npx tsx bench/bucket-pages.ts`).
+ * Page latency at N = 1, 8, 16, 64 on the same 200,000 rows.
  *
- * For each layout and limit (20, 50, 200): walk the first PAGES pages, timing each page, with the
+ *   npm run bench:buckets -- [--pages 200] [--rounds 3] [--rows 200000]
+ *
+ * For each layout and limit (20, 50, 200): walk the first `--pages` pages, timing each page, with the
  * layouts interleaved round by round (A B C D, A B C D, …) so they share the machine's noise. Reports
- * p50/p95/p99 page latency and rows/queries/rounds per page; writes bench/results/bucket-pages-<time>
+ * p50/p95/p99 page latency and rows/queries/rounds per page; writes <results>/bucket-pages-<time>
  * .{json,svg,md}. Not a test: figures are for choosing the bucket thresholds.
  *
  * Reading the figures: every doubling of N costs latency and queries, so a list should stay in one
@@ -12,15 +14,24 @@
  * files), not here, so the two cannot disagree.
  */
 import { BucketedListService, type ListReadStats } from '../src/lists/list-service.js';
-import { BENCH_LAYOUTS, benchList, openBenchLists } from './support/bench-lists.js';
+import { BENCH_LAYOUTS, BENCH_ROWS, benchList, openBenchLists } from './support/bench-lists.js';
 import { barChartSvg } from './support/charts.js';
-import { loadAverage, markdownTable, percentile, writeResults } from './support/harness.js';
+import { loadAverage, markdownTable, openBench, percentile } from './support/harness.js';
 
-const PAGES = Number(process.env.PAGES ?? 200);
-const ROUNDS = Number(process.env.ROUNDS ?? 3);
+const bench = openBench({
+  usage: 'npm run bench:buckets -- [--pages 200] [--rounds 3] [--rows 200000]',
+  options: {
+    pages: { type: 'string', default: '200' },
+    rounds: { type: 'string', default: '3' },
+    rows: { type: 'string', default: String(BENCH_ROWS) },
+  },
+});
+const PAGES = Number(bench.args.pages);
+const ROUNDS = Number(bench.args.rounds);
+const ROWS = Number(bench.args.rows);
 const LIMITS = [20, 50, 200];
 
-const { store, close } = await openBenchLists();
+const { store, close } = await openBenchLists(bench, ROWS);
 type Sample = { ms: number; stats: ListReadStats };
 const samples = new Map<string, Sample[]>();
 
@@ -74,8 +85,8 @@ for (const limit of LIMITS) {
   }
 }
 console.table(rows);
-const title = `200,000 rows, ${PAGES} pages × ${ROUNDS} rounds`;
-const written = await writeResults(
+const title = `${ROWS.toLocaleString('en-US')} rows, ${PAGES} pages × ${ROUNDS} rounds`;
+const written = await bench.writeResults(
   'bucket-pages',
   { at: new Date().toISOString(), pages: PAGES, rounds: ROUNDS, rows },
   barChartSvg(

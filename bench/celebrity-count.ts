@@ -19,8 +19,6 @@
  *   npm run bench:count -- [--followers 9000000] [--reps 3] [--rounds 500] [--concurrency 32] [--percent 1]
  *                          [--deactivate 100] [--recount-reps 3]
  */
-
-import { parseArgs } from 'node:util';
 import { deactivatedFilter, registryFilter } from '../src/graph/account-state.js';
 import { reconcileList } from '../src/jobs/reconcile.js';
 import { countBucket } from '../src/lists/list-walker.js';
@@ -33,14 +31,15 @@ import {
   FIRST_FOLLOWER,
   interleaved,
   loadAverage,
-  openCelebrityServices,
+  openBench,
   percentile,
   ratioSummary,
   sortedCopy,
-  writeResults,
 } from './support/harness.js';
 
-const { values: args } = parseArgs({
+const bench = openBench({
+  usage:
+    'npm run bench:count -- [--followers 9000000] [--reps 3] [--rounds 500] [--concurrency 32] [--percent 1] [--deactivate 100] [--recount-reps 3]',
   options: {
     followers: { type: 'string', default: '9000000' },
     reps: { type: 'string', default: '3' },
@@ -51,6 +50,7 @@ const { values: args } = parseArgs({
     'recount-reps': { type: 'string', default: '3' },
   },
 });
+const args = bench.args;
 const F = Number(args.followers);
 const REPS = Number(args.reps);
 const ROUNDS = Number(args.rounds);
@@ -58,7 +58,7 @@ const CONCURRENCY = Number(args.concurrency);
 const DEACTIVATE = Number(args.deactivate);
 const RECOUNT_REPS = Number(args['recount-reps']);
 
-const { client, store, graph } = await openCelebrityServices(F);
+const { client, store, graph } = await bench.celebrity(F);
 const list = listIn(CELEBRITY, 'follows');
 const N = (await store.getLayout(list)).buckets;
 console.log(`${F} followers, N=${N}; load average ${loadAverage()}`);
@@ -90,8 +90,9 @@ async function timeArm(arm: Arm, n: number) {
   const s = sortedCopy(times);
   return { p50: percentile(s, 50), p99: percentile(s, 99), ...meter() };
 }
-await timeArm('counts', 100);
-await timeArm('point', 100);
+// Warm-up: 100 calls per arm (fewer only when a run times fewer, as the smoke run does).
+await timeArm('counts', Math.min(100, ROUNDS));
+await timeArm('point', Math.min(100, ROUNDS));
 const reps = await interleaved(
   REPS,
   ['counts', 'point'] as const,
@@ -264,6 +265,6 @@ const svg = barChartSvg(
   'ms',
 );
 console.log(md);
-console.log(`wrote ${await writeResults(`count-${F}`, result, svg, md)}`);
-await client.shutdown();
+console.log(`wrote ${await bench.writeResults(`count-${F}`, result, svg, md)}`);
+await bench.close();
 process.exit(0);

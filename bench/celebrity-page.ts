@@ -14,7 +14,6 @@
  *   npm run bench:page -- [--followers 9000000] [--reps 3] [--rounds 100] [--with-postgres]
  *     [--concurrency 1,8]
  */
-import { parseArgs } from 'node:util';
 import type { ListKey } from '../src/model/types.js';
 import { lineChartSvg } from './support/charts.js';
 import {
@@ -22,15 +21,16 @@ import {
   cpuMeter,
   FIRST_FOLLOWER,
   loadAverage,
-  openCelebrityServices,
+  openBench,
   percentile,
   ratioSummary,
   sortedCopy,
-  writeResults,
 } from './support/harness.js';
 import { pgBoundary, pgPage, startPostgres } from './support/postgres.js';
 
-const { values: args } = parseArgs({
+const bench = openBench({
+  usage:
+    'npm run bench:page -- [--followers 9000000] [--reps 3] [--rounds 100] [--with-postgres] [--concurrency 1,8] [--unfollow-fraction 0]',
   options: {
     followers: { type: 'string', default: '9000000' },
     reps: { type: 'string', default: '3' },
@@ -40,13 +40,14 @@ const { values: args } = parseArgs({
     'unfollow-fraction': { type: 'string', default: '0' },
   },
 });
+const args = bench.args;
 const F = Number(args.followers);
 const REPS = Number(args.reps);
 const ROUNDS = Number(args.rounds);
 const LIMIT = 50;
 const list: ListKey = { userId: CELEBRITY, relation: 'follows', direction: 'in' };
 
-const { client, store, lists: svc, graph } = await openCelebrityServices(F);
+const { client, store, lists: svc, graph } = await bench.celebrity(F);
 const layout = await store.getLayout(list);
 console.log(`${F} followers, N=${layout.buckets}; load average ${loadAverage()}; collecting cursors…`);
 
@@ -444,5 +445,5 @@ const t2bMd = t2b
         '\n',
       )}\n\ntombstones per read (system_views.tombstones_per_read): before ${JSON.stringify(t2b.tombstonesBefore)}; after ${JSON.stringify(t2b.tombstonesAfter)}\n`
   : '';
-console.log(`wrote ${await writeResults(`page-${F}`, result, svg, md + t3Md + t2bMd)}`);
-await client.shutdown();
+console.log(`wrote ${await bench.writeResults(`page-${F}`, result, svg, md + t3Md + t2bMd)}`);
+await bench.close();

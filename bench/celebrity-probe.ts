@@ -17,7 +17,6 @@
  *
  *   npm run bench:probe -- [--followers 9000000] [--reps 3] [--rounds 2000] [--with-postgres]
  */
-import { parseArgs } from 'node:util';
 import { bucketCodeOf } from '../src/model/buckets.js';
 import type { ListKey } from '../src/model/types.js';
 import { barChartSvg } from './support/charts.js';
@@ -26,15 +25,15 @@ import {
   cpuMeter,
   FIRST_FOLLOWER,
   loadAverage,
-  openCelebrityServices,
+  openBench,
   percentile,
   ratioSummary,
   sortedCopy,
-  writeResults,
 } from './support/harness.js';
 import { pgContains, startPostgres } from './support/postgres.js';
 
-const { values: args } = parseArgs({
+const bench = openBench({
+  usage: 'npm run bench:probe -- [--followers 9000000] [--reps 3] [--rounds 2000] [--with-postgres]',
   options: {
     followers: { type: 'string', default: '9000000' },
     reps: { type: 'string', default: '3' },
@@ -43,6 +42,7 @@ const { values: args } = parseArgs({
     'with-postgres': { type: 'boolean', default: false },
   },
 });
+const args = bench.args;
 const F = Number(args.followers);
 const REPS = Number(args.reps);
 const ROUNDS = Number(args.rounds);
@@ -60,7 +60,7 @@ const follower = () => FIRST_FOLLOWER + BigInt(Math.floor(rand() * F));
 /** Half followers, half ids just past the list. */
 const probeId = () => FIRST_FOLLOWER + BigInt(Math.floor(rand() * 2 * F));
 
-const { client, store, graph } = await openCelebrityServices(F);
+const { client, store, graph } = await bench.celebrity(F);
 const N = (await store.getLayout(list)).buckets;
 console.log(`${F} followers, N=${N}; load average ${loadAverage()}`);
 
@@ -111,8 +111,9 @@ async function timeArm(name: ArmName, n: number) {
   return { p50: percentile(s, 50), p99: percentile(s, 99), perS: n / cpu.wallS, ...cpu };
 }
 
+// Warm-up: 200 calls per arm (fewer only when a run times fewer, as the smoke run does).
 for (const name of Object.keys(arms) as ArmName[])
-  if (pgdb || name !== 't6Postgres') await timeArm(name, 200);
+  if (pgdb || name !== 't6Postgres') await timeArm(name, Math.min(200, ROUNDS));
 // Same rows: Postgres and the service agree on which of 300 ids follow.
 if (pgdb) {
   const ids = Array.from({ length: 300 }, probeId);
@@ -197,5 +198,5 @@ const svg = barChartSvg(
   ],
   'ms',
 );
-console.log(`wrote ${await writeResults(`probe-${F}`, result, svg, md)}`);
-await client.shutdown();
+console.log(`wrote ${await bench.writeResults(`probe-${F}`, result, svg, md)}`);
+await bench.close();

@@ -21,7 +21,6 @@
  *
  *   npm run bench:scan -- [--followers 9000000] [--workers 1,4,8] [--window 8] [--reps 3] [--unpinned]
  */
-import { parseArgs } from 'node:util';
 import { bucketAtIndex } from '../src/lists/cursor/scan-slices.js';
 import { bucketCode } from '../src/model/buckets.js';
 import type { ListKey } from '../src/model/types.js';
@@ -31,13 +30,13 @@ import {
   cpuMeter,
   FIRST_FOLLOWER,
   loadAverage,
-  openCelebrityServices,
+  openBench,
   peakRssMiB,
   ratioSummary,
-  writeResults,
 } from './support/harness.js';
 
-const { values: args } = parseArgs({
+const bench = openBench({
+  usage: 'npm run bench:scan -- [--followers 9000000] [--workers 1,4,8] [--window 8] [--reps 3] [--unpinned]',
   options: {
     followers: { type: 'string', default: '9000000' },
     workers: { type: 'string', default: '1,4,8' },
@@ -46,6 +45,7 @@ const { values: args } = parseArgs({
     unpinned: { type: 'boolean', default: false },
   },
 });
+const args = bench.args;
 const F = Number(args.followers);
 const WORKERS = (args.workers ?? '').split(',').map(Number);
 const REPS = Number(args.reps);
@@ -53,7 +53,7 @@ const WINDOW = Number(args.window);
 const list: ListKey = { userId: CELEBRITY, relation: 'follows', direction: 'in' };
 const MASK = 2n ** 64n - 1n;
 
-const { client, store, lists: svc } = await openCelebrityServices(F, 60_000);
+const { client, store, lists: svc } = await bench.celebrity(F, 60_000);
 const N = (await store.getLayout(list)).buckets;
 console.log(`${F} followers, N=${N}; load average ${loadAverage()}`);
 
@@ -265,6 +265,6 @@ const svg = lineChartSvg(
   ],
   { x: 'workers', y: 'rows/s', logX: true },
 );
-console.log(`wrote ${await writeResults(`scan-${F}`, result, svg, md)}`);
-await client.shutdown();
+console.log(`wrote ${await bench.writeResults(`scan-${F}`, result, svg, md)}`);
+await bench.close();
 process.exit(coverage?.ok === false ? 1 : 0);

@@ -14,21 +14,14 @@
  *
  *   npm run bench:follow -- [--followers 9000000] [--reps 3] [--rounds 300] [--callers 32] [--users 400]
  */
-import { parseArgs } from 'node:util';
 import { GraphService } from '../src/graph/graph-service.js';
 import { CassandraGraphStore } from '../src/store/cassandra/graph-store.js';
 import { barChartSvg } from './support/charts.js';
-import {
-  cpuMeter,
-  loadAverage,
-  openCelebrityServices,
-  percentile,
-  ratioSummary,
-  sortedCopy,
-  writeResults,
-} from './support/harness.js';
+import { cpuMeter, loadAverage, openBench, percentile, ratioSummary, sortedCopy } from './support/harness.js';
 
-const { values: args } = parseArgs({
+const bench = openBench({
+  usage:
+    'npm run bench:follow -- [--followers 9000000] [--reps 3] [--rounds 300] [--callers 32] [--users 400]',
   options: {
     followers: { type: 'string', default: '9000000' },
     reps: { type: 'string', default: '3' },
@@ -37,6 +30,7 @@ const { values: args } = parseArgs({
     users: { type: 'string', default: '400' },
   },
 });
+const args = bench.args;
 const F = Number(args.followers);
 const REPS = Number(args.reps);
 const ROUNDS = Number(args.rounds);
@@ -47,7 +41,7 @@ if (USERS > 1000) throw new Error('--users at most 1000');
 const BASE = 9_500_000_000n + BigInt(Date.now() % 1_000_000) * 1000n;
 const runSalt = BASE;
 
-const { client, graph, lists } = await openCelebrityServices(F);
+const { client, graph, lists } = await bench.celebrity(F);
 await client.execute(
   'CREATE TABLE IF NOT EXISTS bench_single_insert (source_id bigint, relation text, target_id bigint, state text, created_at bigint, version bigint, PRIMARY KEY ((source_id, relation), target_id))',
 );
@@ -208,6 +202,6 @@ const svg = barChartSvg(
   'ms',
 );
 console.log(md);
-console.log(`wrote ${await writeResults(`follow-${F}`, result, svg, md)}`);
-await client.shutdown();
+console.log(`wrote ${await bench.writeResults(`follow-${F}`, result, svg, md)}`);
+await bench.close();
 process.exit(0);

@@ -26,7 +26,6 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { assertListsVisible, listPage } from '../src/http/route-kit.js';
@@ -35,19 +34,19 @@ import { startCelebrityApp } from './support/app-server.js';
 import { barChartSvg } from './support/charts.js';
 import {
   CELEBRITY,
-  contactPoints,
   cpuMeter,
   FIRST_FOLLOWER,
   loadAverage,
   markdownTable,
+  openBench,
   percentile,
   ratioSummary,
   serverPid,
   sortedCopy,
-  writeResults,
 } from './support/harness.js';
 
-const { values: args } = parseArgs({
+const bench = openBench({
+  usage: 'npm run bench:http -- [--followers 9000000] [--reps 3] [--connections 8] [--duration 8]',
   options: {
     followers: { type: 'string', default: '9000000' },
     reps: { type: 'string', default: '3' },
@@ -55,6 +54,7 @@ const { values: args } = parseArgs({
     duration: { type: 'string', default: '8' },
   },
 });
+const args = bench.args;
 const F = Number(args.followers);
 const REPS = Math.max(1, Number(args.reps));
 const CONNECTIONS = Math.max(1, Number(args.connections));
@@ -206,7 +206,7 @@ const httpFigures = ({ run, cpu }: { run: CannonRun; cpu: Cpu }) => ({
 });
 
 const loadAtStart = loadAverage();
-const app = await startCelebrityApp(F);
+const app = await startCelebrityApp(bench, F);
 const viewer = FIRST_FOLLOWER;
 const headers = { authorization: `Bearer ${app.token(viewer)}` };
 const pagePath = `/v1/users/${CELEBRITY}/followers?limit=${LIMIT}`;
@@ -328,7 +328,7 @@ try {
       limit: LIMIT,
       viewer,
       pagePath,
-      contactPoints,
+      contactPoints: bench.config.contactPoints,
       jvmPid: pid,
     },
     loadAverage: { start: loadAtStart, end: loadAverage() },
@@ -408,7 +408,7 @@ try {
         'non2xx / errors': `${r.hono.non2xx + r.raw.non2xx} / ${r.hono.errors + r.raw.errors}`,
       })),
     );
-  console.log(`results: ${await writeResults(`http-${F}`, results, svg, md)}`);
+  console.log(`results: ${await bench.writeResults(`http-${F}`, results, svg, md)}`);
   console.log(
     `T9 page p50 ratio ${page.median} [${page.min}–${page.max}]; hello req/s ratio ${hello.median} [${hello.min}–${hello.max}]`,
   );

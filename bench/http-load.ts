@@ -4,17 +4,13 @@
  * against the same work done by calling the domain (`GraphService`) directly in the same run, so
  * the API's overhead (auth, validation, routing, JSON, metrics, logging) is measured, not guessed.
  *
- *   npm run bench:http -- [--duration 8] [--connections 10] [--followers 500]
+ *   npm run bench:http-load -- [--duration 8] [--connections 10] [--followers 500]
  *
- * Uses the node at CASSANDRA_CONTACT_POINTS (default 127.0.0.1:9042; must be loopback) and a
- * throwaway keyspace that is dropped at the end. Results go to bench/results/ (git-ignored).
+ * Uses the node at `--contact-points` (must be loopback) and a throwaway keyspace that is dropped
+ * at the end. Results go to the results directory (default the git-ignored bench/results/).
  */
-import { randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
-import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { serve } from '@hono/node-server';
 import { Registry } from 'prom-client';
 import { createApp } from '../src/app.js';
@@ -24,10 +20,9 @@ import { createHttpMetrics } from '../src/http/metrics.js';
 import { mintToken } from '../src/jobs/token.js';
 import { BucketedListService } from '../src/lists/list-service.js';
 import { CassandraGraphStore } from '../src/store/cassandra/graph-store.js';
-import { openMigratedKeyspace } from '../src/store/cassandra/keyspace.js';
 import { MemoryGraphStore } from '../src/store/memory/memory-store.js';
 import { barChartSvg } from './support/charts.js';
-import { markdownTable } from './support/harness.js';
+import { markdownTable, openBench } from './support/harness.js';
 
 interface AutocannonResult {
   requests: { average: number };
@@ -45,13 +40,15 @@ interface AutocannonRequest {
 }
 type Autocannon = (opts: Record<string, unknown>) => Promise<AutocannonResult>;
 
-const { values } = parseArgs({
+const bench = openBench({
+  usage: 'npm run bench:http-load -- [--duration 8] [--connections 10] [--followers 500]',
   options: {
     duration: { type: 'string', default: '8' },
     connections: { type: 'string', default: '10' },
     followers: { type: 'string', default: '500' },
   },
 });
+const values = bench.args;
 const DURATION_S = Math.min(60, Math.max(1, Number(values.duration)));
 const CONNECTIONS = Math.min(64, Math.max(1, Number(values.connections)));
 const FOLLOWERS = Math.min(5000, Math.max(60, Number(values.followers)));
@@ -62,7 +59,7 @@ const TARGETS = 1000;
 const actorId = (i: number) => 10_000n + BigInt(i);
 const targetId = (i: number) => 20_000n + BigInt(i);
 
-const contact = (process.env.CASSANDRA_CONTACT_POINTS ?? '127.0.0.1:9042').split(',');
+const contact = bench.config.contactPoints;
 if (!contact.every((c) => c.startsWith('127.'))) throw new Error('bench/http-load targets loopback only');
 
 const summarize = (ms: number[], seconds: number) => {
@@ -172,15 +169,7 @@ async function inProcessOverhead(seconds: number) {
 
 async function main() {
   const autocannon = (await import('autocannon' as string)).default as Autocannon;
-  const keyspace = `bench_http_${randomBytes(3).toString('hex')}`;
-  const client = await openMigratedKeyspace({
-    contactPoints: contact,
-    localDataCenter: process.env.CASSANDRA_LOCAL_DC ?? 'datacenter1',
-    keyspace,
-    replication: { class: 'SimpleStrategy', replication_factor: 1 },
-    consistency: 'localQuorum',
-    requestTimeoutMs: 10_000,
-  });
+  const { client } = await bench.throwawayKeyspace('bench_http', { requestTimeoutMs: 10_000 });
 
   const registry = new Registry();
   const metrics = createHttpMetrics(registry);
@@ -323,20 +312,9 @@ async function main() {
           `  overhead: p50 +${r.overhead.p50_ms} ms, p99 +${r.overhead.p99_ms} ms, throughput ×${r.overhead.throughput_ratio}`,
       );
     }
-    const dir = fileURLToPath(new URL('./results/', import.meta.url));
-    mkdirSync(dir, { recursive: true });
-    const file = `${dir}http-load-${results.when.replace(/[:.]/g, '-')}.json`;
-    writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
-    writeFileSync(
-      file.replace(/\.json$/, '.md'),
-      markdownTable(
-        `bench:http (${DURATION_S} s, ${CONNECTIONS} connections)`,
-        results.rows.map((r) => ({ ...r })),
-        [`at ${results.when}`],
-      ),
-    );
-    writeFileSync(
-      file.replace(/\.json$/, '.svg'),
+    const written = await bench.writeResults(
+      'http-load',
+      results,
       barChartSvg(
         'HTTP vs direct domain call, p50 (ms)',
         results.rows.map((r) => r.name),
@@ -346,12 +324,16 @@ async function main() {
         ],
         'ms',
       ),
+      markdownTable(
+        `bench:http (${DURATION_S} s, ${CONNECTIONS} connections)`,
+        results.rows.map((r) => ({ ...r })),
+        [`at ${results.when}`],
+      ),
     );
-    console.log(`results: ${file} (and .md, .svg)`);
+    console.log(`results: ${written}`);
   } finally {
     await new Promise<void>((resolve) => server.close(() => resolve()));
-    await client.execute(`DROP KEYSPACE IF EXISTS ${keyspace}`, [], { prepare: false });
-    await client.shutdown();
+    await bench.close();
   }
 }
 

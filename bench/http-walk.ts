@@ -1,8 +1,9 @@
 /**
- * Acceptance walk (run once, not in CI): the whole loaded celebrity list (`npm run bench:load`
- * first) through `GET /v1/users/{celebrity}/followers?limit=200`, following `next_cursor` (sent
- * back as `cursor=`) until it is null, with real HTTP requests over loopback to the app served in
- * this process (`support/app-server.ts`), one at a time. Every item is checked with bounded memory:
+ * Acceptance walk (at 9M run once by hand; CI walks the smoke's 200 followers): the whole loaded
+ * celebrity list (`npm run bench:load` first) through
+ * `GET /v1/users/{celebrity}/followers?limit=200`, following `next_cursor` (sent back as
+ * `cursor=`) until it is null, with real HTTP requests over loopback to the app served in this
+ * process (`support/app-server.ts`), one at a time. Every item is checked with bounded memory:
  * it must be a loaded follower (`FIRST_FOLLOWER + i`, i < F, username `u<id>`) not seen before (a
  * bitmap of F bits: 1.1 MB at 9M), strictly after the previous item in the list's order
  * (`followed_at` descending, then id descending), so F items and no mismatch prove every follower
@@ -16,28 +17,28 @@
  *
  *   npm run bench:walk -- [--followers 9000000] [--limit 200]
  */
-import { parseArgs } from 'node:util';
 import { startCelebrityApp } from './support/app-server.js';
 import { lineChartSvg } from './support/charts.js';
 import {
   CELEBRITY,
-  contactPoints,
   cpuMeter,
   FIRST_FOLLOWER,
   loadAverage,
   markdownTable,
+  openBench,
   peakRssMiB,
   percentile,
   sortedCopy,
-  writeResults,
 } from './support/harness.js';
 
-const { values: args } = parseArgs({
+const bench = openBench({
+  usage: 'npm run bench:walk -- [--followers 9000000] [--limit 200]',
   options: {
     followers: { type: 'string', default: '9000000' },
     limit: { type: 'string', default: '200' },
   },
 });
+const args = bench.args;
 const F = Number(args.followers);
 const LIMIT = Number(args.limit);
 const EXPECTED_PAGES = Math.max(1, Math.ceil(F / LIMIT));
@@ -52,7 +53,7 @@ interface WirePage {
 }
 
 const loadAtStart = loadAverage();
-const app = await startCelebrityApp(F);
+const app = await startCelebrityApp(bench, F);
 const viewer = FIRST_FOLLOWER;
 const headers = { authorization: `Bearer ${app.token(viewer)}` };
 const base = `${app.url}/v1/users/${CELEBRITY}/followers?limit=${LIMIT}`;
@@ -186,7 +187,13 @@ const verdict = ok
 const results = {
   when: new Date().toISOString(),
   node: process.version,
-  params: { followers: F, limit: LIMIT, viewer, contactPoints, expectedPages: EXPECTED_PAGES },
+  params: {
+    followers: F,
+    limit: LIMIT,
+    viewer,
+    contactPoints: bench.config.contactPoints,
+    expectedPages: EXPECTED_PAGES,
+  },
   ok,
   verdict,
   failure,
@@ -241,6 +248,6 @@ const md = markdownTable(
 console.log(
   `${pages} pages, ${items} items, ${mismatches} mismatches, ${retries} retries in ${wallS.toFixed(1)} s; page p50 ${latency.p50} ms p99 ${latency.p99} ms max ${latency.max} ms; peak RSS ${results.peakRssMiB} MiB; CPU node ${results.cpu.nodeCpuS} s JVM ${results.cpu.jvmCpuS} s`,
 );
-console.log(`results: ${await writeResults(`walk-${F}`, results, svg, md)}`);
+console.log(`results: ${await bench.writeResults(`walk-${F}`, results, svg, md)}`);
 console.log(verdict);
 process.exitCode = ok ? 0 : 1;

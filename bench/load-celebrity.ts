@@ -25,7 +25,7 @@
  * to its exact size. Each phase keeps its own watermark, so an interruption anywhere resumes there.
  *
  * Progress: a bar with rows/s and ETA on a TTY, a plain line every 5 s otherwise. Every tick is
- * also appended to `bench/results/load-<F>.timeline.jsonl` (cumulative over resumed runs), which
+ * also appended to `<results>/load-<F>.timeline.jsonl` (cumulative over resumed runs), which
  * the run's chart draws: load rate over time, per phase.
  *
  * Not written: `usernames` rows (an LWT per user; the loader's users are never renamed), the
@@ -42,29 +42,29 @@
  *   npm run bench:load -- [--followers 9000000] [--concurrency 256] [--chunk 2000] [--thresholds …]
  *     [--background-users 100000] [--background-follows 10] [--seed 1] [--t1-window 50000] [--t1-reps 3]
  */
-import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import cassandra from 'cassandra-driver';
 import { bucketsForSize } from '../src/lists/list-service.js';
 import { bucketCode, bucketCodeOf } from '../src/model/buckets.js';
 import type { ListKey } from '../src/model/types.js';
-import { CassandraGraphStore } from '../src/store/cassandra/graph-store.js';
 import { LQ, Q } from '../src/store/cassandra/statements.js';
 import { BACKGROUND_FIRST, backgroundGraph } from './support/background-graph.js';
 import { lineChartSvg } from './support/charts.js';
 import {
   CELEBRITY,
   cpuMeter,
+  DEFAULT_THRESHOLDS,
   FIRST_FOLLOWER,
   keyspaceFor,
   loadAverage,
-  openCelebrityKeyspace,
+  openBench,
   peakRssMiB,
   ratioSummary,
-  writeResults,
 } from './support/harness.js';
 
-const { values: args } = parseArgs({
+const bench = openBench({
+  usage:
+    'npm run bench:load -- [--followers 9000000] [--concurrency 256] [--chunk 2000] [--thresholds …] [--background-users 100000] [--background-follows 10] [--seed 1] [--t1-window 50000] [--t1-reps 3]',
   options: {
     followers: { type: 'string', default: '9000000' },
     concurrency: { type: 'string', default: '256' },
@@ -75,12 +75,10 @@ const { values: args } = parseArgs({
     seed: { type: 'string', default: '1' },
     't1-window': { type: 'string', default: '50000' },
     't1-reps': { type: 'string', default: '3' },
-    thresholds: {
-      type: 'string',
-      default: process.env.GRAPH_BUCKET_THRESHOLDS ?? '250000,500000,1000000,2000000,4000000,8000000',
-    },
+    thresholds: { type: 'string', default: DEFAULT_THRESHOLDS.join(',') },
   },
 });
+const args = bench.args;
 const F = Number(args.followers);
 const CONCURRENCY = Number(args.concurrency);
 const CHUNK = Number(args.chunk);
@@ -110,8 +108,7 @@ const inOf = (id: bigint): ListKey => ({ userId: id, relation: 'follows', direct
 
 const celebrityIn: ListKey = { userId: CELEBRITY, relation: 'follows', direction: 'in' };
 
-const client = await openCelebrityKeyspace(F, 120_000);
-const store = new CassandraGraphStore(client);
+const { client, store } = await bench.celebrity(F, 120_000);
 await client.execute(
   'CREATE TABLE IF NOT EXISTS bench_load_progress (run text PRIMARY KEY, followers bigint, done_through bigint, finished boolean)',
 );
@@ -125,10 +122,13 @@ async function savedWatermark(run: string): Promise<number> {
 }
 const resumeFrom = await savedWatermark('celebrity');
 console.log(
-  `keyspace ${keyspaceFor(F)}: ${F} followers, N=${N} buckets, ${resumeFrom > 0 ? `resuming at ${resumeFrom}` : 'from the start'}; background ${U} users, ${E} follows (seed ${SEED}); load average ${loadAverage()}`,
+  `keyspace ${bench.config.keyspace ?? keyspaceFor(F)}: ${F} followers, N=${N} buckets, ${resumeFrom > 0 ? `resuming at ${resumeFrom}` : 'from the start'}; background ${U} users, ${E} follows (seed ${SEED}); load average ${loadAverage()}`,
 );
 
 const opts = { prepare: true, isIdempotent: true } as const;
+/** The users rows' fixed write time (the statement binds one since the registry of deactivated accounts). */
+const USER_WRITE_TIME = P0;
+const userRow = (id: bigint, username: string) => [id, username, false, 'active', false, USER_WRITE_TIME];
 const fCode = (i: number) => bucketCodeOf(N, FIRST_FOLLOWER + BigInt(i));
 
 let inflight = 0;
@@ -223,9 +223,7 @@ async function writeCelebrityChunk(from: number, to: number): Promise<void> {
   for (let i = from; i < to; i++) {
     const follower = FIRST_FOLLOWER + BigInt(i);
     const pos = P0 + BigInt(i);
-    pending.push(
-      send(() => client.execute(Q.putUser, [follower, `u${follower}`, false, 'active', false], opts)),
-    );
+    pending.push(send(() => client.execute(Q.putUser, userRow(follower, `u${follower}`), opts)));
     sendFollowRows(follower, CELEBRITY, pos, 1, pending);
     listRows.push({ owner: CELEBRITY, code: fCode(i), other: follower, pos });
   }
@@ -239,7 +237,7 @@ async function writeBackgroundChunk(from: number, to: number): Promise<void> {
   const listRows: ListRow[] = [];
   for (let i = from; i < to; i++) {
     const source = bgId(i);
-    pending.push(send(() => client.execute(Q.putUser, [source, `b${source}`, false, 'active', false], opts)));
+    pending.push(send(() => client.execute(Q.putUser, userRow(source, `b${source}`), opts)));
     const outN = bucketsForSize(bg.outDegree(i), THRESHOLDS);
     const outCode = bucketCodeOf(outN, source); // out lists stay under 7,500
     bg.targets(i).forEach((t, k) => {
@@ -275,9 +273,7 @@ async function writeBackgroundCounts(from: number, to: number): Promise<void> {
 
 // Progress: a bar on a TTY, plain lines otherwise; every tick also goes to the timeline file.
 const tty = process.stdout.isTTY;
-const resultsDir = new URL('./results/', import.meta.url);
-mkdirSync(resultsDir, { recursive: true });
-const timelineFile = new URL(`load-${F}.timeline.jsonl`, resultsDir);
+const timelineFile = bench.resultPath(`load-${F}.timeline.jsonl`);
 interface Tick {
   phase: string;
   elapsedS: number;
@@ -381,13 +377,13 @@ async function runPhase(o: {
   tick(true);
   if (failed) {
     console.error(`${o.run} failed; rerun to resume`, failed);
-    await client.shutdown();
+    await bench.close();
     process.exit(1);
   }
   return rows;
 }
 
-await client.execute(Q.putUser, [CELEBRITY, `celebrity${CELEBRITY}`, false, 'active', false], opts);
+await client.execute(Q.putUser, userRow(CELEBRITY, `celebrity${CELEBRITY}`), opts);
 await store.putLayout(celebrityIn, { buckets: N, growingTo: null, copiedThrough: 0 });
 // Background lists past the first threshold get their layout row before any of their rows.
 let bgLayouts = 0;
@@ -550,7 +546,7 @@ async function rawWindow(): Promise<void> {
       const [low, high] = follower < CELEBRITY ? [follower, CELEBRITY] : [CELEBRITY, follower];
       const code = fCode(i);
       items.push(
-        { query: Q.putUser, params: [follower, `u${follower}`, false, 'active', false] },
+        { query: Q.putUser, params: userRow(follower, `u${follower}`) },
         { query: Q.appendOp, params: [low, high, pos, follower, 'follow', 0n] },
         { query: Q.putOut, params: [follower, 'follows', CELEBRITY, 'active', pos, pos, version] },
         { query: LQ.following.putRow, params: [follower, 1, pos, CELEBRITY, pos, version] },
@@ -656,8 +652,8 @@ const svg = lineChartSvg(
   })),
   { x: 'minutes of loading (cumulative over resumed runs)', y: 'rows/s' },
 );
-console.log(`wrote ${await writeResults(`load-${F}`, summary, svg, md + t1Md)}`);
-await client.shutdown();
+console.log(`wrote ${await bench.writeResults(`load-${F}`, summary, svg, md + t1Md)}`);
+await bench.close();
 console.log(
   `${ok ? 'VERIFIED' : 'MISMATCH'}: ${Object.entries(counts)
     .map(([k, v]) => `${k}=${v}`)

@@ -1,22 +1,32 @@
 /**
- * Page latency by depth (`npx tsx bench/page-depth.ts`): on the 200,000-row list at limit 20,
+ * Page latency by depth: on the 200,000-row list at limit 20,
  * walk to page 10,000 (the last) keeping the cursors of pages 1, 100, 1,000 and 10,000, then time
  * those pages REPS times each, interleaved, and compare p50s with page 1. A keyset walk should
  * not slow down with depth (each bucket read starts at the cursor's bound). Runs at N = 16 and
- * N = 64 (set LAYOUTS=1,16 to change). Writes bench/results/page-depth.json and .svg.
+ * N = 64 (`--layouts 1,16` to change). Writes <results>/page-depth.{json,svg,md}.
+ *
+ *   npm run bench:depth -- [--reps 300] [--layouts 16,64] [--rows 200000]
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { BucketedListService } from '../src/lists/list-service.js';
-import { benchList, openBenchLists } from './support/bench-lists.js';
+import { BENCH_ROWS, benchList, openBenchLists } from './support/bench-lists.js';
 import { barChartSvg } from './support/charts.js';
-import { loadAverage, markdownTable, percentile } from './support/harness.js';
+import { loadAverage, markdownTable, openBench, percentile } from './support/harness.js';
 
+const bench = openBench({
+  usage: 'npm run bench:depth -- [--reps 300] [--layouts 16,64] [--rows 200000]',
+  options: {
+    reps: { type: 'string', default: '300' },
+    layouts: { type: 'string', default: '16,64' },
+    rows: { type: 'string', default: String(BENCH_ROWS) },
+  },
+});
 const LIMIT = 20;
-const REPS = Number(process.env.REPS ?? 300);
-const LAYOUTS = (process.env.LAYOUTS ?? '16,64').split(',').map(Number);
+const REPS = Number(bench.args.reps);
+const LAYOUTS = bench.args.layouts.split(',').map(Number);
+const ROWS = Number(bench.args.rows);
 const DEPTHS = [1, 100, 1000, 10_000];
 
-const { store, close } = await openBenchLists();
+const { store, close } = await openBenchLists(bench, ROWS);
 const results: Record<string, number | string>[] = [];
 
 for (const n of LAYOUTS) {
@@ -67,15 +77,15 @@ for (const n of LAYOUTS) {
   }
 }
 console.table(results);
-mkdirSync(new URL('results/', import.meta.url), { recursive: true });
-writeFileSync(
-  new URL('results/page-depth.json', import.meta.url),
+const rowsTitle = `${ROWS.toLocaleString('en-US')} rows`;
+await bench.writeResultFile(
+  'page-depth.json',
   `${JSON.stringify({ at: new Date().toISOString(), limit: LIMIT, reps: REPS, results }, null, 2)}\n`,
 );
-writeFileSync(
-  new URL('results/page-depth.svg', import.meta.url),
+await bench.writeResultFile(
+  'page-depth.svg',
   barChartSvg(
-    `p50 page latency by depth (200,000 rows, limit ${LIMIT}, ${REPS} reps)`,
+    `p50 page latency by depth (${rowsTitle}, limit ${LIMIT}, ${REPS} reps)`,
     DEPTHS.map((d) => `page ${d}`),
     LAYOUTS.map((n) => ({
       name: `N=${n}`,
@@ -84,11 +94,11 @@ writeFileSync(
     'ms',
   ),
 );
-writeFileSync(
-  new URL('results/page-depth.md', import.meta.url),
-  markdownTable(`bench:depth (200,000 rows, limit ${LIMIT}, ${REPS} reps)`, results, [
+const md = await bench.writeResultFile(
+  'page-depth.md',
+  markdownTable(`bench:depth (${rowsTitle}, limit ${LIMIT}, ${REPS} reps)`, results, [
     `at ${new Date().toISOString()}, load average ${loadAverage()}`,
   ]),
 );
-console.log('wrote bench/results/page-depth.{json,svg,md}');
+console.log(`wrote ${md.replace(/\.md$/, '.{json,svg,md}')}`);
 await close();

@@ -19,19 +19,18 @@
  *
  *   npm run bench:partitions -- [--followers 9000000] [--keyspace bench_celeb_9000000] [--compact]
  */
-import { parseArgs } from 'node:util';
-import { createCqlClient } from '../src/store/cassandra/client.js';
 import { barChartSvg } from './support/charts.js';
-import { contactPoints, keyspaceFor, markdownTable, writeResults } from './support/harness.js';
+import { keyspaceFor, markdownTable, openBench } from './support/harness.js';
 import { nodetool } from './support/nodetool.js';
 
-const { values: args } = parseArgs({
+const bench = openBench({
+  usage: 'npm run bench:partitions -- [--followers 9000000] [--keyspace bench_celeb_9000000] [--compact]',
   options: {
     followers: { type: 'string', default: '9000000' },
-    keyspace: { type: 'string' },
     compact: { type: 'boolean', default: false },
   },
 });
+const args = bench.args;
 const F = Number(args.followers);
 const KS = args.keyspace ?? keyspaceFor(F);
 const LIMIT_BYTES = 64 * 1024 * 1024;
@@ -40,15 +39,9 @@ const BIG_TABLES = ['followers', 'edges_in', 'following', 'edges_out', 'pair_ops
 const notes: string[] = [];
 const errMsg = (e: unknown) => (e instanceof Error ? e.message : String(e)).split('\n')[0];
 
-console.log(`[bench:partitions] keyspace ${KS} on ${contactPoints[0]}`);
+console.log(`[bench:partitions] keyspace ${KS} on ${bench.config.contactPoints[0]}`);
 
-const client = createCqlClient({
-  contactPoints,
-  localDataCenter: process.env.CASSANDRA_LOCAL_DC ?? 'datacenter1',
-  consistency: 'localOne',
-  requestTimeoutMs: 30_000,
-});
-await client.connect();
+const client = await bench.cql();
 const tables = (
   await client.execute('SELECT table_name FROM system_schema.tables WHERE keyspace_name = ?', [KS], {
     prepare: true,
@@ -56,7 +49,7 @@ const tables = (
 ).rows.map((r) => String(r.table_name));
 if (tables.length === 0) {
   console.error(`keyspace ${KS} has no tables (load it with npm run bench:load -- --followers ${F})`);
-  await client.shutdown();
+  await bench.close();
   process.exit(1);
 }
 
@@ -168,7 +161,7 @@ for (const r of (
   e.bytes += n * Number(r.mean_partition_size);
   estimates.set(String(r.table_name), e);
 }
-await client.shutdown();
+await bench.close();
 
 // 4. One row per table, the largest first.
 const fmtMiB = (b: number) => (Number.isFinite(b) ? +(b / MiB).toFixed(b >= MiB ? 2 : 4) : '');
@@ -231,6 +224,6 @@ const result = {
   notes,
 };
 console.log(
-  `wrote ${await writeResults(args.keyspace ? `partitions-${KS}` : `partitions-${F}`, result, svg, md)}`,
+  `wrote ${await bench.writeResults(args.keyspace ? `partitions-${KS}` : `partitions-${F}`, result, svg, md)}`,
 );
 process.exit(0);

@@ -12,7 +12,7 @@
  * The JVM serves every client of the node: other load in the window (a data load, compactions)
  * is in its samples too, which the thread table helps to tell apart.
  *
- * Writes bench/results/profile-<out>-<time>/ (node.cpuprofile for Chrome DevTools or speedscope,
+ * Writes <results>/profile-<out>-<time>/ (node.cpuprofile for Chrome DevTools or speedscope,
  * jvm.jfr for JDK Mission Control, summary.md) and prints summary.md.
  *
  *   npm run bench:profile -- [--seconds 30] [--out name] [--settings profile] -- <bench script> [args…]
@@ -23,35 +23,39 @@ import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { SourceMap, type SourceMapPayload } from 'node:module';
 import { cpus } from 'node:os';
-import { join, relative, resolve } from 'node:path';
-import { cpuMeter, loadAverage, markdownTable } from './support/harness.js';
+import { join, relative } from 'node:path';
+import { cpuMeter, loadAverage, markdownTable, openBench, SHARED_OPTIONS } from './support/harness.js';
 import { jcmd, jvmTools, run } from './support/nodetool.js';
 
-// ---- arguments: own options up to `--` (or the first non-option), then the script and its args.
+// ---- arguments: own and shared options up to `--` (or the first non-option), then the script.
+const USAGE =
+  'npm run bench:profile -- [--seconds 30] [--out name] [--settings profile] -- <script.ts> [args…]';
+const OWN = {
+  seconds: { type: 'string', default: '30' },
+  out: { type: 'string', default: 'run' },
+  settings: { type: 'string', default: 'profile' },
+} as const;
 const argv = process.argv.slice(2);
-const opts: Record<string, string> = { seconds: '30', out: 'run', settings: 'profile' };
-let i = 0;
-for (; i < argv.length; i++) {
-  const a = argv[i]!;
-  if (a === '--') {
-    i++;
-    break;
-  }
-  const m = /^--(seconds|out|settings)(?:=(.*))?$/.exec(a);
-  if (!m) break;
-  opts[m[1]!] = m[2] ?? argv[++i] ?? '';
+const takesValue = new Set(
+  Object.entries({ ...SHARED_OPTIONS, ...OWN })
+    .filter(([, o]) => o.type === 'string')
+    .map(([name]) => `--${name}`),
+);
+let end = 0;
+while (end < argv.length && argv[end] !== '--' && argv[end]!.startsWith('-')) {
+  end += takesValue.has(argv[end]!) ? 2 : 1;
 }
-const [script, ...scriptArgs] = argv.slice(i);
+const bench = openBench({ usage: USAGE, options: OWN, argv: argv.slice(0, end) });
+const opts = bench.args;
+const [script, ...scriptArgs] = argv.slice(argv[end] === '--' ? end + 1 : end);
 if (!script) {
-  console.error(
-    'usage: npm run bench:profile -- [--seconds 30] [--out name] [--settings profile] -- <script.ts> [args…]',
-  );
+  console.error(`usage: ${USAGE}`);
   process.exit(2);
 }
 const SECONDS = Number(opts.seconds);
 const ROOT = process.cwd();
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-const dir = resolve(ROOT, 'bench', 'results', `profile-${opts.out}-${stamp}`);
+const dir = bench.resultPath(`profile-${opts.out}-${stamp}`);
 await mkdir(dir, { recursive: true });
 const jfrFile = join(dir, 'jvm.jfr');
 const notes: string[] = [];
@@ -109,7 +113,7 @@ const jfrStarted = performance.now();
 const meter = cpuMeter(jvm?.pid ?? null);
 const load0 = loadAverage();
 console.log(
-  `[bench:profile] ${script} ${scriptArgs.join(' ')}: Node --cpu-prof${jvm ? `, JFR (${opts.settings}, ≤ ${SECONDS} s) on JVM ${jvm.pid}` : ''} → ${relative(ROOT, dir)}/`,
+  `[bench:profile] ${script} ${scriptArgs.join(' ')}: Node --cpu-prof${jvm ? `, JFR (${opts.settings}, ≤ ${SECONDS} s) on JVM ${jvm.pid}` : ''} → ${shortUrl(dir)}/`,
 );
 const sourceMapsFile = join(dir, 'sourcemaps.json');
 const child = spawn(
@@ -125,7 +129,17 @@ const child = spawn(
     script,
     ...scriptArgs,
   ],
-  { stdio: 'inherit', env: { ...process.env, FLOCKLIST_PROFILE_SOURCEMAPS: sourceMapsFile } },
+  {
+    stdio: 'inherit',
+    env: {
+      ...process.env,
+      FLOCKLIST_PROFILE_SOURCEMAPS: sourceMapsFile,
+      // The profiled bench talks to the same node and writes its results beside ours.
+      CASSANDRA_CONTACT_POINTS: bench.config.contactPoints.join(','),
+      CASSANDRA_LOCAL_DC: bench.config.localDataCenter,
+      BENCH_RESULTS_DIR: bench.config.resultsDir,
+    },
+  },
 );
 const exitCode = await new Promise<number>((res) =>
   child.on('exit', (code, signal) => res(code ?? (signal ? 1 : 0))),
@@ -422,5 +436,5 @@ ${nodeMd}
 ${jvmMd}`;
 await writeFile(join(dir, 'summary.md'), md);
 console.log(`\n${md}`);
-console.log(`wrote ${relative(ROOT, dir)}/{summary.md,node.cpuprofile${jvm ? ',jvm.jfr' : ''}}`);
+console.log(`wrote ${shortUrl(dir)}/{summary.md,node.cpuprofile${jvm ? ',jvm.jfr' : ''}}`);
 process.exit(exitCode);

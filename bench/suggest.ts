@@ -13,10 +13,12 @@
  * permutation (a few accounts are followed by a large share of everyone). Duplicate rows and self
  * follows are dropped by the builder, as the job's would be.
  */
-import { parseArgs } from 'node:util';
 import { FollowSnapshotBuilder, SuggestionScratch, topCandidates } from '../src/jobs/suggest.js';
+import { openBench } from './support/harness.js';
 
-const { values: args } = parseArgs({
+const bench = openBench({
+  usage:
+    'npm run bench:suggest -- [--users 100000] [--edges 10000000] [--seed 42] [--top 100] [--limit-fanout 5000]',
   options: {
     users: { type: 'string', default: '100000' },
     edges: { type: 'string', default: '10000000' },
@@ -25,6 +27,7 @@ const { values: args } = parseArgs({
     'limit-fanout': { type: 'string', default: '5000' },
   },
 });
+const args = bench.args;
 const n = Number(args.users);
 const m = Number(args.edges);
 const top = Number(args.top);

@@ -13,30 +13,35 @@
  * as: the smallest N whose partition stays under `--bucket-mib` (default 16 MiB, a quarter of the
  * bound: room for wide rows, tombstones and a growth's double-written rows).
  *
- *   npm run bench:thresholds -- [--followers 9000000] [--bucket-mib 16]
+ *   npm run bench:thresholds -- [--followers 9000000] [--bucket-mib 16] [--partitions partitions-<F>]
+ *
+ * `--partitions` names the partition result to read (its name up to the time stamp), e.g.
+ * `partitions-bench_smoke` after `bench:partitions -- --keyspace bench_smoke`.
  */
-import { parseArgs } from 'node:util';
 import { bucketsForSize } from '../src/lists/list-service.js';
 import { lineChartSvg } from './support/charts.js';
-import { DEFAULT_THRESHOLDS, latestResult, markdownTable, writeResults } from './support/harness.js';
+import { DEFAULT_THRESHOLDS, markdownTable, openBench } from './support/harness.js';
 
-const { values: args } = parseArgs({
+const bench = openBench({
+  usage: 'npm run bench:thresholds -- [--followers 9000000] [--bucket-mib 16] [--partitions partitions-<F>]',
   options: {
     followers: { type: 'string', default: '9000000' },
     'bucket-mib': { type: 'string', default: '16' },
+    partitions: { type: 'string' },
   },
 });
+const args = bench.args;
 const F = Number(args.followers);
 const BUCKET_MIB = Number(args['bucket-mib']);
 const MiB = 2 ** 20;
 
-const { json: pages, file: pagesFile } = latestResult<{
+const { json: pages, file: pagesFile } = bench.latestResult<{
   at: string;
   rows: { N: number; limit: number; p50_ms: number; p99_ms: number; queries_per_page: number }[];
 }>('bucket-pages', 'npm run bench:buckets');
-const { json: partitions, file: partitionsFile } = latestResult<{
+const { json: partitions, file: partitionsFile } = bench.latestResult<{
   rows: { table: string; maxPartitionBytes: number | string }[];
-}>(`partitions-${F}`, `npm run bench:partitions -- --followers ${F}`);
+}>(args.partitions ?? `partitions-${F}`, `npm run bench:partitions -- --followers ${F}`);
 const followers = partitions.rows.find((r) => r.table === 'followers');
 if (!followers || typeof followers.maxPartitionBytes !== 'number' || !(followers.maxPartitionBytes > 0)) {
   throw new Error(`${partitionsFile} has no partition size for followers`);
@@ -98,5 +103,5 @@ const svg = [
 ].join('\n');
 console.log(md);
 console.log(
-  `wrote ${await writeResults(`thresholds-${F}`, { followers: F, bytesPerRow, rows, suggested, chosenN }, svg, md)}`,
+  `wrote ${await bench.writeResults(`thresholds-${F}`, { followers: F, bytesPerRow, rows, suggested, chosenN }, svg, md)}`,
 );

@@ -12,19 +12,14 @@
  *
  *   npm run bench:write -- [--follows 2000] [--users 300] [--callers 1,32] [--rounds 4]
  *
- * Writes `bench/results/write-path-<time>.json` and `.svg`. Uses its own keyspace (dropped at the
- * end unless `--keep`); `CASSANDRA_CONTACT_POINTS` picks the node (default 127.0.0.1:9042).
+ * Writes `<results>/write-path-<time>.{json,svg,md}`. Uses its own keyspace (dropped at the end
+ * unless `--keep`); `--contact-points` or `CASSANDRA_CONTACT_POINTS` picks the node.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdir, writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
-import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { GraphService } from '../src/graph/graph-service.js';
 import { BucketedListService } from '../src/lists/list-service.js';
 import { CassandraGraphStore } from '../src/store/cassandra/graph-store.js';
-import { openMigratedKeyspace } from '../src/store/cassandra/keyspace.js';
-import { markdownTable } from './support/harness.js';
+import { markdownTable, openBench } from './support/harness.js';
 
 type Mode = 'logged' | 'unlogged';
 
@@ -38,7 +33,8 @@ interface Cell {
   batchMs: { p50: number; p99: number };
 }
 
-const { values: args } = parseArgs({
+const bench = openBench({
+  usage: 'npm run bench:write -- [--follows 2000] [--users 300] [--callers 1,32] [--rounds 4]',
   options: {
     follows: { type: 'string', default: '2000' },
     users: { type: 'string', default: '300' },
@@ -47,15 +43,14 @@ const { values: args } = parseArgs({
     keep: { type: 'boolean', default: false },
   },
 });
+const args = bench.args;
 const FOLLOWS = Number(args.follows);
 const USERS = Number(args.users);
 const CALLERS = (args.callers ?? '1,32').split(',').map(Number);
 const ROUNDS = Number(args.rounds);
 
-const contactPoints = (process.env.CASSANDRA_CONTACT_POINTS ?? '127.0.0.1:9042').split(',');
-const localDataCenter = process.env.CASSANDRA_LOCAL_DC ?? 'datacenter1';
-
-const progress = (line: string) => process.stdout.write(`\r\x1b[K${line}`);
+const { contactPoints } = bench.config;
+const progress = (line: string) => bench.progress(line);
 
 function percentile(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return 0;
@@ -63,15 +58,7 @@ function percentile(sorted: readonly number[], p: number): number {
 }
 
 async function main() {
-  const keyspace = `bench_write_${randomBytes(4).toString('hex')}`;
-  const client = await openMigratedKeyspace({
-    contactPoints,
-    localDataCenter,
-    keyspace,
-    replication: { class: 'SimpleStrategy', replication_factor: 1 },
-    consistency: 'localQuorum',
-    requestTimeoutMs: 30_000,
-  });
+  const { client, keyspace } = await bench.throwawayKeyspace('bench_write', { keep: args.keep });
   const loadStart = loadavg();
   console.log(
     `keyspace ${keyspace} on ${contactPoints.join(',')}; load average ${loadStart.map((x) => x.toFixed(2)).join(' ')}`,
@@ -217,9 +204,6 @@ async function main() {
       );
   }
 
-  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-  const dir = fileURLToPath(new URL('./results/', import.meta.url));
-  await mkdir(dir, { recursive: true });
   const meta = {
     keyspace,
     contactPoints,
@@ -228,10 +212,10 @@ async function main() {
     callers: CALLERS,
     at: new Date(),
   };
-  await writeFile(`${dir}write-path-${stamp}.json`, `${JSON.stringify({ meta, cells }, null, 2)}\n`);
-  await writeFile(`${dir}write-path-${stamp}.svg`, chart(cells));
-  await writeFile(
-    `${dir}write-path-${stamp}.md`,
+  const written = await bench.writeResults(
+    'write-path',
+    { meta, cells },
+    chart(cells),
     markdownTable(
       `bench:write (${FOLLOWS} follows per cell, ${USERS} users)`,
       cells.map((c) => ({ ...c })),
@@ -242,13 +226,8 @@ async function main() {
       ],
     ),
   );
-  console.log(`wrote bench/results/write-path-${stamp}.{json,svg,md}`);
-
-  if (args.keep) await client.shutdown();
-  else {
-    await client.execute(`DROP KEYSPACE IF EXISTS ${keyspace}`, [], { prepare: false });
-    await client.shutdown();
-  }
+  console.log(`wrote ${written}`);
+  await bench.close();
 }
 
 /** Two panels of grouped bars: follow latency (p50, p99 per callers) and follows/s per callers. */

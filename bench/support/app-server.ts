@@ -1,10 +1,10 @@
 /**
  * The real app over a loaded celebrity keyspace, served on loopback for the HTTP benches
- * (`bench:http`, `bench:walk`): `openCelebrityServices` wired into `createApp` as `src/main.ts`
+ * (`bench:http`, `bench:walk`): `Bench.celebrity`'s services wired into `createApp` as `src/main.ts`
  * wires it (default metrics and HTTP metrics on one registry, the store as the receipts store,
  * readiness from the schema), with a silent logger, no `/docs`, a rate limit that never bites and
  * the bench JWT secret. Not wired: the store's per-query and the list service's per-page metric
- * hooks (`openCelebrityServices` builds them without), account-task resumption, the reconciler.
+ * hooks (`Bench.celebrity` builds them without), account-task resumption, the reconciler.
  */
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
@@ -15,20 +15,20 @@ import { createHttpMetrics } from '../../src/http/metrics.js';
 import { mintToken } from '../../src/jobs/token.js';
 import { CQL_DIR } from '../../src/store/cassandra/keyspace.js';
 import { schemaPresent } from '../../src/store/cassandra/migrate.js';
-import { keyspaceFor, openCelebrityServices } from './harness.js';
+import { type Bench, keyspaceFor } from './harness.js';
 
 export const BENCH_JWT_SECRET = 'bench-secret-0123456789abcdef';
 
 /** Serves the app for the celebrity keyspace of `followers` on 127.0.0.1 (a free port). */
-export async function startCelebrityApp(followers: number) {
-  const { client, store, lists, graph } = await openCelebrityServices(followers);
+export async function startCelebrityApp(bench: Bench<unknown>, followers: number) {
+  const { client, store, lists, graph } = await bench.celebrity(followers);
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const metrics = createHttpMetrics(registry);
   const app = createApp({
     graph,
     receipts: store,
-    ready: () => schemaPresent(client, keyspaceFor(followers), CQL_DIR),
+    ready: () => schemaPresent(client, bench.config.keyspace ?? keyspaceFor(followers), CQL_DIR),
     http: {
       jwtSecret: BENCH_JWT_SECRET,
       bodyLimitBytes: 64 * 1024,
@@ -53,7 +53,7 @@ export async function startCelebrityApp(followers: number) {
     client,
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      await client.shutdown();
+      await bench.close();
     },
   };
 }

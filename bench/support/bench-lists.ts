@@ -2,13 +2,14 @@
  * The list benchmarks' own keyspace (`bench_lists`) and data: one 200,000-follower list whose
  * rows are written under layouts 1, 8, 16 and 64 at once (codes of different layouts never share
  * a partition), so every layout is measured on the same rows. Loaded once; later runs reuse it.
+ * Another `--rows` (the smoke run's tiny list) gets its own keyspace, `bench_lists_<rows>`.
  */
 
 import type { ListKey } from '../../src/model/types.js';
 import type { CqlClient } from '../../src/store/cassandra/client.js';
 import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';
-import { openMigratedKeyspace } from '../../src/store/cassandra/keyspace.js';
 import { followersOf, loadRows, syntheticRows } from '../../test/support/list-fixtures.js';
+import type { Bench } from './harness.js';
 
 export const BENCH_LAYOUTS = [1, 8, 16, 64] as const;
 export const BENCH_ROWS = 200_000;
@@ -21,27 +22,18 @@ export interface BenchLists {
   close(): Promise<void>;
 }
 
-export async function openBenchLists(): Promise<BenchLists> {
-  const contactPoints = (process.env.CASSANDRA_CONTACT_POINTS ?? '127.0.0.1:9042').split(',');
-  const localDataCenter = process.env.CASSANDRA_LOCAL_DC ?? 'datacenter1';
-  const client = await openMigratedKeyspace({
-    contactPoints,
-    localDataCenter,
-    keyspace: 'bench_lists',
-    replication: { class: 'SimpleStrategy', replication_factor: 1 },
-    consistency: 'localQuorum',
-    requestTimeoutMs: 30_000,
-  });
+/** The list of `rows` rows under every bench layout, loaded on first use (marked when complete). */
+export async function openBenchLists(bench: Bench<unknown>, rows: number = BENCH_ROWS): Promise<BenchLists> {
+  const client = await bench.keyspace(rows === BENCH_ROWS ? 'bench_lists' : `bench_lists_${rows}`);
   const store = new CassandraGraphStore(client);
   const loaded = await store.getLayout(marker);
-  if (loaded.buckets !== BENCH_ROWS) {
+  if (loaded.buckets !== rows) {
     const started = performance.now();
-    const rows = syntheticRows(BENCH_ROWS, { firstId: 100_000_000n });
-    await loadRows(store, benchList, rows, BENCH_LAYOUTS);
-    await store.putLayout(marker, { buckets: BENCH_ROWS, growingTo: null, copiedThrough: 0 });
+    await loadRows(store, benchList, syntheticRows(rows, { firstId: 100_000_000n }), BENCH_LAYOUTS);
+    await store.putLayout(marker, { buckets: rows, growingTo: null, copiedThrough: 0 });
     console.log(
-      `loaded ${BENCH_ROWS} rows × ${BENCH_LAYOUTS.length} layouts in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+      `loaded ${rows} rows × ${BENCH_LAYOUTS.length} layouts in ${((performance.now() - started) / 1000).toFixed(1)} s`,
     );
   }
-  return { client, store, close: () => client.shutdown() };
+  return { client, store, close: () => bench.close() };
 }

@@ -1,19 +1,247 @@
 /**
- * Shared by the celebrity benchmarks (`load`, `page`, `scan`, `probe`, `count`, `follow`): the
- * keyspace of one loaded size and the services wired over it, the A/B protocol's bookkeeping (load average, Node and JVM CPU, peak RSS) and the result
- * files (JSON, SVG, markdown) under the git-ignored `bench/results/`.
+ * The one entry of every benchmark: `openBench()` parses the command line (the shared options
+ * below plus the bench's own), and hands back the connections (opened on first use, closed by
+ * `close()`), a progress reporter and the results writer. Also shared: the celebrity keyspace of
+ * one loaded size and the services wired over it, the A/B protocol's bookkeeping (load average,
+ * Node and JVM CPU, peak RSS) and the result files (JSON, SVG, markdown).
+ *
+ * Shared options (every bench): `--contact-points` (default `CASSANDRA_CONTACT_POINTS`, else
+ * 127.0.0.1:9042), `--local-dc` (`CASSANDRA_LOCAL_DC`, else datacenter1), `--results-dir`
+ * (`BENCH_RESULTS_DIR`, else the git-ignored `bench/results/`; the smoke run points it at a
+ * temporary directory so CI never writes there), `--keyspace` (every keyspace the bench would
+ * open is this one instead, never dropped: the smoke run migrates one keyspace for all its benches,
+ * a migration being most of a tiny bench's time), `--help`. This is the only place the benches
+ * read the environment for them.
  */
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
+import { join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { GraphService } from '../../src/graph/graph-service.js';
 import { BucketedListService } from '../../src/lists/list-service.js';
-import type { CqlClient } from '../../src/store/cassandra/client.js';
+import { type CqlClient, createCqlClient } from '../../src/store/cassandra/client.js';
 import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';
 import { openMigratedKeyspace } from '../../src/store/cassandra/keyspace.js';
 
-export const contactPoints = (process.env.CASSANDRA_CONTACT_POINTS ?? '127.0.0.1:9042').split(',');
-const localDataCenter = process.env.CASSANDRA_LOCAL_DC ?? 'datacenter1';
+type OptionSpecs = NonNullable<ParseArgsConfig['options']>;
+
+/** The options every bench accepts (see the module note). */
+export const SHARED_OPTIONS = {
+  'contact-points': { type: 'string' },
+  'local-dc': { type: 'string' },
+  'results-dir': { type: 'string' },
+  keyspace: { type: 'string' },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const satisfies OptionSpecs;
+
+/** Where a bench run reaches Cassandra and writes its results. */
+export interface BenchConfig {
+  contactPoints: string[];
+  localDataCenter: string;
+  /** Absolute path of the results directory (created on first write). */
+  resultsDir: string;
+  /** `--keyspace`: the one keyspace every open goes to, or undefined (each bench's own). */
+  keyspace: string | undefined;
+}
+
+const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const DEFAULT_RESULTS_DIR = fileURLToPath(new URL('../results/', import.meta.url));
+
+function configFrom(values: {
+  'contact-points'?: string;
+  'local-dc'?: string;
+  'results-dir'?: string;
+  keyspace?: string;
+}): BenchConfig {
+  return {
+    contactPoints: (
+      values['contact-points'] ??
+      process.env.CASSANDRA_CONTACT_POINTS ??
+      '127.0.0.1:9042'
+    ).split(','),
+    localDataCenter: values['local-dc'] ?? process.env.CASSANDRA_LOCAL_DC ?? 'datacenter1',
+    resultsDir: resolve(values['results-dir'] ?? process.env.BENCH_RESULTS_DIR ?? DEFAULT_RESULTS_DIR),
+    keyspace: values.keyspace,
+  };
+}
+
+/** The run's config: from the environment until `openBench` parses the command line. */
+let current: BenchConfig = configFrom({});
+
+/** The contact points of this run (the first one is the node whose JVM `serverPid` finds). */
+export const benchConfig = (): BenchConfig => current;
+
+/** A results path as printed: relative to the repository when inside it. */
+const shown = (path: string) => (path.startsWith(REPO_ROOT) ? relative(REPO_ROOT, path) : path);
+
+/** The services over one celebrity keyspace (see `Bench.celebrity`). */
+export interface CelebrityServices {
+  client: CqlClient;
+  store: CassandraGraphStore;
+  lists: BucketedListService;
+  graph: GraphService;
+}
+
+/** What `openBench` hands a bench: its parsed options, connections on demand, output. */
+export interface Bench<V> {
+  /** The bench's own options and the shared ones, parsed (defaults applied). */
+  args: V;
+  /** Positional arguments (only when the bench asked for them). */
+  positionals: string[];
+  config: BenchConfig;
+  /** The celebrity keyspace of `followers` (`bench:load` fills it), with the services over it. */
+  celebrity(followers: number, requestTimeoutMs?: number): Promise<CelebrityServices>;
+  /** A migrated keyspace of this name (created if missing), or the `--keyspace` one. */
+  keyspace(name: string, requestTimeoutMs?: number): Promise<CqlClient>;
+  /** A fresh migrated keyspace `<prefix>_<random>`, dropped by `close()` unless `keep` (or `--keyspace`). */
+  throwawayKeyspace(
+    prefix: string,
+    o?: { requestTimeoutMs?: number; keep?: boolean },
+  ): Promise<{ client: CqlClient; keyspace: string }>;
+  /** A client with no keyspace (system tables), at LOCAL_ONE. */
+  cql(requestTimeoutMs?: number): Promise<CqlClient>;
+  /** A progress line: rewritten in place on a TTY, else printed at most every 5 s (and the last). */
+  progress(line: string, final?: boolean): void;
+  /** Writes `<base>-<time>.{json,svg,md}` under the results directory; returns the path shown. */
+  writeResults(base: string, json: unknown, svg: string, md: string): Promise<string>;
+  /** Writes one file under the results directory (no time stamp); returns the path shown. */
+  writeResultFile(name: string, text: string): Promise<string>;
+  /** The absolute path of `name` under the results directory (the directory is created). */
+  resultPath(name: string): string;
+  /** The newest result whose name starts with `<prefix>-` (see `latestResult`). */
+  latestResult<T>(prefix: string, produce: string): { file: string; json: T };
+  /** Shuts every client opened here down (dropping throwaway keyspaces first). */
+  close(): Promise<void>;
+}
+
+/**
+ * Parses the command line (`--help` prints `usage` and exits 0; an unknown option exits 2) and
+ * returns the bench's handle. Connections open on first use.
+ *
+ * @example
+ * const bench = openBench({
+ *   usage: 'npm run bench:page -- [--followers 9000000] [--reps 3]',
+ *   options: { followers: { type: 'string', default: '9000000' }, reps: { type: 'string', default: '3' } },
+ * });
+ * const { store, lists } = await bench.celebrity(Number(bench.args.followers));
+ * console.log(`wrote ${await bench.writeResults('page', result, svg, md)}`);
+ * await bench.close();
+ */
+export function openBench<const O extends OptionSpecs>(spec: {
+  usage: string;
+  options: O;
+  /** The arguments to parse (default: `process.argv.slice(2)`). */
+  argv?: string[];
+  allowPositionals?: boolean;
+}) {
+  const options = { ...SHARED_OPTIONS, ...spec.options };
+  let parsed: ReturnType<typeof parseArgs<{ options: typeof SHARED_OPTIONS & O; allowPositionals: true }>>;
+  try {
+    parsed = parseArgs({
+      options: options as typeof SHARED_OPTIONS & O,
+      args: spec.argv ?? process.argv.slice(2),
+      allowPositionals: true,
+      strict: true,
+    });
+  } catch (e) {
+    console.error(`${e instanceof Error ? e.message : String(e)}\nusage: ${spec.usage}`);
+    process.exit(2);
+  }
+  const values = parsed.values as Record<string, unknown>;
+  if (values.help) {
+    console.log(
+      `usage: ${spec.usage}\nshared options: [--contact-points h:p,…] [--local-dc dc] [--results-dir path] [--keyspace name]`,
+    );
+    process.exit(0);
+  }
+  if (parsed.positionals.length > 0 && !spec.allowPositionals) {
+    console.error(`unexpected argument ${parsed.positionals[0]}\nusage: ${spec.usage}`);
+    process.exit(2);
+  }
+  const config = configFrom(values as Parameters<typeof configFrom>[0]);
+  current = config;
+  const clients: CqlClient[] = [];
+  const dropAtClose: { client: CqlClient; keyspace: string }[] = [];
+  const celebrities = new Map<number, Promise<CelebrityServices>>();
+  const connection = (requestTimeoutMs: number) => ({
+    contactPoints: config.contactPoints,
+    localDataCenter: config.localDataCenter,
+    consistency: 'localQuorum' as const,
+    requestTimeoutMs,
+  });
+  const keyspace = async (name: string, requestTimeoutMs = 30_000) => {
+    const client = await openMigratedKeyspace({
+      ...connection(requestTimeoutMs),
+      keyspace: config.keyspace ?? name,
+      replication: { class: 'SimpleStrategy', replication_factor: 1 },
+    });
+    clients.push(client);
+    return client;
+  };
+  const tty = process.stdout.isTTY;
+  let lastProgress = 0;
+  const resultPath = (name: string) => {
+    mkdirSync(config.resultsDir, { recursive: true });
+    return join(config.resultsDir, name);
+  };
+  const bench: Bench<typeof parsed.values> = {
+    args: parsed.values,
+    positionals: parsed.positionals,
+    config,
+    celebrity(followers, requestTimeoutMs) {
+      let opened = celebrities.get(followers);
+      if (!opened) {
+        opened = keyspace(keyspaceFor(followers), requestTimeoutMs).then((client) =>
+          celebrityServices(client),
+        );
+        celebrities.set(followers, opened);
+      }
+      return opened;
+    },
+    keyspace,
+    async throwawayKeyspace(prefix, o = {}) {
+      const name = config.keyspace ?? `${prefix}_${randomBytes(4).toString('hex')}`;
+      const client = await keyspace(name, o.requestTimeoutMs);
+      if (!o.keep && !config.keyspace) dropAtClose.push({ client, keyspace: name });
+      return { client, keyspace: name };
+    },
+    async cql(requestTimeoutMs = 30_000) {
+      const client = createCqlClient({ ...connection(requestTimeoutMs), consistency: 'localOne' });
+      await client.connect();
+      clients.push(client);
+      return client;
+    },
+    progress(line, final = false) {
+      if (tty) {
+        process.stdout.write(`\r\x1b[K${line}${final ? '\n' : ''}`);
+        return;
+      }
+      const now = performance.now();
+      if (final || now - lastProgress >= 5000) {
+        lastProgress = now;
+        console.log(line);
+      }
+    },
+    writeResults: (base, json, svg, md) => writeResults(base, json, svg, md),
+    async writeResultFile(name, text) {
+      const path = resultPath(name);
+      await writeFile(path, text);
+      return shown(path);
+    },
+    resultPath,
+    latestResult: (prefix, produce) => latestResult(prefix, produce),
+    async close() {
+      for (const { client, keyspace } of dropAtClose.splice(0)) {
+        await client.execute(`DROP KEYSPACE IF EXISTS ${keyspace}`, [], { prepare: false });
+      }
+      await Promise.all(clients.splice(0).map((c) => c.shutdown()));
+    },
+  };
+  return bench;
+}
 
 /** The celebrity's id and the first follower id; follower i is `FIRST_FOLLOWER + i`. */
 export const CELEBRITY = 7_000_000_000n;
@@ -22,23 +250,11 @@ export const FIRST_FOLLOWER = 8_000_000_000n;
 /** One keyspace per loaded size, so 200k and 1M lists coexist and a rerun finds its own rows. */
 export const keyspaceFor = (followers: number) => `bench_celeb_${followers}`;
 
-export function openCelebrityKeyspace(followers: number, requestTimeoutMs = 30_000): Promise<CqlClient> {
-  return openMigratedKeyspace({
-    contactPoints,
-    localDataCenter,
-    keyspace: keyspaceFor(followers),
-    replication: { class: 'SimpleStrategy', replication_factor: 1 },
-    consistency: 'localQuorum',
-    requestTimeoutMs,
-  });
-}
-
 /**
- * The celebrity keyspace of `followers` with the service's store, list service and graph service
- * wired over it: the default thresholds, layouts cached for the whole run, no following cap in the way.
+ * The service's store, list service and graph service over a celebrity keyspace: the default
+ * thresholds, layouts cached for the whole run, no following cap in the way.
  */
-export async function openCelebrityServices(followers: number, requestTimeoutMs?: number) {
-  const client = await openCelebrityKeyspace(followers, requestTimeoutMs);
+function celebrityServices(client: CqlClient): CelebrityServices {
   const store = new CassandraGraphStore(client);
   const lists = new BucketedListService({
     store,
@@ -58,7 +274,7 @@ export const loadAverage = () =>
 /** The pid of the process listening on the first contact point (to read the JVM's CPU), or null. */
 export function serverPid(): number | null {
   if (process.env.CASSANDRA_PID) return Number(process.env.CASSANDRA_PID);
-  const [host, port] = (contactPoints[0] ?? '127.0.0.1:9042').split(':');
+  const [host, port] = (current.contactPoints[0] ?? '127.0.0.1:9042').split(':');
   const hex = (host ?? '')
     .split('.')
     .map((o) => Number(o).toString(16).padStart(2, '0').toUpperCase())
@@ -164,25 +380,25 @@ export function ratioSummary(ratios: readonly number[]) {
   };
 }
 
-/** Writes `<name>-<time>.json`, `.svg` and `.md` under bench/results/; returns the base path. */
+/** Writes `<name>-<time>.json`, `.svg` and `.md` under the results directory; returns the base path. */
 export async function writeResults(name: string, json: unknown, svg: string, md: string): Promise<string> {
-  const dir = new URL('../results/', import.meta.url);
+  const dir = current.resultsDir;
   await mkdir(dir, { recursive: true });
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-  const base = `${name}-${stamp}`;
+  const base = join(dir, `${name}-${stamp}`);
   const replacer = (_: string, v: unknown) => (typeof v === 'bigint' ? v.toString() : v);
-  await writeFile(new URL(`${base}.json`, dir), `${JSON.stringify(json, replacer, 2)}\n`);
-  await writeFile(new URL(`${base}.svg`, dir), svg);
-  await writeFile(new URL(`${base}.md`, dir), md);
-  return `bench/results/${base}.{json,svg,md}`;
+  await writeFile(`${base}.json`, `${JSON.stringify(json, replacer, 2)}\n`);
+  await writeFile(`${base}.svg`, svg);
+  await writeFile(`${base}.md`, md);
+  return `${shown(base)}.{json,svg,md}`;
 }
 
 /**
- * The newest `bench/results/<prefix>-*.json` (names carry an ISO stamp, so they sort by time),
+ * The newest `<results>/<prefix>-*.json` (names carry an ISO stamp, so they sort by time),
  * parsed; throws with the command to run when there is none.
  */
 export function latestResult<T>(prefix: string, produce: string): { file: string; json: T } {
-  const dir = new URL('../results/', import.meta.url);
+  const dir = current.resultsDir;
   let names: string[] = [];
   try {
     names = readdirSync(dir);
@@ -193,8 +409,8 @@ export function latestResult<T>(prefix: string, produce: string): { file: string
     .filter((f) => f.startsWith(`${prefix}-`) && f.endsWith('.json'))
     .sort()
     .at(-1);
-  if (!file) throw new Error(`no bench/results/${prefix}-*.json: run ${produce} first`);
-  return { file: `bench/results/${file}`, json: JSON.parse(readFileSync(new URL(file, dir), 'utf8')) as T };
+  if (!file) throw new Error(`no ${shown(join(dir, `${prefix}-*.json`))}: run ${produce} first`);
+  return { file: shown(join(dir, file)), json: JSON.parse(readFileSync(join(dir, file), 'utf8')) as T };
 }
 
 /** The list service as the app builds it, with the configured thresholds and a long layout cache. */
