@@ -271,9 +271,9 @@ describe('visibility', () => {
     const f1 = await graph.follow(ada, dee);
     const f2 = await graph.follow(cy, dee);
     const page = await graph.listPage(inn(dee), 1, null);
-    expect(page.items).toEqual([{ id: cy, createdAt: f2.position }]);
+    expect(page.items).toEqual([{ id: cy, createdAt: f2.position, username: 'cy' }]);
     expect((await graph.listPage(inn(dee), 1, page.nextCursor)).items).toEqual([
-      { id: ada, createdAt: f1.position },
+      { id: ada, createdAt: f1.position, username: 'ada' },
     ]);
     expect(await graph.scanPage(inn(dee), 0, 1, 10, null)).toEqual({ ids: [cy, ada], nextCursor: null });
     expect(lists.noted.at(-1)).toEqual({ list: inn(dee), size: 2 });
@@ -308,8 +308,25 @@ describe('followedBy', () => {
     graph = new GraphService({ store, lists, maxFollowing: 10, clock: () => (now += 1000n) });
     for (const x of [bo, cy, dee, 5n]) await graph.follow(ada, x);
     for (const x of [bo, dee, 5n]) await graph.follow(x, cy);
-    expect(await graph.followedBy(ada, cy, 2)).toEqual({ sample: [5n, dee], total: 3 });
-    expect(await graph.followedBy(ada, cy, 10)).toEqual({ sample: [5n, dee, bo], total: 3 });
+    const ids = (r: { sample: { id: bigint; username: string }[]; total: number }) => ({
+      sample: r.sample.map((m) => [m.id, m.username]),
+      total: r.total,
+    });
+    expect(ids(await graph.followedBy(ada, cy, 2))).toEqual({
+      sample: [
+        [5n, 'eli'],
+        [dee, 'dee'],
+      ],
+      total: 3,
+    });
+    expect(ids(await graph.followedBy(ada, cy, 10))).toEqual({
+      sample: [
+        [5n, 'eli'],
+        [dee, 'dee'],
+        [bo, 'bo'],
+      ],
+      total: 3,
+    });
     expect(await graph.followedBy(bo, cy, 3)).toEqual({ sample: [], total: 0 });
   });
 });

@@ -96,6 +96,8 @@ describe('random graphs against whole-list references', () => {
 describe('a celebrity with 200,000 followers', () => {
   const celeb = 1n;
   const FOLLOWERS = 200_000;
+  /** Followers with a user row: every page the walks below read lies within the newest this many. */
+  const USERS_LOADED = 12_000;
   let rows: ReturnType<typeof syntheticRows>;
   /** Followers the celebrity follows back, and accounts it follows that do not follow it. */
   let mutual: UserId[];
@@ -108,7 +110,21 @@ describe('a celebrity with 200,000 followers', () => {
     await store.putLayout(followersOf(celeb), layout);
     await loadRows(store, followersOf(celeb), rows, [4], { concurrency: 32, batch: 200 });
     await store.incrementCount(followersOf(celeb), 0, FOLLOWERS);
-    console.log(`loaded ${FOLLOWERS} follower rows in ${Date.now() - started} ms`);
+    // Pages name members with their usernames, so the followers the walks below reach (the newest
+    // USERS_LOADED) get user rows; a page reaching past them would drop members and fail.
+    const queue = newestFirst(rows).slice(0, USERS_LOADED);
+    const put = async () => {
+      for (let e = queue.shift(); e; e = queue.shift())
+        await store.putUser({
+          id: e.otherId,
+          username: `f${e.otherId}`,
+          private: false,
+          state: 'active',
+          hideLists: false,
+        });
+    };
+    await Promise.all(Array.from({ length: 32 }, put));
+    console.log(`loaded ${FOLLOWERS} follower rows and ${USERS_LOADED} users in ${Date.now() - started} ms`);
     // 150 mutuals: 50 among the newest 500 followers, 100 anywhere; their follow edges are real
     // (written through the graph at the row's own position, so the row is the same).
     const newest = newestFirst(rows);
@@ -142,6 +158,11 @@ describe('a celebrity with 200,000 followers', () => {
     return newestFirst(out).map((e) => ({ id: e.otherId, createdAt: e.createdAt }));
   }
 
+  /** `items` as pages serve them: with the username each follower was given (`f<id>`). */
+  function named(items: readonly ListItem[]) {
+    return items.map((i) => ({ ...i, username: `f${i.id}` }));
+  }
+
   it('mutuals drive from the 300 follows and equal the reference; rows read per page printed', async () => {
     const following = (await graphOf().listPage(follows(celeb, 'out'), 1000, null)).items;
     const followers = await followerRows();
@@ -165,7 +186,7 @@ describe('a celebrity with 200,000 followers', () => {
   it('not-followed-back drives the 200,000 followers: the first pages equal the reference prefix', async () => {
     const followers = await followerRows();
     const following = new Set([...mutual, ...oneWay]);
-    const ref = followers.filter((i) => !following.has(i.id));
+    const ref = named(followers.filter((i) => !following.has(i.id)));
     for (const limit of [7, 50, 200]) {
       const walk = await walkSet(graphOf(), 'not_followed_back', celeb, limit, 6);
       expect([limit, walk.pages]).toEqual([limit, chunk(ref.slice(0, 6 * limit), limit)]);

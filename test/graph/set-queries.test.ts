@@ -130,8 +130,8 @@ describe('set queries against whole-list references (random graphs)', () => {
     const p = await graph.setPage('mutuals', a, 10, null);
     expect([p.items, p.nextCursor, p.stats.driving]).toEqual([
       [
-        { id: c, createdAt: at + 2n },
-        { id: b, createdAt: at + 1n },
+        { id: c, createdAt: at + 2n, username: 'u3' },
+        { id: b, createdAt: at + 1n, username: 'u2' },
       ],
       null,
       'out',
@@ -140,7 +140,11 @@ describe('set queries against whole-list references (random graphs)', () => {
     await graph.follow(b, c, { position: at + 6n });
     await graph.follow(b, d, { position: at + 7n });
     const q = await graph.setPage('mutuals', b, 10, null);
-    expect([q.items, q.nextCursor, q.stats.driving]).toEqual([[{ id: a, createdAt: at + 1n }], null, 'in']);
+    expect([q.items, q.nextCursor, q.stats.driving]).toEqual([
+      [{ id: a, createdAt: at + 1n, username: 'u1' }],
+      null,
+      'in',
+    ]);
   });
 });
 
@@ -160,7 +164,7 @@ describe('followed-by on the set walk', () => {
             expect([String(viewer), String(id), await graph.followedBy(viewer, id, 2)]).toEqual([
               String(viewer),
               String(id),
-              { sample: ref.slice(0, 2).map((i) => i.id), total: ref.length },
+              { sample: ref.slice(0, 2), total: ref.length },
             ]);
           }
         }
@@ -377,7 +381,10 @@ describe('a first-batch set cursor is bound to since / until (review finding 13)
     const bounds = { since: at + 1n, until: at + 4n };
     const first = await graph.setPage('mutuals', 1n, 1, null, bounds);
     // One page of one item ends inside the first driving batch: the cursor has no inner list cursor.
-    expect([first.items, first.nextCursor !== null]).toEqual([[{ id: 4n, createdAt: at + 3n }], true]);
+    expect([first.items, first.nextCursor !== null]).toEqual([
+      [{ id: 4n, createdAt: at + 3n, username: 'u4' }],
+      true,
+    ]);
     const replay = (b: { since?: bigint | null; until?: bigint | null }) =>
       graph.setPage('mutuals', 1n, 1, first.nextCursor, b).then(
         (p) => p.items,
@@ -390,6 +397,6 @@ describe('a first-batch set cursor is bound to since / until (review finding 13)
       await replay({ since: at + 1n, until: at + 3n }),
       await replay({ since: at + 2n, until: at + 4n }),
       await replay({ since: at + 1n }),
-    ]).toEqual([[{ id: 3n, createdAt: at + 2n }], refused, refused, refused, refused]);
+    ]).toEqual([[{ id: 3n, createdAt: at + 2n, username: 'u3' }], refused, refused, refused, refused]);
   });
 });
