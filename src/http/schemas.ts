@@ -6,9 +6,10 @@
  */
 
 import { z } from '@hono/zod-openapi';
-import { MAX_CONTAINS_IDS, USERNAME_PATTERN } from '../graph/graph-service.js';
+import { USERNAME_PATTERN } from '../graph/graph-service.js';
 import { MAX_CURSOR_LENGTH } from '../lists/cursor/cursor-codec.js';
 import { MAX_SET_CURSOR_LENGTH } from '../lists/cursor/set-cursor.js';
+import { MAX_CONTAINS_IDS, MAX_RELATIONSHIP_IDS } from '../model/limits.js';
 import { ERROR_CODES } from './errors.js';
 import { parseUserId } from './ids.js';
 import { parseTimeOrNull, TIME_MESSAGE } from './times.js';
@@ -302,8 +303,8 @@ export const stateSchema = <S extends string>(name: string, states: readonly [S,
   z.object({ state: z.enum(states) }).openapi(name);
 
 export const RelationshipIdsBody = z
-  .strictObject({ ids: z.array(UserIdString).max(100) })
-  .openapi('RelationshipIds', { description: 'At most 100 ids.' });
+  .strictObject({ ids: z.array(UserIdString).max(MAX_RELATIONSHIP_IDS) })
+  .openapi('RelationshipIds', { description: `At most ${MAX_RELATIONSHIP_IDS} ids.` });
 
 export const RelationshipsSchema = z
   .object({

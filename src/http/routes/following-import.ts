@@ -42,8 +42,8 @@
  */
 import { createRoute, z } from '@hono/zod-openapi';
 import type { GraphApi } from '../../graph/contracts.js';
-import { MAX_RELATIONSHIP_IDS } from '../../graph/graph-service.js';
 import { BlockedError, FollowingCapError, SelfFollowError, UserNotFoundError } from '../../model/errors.js';
+import { MAX_RELATIONSHIP_IDS } from '../../model/limits.js';
 import type { UserId } from '../../model/types.js';
 import { actFor } from '../auth.js';
 import { parseUserId } from '../ids.js';
