@@ -315,8 +315,9 @@ export interface SuggestionStore {
   getSuggestions(userId: UserId): Promise<SuggestionSet | null>;
 }
 
-/** Idempotency receipts (the HTTP layer's `ReceiptStore` is this shape). */
-export interface ReceiptRecords {
+/** Idempotency receipts (`receipts`), what the HTTP layer's `Idempotency-Key` middleware keeps. */
+export interface ReceiptStore {
+  /** The receipt stored for (actor, key), or null when none (or expired). */
   getReceipt(actorId: UserId, key: string): Promise<Receipt | null>;
   /** Stores a receipt for `ttlSeconds`; the first writer of a key wins (later puts are ignored). */
   putReceipt(actorId: UserId, key: string, receipt: Receipt, ttlSeconds: number): Promise<void>;
@@ -332,7 +333,7 @@ export interface GraphStore
     EdgeStore,
     ListStore,
     CountStore,
-    ReceiptRecords,
+    ReceiptStore,
     AccountTaskStore,
     ScanStore,
     SuggestionStore {
