@@ -6,7 +6,7 @@
  * gc_grace_seconds).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bucketCode, bucketOf } from '../../src/model/buckets.js';
+import { bucketCode, bucketCodeOf } from '../../src/model/buckets.js';
 import type { ListEntry, ListKey } from '../../src/model/types.js';
 import type { ListRowWrite } from '../../src/ports/records.js';
 import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';
@@ -57,7 +57,7 @@ describe('tombstones at the head of a list', () => {
           list,
           op,
           entry,
-          bucketCodes: [bucketCode(buckets, bucketOf(entry.otherId, buckets))],
+          bucketCodes: [bucketCodeOf(buckets, entry.otherId)],
         }));
       const newestFirst = [...entries].reverse();
       for (let i = 0; i < ROWS; i += 200)
