@@ -324,8 +324,9 @@ export interface ReceiptStore {
 }
 
 /**
- * Everything the service needs from storage: the role interfaces above plus a reachability check.
- * Components take the narrowest role they use.
+ * Everything the service needs from storage: the role interfaces above plus the database clock.
+ * Components take the narrowest role they use. (Readiness is not asked of the store: `/readyz`
+ * asks whether every migration is applied: `schemaPresent`, wired in `src/main.ts`.)
  */
 export interface GraphStore
   extends UserStore,
@@ -337,8 +338,6 @@ export interface GraphStore
     AccountTaskStore,
     ScanStore,
     SuggestionStore {
-  /** Cheap reachability check used by `/readyz`. */
-  ping(): Promise<boolean>;
   /** The database's clock, ms since the epoch (what the clock guard compares this instance's with). */
   databaseClockMs(): Promise<number>;
   close(): Promise<void>;

@@ -745,9 +745,5 @@ export function describeStoreContract(name: string, make: () => Promise<StoreFix
       await store.putAccountTask({ ...g1, cursor: 'g3', version: 9_001n });
       expect(await mine()).toEqual([{ ...g1, cursor: 'g3', version: 9_001n }]);
     });
-
-    it('answers ping', async () => {
-      expect(await store.ping()).toBe(true);
-    });
   });
 }

@@ -867,11 +867,6 @@ export class CassandraGraphStore implements GraphStore {
 
   // ---- lifecycle ----
 
-  async ping(): Promise<boolean> {
-    await this.exec('ping', Q.ping, []);
-    return true;
-  }
-
   async databaseClockMs(): Promise<number> {
     const rs = await this.exec('databaseClock', Q.databaseClock, []);
     return Number(rs.first()?.now_ms);

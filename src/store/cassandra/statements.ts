@@ -157,7 +157,6 @@ export const Q = {
     'SELECT user_id, task, cursor, writetime(updated_at) AS version FROM account_tasks WHERE user_id = ? AND task = ?',
   listTasks: 'SELECT user_id, task, cursor, writetime(updated_at) AS version FROM account_tasks',
   deleteTask: 'DELETE FROM account_tasks USING TIMESTAMP ? WHERE user_id = ? AND task = ?',
-  ping: 'SELECT release_version FROM system.local',
   databaseClock: 'SELECT toUnixTimestamp(now()) AS now_ms FROM system.local',
   edgesOfSourceHead:
     'SELECT relation, target_id, state, position, created_at FROM edges_out WHERE source_id = ? LIMIT ?',
