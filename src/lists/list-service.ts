@@ -27,8 +27,8 @@
  * the thresholds' margin under the partition bound absorbs (a celebrity's lists are sized on
  * almost every insert near a threshold). The sizes share the layout cache's LRU bound.
  *
- * Two directions (api.md Part 2). `older` pages continue from a `nextCursor` exactly as above (the
- * per-bucket ceilings are the fast path; its cost is unchanged). A `newer` page goes back from a
+ * Two directions (the API contract, Part 2). `older` pages continue from a `nextCursor` exactly
+ * as above (the per-bucket ceilings are the fast path; its cost is unchanged). A `newer` page goes back from a
  * `prevCursor`, whose boundary is the first (newest) item of the page it came from: every bucket
  * is read *upward* from strictly above the boundary (`listBucketNewer`, the clustering order
  * reversed) and merged by the same `mergePage` run in the negated key space — negating
@@ -58,7 +58,7 @@
  * (an exact head), or, for a bucket that contributed none, its state at the round's end (no row of
  * it lies in between), so the cursor resumes exactly after the last item shown.
  *
- * Work budget (api.md Part 3, "Any list or set page may come back short"). Skipped members cost
+ * Work budget (the API contract, Part 3, "Any list or set page may come back short"). Skipped members cost
  * reads without filling the page: 3,000 deactivated followers at the head made one `limit=1` page
  * read 3,001 buckets and 3,002 user rows, a cost a sock-puppet run imposes on every viewer. A page
  * therefore starts no further round once it has read `pageBudget(limit)` rows (`PAGE_BUDGET_PER_ITEM`
