@@ -1,6 +1,7 @@
 /**
- * A `Map` kept in use order as a bounded LRU: the caches of the graph layer (layouts, list sizes,
- * following-cap budgets) are per process and must not grow with the number of users served.
+ * A `Map` kept in use order as a bounded LRU, for the following-cap budgets of `graph-service.ts`
+ * (per process; must not grow with the number of users served). The list engine's caches use
+ * `lru-cache`; this file goes once the budgets do too.
  */
 
 /** Sets `key` as the most recently used entry of `map`, dropping the least recently used past `max`. */
