@@ -19,6 +19,7 @@
  */
 import { bucketCodeOf } from '../src/model/buckets.js';
 import type { ListKey } from '../src/model/types.js';
+import { mulberry32 } from '../test/support/random.js';
 import { barChartSvg } from './support/charts.js';
 import {
   CELEBRITY,
@@ -48,14 +49,7 @@ const REPS = Number(args.reps);
 const ROUNDS = Number(args.rounds);
 const list: ListKey = { userId: CELEBRITY, relation: 'follows', direction: 'in' };
 
-let seed = Number(args.seed) >>> 0;
-const rand = () => {
-  seed = (seed + 0x6d2b79f5) >>> 0;
-  let t = seed;
-  t = Math.imul(t ^ (t >>> 15), t | 1);
-  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-};
+const rand = mulberry32(Number(args.seed));
 const follower = () => FIRST_FOLLOWER + BigInt(Math.floor(rand() * F));
 /** Half followers, half ids just past the list. */
 const probeId = () => FIRST_FOLLOWER + BigInt(Math.floor(rand() * 2 * F));

@@ -14,6 +14,7 @@
  * follows are dropped by the builder, as the job's would be.
  */
 import { FollowSnapshotBuilder, SuggestionScratch, topCandidates } from '../src/jobs/suggest.js';
+import { mulberry32 } from '../test/support/random.js';
 import { openBench } from './support/harness.js';
 
 const bench = openBench({
@@ -32,19 +33,10 @@ const n = Number(args.users);
 const m = Number(args.edges);
 const top = Number(args.top);
 const limitFanout = Number(args['limit-fanout']);
-let seed = Number(args.seed) >>> 0;
+const random = mulberry32(Number(args.seed));
 console.log(
   `[bench:suggest] seed ${args.seed}, ${n} users, ${m} follow rows, top ${top}, limit-fanout ${limitFanout}`,
 );
-
-/** mulberry32 */
-function random(): number {
-  seed = (seed + 0x6d2b79f5) >>> 0;
-  let t = seed;
-  t = Math.imul(t ^ (t >>> 15), t | 1);
-  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-}
 
 const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MB`;
 const peakRss = () => process.resourceUsage().maxRSS * 1024;

@@ -20,13 +20,14 @@ import type { GraphApi } from './graph/contracts.js';
 import { authenticate } from './http/auth.js';
 import { registerDocs } from './http/docs.js';
 import { ApiError, type FieldError, problemResponse, toApiError } from './http/errors.js';
-import { idempotency, type ReceiptStore } from './http/idempotency.js';
+import { idempotency } from './http/idempotency.js';
 import { accessLog, type Logger } from './http/logger.js';
 import { createHttpMetrics, type HttpMetrics } from './http/metrics.js';
 import { rateLimit, TokenBucketLimiter } from './http/rate-limit.js';
 import { type ApiApp, type AppEnv, accountGate, type RouteDeps } from './http/route-kit.js';
 import { IMPORT_BODY_LIMIT_BYTES, IMPORT_PATH } from './http/routes/following-import.js';
 import { registerRoutes } from './http/routes/index.js';
+import type { ReceiptStore } from './ports/store.js';
 
 export interface AppDeps {
   /** The domain; the HTTP layer never talks to the store directly. */

@@ -14,6 +14,8 @@
  * never one object per edge.
  */
 
+import { mulberry32 } from '../../test/support/random.js';
+
 /** The first background id: above the celebrity's followers, below `bench:follow`'s fresh ids. */
 export const BACKGROUND_FIRST = 9_000_000_000n;
 export const MAX_BACKGROUND_USERS = 100_000_000;
@@ -35,18 +37,6 @@ function mix(a: number, b: number): number {
   h = Math.imul(h ^ (h >>> 16), 0x7feb352d);
   h = Math.imul(h ^ (h >>> 15), 0x846ca68b);
   return (h ^ (h >>> 16)) >>> 0;
-}
-
-/** mulberry32: a small, fast, deterministic PRNG in [0, 1). */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 export function backgroundGraph(o: {
@@ -81,13 +71,13 @@ export function backgroundGraph(o: {
   const scale = o.meanFollows / 2;
   const outDeg = (i: number) => {
     if (cap === 0) return 0;
-    const r = rng(mix(o.seed, i));
+    const r = mulberry32(mix(o.seed, i));
     // Pareto(α = 2, scale): scale / sqrt(u), u in (0, 1].
     return Math.min(cap, Math.max(1, Math.floor(scale / Math.sqrt(1 - r()))));
   };
   const targets = (i: number): number[] => {
     const k = outDeg(i);
-    const r = rng(mix(o.seed ^ 0x5bd1e995, i));
+    const r = mulberry32(mix(o.seed ^ 0x5bd1e995, i));
     const chosen = new Set<number>();
     const out: number[] = [];
     // Zipf draws repeat the popular ranks; after enough misses, fall back to uniform draws so

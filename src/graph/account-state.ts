@@ -3,7 +3,7 @@
  * exactly, without rewriting a single list row.
  *
  * Design note. Deactivation is one cell, `users.state`. Reads apply it where they meet members:
- * list pages, set queries and export skip members that `deactivatedAmong` names (a `MemberFilter`,
+ * list pages, set queries and export skip members that `deactivatedFilter` names (a `MemberFilter`,
  * applied once per batch, reading on so pages stay full); `contains`, `relationships` and
  * `followed-by` drop them; every route on the account answers 404 to every caller, its own token
  * included, and a token of a deactivated account gets 404 on every route (the HTTP account gate,

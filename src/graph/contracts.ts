@@ -238,7 +238,7 @@ export interface GraphApi {
 
   // visibility
   /**
-   * The deactivation rule of every route on an account (api.md Part 3): throws `HiddenError`
+   * The deactivation rule of every route on an account (the API contract, Part 3): throws `HiddenError`
    * when `owner` is deactivated or unknown, and `UserNotFoundError` naming `caller` when the
    * caller's own account is deactivated (`caller` is the token's subject; null for a graph:admin
    * caller, whose subject is a service). An unknown caller passes. One batched user read.

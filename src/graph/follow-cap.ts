@@ -12,7 +12,7 @@
  * pass it only when P > `CAP_CHECK_SHARE`. Budgets are an LRU of `CAP_BUDGET_ENTRIES` actors, so
  * the map is bounded whatever the number of users served.
  */
-import { setRecent } from '../model/recent-map.js';
+import { LRUCache } from 'lru-cache';
 import { listOut, type UserId } from '../model/types.js';
 import type { CountStore } from '../ports/store.js';
 
@@ -25,7 +25,9 @@ export const CAP_BUDGET_ENTRIES = 10_000;
 
 export class FollowCap {
   /** Per actor: the committed following last read, when, and the follows reserved since (LRU). */
-  private readonly budgets = new Map<UserId, { committed: number; at: number; reserved: number }>();
+  private readonly budgets = new LRUCache<UserId, { committed: number; at: number; reserved: number }>({
+    max: CAP_BUDGET_ENTRIES,
+  });
 
   constructor(
     private readonly store: Pick<CountStore, 'getCount'>,
@@ -34,7 +36,7 @@ export class FollowCap {
 
   /** The estimate a live follow of `actor` compares with the cap; reserves one follow (see the note). */
   committedEstimate(actor: UserId): Promise<number> {
-    const b = this.budgets.get(actor);
+    const b = this.budgets.peek(actor);
     if (
       b &&
       Date.now() - b.at <= CAP_CHECK_MAX_AGE_MS &&
@@ -44,7 +46,7 @@ export class FollowCap {
       return Promise.resolve(b.committed + b.reserved - 1);
     }
     return this.committedFollowing(actor).then((committed) => {
-      setRecent(this.budgets, actor, { committed, at: Date.now(), reserved: 1 }, CAP_BUDGET_ENTRIES);
+      this.budgets.set(actor, { committed, at: Date.now(), reserved: 1 });
       return committed;
     });
   }

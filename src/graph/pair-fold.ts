@@ -7,7 +7,7 @@
  * Invariant. Every accepted operation on a pair is appended to one partition holding the pair's
  * whole history (all relations, both directions). The state of each of the ten edges between the
  * pair (five relations × two directions) is `foldPair(history)`: the ops applied in position
- * order (ties: source id, then kind — the order `listPairOps` returns), each relation's rules
+ * order (ties: source id, then kind — the order `readPairHistory` returns), each relation's rules
  * checked at that op's position. Because the state is a function of the *set* of ops, any order of
  * arrival, any duplication and any interleaving of appliers converge on the same state, and a
  * block that arrives late with a lower position than a follow it should have prevented still

@@ -34,10 +34,11 @@
 import type { ListItem, ListService, MemberFilter, TimeRange } from '../lists/contracts.js';
 import type { DrivingSide, SetCursorCodec, SetQueryKind } from '../lists/cursor/set-cursor.js';
 import { InvalidInputError } from '../model/errors.js';
+import { MAX_CONTAINS_IDS } from '../model/limits.js';
 import type { ListEntry, ListKey, UserId } from '../model/types.js';
 
-/** Most ids one `contains` probe takes (`MAX_CONTAINS_IDS`). */
-export const MAX_SET_BATCH = 1000;
+/** Most ids one probe takes: what `contains` takes. */
+export const MAX_SET_BATCH = MAX_CONTAINS_IDS;
 /** The smallest driving batch. */
 export const MIN_SET_BATCH = 100;
 /** Driving rows a page may read per item asked for (the budget), and its floor. */

@@ -13,18 +13,9 @@
  */
 import { createHash } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
-import type { UserId } from '../model/types.js';
-import type { Receipt } from '../ports/records.js';
+import type { ReceiptStore } from '../ports/store.js';
 import { principalOf } from './auth.js';
 import { ApiError } from './errors.js';
-
-/** Where receipts live; the `GraphStore` methods of the same names satisfy it. */
-export interface ReceiptStore {
-  /** The receipt stored for (actor, key), or null when none (or expired). */
-  getReceipt(actorId: UserId, key: string): Promise<Receipt | null>;
-  /** Stores a receipt for `ttlSeconds`; the first writer of a key wins. */
-  putReceipt(actorId: UserId, key: string, receipt: Receipt, ttlSeconds: number): Promise<void>;
-}
 
 const KEY_PATTERN = /^[\x20-\x7E]{1,128}$/;
 export const REPLAYED_HEADER = 'Idempotent-Replayed';

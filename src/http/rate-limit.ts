@@ -17,7 +17,9 @@
  * an attacker's expense: the limiter fails closed under overload instead of open.
  * Rejected: sweeping every key when full (O(maxKeys) per new key: 1.3 ms at 100,000 keys);
  * evicting the oldest bucket whatever its level (a drained actor came back full after other
- * keys pushed it out).
+ * keys pushed it out) — which is also why this is a hand-kept `Map` and not the `lru-cache` the
+ * list caches use: that library evicts on every insert past `max`, whatever the evicted bucket
+ * holds, where this limiter must refuse the new key instead.
  *
  * Import (`following/import`) is one request that may write many lines, so it takes one token per
  * line that writes, through `MutationLimiter`, not one per request: it takes a token before a
@@ -54,7 +56,10 @@ export interface MutationLimiter {
 
 /** A token bucket per key, in memory, bounded as the module note says. */
 export class TokenBucketLimiter implements MutationLimiter {
-  /** Least recently used first. */
+  /**
+   * Least recently used first. Not an `lru-cache`: a new key past `maxKeys` is refused, not let
+   * in by evicting a bucket that has not refilled (see the module note).
+   */
   private readonly buckets = new Map<string, Bucket>();
   private readonly perMs: number;
 

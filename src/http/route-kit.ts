@@ -80,7 +80,7 @@ export function mutationOptions(c: Context): MutationOptions {
 const ACCOUNT_PATH = /^\/v1\/users\/[^/]+\/?$/;
 
 /**
- * The deactivation rule (api.md Part 3, "Rules settled by review") in one place, mounted on every
+ * The deactivation rule (the API contract, Part 3, "Rules settled by review") in one place, mounted on every
  * route on an account (`/v1/users/{id}…`) after authentication and before the route's own
  * middleware (rate limit, idempotency), validation and handler:
  *

@@ -8,7 +8,7 @@
 import { z } from '@hono/zod-openapi';
 import { MAX_CURSOR_LENGTH } from '../lists/cursor/cursor-codec.js';
 import { MAX_SET_CURSOR_LENGTH } from '../lists/cursor/set-cursor.js';
-import { MAX_CONTAINS_IDS, USERNAME_PATTERN } from '../model/limits.js';
+import { MAX_CONTAINS_IDS, MAX_RELATIONSHIP_IDS, USERNAME_PATTERN } from '../model/limits.js';
 import { ERROR_CODES } from './errors.js';
 import { parseUserId } from './ids.js';
 import { parseTimeOrNull, TIME_MESSAGE } from './times.js';
@@ -302,8 +302,8 @@ export const stateSchema = <S extends string>(name: string, states: readonly [S,
   z.object({ state: z.enum(states) }).openapi(name);
 
 export const RelationshipIdsBody = z
-  .strictObject({ ids: z.array(UserIdString).max(100) })
-  .openapi('RelationshipIds', { description: 'At most 100 ids.' });
+  .strictObject({ ids: z.array(UserIdString).max(MAX_RELATIONSHIP_IDS) })
+  .openapi('RelationshipIds', { description: `At most ${MAX_RELATIONSHIP_IDS} ids.` });
 
 export const RelationshipsSchema = z
   .object({

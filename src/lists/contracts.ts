@@ -23,7 +23,7 @@ export interface ListPage {
 }
 
 /**
- * How a list page is read (api.md Part 2). Items are always newest first. `older` (default)
+ * How a list page is read (the API contract, Part 2). Items are always newest first. `older` (default)
  * continues after a `nextCursor`; `newer` goes back from a `prevCursor` toward the newest (without
  * a cursor it answers the first page). `since` / `until` (µs) keep only members whose list
  * position is in `[since, until)`; a cursor is bound to its direction and bounds.

@@ -35,8 +35,10 @@
  * Why step 4 keeps the dual write: flipping straight to `{ 2N, null }` would leave a follow
  * written just after the flip (to 2N only) invisible, for up to the cache TTL, to a reader whose
  * cached layout still says N — a member present for that reader's whole walk, missing. A crash
- * after step 4 resumes at step 5; a crash between 5 and 6 leaves the old partitions behind
- * (unreachable; `dropPreviousLayout` removes them and is safe to re-run).
+ * after step 4 resumes at step 5. A crash between 5 and 6 leaves the old partitions behind:
+ * unreachable (no reader or writer addresses a retired layout's codes, and the repair sweep skips
+ * them), so they cost disk only; nothing removes them today (the resumed layout `{ 2N, null }`
+ * looks like a finished growth).
  *
  * Many runners, one winner: every service instance may notice that a list crossed its threshold
  * and start a growth. Each layout step is a compare-and-set (`replaceLayout`, a lightweight
@@ -159,16 +161,6 @@ async function finishGrowth(
   await dropLayoutBuckets(store, list, from);
   await o.onProgress?.({ step: 'dropped', from, to });
   return layout;
-}
-
-/**
- * Drops the partitions of the layout the list grew out of (N/2 when it now has N). Safe to re-run;
- * call only when no growth is in progress and `settleMs` has passed since the flip.
- */
-export async function dropPreviousLayout(store: GraphStore, list: ListKey): Promise<void> {
-  const layout = await store.getLayout(list);
-  if (layout.growingTo !== null || layout.buckets < 2) return;
-  await dropLayoutBuckets(store, list, layout.buckets / 2);
 }
 
 /** One compare-and-set step of the protocol; another runner's move is a `GrowthConflictError`. */

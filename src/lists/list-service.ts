@@ -13,9 +13,10 @@
  *
  * Layouts are cached for `layoutCacheTtlMs`; a growth waits that long (plus `writeGraceMs`)
  * after announcing `growingTo`, and again before dropping the old buckets. The cache is also an
- * LRU of at most `layoutCacheMaxEntries` lists (a `Map` kept in use order: a hit moves the entry
- * to the end, an insert past the bound drops the first), so reading many users' lists cannot
- * grow it without limit. Evicting early is always safe: it only costs one `getLayout` read.
+ * LRU of at most `layoutCacheMaxEntries` lists (`lru-cache`: a hit makes the entry the most
+ * recently used, an insert past the bound evicts the least recently used), so reading many users'
+ * lists cannot grow it without limit. Evicting early is always safe: it only costs one
+ * `getLayout` read.
  *
  * Growth is triggered by sizes writers read after an insert (`noteSize`). Reading the size on
  * every insert cost two of a follow's twenty statements per list; `sizeCheckDue` skips it while
@@ -26,8 +27,8 @@
  * the thresholds' margin under the partition bound absorbs (a celebrity's lists are sized on
  * almost every insert near a threshold). The sizes share the layout cache's LRU bound.
  *
- * Two directions (api.md Part 2). `older` pages continue from a `nextCursor` exactly as above (the
- * per-bucket ceilings are the fast path; its cost is unchanged). A `newer` page goes back from a
+ * Two directions (the API contract, Part 2). `older` pages continue from a `nextCursor` exactly
+ * as above (the per-bucket ceilings are the fast path; its cost is unchanged). A `newer` page goes back from a
  * `prevCursor`, whose boundary is the first (newest) item of the page it came from: every bucket
  * is read *upward* from strictly above the boundary (`listBucketNewer`, the clustering order
  * reversed) and merged by the same `mergePage` run in the negated key space — negating
@@ -57,7 +58,7 @@
  * (an exact head), or, for a bucket that contributed none, its state at the round's end (no row of
  * it lies in between), so the cursor resumes exactly after the last item shown.
  *
- * Work budget (api.md Part 3, "Any list or set page may come back short"). Skipped members cost
+ * Work budget (the API contract, Part 3, "Any list or set page may come back short"). Skipped members cost
  * reads without filling the page: 3,000 deactivated followers at the head made one `limit=1` page
  * read 3,001 buckets and 3,002 user rows, a cost a sock-puppet run imposes on every viewer. A page
  * therefore starts no further round once it has read `pageBudget(limit)` rows (`PAGE_BUDGET_PER_ITEM`
@@ -71,9 +72,9 @@
  * buckets. The last round may overrun the budget by one round's overfetch (a row per bucket).
  */
 
+import { LRUCache } from 'lru-cache';
 import { bucketCode } from '../model/buckets.js';
 import { InvalidInputError } from '../model/errors.js';
-import { setRecent } from '../model/recent-map.js';
 import type { BucketLayout, ListEntry, ListKey } from '../model/types.js';
 import { listId } from '../model/types.js';
 import type { GraphStore } from '../ports/store.js';
@@ -195,18 +196,19 @@ export class BucketedListService implements ListService {
   private readonly codec: CursorCodec;
   private readonly ttlMs: number;
   private readonly maxBuckets: number;
-  private readonly cacheMaxEntries: number;
-  /** In use order, least recently used first (see the module note). */
-  private readonly cache = new Map<string, { layout: BucketLayout; at: number }>();
+  /** Layouts by list, with when they were read (an LRU; see the module note). */
+  private readonly cache: LRUCache<string, { layout: BucketLayout; at: number }>;
   private readonly growing = new Map<string, Promise<void>>();
   /** Per list: the size last read, when, and the inserts this process made since (LRU, as `cache`). */
-  private readonly sized = new Map<string, { size: number; at: number; inserted: number }>();
+  private readonly sized: LRUCache<string, { size: number; at: number; inserted: number }>;
 
   constructor(private readonly o: ListServiceOptions) {
     this.store = o.store;
     this.codec = new CursorCodec(o.cursorSecret);
     this.ttlMs = o.layoutCacheTtlMs ?? 2000;
-    this.cacheMaxEntries = Math.max(1, o.layoutCacheMaxEntries ?? 10_000);
+    const max = Math.max(1, o.layoutCacheMaxEntries ?? 10_000);
+    this.cache = new LRUCache({ max });
+    this.sized = new LRUCache({ max });
     this.maxBuckets = Math.min(o.maxBuckets ?? MAX_BUCKETS, MAX_BUCKETS);
   }
 
@@ -467,9 +469,9 @@ export class BucketedListService implements ListService {
    */
   sizeCheckDue(list: ListKey, inserted: number): boolean {
     const key = listId(list);
-    const s = this.sized.get(key);
+    const s = this.sized.peek(key);
     if (!s || Date.now() - s.at > SIZE_CHECK_MAX_AGE_MS) return true;
-    if (this.cache.get(key)?.layout.growingTo != null) return true;
+    if (this.cache.peek(key)?.layout.growingTo != null) return true;
     s.inserted += inserted;
     const next = nextThreshold(s.size, this.o.bucketThresholds, this.maxBuckets);
     return next !== null && s.inserted * SIZE_CHECK_SHARE >= next - s.size;
@@ -479,10 +481,10 @@ export class BucketedListService implements ListService {
   noteSize(list: ListKey, size: number): void {
     try {
       const key = listId(list);
-      setRecent(this.sized, key, { size, at: Date.now(), inserted: 0 }, this.cacheMaxEntries);
+      this.sized.set(key, { size, at: Date.now(), inserted: 0 });
       if (this.growing.has(key)) return;
       const target = bucketsForSize(size, this.o.bucketThresholds, this.maxBuckets);
-      const cached = this.cache.get(key)?.layout;
+      const cached = this.cache.peek(key)?.layout;
       if (cached && cached.buckets >= target && cached.growingTo === null) return;
       if (target <= 1) return;
       const run = this.growTo(list, target)
@@ -521,11 +523,7 @@ export class BucketedListService implements ListService {
   private async layout(list: ListKey): Promise<BucketLayout> {
     const key = listId(list);
     const hit = this.cache.get(key);
-    if (hit && this.ttlMs > 0 && Date.now() - hit.at < this.ttlMs) {
-      this.cache.delete(key);
-      this.cache.set(key, hit);
-      return hit.layout;
-    }
+    if (hit && this.ttlMs > 0 && Date.now() - hit.at < this.ttlMs) return hit.layout;
     const layout = await this.store.getLayout(list);
     if (this.ttlMs > 0) this.remember(key, layout);
     return layout;
@@ -533,7 +531,7 @@ export class BucketedListService implements ListService {
 
   /** Caches `layout` as the most recently used entry, evicting the least recently used past the bound. */
   private remember(key: string, layout: BucketLayout): void {
-    setRecent(this.cache, key, { layout, at: Date.now() }, this.cacheMaxEntries);
+    this.cache.set(key, { layout, at: Date.now() });
   }
 }
 

@@ -1,4 +1,8 @@
-/** Input limits of the domain, named once: the HTTP schemas and the domain check the same numbers. */
+/**
+ * Input limits, named once and shared by the domain (which refuses more with `InvalidInputError`),
+ * the HTTP schemas (which refuse more with a 400 before the domain) and the OpenAPI words that
+ * state them.
+ */
 
 /** Usernames: 1–30 of `[A-Za-z0-9._]`. */
 export const USERNAME_PATTERN = /^[A-Za-z0-9._]{1,30}$/;

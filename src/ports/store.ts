@@ -315,16 +315,18 @@ export interface SuggestionStore {
   getSuggestions(userId: UserId): Promise<SuggestionSet | null>;
 }
 
-/** Idempotency receipts (the HTTP layer's `ReceiptStore` is this shape). */
-export interface ReceiptRecords {
+/** Idempotency receipts (`receipts`), what the HTTP layer's `Idempotency-Key` middleware keeps. */
+export interface ReceiptStore {
+  /** The receipt stored for (actor, key), or null when none (or expired). */
   getReceipt(actorId: UserId, key: string): Promise<Receipt | null>;
   /** Stores a receipt for `ttlSeconds`; the first writer of a key wins (later puts are ignored). */
   putReceipt(actorId: UserId, key: string, receipt: Receipt, ttlSeconds: number): Promise<void>;
 }
 
 /**
- * Everything the service needs from storage: the role interfaces above plus a reachability check.
- * Components take the narrowest role they use.
+ * Everything the service needs from storage: the role interfaces above plus the database clock.
+ * Components take the narrowest role they use. (Readiness is not asked of the store: `/readyz`
+ * asks whether every migration is applied: `schemaPresent`, wired in `src/main.ts`.)
  */
 export interface GraphStore
   extends UserStore,
@@ -332,12 +334,10 @@ export interface GraphStore
     EdgeStore,
     ListStore,
     CountStore,
-    ReceiptRecords,
+    ReceiptStore,
     AccountTaskStore,
     ScanStore,
     SuggestionStore {
-  /** Cheap reachability check used by `/readyz`. */
-  ping(): Promise<boolean>;
   /** The database's clock, ms since the epoch (what the clock guard compares this instance's with). */
   databaseClockMs(): Promise<number>;
   close(): Promise<void>;

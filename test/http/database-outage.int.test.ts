@@ -13,7 +13,8 @@ import { type LocalNode, startLocalNode } from '../../src/local-cassandra/node.j
 import { defaultNodeOptions } from '../../src/local-cassandra/node-options.js';
 import type { CqlClient } from '../../src/store/cassandra/client.js';
 import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';
-import { openMigratedKeyspace } from '../../src/store/cassandra/keyspace.js';
+import { CQL_DIR, openMigratedKeyspace } from '../../src/store/cassandra/keyspace.js';
+import { schemaPresent } from '../../src/store/cassandra/migrate.js';
 import { bearer, buildTestApp } from './support/app.js';
 
 const ADDRESS = '127.0.0.3';
@@ -68,7 +69,11 @@ describe('database outage', () => {
       bucketThresholds: [250_000],
     });
     const graph = new GraphService({ store, lists, maxFollowing: 10 });
-    const { app } = buildTestApp({ graph, receipts: store, ready: () => store.ping().catch(() => false) });
+    const { app } = buildTestApp({
+      graph,
+      receipts: store,
+      ready: () => schemaPresent(client!, 'outage', CQL_DIR),
+    });
     await graph.putUser({ id: 7n, username: 'ada' });
 
     const profile = async () => {

@@ -1,6 +1,6 @@
 /**
  * A deactivated account is the 404 of an unknown user on every route, for everyone, its own token
- * included; only a graph:admin caller sees it, on `GET`/`PUT /v1/users/{id}` (api.md Part 3,
+ * included; only a graph:admin caller sees it, on `GET`/`PUT /v1/users/{id}` (the API contract, Part 3,
  * "Rules settled by review"; the account gate in `src/http/route-kit.ts`). Swept over every
  * operation of the operation list (`operations.ts`, held equal to the app's OpenAPI document
  * here), on the domain over the in-memory store.

@@ -1,5 +1,5 @@
 /**
- * `GET /v1/users/{id}/followed-by` answers like the account's lists (api.md Part 3, rules settled
+ * `GET /v1/users/{id}/followed-by` answers like the account's lists (the API contract, Part 3, rules settled
  * by review): on an account whose lists the viewer may not see — private and not followed by the
  * viewer, or `hide_lists` — it is the 403 of the lists, not a sample and a total of the account's
  * followers. In-process, on the domain over the in-memory store.

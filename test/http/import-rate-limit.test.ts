@@ -2,7 +2,7 @@
  * Review finding 10: one rate-limit token bought a whole import (a 1 MiB body of 11-byte lines is
  * ~95,000 follows), and every line that was already active still appended a pair op and rewrote
  * rows: 2,000 copies of one id grew that pair's history by 2,000 ops and outran compaction. The
- * contract (api.md Part 3): import charges the mutation rate limit for each line that writes; a
+ * API contract (Part 3): import charges the mutation rate limit for each line that writes; a
  * line that changes nothing is reported as such and writes nothing; lines past the limit are
  * `rate_limited`, with `Retry-After`, and re-posting the file finishes the import. Memory store,
  * through HTTP, with the clock of the rate limiter injected.

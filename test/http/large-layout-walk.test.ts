@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { GraphService } from '../../src/graph/graph-service.js';
 import { MAX_CURSOR_LENGTH } from '../../src/lists/cursor/cursor-codec.js';
 import { BucketedListService } from '../../src/lists/list-service.js';
-import { bucketCode, bucketOf } from '../../src/model/buckets.js';
+import { bucketCodeOf } from '../../src/model/buckets.js';
 import type { ListEntry, ListKey } from '../../src/model/types.js';
 import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
 import { bearer, buildTestApp, call } from './support/app.js';
@@ -34,7 +34,7 @@ async function setup() {
     [],
     rows.map((entry) => ({
       list,
-      bucketCodes: [bucketCode(N, bucketOf(entry.otherId, N))],
+      bucketCodes: [bucketCodeOf(N, entry.otherId)],
       entry,
       op: 'put' as const,
     })),

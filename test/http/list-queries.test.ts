@@ -1,7 +1,7 @@
 /**
  * Every list route refuses query parameters it does not know. Regression: `GET …/followers?
  * direction=newer` used to ignore `direction` and page the other way; now the page routes know
- * `direction`, `since` and `until` (api.md Part 2) and hand them to the domain, while the other
+ * `direction`, `since` and `until` (the API contract, Part 2) and hand them to the domain, while the other
  * routes with a `limit` (followed-by, scan) still refuse them. The routes come from the app's own
  * OpenAPI document (every GET with a `limit` query parameter), so a new list route is covered
  * without touching this file.

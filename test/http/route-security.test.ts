@@ -83,7 +83,7 @@ const VALID_BODY: Record<string, { type: string; text: string }> = {
   importFollowing: { type: 'application/x-ndjson', text: '{"id":"8"}\n' },
 };
 
-/** The only routes that answer without a token (api.md, Operations). */
+/** The only routes that answer without a token (the API contract, "Operations"). */
 const OPEN_ROUTES = [
   'GET /docs',
   'GET /docs/assets/{version}/swagger-ui-dist/:file',

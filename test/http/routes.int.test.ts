@@ -1,5 +1,5 @@
 /**
- * Every row of api.md outside Part 2, on the real node through `app.request()`: happy paths,
+ * Every operation of the API contract outside Part 2, on the real node through `app.request()`: happy paths,
  * each visibility rule and every error status the contract names, with whole bodies compared.
  * Deterministic `followed_at` values come from admin `Graph-Position` writes.
  */

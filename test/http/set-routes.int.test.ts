@@ -331,7 +331,8 @@ describe('GET /v1/users/{id}/following/export and POST /v1/users/{id}/following/
       ],
     ]);
     // One token a minute, yet both over_cap lines ran: each refused follow gave its token back
-    // (api.md Part 3: only lines that write are charged). A re-post answers the same, no Retry-After.
+    // (the API contract, Part 3: only lines that write are charged). A re-post answers the same, no
+    // Retry-After.
     const again = await post(as(420), '{"id":"421"}\n{"id":"422"}\n');
     expect([again.status, again.headers.get('retry-after'), readNdjson(await again.text())]).toEqual([
       200,

@@ -1,11 +1,13 @@
+import type { LRUCache } from 'lru-cache';
 import { describe, expect, it } from 'vitest';
 import { BucketedListService } from '../../src/lists/list-service.js';
 import type { ListKey } from '../../src/model/types.js';
 import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
 
 const following = (userId: bigint): ListKey => ({ userId, relation: 'follows', direction: 'out' });
+/** The cached lists, least recently used first. */
 const cacheKeys = (s: BucketedListService) => [
-  ...(s as unknown as { cache: Map<string, unknown> }).cache.keys(),
+  ...(s as unknown as { cache: LRUCache<string, object> }).cache.rkeys(),
 ];
 
 describe('layout cache (issue #8)', () => {

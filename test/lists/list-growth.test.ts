@@ -59,7 +59,7 @@ describe('noteSize', () => {
     expect(bucketsForSize(10_000, t, 4)).toBe(4);
   });
 
-  it('starts a background growth when a list crosses a threshold, and never throws', async () => {
+  it('starts a background growth when a list crosses a threshold', async () => {
     const store = new MemoryGraphStore();
     const list = followersOf(2n);
     const rows = syntheticRows(300);
@@ -80,14 +80,33 @@ describe('noteSize', () => {
     expect(await store.getLayout(list)).toEqual({ buckets: 4, growingTo: null, copiedThrough: 0 });
     const page = await svc.page(list, 500, null);
     expect(page.items.map((i) => i.id)).toEqual(newestFirst(rows).map((r) => r.otherId));
+  });
+
+  it('a background growth that fails reports to onGrowthError, settles, and leaves the list as it was', async () => {
+    const store = new MemoryGraphStore();
+    const list = followersOf(7n);
+    const rows = syntheticRows(20);
+    await loadRows(store, list, rows, [1]);
+    const down = new Error('down');
+    const errors: [ListKey, unknown][] = [];
     const broken = new BucketedListService({
-      store: { ...store, getLayout: () => Promise.reject(new Error('down')) } as unknown as MemoryGraphStore,
+      store: Object.assign(Object.create(store) as MemoryGraphStore, {
+        getLayout: () => Promise.reject(down),
+      }),
       cursorSecret: 'note-size-secret-0123456789',
       bucketThresholds: [1],
-      onGrowthError: () => {},
+      onGrowthError: (l, e) => {
+        errors.push([l, e]);
+      },
     });
-    expect(() => broken.noteSize(list, 5)).not.toThrow();
-    await broken.growthOf(list);
+    broken.noteSize(list, 5);
+    const growth = broken.growthOf(list);
+    expect(growth).toBeInstanceOf(Promise);
+    await expect(growth).resolves.toBeUndefined();
+    expect(errors).toEqual([[list, down]]);
+    expect(broken.growthOf(list)).toBeUndefined();
+    expect(await store.getLayout(list)).toEqual({ buckets: 1, growingTo: null, copiedThrough: 0 });
+    expect(await allRows(store, list, 1)).toEqual(newestFirst(rows));
   });
 });
 

@@ -1,5 +1,5 @@
 /**
- * Two-way paging, time ranges and the member filter (api.md Part 2), one suite run on the
+ * Two-way paging, time ranges and the member filter (the API contract, Part 2), one suite run on the
  * in-memory store and on the real Cassandra node. A random list (2–16 buckets, shared
  * `created_at` values) is walked forward to the end and then back with prev cursors: every page
  * is the reference slice, the backward pages are the forward pages in reverse order, pages are

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type WalkCursor, walkList } from '../../src/lists/list-walker.js';
-import { bucketCode, bucketOf } from '../../src/model/buckets.js';
+import { bucketCodeOf } from '../../src/model/buckets.js';
 import type { ListEntry, ListKey } from '../../src/model/types.js';
 import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
 
@@ -17,7 +17,7 @@ async function fourBucketList() {
     [],
     rows.map((r) => ({
       ...r,
-      bucketCodes: [bucketCode(4, bucketOf(r.entry.otherId, 4))],
+      bucketCodes: [bucketCodeOf(4, r.entry.otherId)],
       op: 'put' as const,
     })),
     1n,

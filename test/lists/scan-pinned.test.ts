@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BucketedListService, type ListReadStats } from '../../src/lists/list-service.js';
-import { bucketCode, bucketOf } from '../../src/model/buckets.js';
+import { bucketCodeOf, bucketOf } from '../../src/model/buckets.js';
 import { InvalidInputError } from '../../src/model/errors.js';
 import type { ListEntry, ListKey } from '../../src/model/types.js';
 import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
@@ -29,7 +29,7 @@ async function storeWith(layouts: number[]) {
     layouts.flatMap((n) =>
       rows.map((entry) => ({
         list,
-        bucketCodes: [bucketCode(n, bucketOf(entry.otherId, n))],
+        bucketCodes: [bucketCodeOf(n, entry.otherId)],
         entry,
         op: 'put' as const,
       })),

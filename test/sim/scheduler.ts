@@ -22,7 +22,7 @@
  * events at equal times in one batch (cheaper, but a continuation could then see another event's
  * effect at the same instant in an order that depends on the microtask queue's depth).
  */
-import { rng } from '../cluster/support/load.js';
+import { mulberry32 } from '../support/random.js';
 
 interface Event {
   at: number;
@@ -58,7 +58,7 @@ export class Scheduler {
     start: number,
     private readonly limits = { events: 2_000_000, horizonMicros: 3_600e6 },
   ) {
-    this.random = rng(seed);
+    this.random = mulberry32(seed);
     this.now = start;
   }
 

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { bucketsForSize } from '../../src/lists/list-service.js';
-import { bucketCode, bucketOf, readBucketCodes, writeBucketCodes } from '../../src/model/buckets.js';
+import { bucketCodeOf, bucketOf, readBucketCodes, writeBucketCodes } from '../../src/model/buckets.js';
 import type { BucketLayout, Direction, Relation } from '../../src/model/types.js';
 import { RELATIONS } from '../../src/model/types.js';
 import { createCqlClient } from '../../src/store/cassandra/client.js';
@@ -125,7 +125,7 @@ async function writeOldShapes(ks: TestKeyspace, keyspace: string, edges: readonl
       const l = layoutOf(lay, owner, e.relation, d);
       // Mid-growth: rows sit in the old layout, and in the new one once their bucket was copied.
       const copied = l.growingTo !== null && bucketOf(other, l.buckets) < l.copiedThrough;
-      const all = copied ? writeBucketCodes(l, other) : [bucketCode(l.buckets, bucketOf(other, l.buckets))];
+      const all = copied ? writeBucketCodes(l, other) : [bucketCodeOf(l.buckets, other)];
       for (const code of all) {
         statements.push([
           `INSERT INTO ${keyspace}.${table} (user_id, relation, bucket, created_at, other_id, position) VALUES (?, ?, ?, ?, ?, ?) USING TIMESTAMP ?`,

@@ -2,7 +2,7 @@
  * Shared by the list benchmarks and the list tests: synthetic follower rows and a concurrent bulk
  * loader that writes them through the store (`writeEdges` with list rows only).
  */
-import { bucketCode, bucketOf } from '../../src/model/buckets.js';
+import { bucketCodeOf } from '../../src/model/buckets.js';
 import { nowPosition } from '../../src/model/clock.js';
 import type { ListEntry, ListKey } from '../../src/model/types.js';
 import type { ListRowWrite } from '../../src/ports/records.js';
@@ -54,7 +54,7 @@ export async function loadRows(
   const byCode = new Map<number, ListRowWrite[]>();
   for (const n of layouts) {
     for (const entry of rows) {
-      const code = bucketCode(n, bucketOf(entry.otherId, n));
+      const code = bucketCodeOf(n, entry.otherId);
       const part = byCode.get(code) ?? [];
       byCode.set(code, part);
       part.push({ list, bucketCodes: [code], entry, op: 'put' });

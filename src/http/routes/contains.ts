@@ -1,5 +1,6 @@
 /** `POST …/following/contains` and `POST …/followers/contains`: one shape, two directions. */
 import { createRoute } from '@hono/zod-openapi';
+import { MAX_CONTAINS_IDS } from '../../model/limits.js';
 import type { Direction } from '../../model/types.js';
 import { actFor } from '../auth.js';
 import { type ApiApp, idOf, problems, type RouteDeps } from '../route-kit.js';
@@ -15,7 +16,7 @@ const containsRoute = (direction: Direction) =>
       direction === 'out'
         ? 'The subset of ids that id actively follows, in request order'
         : 'The subset of ids that actively follow id, in request order',
-    description: 'Allowed to id itself and to graph:admin callers. At most 1000 ids.',
+    description: `Allowed to id itself and to graph:admin callers. At most ${MAX_CONTAINS_IDS} ids.`,
     security: [{ bearerAuth: [] }],
     request: {
       params: IdParams,

@@ -10,7 +10,7 @@
  * database timed out; re-post to retry). Blank lines are `invalid` too, except one final empty
  * line after the last newline.
  *
- * Check first, write only what changes (api.md Part 3). The ids are read in batches of
+ * Check first, write only what changes (the API contract, Part 3). The ids are read in batches of
  * `MAX_RELATIONSHIP_IDS` new distinct ids with one `relationships` call each; a line whose edge is
  * already active (or blocked either way) is reported from that read and writes nothing, and a
  * repeat of an id earlier in the file reports what its first line did (`following` →

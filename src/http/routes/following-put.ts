@@ -1,7 +1,5 @@
-import { createRoute } from '@hono/zod-openapi';
-import { actFor } from '../auth.js';
-import { type ApiApp, idOf, mutationOptions, problems, type RouteDeps } from '../route-kit.js';
-import { MutationHeaders, NoQuery, pairParams, stateSchema } from '../schemas.js';
+import { stateSchema } from '../schemas.js';
+import { pairMutation } from './pair-mutation.js';
 
 /**
  * The follow edge's state after a mutation, as the pair's fold says. Live calls answer what they
@@ -9,7 +7,7 @@ import { MutationHeaders, NoQuery, pairParams, stateSchema } from '../schemas.js
  */
 export const FollowResult = stateSchema('FollowResult', ['following', 'requested', 'none']);
 
-export const followRoute = createRoute({
+export const follow = pairMutation({
   operationId: 'follow',
   method: 'put',
   path: '/v1/users/{id}/following/{target}',
@@ -18,20 +16,7 @@ export const followRoute = createRoute({
   description:
     'Idempotent: already following/requested answers the same 200 and keeps the original followed_at. ' +
     'Self-follow 400; a block either way 403; over the following cap 409.',
-  security: [{ bearerAuth: [] }],
-  request: { params: pairParams('target'), query: NoQuery, headers: MutationHeaders },
-  responses: {
-    200: { description: 'Following or requested', content: { 'application/json': { schema: FollowResult } } },
-    ...problems(400, 403, 404, 409, 429),
-  },
+  other: 'target',
+  result: { description: 'Following or requested', schema: FollowResult },
+  run: (g, id, target, o) => g.follow(id, target, o),
 });
-
-export function registerFollow(app: ApiApp, deps: RouteDeps) {
-  app.openapi({ ...followRoute, middleware: deps.mutation }, async (c) => {
-    const params = c.req.valid('param');
-    const id = idOf(params.id);
-    actFor(c, id);
-    const r = await deps.graph.follow(id, idOf(params.target), mutationOptions(c));
-    return c.json({ state: r.state }, 200);
-  });
-}

@@ -1,5 +1,6 @@
 /** `POST /v1/users/{id}/relationships`: the viewer's flags for a page of Follow buttons. */
 import { createRoute, type z } from '@hono/zod-openapi';
+import { MAX_RELATIONSHIP_IDS } from '../../model/limits.js';
 import { actFor } from '../auth.js';
 import { type ApiApp, idOf, problems, type RouteDeps } from '../route-kit.js';
 import { IdParams, NoQuery, RelationshipIdsBody, RelationshipsSchema } from '../schemas.js';
@@ -9,7 +10,7 @@ export const relationshipsRoute = createRoute({
   method: 'post',
   path: '/v1/users/{id}/relationships',
   tags: ['users'],
-  summary: "id's relationship with each of up to 100 accounts, in request order",
+  summary: `id's relationship with each of up to ${MAX_RELATIONSHIP_IDS} accounts, in request order`,
   description:
     'Owner only (`sub == id`; graph:admin may act for anyone). One item per requested id, in request order ' +
     '(repeats repeat); an unknown id answers every flag false. `following`/`requested`: id → other; ' +

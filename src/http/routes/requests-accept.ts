@@ -1,36 +1,14 @@
-import { createRoute } from '@hono/zod-openapi';
-import { actFor } from '../auth.js';
-import { type ApiApp, idOf, mutationOptions, problems, type RouteDeps } from '../route-kit.js';
-import { MutationHeaders, NoQuery, pairParams } from '../schemas.js';
-
 import { FollowResult } from './following-put.js';
+import { pairMutation } from './pair-mutation.js';
 
-export const AcceptResult = FollowResult;
-
-export const acceptRequestRoute = createRoute({
+export const acceptRequest = pairMutation({
   operationId: 'acceptRequest',
   method: 'post',
   path: '/v1/users/{id}/requests/{requester}/accept',
   tags: ['requests'],
   summary: 'Accept a pending follow request',
   description: 'No pending request (and no follow): 404. A double accept answers 200 and changes nothing.',
-  security: [{ bearerAuth: [] }],
-  request: { params: pairParams('requester'), query: NoQuery, headers: MutationHeaders },
-  responses: {
-    200: {
-      description: 'requester now follows id',
-      content: { 'application/json': { schema: AcceptResult } },
-    },
-    ...problems(400, 403, 404, 409, 429),
-  },
+  other: 'requester',
+  result: { description: 'requester now follows id', schema: FollowResult },
+  run: (g, id, requester, o) => g.acceptRequest(id, requester, o),
 });
-
-export function registerAcceptRequest(app: ApiApp, deps: RouteDeps) {
-  app.openapi({ ...acceptRequestRoute, middleware: deps.mutation }, async (c) => {
-    const params = c.req.valid('param');
-    const id = idOf(params.id);
-    actFor(c, id);
-    const r = await deps.graph.acceptRequest(id, idOf(params.requester), mutationOptions(c));
-    return c.json({ state: r.state }, 200);
-  });
-}

@@ -6,16 +6,9 @@ import { createRoute } from '@hono/zod-openapi';
 import type { GraphApi, MutationOptions, MutationResult } from '../../graph/contracts.js';
 import type { Relation, UserId } from '../../model/types.js';
 import { actFor } from '../auth.js';
-import { type ApiApp, idOf, listPage, mutationOptions, problems, type RouteDeps } from '../route-kit.js';
-import {
-  IdParams,
-  ListPageSchema,
-  ListQuery,
-  MutationHeaders,
-  NoQuery,
-  pairParams,
-  stateSchema,
-} from '../schemas.js';
+import { type ApiApp, idOf, listPage, problems, type RouteDeps } from '../route-kit.js';
+import { IdParams, ListPageSchema, ListQuery, stateSchema } from '../schemas.js';
+import { pairMutation } from './pair-mutation.js';
 
 type Op<S extends string> = (
   g: GraphApi,
@@ -66,73 +59,54 @@ const EDGES = [
   } satisfies TypedEdge<'close_friend'>,
 ] as const;
 
-export const typedEdgeRoutes = EDGES.map((e) => ({
-  edge: e,
-  put: createRoute({
-    operationId: `put_${e.relation}`,
-    method: 'put',
-    path: `/v1/users/{id}/${e.segment}/{target}`,
-    tags: [e.tag],
-    summary: e.addSummary,
-    security: [{ bearerAuth: [] }],
-    request: { params: pairParams('target'), query: NoQuery, headers: MutationHeaders },
-    responses: {
-      200: {
-        description: e.state,
-        content: { 'application/json': { schema: stateSchema(`${e.state}Result`, [e.state, 'none']) } },
-      },
-      ...problems(400, 403, 404, 409, 429),
-    },
-  }),
-  remove: createRoute({
-    operationId: `delete_${e.relation}`,
-    method: 'delete',
-    path: `/v1/users/{id}/${e.segment}/{target}`,
-    tags: [e.tag],
-    summary: `Remove from ${e.segment} (idempotent)`,
-    security: [{ bearerAuth: [] }],
-    request: { params: pairParams('target'), query: NoQuery, headers: MutationHeaders },
-    responses: {
-      200: {
+export const typedEdgeRoutes = EDGES.map((e) => {
+  const path = `/v1/users/{id}/${e.segment}/{target}`;
+  const schema = stateSchema(`${e.state}Result`, [e.state as string, 'none']);
+  return {
+    edge: e,
+    put: pairMutation({
+      operationId: `put_${e.relation}`,
+      method: 'put',
+      path,
+      tags: [e.tag],
+      summary: e.addSummary,
+      other: 'target',
+      result: { description: e.state, schema },
+      run: e.add as Op<string>,
+    }),
+    remove: pairMutation({
+      operationId: `delete_${e.relation}`,
+      method: 'delete',
+      path,
+      tags: [e.tag],
+      summary: `Remove from ${e.segment} (idempotent)`,
+      other: 'target',
+      result: {
         description: 'none (or what stands after a replayed removal the fold overrides)',
-        content: { 'application/json': { schema: stateSchema(`${e.state}Result`, [e.state, 'none']) } },
+        schema,
       },
-      ...problems(400, 403, 404, 409, 429),
-    },
-  }),
-  list: createRoute({
-    operationId: `list_${e.relation}`,
-    method: 'get',
-    path: `/v1/users/{id}/${e.segment}`,
-    tags: [e.tag],
-    summary: `The owner's ${e.segment} list, newest first (owner only)`,
-    security: [{ bearerAuth: [] }],
-    request: { params: IdParams, query: ListQuery },
-    responses: {
-      200: { description: 'A page', content: { 'application/json': { schema: ListPageSchema } } },
-      ...problems(400, 403, 404),
-    },
-  }),
-}));
+      run: e.remove as Op<string>,
+    }),
+    list: createRoute({
+      operationId: `list_${e.relation}`,
+      method: 'get',
+      path: `/v1/users/{id}/${e.segment}`,
+      tags: [e.tag],
+      summary: `The owner's ${e.segment} list, newest first (owner only)`,
+      security: [{ bearerAuth: [] }],
+      request: { params: IdParams, query: ListQuery },
+      responses: {
+        200: { description: 'A page', content: { 'application/json': { schema: ListPageSchema } } },
+        ...problems(400, 403, 404),
+      },
+    }),
+  };
+});
 
 export function registerTypedEdges(app: ApiApp, deps: RouteDeps) {
   for (const { edge, put, remove, list } of typedEdgeRoutes) {
-    const add = edge.add as Op<string>;
-    const removeOp = edge.remove as Op<string>;
-    app.openapi({ ...put, middleware: deps.mutation }, async (c) => {
-      const params = c.req.valid('param');
-      const id = idOf(params.id);
-      actFor(c, id);
-      const r = await add(deps.graph, id, idOf(params.target), mutationOptions(c));
-      return c.json({ state: r.state as typeof edge.state | 'none' }, 200);
-    });
-    app.openapi({ ...remove, middleware: deps.mutation }, async (c) => {
-      const params = c.req.valid('param');
-      const id = idOf(params.id);
-      actFor(c, id);
-      const r = await removeOp(deps.graph, id, idOf(params.target), mutationOptions(c));
-      return c.json({ state: r.state as typeof edge.state | 'none' }, 200);
-    });
+    put.register(app, deps);
+    remove.register(app, deps);
     app.openapi(list, async (c) => {
       const id = idOf(c.req.valid('param').id);
       actFor(c, id);

@@ -30,7 +30,7 @@ import type {
   GraphStore,
   ListStore,
   PairHistoryStore,
-  ReceiptRecords,
+  ReceiptStore,
   ScanStore,
   SuggestionStore,
   UserStore,
@@ -59,7 +59,7 @@ export class CassandraGraphStore implements GraphStore {
   private readonly edges: EdgeStore;
   private readonly lists: ListStore;
   private readonly counts: CountStore;
-  private readonly receipts: ReceiptRecords;
+  private readonly receipts: ReceiptStore;
   private readonly tasks: AccountTaskStore;
   private readonly scans: ScanStore;
   private readonly suggestions: SuggestionStore;
@@ -169,10 +169,10 @@ export class CassandraGraphStore implements GraphStore {
     return this.counts.getReconciliation(...a);
   }
 
-  getReceipt(...a: Args<ReceiptRecords, 'getReceipt'>) {
+  getReceipt(...a: Args<ReceiptStore, 'getReceipt'>) {
     return this.receipts.getReceipt(...a);
   }
-  putReceipt(...a: Args<ReceiptRecords, 'putReceipt'>) {
+  putReceipt(...a: Args<ReceiptStore, 'putReceipt'>) {
     return this.receipts.putReceipt(...a);
   }
 
@@ -210,11 +210,6 @@ export class CassandraGraphStore implements GraphStore {
   }
   getSuggestions(...a: Args<SuggestionStore, 'getSuggestions'>) {
     return this.suggestions.getSuggestions(...a);
-  }
-
-  async ping(): Promise<boolean> {
-    await this.cql.exec('ping', S.ping, []);
-    return true;
   }
 
   async databaseClockMs(): Promise<number> {

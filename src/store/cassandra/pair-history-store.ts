@@ -4,12 +4,10 @@
  *
  * Design note — the horizon hint. A read starts at the last checkpoint horizon seen for the pair,
  * so it steps over neither the folded rows nor their range tombstone. The hint is per process and
- * only a read hint: a bounded map forgetting its least recently written pair first
+ * only a read hint: an LRU (`lru-cache`) forgetting its least recently written pair first
  * (`HORIZON_HINTS`), and a read from a hint that meets nothing reads the pair from its start.
- * Rejected: `lru-cache` (a dependency for the few lines of `model/recent-map.ts`, which the graph
- * layer's caches already use).
  */
-import { setRecent } from '../../model/recent-map.js';
+import { LRUCache } from 'lru-cache';
 import type { UserId } from '../../model/types.js';
 import type { PairAppend, PairHistory } from '../../ports/records.js';
 import { PAIR_READ_ROWS, PAIR_STEP_TIME } from '../../ports/records.js';
@@ -25,7 +23,7 @@ const HORIZON_HINTS = 10_000;
 const ordered = (a: UserId, b: UserId): [UserId, UserId] => (a < b ? [a, b] : [b, a]);
 
 export class CassandraPairHistoryStore implements PairHistoryStore {
-  private readonly horizonHints = new Map<string, bigint>();
+  private readonly horizonHints = new LRUCache<string, bigint>({ max: HORIZON_HINTS });
 
   constructor(private readonly cql: CqlExecutor) {}
 
@@ -36,7 +34,7 @@ export class CassandraPairHistoryStore implements PairHistoryStore {
     // observation) and the rows. Start at the last horizon seen for this pair, so the read steps
     // over neither the folded rows nor their range tombstone; the rows at a committed horizon stay,
     // so a read from it always meets a row and the statics come back with it.
-    const from = this.horizonHints.get(pair);
+    const from = this.horizonHints.peek(pair);
     const read = (start: bigint | undefined) =>
       this.cql.pages(
         'readPairHistory',
@@ -66,7 +64,7 @@ export class CassandraPairHistoryStore implements PairHistoryStore {
     // Remember the horizon only once a row at it was seen (a checkpoint committed before the
     // horizon's rows were kept has none, and a read from it would meet nothing).
     if (checkpoint && rows.some((r) => r.position === checkpoint.horizon)) {
-      setRecent(this.horizonHints, pair, checkpoint.horizon, HORIZON_HINTS);
+      this.horizonHints.set(pair, checkpoint.horizon);
     }
     return {
       checkpoint,

@@ -1,15 +1,15 @@
 /**
- * `ReceiptRecords` on Cassandra: idempotency receipts (`receipts`), the first outcome of a key
+ * `ReceiptStore` on Cassandra: idempotency receipts (`receipts`), the first outcome of a key
  * fixed by a lightweight transaction and kept for a TTL.
  */
 import type { UserId } from '../../model/types.js';
 import type { Receipt } from '../../ports/records.js';
-import type { ReceiptRecords } from '../../ports/store.js';
+import type { ReceiptStore } from '../../ports/store.js';
 import type { CqlExecutor } from './executor.js';
 import { toReceipt } from './rows.js';
 import { S } from './statements.js';
 
-export class CassandraReceiptStore implements ReceiptRecords {
+export class CassandraReceiptStore implements ReceiptStore {
   constructor(private readonly cql: CqlExecutor) {}
 
   async getReceipt(actorId: UserId, key: string): Promise<Receipt | null> {

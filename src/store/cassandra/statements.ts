@@ -216,7 +216,6 @@ export const S = {
   ),
   listTasks: idempotent('SELECT user_id, task, cursor, writetime(updated_at) AS version FROM account_tasks'),
   deleteTask: idempotent('DELETE FROM account_tasks USING TIMESTAMP ? WHERE user_id = ? AND task = ?'),
-  ping: idempotent('SELECT release_version FROM system.local'),
   databaseClock: idempotent('SELECT toUnixTimestamp(now()) AS now_ms FROM system.local'),
   edgesOfSourceHead: idempotent(
     'SELECT relation, target_id, state, position, created_at FROM edges_out WHERE source_id = ? LIMIT ?',

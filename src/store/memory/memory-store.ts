@@ -683,10 +683,6 @@ export class MemoryGraphStore implements GraphStore {
     return s ? structuredClone(s) : null;
   }
 
-  async ping(): Promise<boolean> {
-    return true;
-  }
-
   /** This process's real clock: tests skew the service's clock against it. */
   async databaseClockMs(): Promise<number> {
     return Date.now();

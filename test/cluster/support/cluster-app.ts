@@ -9,7 +9,8 @@ import { GraphService } from '../../../src/graph/graph-service.js';
 import { BucketedListService } from '../../../src/lists/list-service.js';
 import type { CqlClient } from '../../../src/store/cassandra/client.js';
 import { CassandraGraphStore } from '../../../src/store/cassandra/graph-store.js';
-import { openMigratedKeyspace } from '../../../src/store/cassandra/keyspace.js';
+import { CQL_DIR, openMigratedKeyspace } from '../../../src/store/cassandra/keyspace.js';
+import { schemaPresent } from '../../../src/store/cassandra/migrate.js';
 import { bearer, buildTestApp } from '../../http/support/app.js';
 
 export const KEYSPACE = 'cluster_faults';
@@ -64,7 +65,11 @@ export async function clusterApp(env: Record<string, string>): Promise<ClusterAp
     maxFollowing: config.graph.maxFollowing,
     setCursorSecret: config.graph.cursorSecret,
   });
-  const { app } = buildTestApp({ graph, receipts: store, ready: () => store.ping().catch(() => false) });
+  const { app } = buildTestApp({
+    graph,
+    receipts: store,
+    ready: () => schemaPresent(client, cassandra.keyspace, CQL_DIR),
+  });
   return {
     config,
     client,

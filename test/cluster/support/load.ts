@@ -6,6 +6,8 @@
  * acknowledged, so in a run that stops cleanly no pair ends unknown. Readers page through
  * follower and following lists. Every request is timed and kept.
  */
+
+import { mulberry32 } from '../../support/random.js';
 import type { ClusterApp, Reply } from './cluster-app.js';
 
 export type PairState = 'following' | 'none';
@@ -39,18 +41,6 @@ export async function createAccounts(app: ClusterApp, a: Accounts): Promise<void
   }
 }
 
-/** A small deterministic PRNG (mulberry32), so a run is replayable from its seed. */
-export function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const key = (s: bigint, t: bigint) => `${s}>${t}`;
 
 export interface Ledger {
@@ -81,7 +71,7 @@ export function startLoad(
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
   const writer = async (w: number) => {
-    const random = rng(o.seed + w);
+    const random = mulberry32(o.seed + w);
     const mine = a.owned[w] ?? [];
     let n = 0;
     while (!stopping) {
@@ -114,7 +104,7 @@ export function startLoad(
   };
 
   const reader = async (i: number) => {
-    const random = rng(o.seed + 1000 + i);
+    const random = mulberry32(o.seed + 1000 + i);
     const owners = [...a.sources, ...a.targets];
     while (!stopping) {
       const owner = owners[Math.floor(random() * owners.length)] as bigint;

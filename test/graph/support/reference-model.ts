@@ -4,6 +4,7 @@
  * shuffle so a fast-check seed replays the same delivery order.
  */
 import type { Relation } from '../../../src/model/types.js';
+import { mulberry32 } from '../../support/random.js';
 
 export const CALLS = [
   'follow',
@@ -101,14 +102,7 @@ export function reference(privateIds: Set<bigint>, ops: readonly Op[]): Map<stri
 
 /** Deterministic shuffle (mulberry32), so a seed replays the same delivery order. */
 export function shuffled<T>(items: readonly T[], seed: number): T[] {
-  let s = seed >>> 0;
-  const rnd = () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const rnd = mulberry32(seed);
   const out = [...items];
   for (let i = out.length - 1; i > 0; i--) {
     const j = Math.floor(rnd() * (i + 1));

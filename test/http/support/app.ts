@@ -6,12 +6,12 @@ import { Registry } from 'prom-client';
 import { type AppDeps, createApp } from '../../../src/app.js';
 import type { GraphApi } from '../../../src/graph/contracts.js';
 import { type ErrorCode, problemType, TITLE } from '../../../src/http/errors.js';
-import type { ReceiptStore } from '../../../src/http/idempotency.js';
 import { createLogger, type Logger } from '../../../src/http/logger.js';
 import type { HttpMetrics } from '../../../src/http/metrics.js';
 import { mintToken } from '../../../src/jobs/token.js';
 import type { UserId } from '../../../src/model/types.js';
 import type { Receipt } from '../../../src/ports/records.js';
+import type { ReceiptStore } from '../../../src/ports/store.js';
 
 export const TEST_SECRET = 'test-secret-0123456789abcdef';
 

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_CURSOR_LENGTH } from '../../../src/lists/cursor/cursor-codec.js';
 import { BucketedListService } from '../../../src/lists/list-service.js';
-import { bucketCode, bucketOf } from '../../../src/model/buckets.js';
+import { bucketCodeOf } from '../../../src/model/buckets.js';
 import type { ListEntry, ListKey } from '../../../src/model/types.js';
 import { MemoryGraphStore } from '../../../src/store/memory/memory-store.js';
 
@@ -25,7 +25,7 @@ async function storeWithBothLayouts(layouts: number[]) {
     layouts.flatMap((n) =>
       rows.map((entry) => ({
         list,
-        bucketCodes: [bucketCode(n, bucketOf(entry.otherId, n))],
+        bucketCodes: [bucketCodeOf(n, entry.otherId)],
         entry,
         op: 'put' as const,
       })),

@@ -7,8 +7,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Q } from '../../../src/store/cassandra/statements.js';
-import { rng } from '../../cluster/support/load.js';
 import { type TestKeyspace, testKeyspace } from '../../support/cassandra.js';
+import { mulberry32 } from '../../support/random.js';
 import { simSchema } from '../pair-sim.js';
 import { CqlEngine } from './engine.js';
 import { OLD } from './old-statements.js';
@@ -53,7 +53,7 @@ describe('the simulated node agrees with Cassandra', () => {
   for (const seed of [1, 2, 3]) {
     it(`on seed ${seed}'s 120 statements`, async () => {
       console.log(`seed ${seed}`);
-      const random = rng(seed);
+      const random = mulberry32(seed);
       const pick = <T>(xs: readonly T[]) => xs[Math.floor(random() * xs.length)] as T;
       const engine = new CqlEngine(simSchema());
       // A fresh pair and list per seed (keys offset by the seed).
