@@ -28,7 +28,7 @@ import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
-import { assertListsVisible, listPage } from '../src/http/route-kit.js';
+import { listPage } from '../src/http/route-kit.js';
 import type { ListKey } from '../src/model/types.js';
 import { startCelebrityApp } from './support/app-server.js';
 import { barChartSvg } from './support/charts.js';
@@ -213,7 +213,7 @@ const pagePath = `/v1/users/${CELEBRITY}/followers?limit=${LIMIT}`;
 const list: ListKey = { userId: CELEBRITY, relation: 'follows', direction: 'in' };
 const principal = { sub: viewer, admin: false };
 const directPage = async () => {
-  await assertListsVisible(app.graph, principal, CELEBRITY);
+  await app.graph.assertListsVisible(principal, CELEBRITY);
   return listPage(app.graph, list, { limit: LIMIT });
 };
 

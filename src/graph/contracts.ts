@@ -109,6 +109,12 @@ export interface MemberPage {
   prevCursor?: string | null;
 }
 
+/** Who calls: the account a token acts for, and whether it carries graph:admin. */
+export interface Caller {
+  sub: UserId;
+  admin: boolean;
+}
+
 export interface GraphApi {
   // users
   /**
@@ -238,12 +244,21 @@ export interface GraphApi {
 
   // visibility
   /**
-   * The deactivation rule of every route on an account (the API contract, Part 3): throws `HiddenError`
-   * when `owner` is deactivated or unknown, and `UserNotFoundError` naming `caller` when the
-   * caller's own account is deactivated (`caller` is the token's subject; null for a graph:admin
-   * caller, whose subject is a service). An unknown caller passes. One batched user read.
+   * The account gate of every route on `owner` (the API contract, Part 3): a deactivated owner is
+   * hidden (`HiddenError`, 404) and a caller whose own account is deactivated is not found
+   * (`UserNotFoundError`, 404). graph:admin is the exception: on the account itself (`scope:
+   * 'account'`: its profile and its PUT, how it is reactivated) it sees any state; elsewhere only
+   * the owner is checked.
    */
-  assertAccountsActive(owner: UserId, caller: UserId | null): Promise<void>;
+  assertAccountsActive(owner: UserId, caller: Caller, scope: 'account' | 'other'): Promise<void>;
+  /**
+   * Whether `caller` may see `owner`'s lists (followers, following, counts, set queries):
+   * graph:admin sees any existing account's (`UserNotFoundError` otherwise); others as
+   * `assertCanViewLists`.
+   */
+  assertListsVisible(caller: Caller, owner: UserId): Promise<void>;
+  /** `assertListsVisible` as a boolean: false where it throws `NotVisibleError` (403); other errors still throw. */
+  listsVisible(caller: Caller, owner: UserId): Promise<boolean>;
   /** Throws `HiddenError` (owner blocks viewer / deactivated) or `NotVisibleError` (private, not a follower). */
   assertCanViewLists(viewer: UserId, owner: UserId): Promise<void>;
   /** Throws `HiddenError` when the owner blocks the viewer. */

@@ -38,6 +38,7 @@ import { deactivatedFilter } from './account-state.js';
 import { Accounts, type UserInput } from './accounts.js';
 import { UNGUARDED, type WriteClock } from './clock-guard.js';
 import type {
+  Caller,
   Counts,
   FollowStatus,
   GraphApi,
@@ -358,8 +359,14 @@ export class GraphService implements GraphApi {
 
   // ---- visibility (`visibility.ts`) ----
 
-  assertAccountsActive(owner: UserId, caller: UserId | null): Promise<void> {
-    return this.visibility.assertAccountsActive(owner, caller);
+  assertAccountsActive(owner: UserId, caller: Caller, scope: 'account' | 'other'): Promise<void> {
+    return this.visibility.assertAccountsActive(owner, caller, scope);
+  }
+  assertListsVisible(caller: Caller, owner: UserId): Promise<void> {
+    return this.visibility.assertListsVisible(caller, owner);
+  }
+  listsVisible(caller: Caller, owner: UserId): Promise<boolean> {
+    return this.visibility.listsVisible(caller, owner);
   }
   assertCanViewProfile(viewer: UserId, owner: UserId): Promise<void> {
     return this.visibility.assertCanViewProfile(viewer, owner);

@@ -1,12 +1,14 @@
 /**
  * Who may see what. A deactivated account is hidden from everyone (404), its own token included;
  * an account that blocks the viewer is hidden from the viewer (404); a private account's lists are
- * for its followers (403 to others), a `hide_lists` account's for itself. The HTTP layer decides
- * *who* acts (a token's `sub`, or graph:admin); these rules decide what that caller sees.
+ * for its followers (403 to others), a `hide_lists` account's for itself; graph:admin sees every
+ * existing account's lists, and a deactivated account itself. The HTTP layer says *who* acts (a
+ * token's `sub`, and whether it is graph:admin); these rules decide what that caller sees.
  */
 import { HiddenError, NotVisibleError, UserNotFoundError } from '../model/errors.js';
 import type { UserId, UserRecord } from '../model/types.js';
 import type { EdgeStore, UserStore } from '../ports/store.js';
+import type { Caller } from './contracts.js';
 import type { EdgeReads } from './edge-reads.js';
 
 export class Visibility {
@@ -15,14 +17,30 @@ export class Visibility {
     private readonly edges: EdgeReads,
   ) {}
 
-  /**
-   * The account gate: `owner` must be active (else `HiddenError`, 404) and the calling account,
-   * when one is named, must not be deactivated (else `UserNotFoundError`, 404). One batched read.
-   */
-  async assertAccountsActive(owner: UserId, caller: UserId | null): Promise<void> {
-    const users = await this.store.getUsers(caller === null || caller === owner ? [owner] : [owner, caller]);
-    if (caller !== null && users.get(caller)?.state === 'deactivated') throw new UserNotFoundError(caller);
+  /** The account gate (`GraphApi.assertAccountsActive`): one batched read of the two user rows. */
+  async assertAccountsActive(owner: UserId, caller: Caller, scope: 'account' | 'other'): Promise<void> {
+    if (caller.admin && scope === 'account') return;
+    const self = caller.admin ? null : caller.sub;
+    const users = await this.store.getUsers(self === null || self === owner ? [owner] : [owner, self]);
+    if (self !== null && users.get(self)?.state === 'deactivated') throw new UserNotFoundError(self);
     if (users.get(owner)?.state !== 'active') throw new HiddenError(owner);
+  }
+
+  /** `GraphApi.assertListsVisible`: graph:admin sees any existing account's lists. */
+  async assertListsVisible(caller: Caller, owner: UserId): Promise<void> {
+    if (!caller.admin) return this.assertCanViewLists(caller.sub, owner);
+    if (!(await this.store.getUser(owner))) throw new UserNotFoundError(owner);
+  }
+
+  /** `assertListsVisible` as a boolean (false where it throws `NotVisibleError`). */
+  async listsVisible(caller: Caller, owner: UserId): Promise<boolean> {
+    try {
+      await this.assertListsVisible(caller, owner);
+      return true;
+    } catch (e) {
+      if (e instanceof NotVisibleError) return false;
+      throw e;
+    }
   }
 
   /** Throws `HiddenError` when the owner is deactivated or blocks the viewer. */

@@ -5,9 +5,8 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
 import type { GraphApi, MemberPage, MutationOptions } from '../graph/contracts.js';
-import { NotVisibleError } from '../model/errors.js';
 import type { ListKey, UserId } from '../model/types.js';
-import { type AuthVariables, type Principal, principalOf } from './auth.js';
+import { type AuthVariables, principalOf } from './auth.js';
 import { ApiError } from './errors.js';
 import { parsePosition, parseUserId } from './ids.js';
 import type { MutationLimiter } from './rate-limit.js';
@@ -102,35 +101,9 @@ export function accountGate(graph: GraphApi): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const id = parseUserId(c.req.param('id') ?? '');
     if (id === null) return next();
-    const p = principalOf(c);
-    if (p.admin && ACCOUNT_PATH.test(c.req.path)) return next();
-    await graph.assertAccountsActive(id, p.admin ? null : p.sub);
+    await graph.assertAccountsActive(id, principalOf(c), ACCOUNT_PATH.test(c.req.path) ? 'account' : 'other');
     return next();
   };
-}
-
-/**
- * The followers/following visibility rule: admin callers see any existing user's lists; others
- * go through the domain (`HiddenError` → 404, `NotVisibleError` → 403).
- */
-export async function assertListsVisible(graph: GraphApi, p: Principal, owner: UserId): Promise<void> {
-  if (p.admin) await graph.getUser(owner);
-  else await graph.assertCanViewLists(p.sub, owner);
-}
-
-/**
- * The same rule as `assertListsVisible` as a boolean: false where that throws `NotVisibleError`
- * (403), so the profile shows `counts: null` exactly where `/counts` is a 403. Other errors
- * (unknown, hidden) still throw.
- */
-export async function listsVisible(graph: GraphApi, p: Principal, owner: UserId): Promise<boolean> {
-  try {
-    await assertListsVisible(graph, p, owner);
-    return true;
-  } catch (e) {
-    if (e instanceof NotVisibleError) return false;
-    throw e;
-  }
 }
 
 export interface WireListPage {

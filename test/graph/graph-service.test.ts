@@ -267,6 +267,34 @@ describe('visibility', () => {
     await expect(graph.assertCanViewProfile(ada, 99n)).rejects.toBeInstanceOf(UserNotFoundError);
   });
 
+  it('graph:admin: every existing account lists, a deactivated account itself; the account gate otherwise', async () => {
+    const admin = { sub: 99n, admin: true };
+    const user = (sub: bigint) => ({ sub, admin: false });
+    const outcome = (p: Promise<unknown>) =>
+      p.then(
+        () => 'ok',
+        (e: unknown) => (e as Error).name,
+      );
+    await graph.putUser({ id: bo, username: 'bo', private: true, hideLists: true });
+    await graph.block(bo, cy);
+    expect([
+      await outcome(graph.assertListsVisible(admin, bo)),
+      await outcome(graph.assertListsVisible(user(ada), bo)),
+      await outcome(graph.assertListsVisible(user(cy), bo)),
+      await outcome(graph.assertListsVisible(admin, 77n)),
+      await graph.listsVisible(admin, bo),
+      await graph.listsVisible(user(ada), bo),
+    ]).toEqual(['ok', 'NotVisibleError', 'HiddenError', 'UserNotFoundError', true, false]);
+    await graph.putUser({ id: dee, username: 'dee', state: 'deactivated' });
+    expect([
+      await outcome(graph.assertAccountsActive(dee, admin, 'account')),
+      await outcome(graph.assertAccountsActive(dee, admin, 'other')),
+      await outcome(graph.assertAccountsActive(dee, user(ada), 'account')),
+      await outcome(graph.assertAccountsActive(ada, user(dee), 'other')),
+      await outcome(graph.assertAccountsActive(ada, user(cy), 'account')),
+    ]).toEqual(['ok', 'HiddenError', 'HiddenError', 'UserNotFoundError', 'ok']);
+  });
+
   it('listPage and scanPage delegate to the list service', async () => {
     const f1 = await graph.follow(ada, dee);
     const f2 = await graph.follow(cy, dee);

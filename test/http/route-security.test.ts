@@ -108,6 +108,8 @@ const hidden = async (_viewer: bigint, owner: bigint) => {
 const overrides: Partial<Record<string, (...args: never[]) => Promise<unknown>>> = {
   assertCanViewLists: hidden,
   assertCanViewProfile: hidden,
+  assertListsVisible: async (caller: { sub: bigint }, owner: bigint) => hidden(caller.sub, owner),
+  listsVisible: async (caller: { sub: bigint }, owner: bigint) => hidden(caller.sub, owner),
   [ACCOUNT_GATE]: async () => undefined,
 };
 const graph = new Proxy({} as GraphApi, {
@@ -202,7 +204,7 @@ function refusalOfOther(op: Operation): Sent {
       return {
         status: 404,
         body: problem(404, 'user_not_found', `user ${OWNER} not found`),
-        calls: [expect.stringMatching(/^assertCanView(Lists|Profile)$/)],
+        calls: [expect.stringMatching(/^(assertCanViewProfile|assertListsVisible|listsVisible)$/)],
       };
   }
 }

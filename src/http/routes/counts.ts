@@ -1,7 +1,7 @@
 import { createRoute } from '@hono/zod-openapi';
 import type { Counts } from '../../graph/contracts.js';
 import { principalOf } from '../auth.js';
-import { type ApiApp, assertListsVisible, idOf, problems, type RouteDeps } from '../route-kit.js';
+import { type ApiApp, idOf, problems, type RouteDeps } from '../route-kit.js';
 import { CountsSchema, IdParams, NoQuery } from '../schemas.js';
 import { formatTime } from '../times.js';
 
@@ -25,7 +25,7 @@ export const countsRoute = createRoute({
 export function registerCounts(app: ApiApp, deps: RouteDeps) {
   app.openapi(countsRoute, async (c) => {
     const id = idOf(c.req.valid('param').id);
-    await assertListsVisible(deps.graph, principalOf(c), id);
+    await deps.graph.assertListsVisible(principalOf(c), id);
     const counts = await deps.graph.counts(id);
     return c.json(countsBody(counts), 200);
   });

@@ -1,7 +1,7 @@
 import { createRoute } from '@hono/zod-openapi';
 import type { Direction } from '../../model/types.js';
 import { principalOf } from '../auth.js';
-import { type ApiApp, assertListsVisible, idOf, listPage, problems, type RouteDeps } from '../route-kit.js';
+import { type ApiApp, idOf, listPage, problems, type RouteDeps } from '../route-kit.js';
 import { IdParams, ListPageSchema, ListQuery } from '../schemas.js';
 
 const VISIBILITY =
@@ -33,7 +33,7 @@ export const followingListRoute = followListRoute('out');
 function registerFollowList(app: ApiApp, deps: RouteDeps, direction: Direction) {
   app.openapi(direction === 'in' ? followersListRoute : followingListRoute, async (c) => {
     const id = idOf(c.req.valid('param').id);
-    await assertListsVisible(deps.graph, principalOf(c), id);
+    await deps.graph.assertListsVisible(principalOf(c), id);
     const page = await listPage(
       deps.graph,
       { userId: id, relation: 'follows', direction },

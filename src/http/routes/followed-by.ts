@@ -1,7 +1,7 @@
 /** "Followed by a, b and N others" (`GraphApi.followedBy`), with usernames. */
 import { createRoute } from '@hono/zod-openapi';
 import { principalOf } from '../auth.js';
-import { type ApiApp, assertListsVisible, idOf, problems, type RouteDeps } from '../route-kit.js';
+import { type ApiApp, idOf, problems, type RouteDeps } from '../route-kit.js';
 import { FollowedByQuery, FollowedBySchema, IdParams } from '../schemas.js';
 
 export const followedByRoute = createRoute({
@@ -26,7 +26,7 @@ export function registerFollowedBy(app: ApiApp, deps: RouteDeps) {
   app.openapi(followedByRoute, async (c) => {
     const p = principalOf(c);
     const id = idOf(c.req.valid('param').id);
-    await assertListsVisible(deps.graph, p, id);
+    await deps.graph.assertListsVisible(p, id);
     const { sample, total } = await deps.graph.followedBy(p.sub, id, c.req.valid('query').limit);
     return c.json({ sample: sample.map((m) => ({ id: m.id.toString(), username: m.username })), total }, 200);
   });

@@ -1,6 +1,6 @@
 import { createRoute } from '@hono/zod-openapi';
 import { principalOf } from '../auth.js';
-import { type ApiApp, assertListsVisible, idOf, problems, type RouteDeps } from '../route-kit.js';
+import { type ApiApp, idOf, problems, type RouteDeps } from '../route-kit.js';
 import { FollowStatusSchema, NoQuery, pairParams } from '../schemas.js';
 import { formatTime } from '../times.js';
 
@@ -25,7 +25,7 @@ export function registerFollowStatus(app: ApiApp, deps: RouteDeps) {
     const params = c.req.valid('param');
     const id = idOf(params.id);
     const target = idOf(params.target);
-    if (p.sub !== id) await assertListsVisible(deps.graph, p, id);
+    if (p.sub !== id) await deps.graph.assertListsVisible(p, id);
     // Unknown or deactivated id / target: `getFollowStatus` throws `UserNotFoundError` (404).
     const s = await deps.graph.getFollowStatus(id, target);
     if (s.state === 'none' || s.since === undefined) return c.json({ state: s.state }, 200);

@@ -4,15 +4,7 @@
  */
 import { createRoute } from '@hono/zod-openapi';
 import { actFor, principalOf } from '../auth.js';
-import {
-  type ApiApp,
-  assertListsVisible,
-  idOf,
-  problems,
-  type RouteDeps,
-  renderPage,
-  timeRange,
-} from '../route-kit.js';
+import { type ApiApp, idOf, problems, type RouteDeps, renderPage, timeRange } from '../route-kit.js';
 import { IdParams, ListPageSchema, SetQuery } from '../schemas.js';
 
 const PAGING =
@@ -60,7 +52,7 @@ export const notFollowedBackRoute = createRoute({
 export function registerMutuals(app: ApiApp, deps: RouteDeps) {
   app.openapi(mutualsRoute, async (c) => {
     const id = idOf(c.req.valid('param').id);
-    await assertListsVisible(deps.graph, principalOf(c), id);
+    await deps.graph.assertListsVisible(principalOf(c), id);
     const q = c.req.valid('query');
     const page = await deps.graph.setPage('mutuals', id, q.limit, q.cursor ?? null, timeRange(q));
     return c.json(renderPage(page), 200);

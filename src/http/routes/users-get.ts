@@ -1,7 +1,7 @@
 import { createRoute } from '@hono/zod-openapi';
 import type { Relationship } from '../../graph/contracts.js';
 import { principalOf } from '../auth.js';
-import { type ApiApp, idOf, listsVisible, problems, type RouteDeps } from '../route-kit.js';
+import { type ApiApp, idOf, problems, type RouteDeps } from '../route-kit.js';
 import { IdParams, NoQuery, ProfileSchema } from '../schemas.js';
 import { countsBody } from './counts.js';
 
@@ -32,7 +32,7 @@ export function registerGetUser(app: ApiApp, deps: RouteDeps) {
     if (!p.admin) await deps.graph.assertCanViewProfile(p.sub, id);
     const [user, counts, rel] = await Promise.all([
       deps.graph.getUser(id),
-      listsVisible(deps.graph, p, id).then((ok) => (ok ? deps.graph.counts(id) : null)),
+      deps.graph.listsVisible(p, id).then((ok) => (ok ? deps.graph.counts(id) : null)),
       p.sub === id ? SELF : deps.graph.relationship(p.sub, id),
     ]);
     return c.json(

@@ -9,6 +9,7 @@ import { type ErrorCode, problemType, TITLE } from '../../../src/http/errors.js'
 import { createLogger, type Logger } from '../../../src/http/logger.js';
 import type { HttpMetrics } from '../../../src/http/metrics.js';
 import { mintToken } from '../../../src/jobs/token.js';
+import { NotVisibleError } from '../../../src/model/errors.js';
 import type { UserId } from '../../../src/model/types.js';
 import type { Receipt } from '../../../src/ports/records.js';
 import type { ReceiptStore } from '../../../src/ports/store.js';
@@ -46,16 +47,37 @@ export class MapReceipts implements ReceiptStore {
 
 /**
  * A `GraphApi` whose methods throw unless overridden; the account gate (`assertAccountsActive`,
- * run before every route on an account) passes unless overridden.
+ * run before every route on an account) passes unless overridden, and the lists rule
+ * (`assertListsVisible`, `listsVisible`) is the domain's over the stub's own `getUser` and
+ * `assertCanViewLists` unless overridden.
  */
 export function stubGraph(overrides: Partial<GraphApi> = {}): GraphApi {
-  return new Proxy({ assertAccountsActive: async () => undefined, ...overrides } as GraphApi, {
-    get(target, prop) {
-      const v = (target as unknown as Record<string | symbol, unknown>)[prop];
-      if (v !== undefined) return v;
-      return () => Promise.reject(new Error(`stub: ${String(prop)} not implemented`));
+  const g: GraphApi = new Proxy(
+    {
+      assertAccountsActive: async () => undefined,
+      assertListsVisible: async (c, owner) => {
+        if (c.admin) await g.getUser(owner);
+        else await g.assertCanViewLists(c.sub, owner);
+      },
+      listsVisible: (c, owner) =>
+        g.assertListsVisible(c, owner).then(
+          () => true,
+          (e: unknown) => {
+            if (e instanceof NotVisibleError) return false;
+            throw e;
+          },
+        ),
+      ...overrides,
+    } as GraphApi,
+    {
+      get(target, prop) {
+        const v = (target as unknown as Record<string | symbol, unknown>)[prop];
+        if (v !== undefined) return v;
+        return () => Promise.reject(new Error(`stub: ${String(prop)} not implemented`));
+      },
     },
-  });
+  );
+  return g;
 }
 
 export interface TestAppOptions {
