@@ -4,13 +4,14 @@
  * tree can get wrong: files the source resolves relative to itself (`cql/`, the Swagger UI
  * assets), and the dev launcher (`src/local-cassandra/`) reached only from the entry points.
  */
+
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createCqlClient } from '../src/store/cassandra/client.js';
+import { dropKeyspace } from './support/cassandra.js';
 
 const run = promisify(execFile);
 const ROOT = new URL('..', import.meta.url).pathname;
@@ -49,14 +50,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   service?.kill('SIGKILL');
-  const client = createCqlClient({
-    contactPoints,
-    localDataCenter,
-    consistency: 'one',
-    requestTimeoutMs: 30_000,
-  });
-  await client.execute(`DROP KEYSPACE IF EXISTS ${keyspace}`);
-  await client.shutdown();
+  await dropKeyspace(keyspace);
 });
 
 describe('the built service (dist/)', () => {

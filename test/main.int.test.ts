@@ -2,10 +2,11 @@
  * The service process as a user runs it: it migrates, serves /readyz, drains and exits on
  * SIGTERM, and stops by itself when the process that started it (npm, a shell) goes away.
  */
+
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { createCqlClient } from '../src/store/cassandra/client.js';
+import { dropKeyspace } from './support/cassandra.js';
 
 const { contactPoints, localDataCenter } = inject('cassandra');
 const keyspace = `t_main_${randomBytes(4).toString('hex')}`;
@@ -82,14 +83,7 @@ const within = <T>(p: Promise<T>, ms: number, what: string) =>
 
 describe('the service process', () => {
   afterAll(async () => {
-    const client = createCqlClient({
-      contactPoints,
-      localDataCenter,
-      consistency: 'one',
-      requestTimeoutMs: 30_000,
-    });
-    await client.execute(`DROP KEYSPACE IF EXISTS ${keyspace}`);
-    await client.shutdown();
+    await dropKeyspace(keyspace);
   });
 
   it('migrates, answers /readyz, and drains and exits on SIGTERM', async () => {

@@ -15,7 +15,7 @@ import { nowPosition } from '../../src/model/clock.js';
 import type { ListKey, UserId } from '../../src/model/types.js';
 import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';
 import { type TestKeyspace, testKeyspace } from '../support/cassandra.js';
-import { followersOf, loadRows, newestFirst, syntheticRows } from '../support/list-fixtures.js';
+import { followersOf, loadRows, newestFirst, putUsers, syntheticRows } from '../support/list-fixtures.js';
 import { chunk, graphArb, reference, seedOf, walkSet, writeGraph } from './support/set-reference.js';
 
 const SECRET = 'set-queries-int-secret-0123456789';
@@ -112,18 +112,12 @@ describe('a celebrity with 200,000 followers', () => {
     await store.incrementCount(followersOf(celeb), 0, FOLLOWERS);
     // Pages name members with their usernames, so the followers the walks below reach (the newest
     // USERS_LOADED) get user rows; a page reaching past them would drop members and fail.
-    const queue = newestFirst(rows).slice(0, USERS_LOADED);
-    const put = async () => {
-      for (let e = queue.shift(); e; e = queue.shift())
-        await store.putUser({
-          id: e.otherId,
-          username: `f${e.otherId}`,
-          private: false,
-          state: 'active',
-          hideLists: false,
-        });
-    };
-    await Promise.all(Array.from({ length: 32 }, put));
+    const named = newestFirst(rows).slice(0, USERS_LOADED);
+    await putUsers(
+      store,
+      named.map((e) => ({ id: e.otherId, username: `f${e.otherId}` })),
+      32,
+    );
     console.log(`loaded ${FOLLOWERS} follower rows and ${USERS_LOADED} users in ${Date.now() - started} ms`);
     // 150 mutuals: 50 among the newest 500 followers, 100 anywhere; their follow edges are real
     // (written through the graph at the row's own position, so the row is the same).

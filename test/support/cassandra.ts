@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
 import { parseReplication } from '../../src/config.js';
-import type { CqlClient } from '../../src/store/cassandra/client.js';
+import { type CqlClient, createCqlClient } from '../../src/store/cassandra/client.js';
 import { openBaselineKeyspace, openMigratedKeyspace } from '../../src/store/cassandra/keyspace.js';
 
 export { CQL_DIR } from '../../src/store/cassandra/keyspace.js';
@@ -46,4 +46,20 @@ export async function testKeyspace(label: string): Promise<TestKeyspace> {
       await client.shutdown();
     },
   };
+}
+
+/** Drops `keyspace` on the test node, if it exists (for keyspaces a test's own process created). */
+export async function dropKeyspace(keyspace: string): Promise<void> {
+  const { contactPoints, localDataCenter } = inject('cassandra');
+  const client = createCqlClient({
+    contactPoints,
+    localDataCenter,
+    consistency: 'one',
+    requestTimeoutMs: 30_000,
+  });
+  try {
+    await client.execute(`DROP KEYSPACE IF EXISTS ${keyspace}`);
+  } finally {
+    await client.shutdown();
+  }
 }

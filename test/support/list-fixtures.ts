@@ -4,7 +4,7 @@
  */
 import { bucketCodeOf } from '../../src/model/buckets.js';
 import { nowPosition } from '../../src/model/clock.js';
-import type { ListEntry, ListKey } from '../../src/model/types.js';
+import type { ListEntry, ListKey, UserId, UserRecord } from '../../src/model/types.js';
 import type { ListRowWrite } from '../../src/ports/records.js';
 import type { GraphStore } from '../../src/ports/store.js';
 
@@ -72,4 +72,24 @@ export async function loadRows(
     }
   };
   await Promise.all(Array.from({ length: o.concurrency ?? 64 }, worker));
+}
+
+/** Writes a user row for each of `users` (public, lists shown; active unless `state` says), `concurrency` at a time. */
+export async function putUsers(
+  store: Pick<GraphStore, 'putUser'>,
+  users: readonly { id: UserId; username: string; state?: UserRecord['state'] }[],
+  concurrency = 16,
+): Promise<void> {
+  const queue = [...users];
+  const put = async () => {
+    for (let u = queue.shift(); u; u = queue.shift())
+      await store.putUser({
+        id: u.id,
+        username: u.username,
+        private: false,
+        state: u.state ?? 'active',
+        hideLists: false,
+      });
+  };
+  await Promise.all(Array.from({ length: concurrency }, put));
 }

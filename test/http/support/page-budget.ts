@@ -7,7 +7,7 @@ import { GraphService } from '../../../src/graph/graph-service.js';
 import { BucketedListService } from '../../../src/lists/list-service.js';
 import type { ListEntry, ListKey, UserId } from '../../../src/model/types.js';
 import type { GraphStore } from '../../../src/ports/store.js';
-import { loadRows } from '../../support/list-fixtures.js';
+import { loadRows, putUsers } from '../../support/list-fixtures.js';
 import { bearer, buildTestApp, call } from './app.js';
 
 /** Reads made through a `countingStore` since the last `reset`. */
@@ -89,18 +89,10 @@ export async function seedList(
 ): Promise<void> {
   if ((await store.getUser(OWNER)) === null)
     await store.putUser({ id: OWNER, username: 'owner', private: false, state: 'active', hideLists: false });
-  const queue = [...members];
-  const put = async () => {
-    for (let m = queue.shift(); m; m = queue.shift())
-      await store.putUser({
-        id: m.id,
-        username: `u${m.id}`,
-        private: false,
-        state: m.hidden ? 'deactivated' : 'active',
-        hideLists: false,
-      });
-  };
-  await Promise.all(Array.from({ length: 16 }, put));
+  await putUsers(
+    store,
+    members.map((m) => ({ id: m.id, username: `u${m.id}`, state: m.hidden ? 'deactivated' : 'active' })),
+  );
   const rows = members.map((m, i) => ({ createdAt: P0 + BigInt(i), otherId: m.id }));
   await store.putLayout(list, { buckets, growingTo: null, copiedThrough: 0 });
   await loadRows(store, list, rows, [buckets], { concurrency: 16 });
