@@ -13,12 +13,11 @@ import { GraphService } from './graph/graph-service.js';
 import { createLogger } from './http/logger.js';
 import { createHttpMetrics } from './http/metrics.js';
 import { startDirtyReconciler } from './jobs/reconcile-dirty.js';
-import { BucketedListService } from './lists/list-service.js';
 import { contactPointsOrLocalNode } from './local-cassandra/node.js';
 import { whenOrphaned } from './local-cassandra/orphan-watch.js';
 import { nowPosition } from './model/clock.js';
-import { CassandraGraphStore } from './store/cassandra/graph-store.js';
-import { CQL_DIR, openMigratedKeyspace } from './store/cassandra/keyspace.js';
+import { openStorage } from './services.js';
+import { CQL_DIR } from './store/cassandra/keyspace.js';
 import { schemaPresent } from './store/cassandra/migrate.js';
 
 async function main() {
@@ -46,33 +45,28 @@ async function main() {
     );
   }
 
-  const { keyspace, ...connection } = config.cassandra;
-  const client = await openMigratedKeyspace({
-    ...connection,
-    contactPoints,
-    keyspace,
-    log: (l) => logger.info(`schema: ${l}`),
-  });
-
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const metrics = createHttpMetrics(registry);
-  const store = new CassandraGraphStore(client, {
-    onQuery: (name, seconds, ok) => metrics.recorder.observeQuery(name, seconds, ok),
-  });
-  const lists = new BucketedListService({
-    store,
-    cursorSecret: config.graph.cursorSecret,
-    bucketThresholds: config.graph.bucketThresholds,
-    onPage: (s) => metrics.recorder.observeBucketFetches(s.list.relation, s.kind, s.queries),
-    onGrowthProgress: (list, p) =>
-      logger.info({ list: { ...list, userId: String(list.userId) }, ...p }, 'list growth'),
-    onGrowthError: (list, error) =>
-      logger.error(
-        { list: { ...list, userId: String(list.userId) }, err: String(error) },
-        'list growth failed',
-      ),
-  });
+  const { keyspace } = config.cassandra;
+  const { client, store, lists } = await openStorage(
+    config,
+    contactPoints,
+    (l) => logger.info(`schema: ${l}`),
+    {
+      onQuery: (name, seconds, ok) => metrics.recorder.observeQuery(name, seconds, ok),
+      lists: {
+        onPage: (s) => metrics.recorder.observeBucketFetches(s.list.relation, s.kind, s.queries),
+        onGrowthProgress: (list, p) =>
+          logger.info({ list: { ...list, userId: String(list.userId) }, ...p }, 'list growth'),
+        onGrowthError: (list, error) =>
+          logger.error(
+            { list: { ...list, userId: String(list.userId) }, err: String(error) },
+            'list growth failed',
+          ),
+      },
+    },
+  );
   // Writes wait for the first check of this instance's clock against the database's.
   const clockGuard = new ClockGuard({
     boundMs: config.graph.clockSkewMs,

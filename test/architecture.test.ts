@@ -25,6 +25,7 @@ const FLOORS: Record<string, number> = {
   http: 4,
   jobs: 4,
   'app.ts': 5,
+  'services.ts': 5,
   'main.ts': 6,
   'local-cassandra': 6,
 };

@@ -10,8 +10,13 @@ import type { OpenJobRuntime } from './runtime.js';
 
 type Command = (argv: string[], openRuntime: OpenJobRuntime) => void | Promise<void>;
 
-const openRuntime: OpenJobRuntime = async () =>
-  (await import('./runtime.js')).openJobRuntime(contactPointsOrLocalNode);
+const openRuntime: OpenJobRuntime = async () => {
+  const [{ loadConfig }, { openJobRuntime }] = await Promise.all([
+    import('../config.js'),
+    import('../services.js'),
+  ]);
+  return openJobRuntime(loadConfig(), contactPointsOrLocalNode);
+};
 
 const COMMANDS: Record<string, { help: string; load: () => Promise<Command> }> = {
   token: {

@@ -1,14 +1,12 @@
 /**
- * What a job needs to run outside the server: the parsed config, a connected store and list
- * service on the migrated keyspace (pending migrations are applied first), and the local node
- * when no contact points are configured (reused if it is already running, started and stopped
- * otherwise). The local node comes from the entry point (`cli.ts` passes the dev launcher), so
- * only entry points import `src/local-cassandra/`.
+ * What a job runs on outside the server: a connected store and list service on the migrated
+ * keyspace, and the local node when no contact points are configured (reused if it is already
+ * running, started and stopped otherwise). The CLI (`cli.ts`, an entry point) opens it through the
+ * one storage wiring (`src/services.ts`) and passes the dev launcher, so only entry points import
+ * `src/local-cassandra/`.
  */
-import { loadConfig } from '../config.js';
-import { BucketedListService } from '../lists/list-service.js';
-import { CassandraGraphStore } from '../store/cassandra/graph-store.js';
-import { openMigratedKeyspace } from '../store/cassandra/keyspace.js';
+import type { BucketedListService } from '../lists/list-service.js';
+import type { CassandraGraphStore } from '../store/cassandra/graph-store.js';
 
 export interface JobRuntime {
   store: CassandraGraphStore;
@@ -27,33 +25,6 @@ export type ContactPointsResolver = (
 
 /** Opens a job's runtime; each command receives one from the CLI. */
 export type OpenJobRuntime = () => Promise<JobRuntime>;
-
-export async function openJobRuntime(resolveContactPoints: ContactPointsResolver): Promise<JobRuntime> {
-  const config = loadConfig();
-  const { contactPoints, node } = await resolveContactPoints(
-    config.cassandra.contactPoints,
-    config.cassandra.localHeap,
-  );
-  const client = await openMigratedKeyspace({
-    ...config.cassandra,
-    contactPoints,
-    log: (line) => console.log(`[schema] ${line}`),
-  });
-  const store = new CassandraGraphStore(client);
-  const lists = new BucketedListService({
-    store,
-    cursorSecret: config.graph.cursorSecret,
-    bucketThresholds: config.graph.bucketThresholds,
-  });
-  return {
-    store,
-    lists,
-    close: async () => {
-      await client.shutdown();
-      await node?.stop();
-    },
-  };
-}
 
 /** `--users 1,2,3` → ids; exits with a usage message when missing or malformed. */
 export function parseUserIds(value: string | undefined, usage: string): bigint[] {

@@ -1,0 +1,61 @@
+/**
+ * The storage wiring, written once: the keyspace (pending migrations applied), the Cassandra store
+ * and the list engine, configured from `Config`. The server (`main.ts`) adds its metrics and logs
+ * through the hooks; the jobs CLI (`jobs/cli.ts`) opens the same through `openJobRuntime`. Only
+ * entry points import this file.
+ */
+import type { Config } from './config.js';
+import type { ContactPointsResolver, JobRuntime } from './jobs/runtime.js';
+import { BucketedListService, type ListServiceOptions } from './lists/list-service.js';
+import type { CqlClient } from './store/cassandra/client.js';
+import { CassandraGraphStore, type CassandraGraphStoreOptions } from './store/cassandra/graph-store.js';
+import { openMigratedKeyspace } from './store/cassandra/keyspace.js';
+
+export interface Storage {
+  client: CqlClient;
+  store: CassandraGraphStore;
+  lists: BucketedListService;
+}
+
+/** The hooks a caller may attach: query timing on the store; page, growth and error reports on the lists. */
+export interface StorageHooks {
+  onQuery?: CassandraGraphStoreOptions['onQuery'];
+  lists?: Pick<ListServiceOptions, 'onPage' | 'onGrowthProgress' | 'onGrowthError'>;
+}
+
+/** Connects to `contactPoints`, migrates the configured keyspace and builds the store and the list engine on it. */
+export async function openStorage(
+  config: Config,
+  contactPoints: string[],
+  log: (line: string) => void,
+  hooks: StorageHooks = {},
+): Promise<Storage> {
+  const client = await openMigratedKeyspace({ ...config.cassandra, contactPoints, log });
+  const store = new CassandraGraphStore(client, hooks.onQuery ? { onQuery: hooks.onQuery } : {});
+  const lists = new BucketedListService({
+    store,
+    cursorSecret: config.graph.cursorSecret,
+    bucketThresholds: config.graph.bucketThresholds,
+    ...hooks.lists,
+  });
+  return { client, store, lists };
+}
+
+/**
+ * A job's runtime: the configured contact points, or a local node from `resolve` (which `close()`
+ * stops when this run started it), and the storage on them.
+ */
+export async function openJobRuntime(config: Config, resolve: ContactPointsResolver): Promise<JobRuntime> {
+  const { contactPoints, node } = await resolve(config.cassandra.contactPoints, config.cassandra.localHeap);
+  const { client, store, lists } = await openStorage(config, contactPoints, (line) =>
+    console.log(`[schema] ${line}`),
+  );
+  return {
+    store,
+    lists,
+    close: async () => {
+      await client.shutdown();
+      await node?.stop();
+    },
+  };
+}
