@@ -51,6 +51,7 @@ import type {
 } from './contracts.js';
 import { EdgeReads } from './edge-reads.js';
 import { FollowCap } from './follow-cap.js';
+import { pageMembers } from './page-members.js';
 import { type GraphMutationResult, PairWrites, type TOGGLES, type ToggleKind } from './pair-apply.js';
 import { DEFAULT_HISTORY_POLICY, type HistoryPolicy } from './pair-history.js';
 import { GraphReads } from './reads.js';
@@ -248,7 +249,7 @@ export class GraphService implements GraphApi {
     cursor: string | null,
     options: ListQueryOptions = {},
   ): Promise<MemberPage> {
-    const m = this.members();
+    const m = pageMembers(this.store, this.injectedFilter);
     const page = await this.lists.page(list, limit, cursor, { ...options, exclude: m.exclude });
     return { ...page, items: await m.hydrate(page.items) };
   }
@@ -272,7 +273,7 @@ export class GraphService implements GraphApi {
     cursor: string | null,
     bounds: TimeRange = {},
   ): Promise<Omit<SetPage, 'items'> & MemberPage> {
-    const m = this.members();
+    const m = pageMembers(this.store, this.injectedFilter);
     const page = await this.sets.page(kind, owner, limit, cursor, bounds, m.exclude);
     return { ...page, items: await m.hydrate(page.items) };
   }
@@ -284,7 +285,7 @@ export class GraphService implements GraphApi {
    * visibility is the lists' (`assertCanViewLists`).
    */
   async followedBy(viewer: UserId, id: UserId, limit: number): Promise<{ sample: Member[]; total: number }> {
-    const m = this.members();
+    const m = pageMembers(this.store, this.injectedFilter);
     const sample: ListItem[] = [];
     let total = 0;
     const walk = this.sets.walk(
@@ -315,7 +316,7 @@ export class GraphService implements GraphApi {
       this.store,
       listOut(owner, 'follows'),
       async (rows) => {
-        const m = this.members();
+        const m = pageMembers(this.store, this.injectedFilter);
         const hidden = await m.exclude(rows.map((r) => r.otherId));
         const items = rows
           .filter((r) => !hidden.has(r.otherId))
@@ -325,36 +326,6 @@ export class GraphService implements GraphApi {
       },
       { pageSize },
     );
-  }
-
-  /**
-   * The member filter of one page, and its hydration: the filter reads the user rows of the ids it
-   * is asked about and keeps them, so hydrating the page reads only members it never saw (none,
-   * with the default filter) — each member's row at most once per page. Members whose row is gone
-   * are left out. With an injected `memberFilter` the filter is that one and hydration reads once.
-   */
-  private members(): { exclude: MemberFilter; hydrate: (items: readonly ListItem[]) => Promise<Member[]> } {
-    const users = new Map<UserId, UserRecord | null>();
-    const read = async (ids: readonly UserId[]) => {
-      const missing = [...new Set(ids)].filter((id) => !users.has(id));
-      if (missing.length === 0) return;
-      const found = await this.store.getUsers(missing);
-      for (const id of missing) users.set(id, found.get(id) ?? null);
-    };
-    const exclude: MemberFilter =
-      this.injectedFilter ??
-      (async (ids) => {
-        await read(ids);
-        return new Set(ids.filter((id) => users.get(id)?.state === 'deactivated'));
-      });
-    const hydrate = async (items: readonly ListItem[]) => {
-      await read(items.map((i) => i.id));
-      return items.flatMap((i) => {
-        const u = users.get(i.id);
-        return u ? [{ ...i, username: u.username }] : [];
-      });
-    };
-    return { exclude, hydrate };
   }
 
   // ---- visibility (`visibility.ts`) ----
