@@ -32,6 +32,8 @@ export class FollowCap {
   constructor(
     private readonly store: Pick<CountStore, 'getCount'>,
     readonly max: number,
+    /** A monotonic clock (ms) for the budgets' ages. */
+    private readonly monotonic: () => number = () => performance.now(),
   ) {}
 
   /** The estimate a live follow of `actor` compares with the cap; reserves one follow (see the note). */
@@ -39,14 +41,14 @@ export class FollowCap {
     const b = this.budgets.peek(actor);
     if (
       b &&
-      Date.now() - b.at <= CAP_CHECK_MAX_AGE_MS &&
+      this.monotonic() - b.at <= CAP_CHECK_MAX_AGE_MS &&
       (b.reserved + 1) * CAP_CHECK_SHARE <= this.max - b.committed
     ) {
       b.reserved += 1;
       return Promise.resolve(b.committed + b.reserved - 1);
     }
     return this.committedFollowing(actor).then((committed) => {
-      this.budgets.set(actor, { committed, at: Date.now(), reserved: 1 });
+      this.budgets.set(actor, { committed, at: this.monotonic(), reserved: 1 });
       return committed;
     });
   }

@@ -117,6 +117,7 @@ export class GraphService implements GraphApi {
   constructor(o: GraphServiceOptions) {
     const clock = o.clock ?? nowPosition;
     const guard = o.clockGuard ?? UNGUARDED;
+    const monotonic = o.monotonic ?? (() => performance.now());
     const policy = { ...DEFAULT_HISTORY_POLICY, ...o.historyPolicy };
     const countLeaseMicros = BigInt(Math.round((o.countLeaseMs ?? 2 * policy.clockSkewMs) * 1000));
     this.store = o.store;
@@ -128,10 +129,10 @@ export class GraphService implements GraphApi {
       store: o.store,
       lists: o.lists,
       clock,
-      monotonic: o.monotonic ?? (() => performance.now()),
+      monotonic,
       guard,
       policy,
-      cap: new FollowCap(o.store, o.maxFollowing),
+      cap: new FollowCap(o.store, o.maxFollowing, monotonic),
       countLeaseMicros,
     });
     this.accounts = new Accounts({

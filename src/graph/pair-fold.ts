@@ -51,22 +51,22 @@ type Side = 'fwd' | 'rev';
 /** What an op does to one edge: make it active (`set`) or removed (`unset`). */
 type Move = 'set' | 'unset';
 
-/** Read-only view of the pair during the fold, for guards. */
-export interface PairView {
+/** The pair as the fold stands at an op's position, read-only, for guards. */
+export interface FoldState {
   isActive(source: UserId, relation: Relation, target: UserId): boolean;
 }
 
 interface Transition {
   move: Move;
   /** The op is refused (no effect at all) unless this holds at its position. */
-  guard?: (view: PairView, op: PairOp) => boolean;
+  guard?: (view: FoldState, op: PairOp) => boolean;
   /** Further edges this op clears when it is not refused. */
   clears?: readonly { relation: Relation; side: Side }[];
 }
 
 type MachineTable = Partial<Record<OpKind, Transition>>;
 
-const blockedEitherWay = (v: PairView, op: PairOp) =>
+const blockedEitherWay = (v: FoldState, op: PairOp) =>
   v.isActive(op.sourceId, 'blocks', op.targetId) || v.isActive(op.targetId, 'blocks', op.sourceId);
 
 /**
@@ -195,7 +195,7 @@ export function foldPair(history: readonly PairOp[], start: readonly EdgeRecord[
     const { relation, transition } = OP_RELATION[op.kind];
     if (transition.move === 'set') edge(op.sourceId, relation, op.targetId).candidates.push(op.position);
   }
-  const view: PairView = {
+  const view: FoldState = {
     isActive: (s, r, t) => edges.get(edgeKey(s, r, t))?.state === 'active',
   };
   const move = (e: FoldedEdge | undefined, m: Move, at: Position) => {

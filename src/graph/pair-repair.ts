@@ -33,6 +33,8 @@ export interface StrayRow {
 export interface PairRepairDeps {
   store: PairWriterDeps['store'] & Pick<PairHistoryStore, 'readPairHistory'>;
   lists: PairWriterDeps['lists'];
+  /** µs since the epoch (the version of strays' deletes on a pair without history); default the system clock. */
+  clock?: () => Position;
 }
 
 /** The edges `history` implies (checkpoint plus the ops above it), keyed by `edgeKey`. */
@@ -79,7 +81,7 @@ export async function rewritePair(
   }
   if (deletes.length > 0) {
     const read = pairVersion(history);
-    const version = read > 0n ? read : wallClockVersion(nowPosition());
+    const version = read > 0n ? read : wallClockVersion((deps.clock ?? nowPosition)());
     await deps.store.writeEdges([], deletes, version);
   }
   return {

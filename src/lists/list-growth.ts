@@ -49,8 +49,8 @@
 
 import { bucketCode, bucketCodeOf } from '../model/buckets.js';
 import { nowPosition, wallClockVersion } from '../model/clock.js';
-import type { BucketLayout, ListKey } from '../model/types.js';
-import type { GraphStore } from '../ports/store.js';
+import type { BucketLayout, ListKey, Position } from '../model/types.js';
+import type { ListStore } from '../ports/store.js';
 
 export interface GrowthOptions {
   /** Layout cache TTL plus the longest write in flight, in ms. */
@@ -59,6 +59,8 @@ export interface GrowthOptions {
   copyPageSize?: number;
   /** Injected for tests. */
   sleep?: (ms: number) => Promise<void>;
+  /** µs since the epoch, for the drop's tombstone version; default the system clock. */
+  clock?: () => Position;
   /** Told after every step, e.g. for a progress log or a test that kills the job mid-copy. */
   onProgress?: (p: GrowthProgress) => void | Promise<void>;
 }
@@ -96,7 +98,7 @@ const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
  * Grows `list` by one step (N → 2N), or finishes a growth a previous run started. Idempotent and
  * resumable: re-running after a crash continues from `copiedThrough`. Returns the final layout.
  */
-export async function growList(store: GraphStore, list: ListKey, o: GrowthOptions): Promise<BucketLayout> {
+export async function growList(store: ListStore, list: ListKey, o: GrowthOptions): Promise<BucketLayout> {
   const sleep = o.sleep ?? defaultSleep;
   const pageSize = o.copyPageSize ?? 1000;
   let layout = await store.getLayout(list);
@@ -146,7 +148,7 @@ export async function growList(store: GraphStore, list: ListKey, o: GrowthOption
 
 /** Steps 4–6 from a flipped layout `{ to, growingTo: from }`: settle, finalize, settle, drop. */
 async function finishGrowth(
-  store: GraphStore,
+  store: ListStore,
   list: ListKey,
   flipped: BucketLayout,
   from: number,
@@ -158,14 +160,14 @@ async function finishGrowth(
   await sleep(o.settleMs);
   const layout = await step(store, list, flipped, { buckets: to, growingTo: null, copiedThrough: 0 });
   await sleep(o.settleMs);
-  await dropLayoutBuckets(store, list, from);
+  await dropLayoutBuckets(store, list, from, (o.clock ?? nowPosition)());
   await o.onProgress?.({ step: 'dropped', from, to });
   return layout;
 }
 
 /** One compare-and-set step of the protocol; another runner's move is a `GrowthConflictError`. */
 async function step(
-  store: GraphStore,
+  store: ListStore,
   list: ListKey,
   expected: BucketLayout,
   next: BucketLayout,
@@ -176,9 +178,14 @@ async function step(
   return next;
 }
 
-async function dropLayoutBuckets(store: GraphStore, list: ListKey, buckets: number): Promise<void> {
+async function dropLayoutBuckets(
+  store: ListStore,
+  list: ListKey,
+  buckets: number,
+  now: Position,
+): Promise<void> {
   // List rows carry pair-fold versions (≈ position × 1024), far above wall-clock µs.
-  const version = wallClockVersion(nowPosition());
+  const version = wallClockVersion(now);
   for (let b = 0; b < buckets; b++) {
     await store.dropBucket(list, bucketCode(buckets, b), version);
     if (list.direction === 'in') await store.dropInverseEdgeBucket(list, bucketCode(buckets, b), version);

@@ -75,9 +75,9 @@
 import { LRUCache } from 'lru-cache';
 import { bucketCode } from '../model/buckets.js';
 import { InvalidInputError } from '../model/errors.js';
-import type { BucketLayout, ListEntry, ListKey } from '../model/types.js';
+import type { BucketLayout, ListEntry, ListKey, Position } from '../model/types.js';
 import { listId } from '../model/types.js';
-import type { GraphStore } from '../ports/store.js';
+import type { ListStore } from '../ports/store.js';
 import type { ListPage, ListService, MemberFilter, PageOptions, ScanOptions, ScanPage } from './contracts.js';
 import {
   CursorCodec,
@@ -108,7 +108,7 @@ import {
 import { type GrowthProgress, growList } from './list-growth.js';
 
 export interface ListServiceOptions {
-  store: GraphStore;
+  store: ListStore;
   /** HMAC key for cursors; at least 16 characters. */
   cursorSecret: string;
   /** Index i: the list size at which a list grows to 2^(i+1) buckets (`config.graph.bucketThresholds`). */
@@ -133,6 +133,10 @@ export interface ListServiceOptions {
   onGrowthProgress?: (list: ListKey, p: GrowthProgress) => void;
   /** Injected for tests (growth waits). */
   sleep?: (ms: number) => Promise<void>;
+  /** µs since the epoch (growth's tombstone versions); default the system clock. */
+  clock?: () => Position;
+  /** A monotonic clock (ms) for the ages of cached layouts and sizes; default `performance.now`. */
+  monotonic?: () => number;
 }
 
 export interface ListReadStats extends PageStats {
@@ -192,7 +196,7 @@ export function nextThreshold(
 }
 
 export class BucketedListService implements ListService {
-  private readonly store: GraphStore;
+  private readonly store: ListStore;
   private readonly codec: CursorCodec;
   private readonly ttlMs: number;
   private readonly maxBuckets: number;
@@ -201,6 +205,11 @@ export class BucketedListService implements ListService {
   private readonly growing = new Map<string, Promise<void>>();
   /** Per list: the size last read, when, and the inserts this process made since (LRU, as `cache`). */
   private readonly sized: LRUCache<string, { size: number; at: number; inserted: number }>;
+
+  /** The monotonic clock of cache ages (ms). */
+  private now(): number {
+    return (this.o.monotonic ?? performance.now.bind(performance))();
+  }
 
   constructor(private readonly o: ListServiceOptions) {
     this.store = o.store;
@@ -470,7 +479,7 @@ export class BucketedListService implements ListService {
   sizeCheckDue(list: ListKey, inserted: number): boolean {
     const key = listId(list);
     const s = this.sized.peek(key);
-    if (!s || Date.now() - s.at > SIZE_CHECK_MAX_AGE_MS) return true;
+    if (!s || this.now() - s.at > SIZE_CHECK_MAX_AGE_MS) return true;
     if (this.cache.peek(key)?.layout.growingTo != null) return true;
     s.inserted += inserted;
     const next = nextThreshold(s.size, this.o.bucketThresholds, this.maxBuckets);
@@ -481,7 +490,7 @@ export class BucketedListService implements ListService {
   noteSize(list: ListKey, size: number): void {
     try {
       const key = listId(list);
-      this.sized.set(key, { size, at: Date.now(), inserted: 0 });
+      this.sized.set(key, { size, at: this.now(), inserted: 0 });
       if (this.growing.has(key)) return;
       const target = bucketsForSize(size, this.o.bucketThresholds, this.maxBuckets);
       const cached = this.cache.peek(key)?.layout;
@@ -514,6 +523,7 @@ export class BucketedListService implements ListService {
         settleMs: this.ttlMs + (this.o.writeGraceMs ?? 5000),
         ...(this.o.growthCopyPageSize ? { copyPageSize: this.o.growthCopyPageSize } : {}),
         ...(this.o.sleep ? { sleep: this.o.sleep } : {}),
+        ...(this.o.clock ? { clock: this.o.clock } : {}),
         onProgress: (p) => this.o.onGrowthProgress?.(list, p),
       });
       this.remember(key, grown);
@@ -523,7 +533,7 @@ export class BucketedListService implements ListService {
   private async layout(list: ListKey): Promise<BucketLayout> {
     const key = listId(list);
     const hit = this.cache.get(key);
-    if (hit && this.ttlMs > 0 && Date.now() - hit.at < this.ttlMs) return hit.layout;
+    if (hit && this.ttlMs > 0 && this.now() - hit.at < this.ttlMs) return hit.layout;
     const layout = await this.store.getLayout(list);
     if (this.ttlMs > 0) this.remember(key, layout);
     return layout;
@@ -531,7 +541,7 @@ export class BucketedListService implements ListService {
 
   /** Caches `layout` as the most recently used entry, evicting the least recently used past the bound. */
   private remember(key: string, layout: BucketLayout): void {
-    this.cache.set(key, { layout, at: Date.now() });
+    this.cache.set(key, { layout, at: this.now() });
   }
 }
 
