@@ -12,7 +12,7 @@
  * pass it only when P > `CAP_CHECK_SHARE`. Budgets are an LRU of `CAP_BUDGET_ENTRIES` actors, so
  * the map is bounded whatever the number of users served.
  */
-import { LRUCache } from 'lru-cache';
+import { boundedLru } from '../model/lru.js';
 import { listOut, type UserId } from '../model/types.js';
 import type { CountStore } from '../ports/store.js';
 
@@ -25,9 +25,9 @@ export const CAP_BUDGET_ENTRIES = 10_000;
 
 export class FollowCap {
   /** Per actor: the committed following last read, when, and the follows reserved since (LRU). */
-  private readonly budgets = new LRUCache<UserId, { committed: number; at: number; reserved: number }>({
-    max: CAP_BUDGET_ENTRIES,
-  });
+  private readonly budgets = boundedLru<UserId, { committed: number; at: number; reserved: number }>(
+    CAP_BUDGET_ENTRIES,
+  );
 
   constructor(
     private readonly store: Pick<CountStore, 'getCount'>,

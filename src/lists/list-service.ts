@@ -72,9 +72,10 @@
  * buckets. The last round may overrun the budget by one round's overfetch (a row per bucket).
  */
 
-import { LRUCache } from 'lru-cache';
+import type { LRUCache } from 'lru-cache';
 import { bucketCode } from '../model/buckets.js';
 import { InvalidInputError } from '../model/errors.js';
+import { boundedLru } from '../model/lru.js';
 import type { BucketLayout, ListEntry, ListKey, Position } from '../model/types.js';
 import { listId } from '../model/types.js';
 import type { ListStore } from '../ports/store.js';
@@ -216,8 +217,8 @@ export class BucketedListService implements ListService {
     this.codec = new CursorCodec(o.cursorSecret);
     this.ttlMs = o.layoutCacheTtlMs ?? 2000;
     const max = Math.max(1, o.layoutCacheMaxEntries ?? 10_000);
-    this.cache = new LRUCache({ max });
-    this.sized = new LRUCache({ max });
+    this.cache = boundedLru(max);
+    this.sized = boundedLru(max);
     this.maxBuckets = Math.min(o.maxBuckets ?? MAX_BUCKETS, MAX_BUCKETS);
   }
 

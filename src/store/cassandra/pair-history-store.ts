@@ -7,7 +7,7 @@
  * only a read hint: an LRU (`lru-cache`) forgetting its least recently written pair first
  * (`HORIZON_HINTS`), and a read from a hint that meets nothing reads the pair from its start.
  */
-import { LRUCache } from 'lru-cache';
+import { boundedLru } from '../../model/lru.js';
 import type { UserId } from '../../model/types.js';
 import type { PairAppend, PairHistory } from '../../ports/records.js';
 import { PAIR_READ_ROWS, PAIR_STEP_TIME } from '../../ports/records.js';
@@ -23,7 +23,7 @@ const HORIZON_HINTS = 10_000;
 const ordered = (a: UserId, b: UserId): [UserId, UserId] => (a < b ? [a, b] : [b, a]);
 
 export class CassandraPairHistoryStore implements PairHistoryStore {
-  private readonly horizonHints = new LRUCache<string, bigint>({ max: HORIZON_HINTS });
+  private readonly horizonHints = boundedLru<string, bigint>(HORIZON_HINTS);
 
   constructor(private readonly cql: CqlExecutor) {}
 
