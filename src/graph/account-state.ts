@@ -51,7 +51,7 @@ import type { MemberFilter } from '../lists/contracts.js';
 import { type WalkCursor, walkList } from '../lists/list-walker.js';
 import { bucketCodeOf } from '../model/buckets.js';
 import { nowPosition } from '../model/clock.js';
-import type { Direction, ListEntry, ListKey, Position, UserId } from '../model/types.js';
+import type { Direction, ListEntry, ListKey, Position, UserId, UserRecord } from '../model/types.js';
 import type { AccountTask } from '../ports/records.js';
 import type { AccountTaskStore, CountStore, ListStore, UserStore } from '../ports/store.js';
 import { COUNT_LEASE_MICROS } from './pair-writer.js';
@@ -61,14 +61,21 @@ export type AccountStateStore = Pick<UserStore, 'getUsers'> &
   Pick<CountStore, 'markDirty'> &
   AccountTaskStore;
 
-/** The `MemberFilter` of deactivated accounts: one batched user read per call. */
-export function deactivatedFilter(store: Pick<UserStore, 'getUsers'>): MemberFilter {
+/**
+ * The `MemberFilter` of deactivated accounts: one batched user read per call. With `seen`, the
+ * rows it reads are kept there (null: no such user) and ids already in it are not read again, so
+ * a page can take its members' usernames from the filter's reads (`page-members.ts`).
+ */
+export function deactivatedFilter(
+  store: Pick<UserStore, 'getUsers'>,
+  seen?: Map<UserId, UserRecord | null>,
+): MemberFilter {
   return async (ids) => {
-    if (ids.length === 0) return new Set();
-    const users = await store.getUsers([...new Set(ids)]);
-    const hidden = new Set<UserId>();
-    for (const [id, u] of users) if (u.state === 'deactivated') hidden.add(id);
-    return hidden;
+    const missing = [...new Set(ids)].filter((id) => !seen?.has(id));
+    const users = missing.length > 0 ? await store.getUsers(missing) : new Map<UserId, UserRecord>();
+    if (seen) for (const id of missing) seen.set(id, users.get(id) ?? null);
+    const state = (id: UserId) => (seen ? seen.get(id)?.state : users.get(id)?.state);
+    return new Set(ids.filter((id) => state(id) === 'deactivated'));
   };
 }
 

@@ -9,6 +9,7 @@
 import type { ListItem, MemberFilter } from '../lists/contracts.js';
 import type { UserId, UserRecord } from '../model/types.js';
 import type { UserStore } from '../ports/store.js';
+import { deactivatedFilter } from './account-state.js';
 import type { Member } from './contracts.js';
 
 export function pageMembers(
@@ -16,18 +17,7 @@ export function pageMembers(
   injected?: MemberFilter,
 ): { exclude: MemberFilter; hydrate: (items: readonly ListItem[]) => Promise<Member[]> } {
   const users = new Map<UserId, UserRecord | null>();
-  const read = async (ids: readonly UserId[]) => {
-    const missing = [...new Set(ids)].filter((id) => !users.has(id));
-    if (missing.length === 0) return;
-    const found = await store.getUsers(missing);
-    for (const id of missing) users.set(id, found.get(id) ?? null);
-  };
-  const exclude: MemberFilter =
-    injected ??
-    (async (ids) => {
-      await read(ids);
-      return new Set(ids.filter((id) => users.get(id)?.state === 'deactivated'));
-    });
+  const read = deactivatedFilter(store, users);
   const hydrate = async (items: readonly ListItem[]) => {
     await read(items.map((i) => i.id));
     return items.flatMap((i) => {
@@ -35,5 +25,5 @@ export function pageMembers(
       return u ? [{ ...i, username: u.username }] : [];
     });
   };
-  return { exclude, hydrate };
+  return { exclude: injected ?? read, hydrate };
 }
