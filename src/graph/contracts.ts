@@ -11,6 +11,7 @@
 import type { ListItem, ListQueryOptions, ScanPage, TimeRange } from '../lists/contracts.js';
 import type { SetQueryKind } from '../lists/cursor/set-cursor.js';
 
+import type { EventPage, GraphEvent } from '../model/events.js';
 import type { Direction, ListKey, Position, Relation, UserId, UserRecord } from '../model/types.js';
 
 export type { SetQueryKind } from '../lists/cursor/set-cursor.js';
@@ -263,4 +264,31 @@ export interface GraphApi {
   assertCanViewLists(viewer: UserId, owner: UserId): Promise<void>;
   /** Throws `HiddenError` when the owner blocks the viewer. */
   assertCanViewProfile(viewer: UserId, owner: UserId): Promise<void>;
+}
+
+/**
+ * The graph's change feed (`feed.ts`): the settled events in feed order, and the newest ones
+ * before they settle for in-process consumers. Cursors are opaque strings.
+ */
+export interface EventFeed {
+  /**
+   * Up to `limit` settled events after `after` (null: from the oldest retained event), and the
+   * cursor that resumes right after them (after `after` itself when there are none). An event is
+   * settled once no write can still land before it: every event a cursor passes has been
+   * returned, and will never be returned after it again. With `waitMs`, a read that finds nothing
+   * holds until something settles or the time is up (or `signal` aborts). Throws
+   * `CursorExpiredError` for a cursor older than the retention and `InvalidCursorError` for one
+   * that does not parse.
+   */
+  read(
+    after: string | null,
+    limit: number,
+    o?: { waitMs?: number; signal?: AbortSignal },
+  ): Promise<EventPage>;
+  /**
+   * Calls `listener` with events as this instance sees them written, before they settle: best
+   * effort (an event may come twice, late, or not at all — a consumer that needs every event reads
+   * `read`). Returns the unsubscribe function.
+   */
+  subscribe(listener: (event: GraphEvent) => void): () => void;
 }

@@ -16,6 +16,7 @@ import { HTTPException } from 'hono/http-exception';
 import {
   BlockedError,
   ClockSkewError,
+  CursorExpiredError,
   type DomainError,
   type DomainErrorClass,
   FollowingCapError,
@@ -38,6 +39,7 @@ export const ERROR_CODES = [
   'validation_failed',
   'malformed_request',
   'invalid_cursor',
+  'cursor_expired',
   'self_relation',
   'unauthorized',
   'forbidden',
@@ -60,10 +62,11 @@ export const ERROR_CODES = [
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
-export const STATUS: Record<ErrorCode, 400 | 401 | 403 | 404 | 409 | 413 | 415 | 429 | 500 | 503> = {
+export const STATUS: Record<ErrorCode, 400 | 401 | 403 | 404 | 409 | 410 | 413 | 415 | 429 | 500 | 503> = {
   validation_failed: 400,
   malformed_request: 400,
   invalid_cursor: 400,
+  cursor_expired: 410,
   self_relation: 400,
   unauthorized: 401,
   forbidden: 403,
@@ -89,6 +92,7 @@ export const TITLE: Record<ErrorCode, string> = {
   validation_failed: 'Request validation failed',
   malformed_request: 'Malformed request',
   invalid_cursor: 'Invalid cursor',
+  cursor_expired: 'Cursor expired',
   self_relation: 'An account cannot relate to itself',
   unauthorized: 'Unauthorized',
   forbidden: 'Forbidden',
@@ -188,6 +192,7 @@ const DOMAIN_RULES = [
         cause: err,
       }),
   ),
+  rule(CursorExpiredError, (err) => new ApiError('cursor_expired', err.message, { cause: err })),
   rule(PositionTooOldError, (err) => new ApiError('position_too_old', err.message, { cause: err })),
   rule(PositionOutOfRangeError, (err) => new ApiError('position_out_of_range', err.message, { cause: err })),
   rule(

@@ -15,6 +15,14 @@ export class InvalidCursorError extends Error {
   }
 }
 
+/** A feed cursor older than the feed's retention: the events after it are gone. HTTP 410. */
+export class CursorExpiredError extends Error {
+  override name = 'CursorExpiredError' as const;
+  constructor(readonly retentionSeconds: number) {
+    super(`the cursor is older than the feed's retention (${retentionSeconds} s)`);
+  }
+}
+
 /** The username belongs to another account (a store's claim found it taken). HTTP 409. */
 export class UsernameTakenError extends Error {
   override name = 'UsernameTakenError';
@@ -152,6 +160,7 @@ export const DOMAIN_ERRORS = [
   HiddenError,
   InvalidInputError,
   InvalidCursorError,
+  CursorExpiredError,
   PositionTooOldError,
   PositionOutOfRangeError,
   PairBusyError,
