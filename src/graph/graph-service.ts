@@ -109,6 +109,8 @@ export interface GraphServiceOptions {
   feedPollMs?: { wait?: number; tail?: number };
   /** Told the number of events each feed read returns. */
   onFeedRead?: (events: number) => void;
+  /** False: write no feed rows (the follow path without the outbox, for `bench:events` only). */
+  events?: boolean;
 }
 
 /** Following-list page size of the followed-by walk (well under the contains limit). */
@@ -159,7 +161,8 @@ export class GraphService implements GraphApi {
       policy,
       cap: new FollowCap(o.store, o.maxFollowing, monotonic),
       countLeaseMicros,
-      eventsFrom: () => clock() - eventWindowMicros(policy),
+      // Without events, no slot is ever recent enough to carry a row.
+      eventsFrom: o.events === false ? () => 2n ** 62n : () => clock() - eventWindowMicros(policy),
       onEvents,
     });
     this.accounts = new Accounts({
