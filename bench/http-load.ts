@@ -19,7 +19,6 @@ import { createLogger } from '../src/http/logger.js';
 import { createHttpMetrics } from '../src/http/metrics.js';
 import { mintToken } from '../src/jobs/token.js';
 import { BucketedListService } from '../src/lists/list-service.js';
-import { unwiredEventFeed } from '../src/services.js';
 import { CassandraGraphStore } from '../src/store/cassandra/graph-store.js';
 import { MemoryGraphStore } from '../src/store/memory/memory-store.js';
 import { barChartSvg } from './support/charts.js';
@@ -105,7 +104,7 @@ async function inProcessOverhead(seconds: number) {
   const registry = new Registry();
   const app = createApp({
     graph,
-    feed: unwiredEventFeed(),
+    feed: graph.feed,
     receipts: store,
     ready: async () => true,
     http: {
@@ -188,7 +187,7 @@ async function main() {
   const server = serve({
     fetch: createApp({
       graph,
-      feed: unwiredEventFeed(),
+      feed: graph.feed,
       receipts: store,
       ready: async () => true,
       http: {

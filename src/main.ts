@@ -16,7 +16,7 @@ import { startDirtyReconciler } from './jobs/reconcile-dirty.js';
 import { contactPointsOrLocalNode } from './local-cassandra/node.js';
 import { whenOrphaned } from './local-cassandra/orphan-watch.js';
 import { nowPosition } from './model/clock.js';
-import { openStorage, unwiredEventFeed } from './services.js';
+import { openStorage } from './services.js';
 import { CQL_DIR } from './store/cassandra/keyspace.js';
 import { schemaPresent } from './store/cassandra/migrate.js';
 
@@ -114,7 +114,7 @@ async function main() {
   let draining = false;
   const app = createApp({
     graph,
-    feed: unwiredEventFeed(), // PLACEHOLDER (issue 20): the lead wires the graph's EventFeed here.
+    feed: graph.feed,
     receipts: store,
     ready: async () => !draining && (await schemaPresent(client, keyspace, CQL_DIR)),
     http: httpOptions(config),

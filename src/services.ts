@@ -5,10 +5,8 @@
  * entry points import this file.
  */
 import type { Config } from './config.js';
-import type { EventFeed } from './graph/contracts.js';
 import type { ContactPointsResolver, JobRuntime } from './jobs/runtime.js';
 import { BucketedListService, type ListServiceOptions } from './lists/list-service.js';
-import { StoreUnavailableError } from './model/errors.js';
 import type { CqlClient } from './store/cassandra/client.js';
 import { CassandraGraphStore, type CassandraGraphStoreOptions } from './store/cassandra/graph-store.js';
 import { openMigratedKeyspace } from './store/cassandra/keyspace.js';
@@ -62,19 +60,5 @@ export async function openJobRuntime(config: Config, resolve: ContactPointsResol
       await client.shutdown();
       await node?.stop();
     },
-  };
-}
-
-/**
- * PLACEHOLDER (issue 20) until the feed is wired: the lead replaces its uses (`main.ts`, the
- * benches) with the graph's `EventFeed`. Every read answers 503 (`StoreUnavailableError`); it
- * never pretends the feed is empty.
- */
-export function unwiredEventFeed(): EventFeed {
-  return {
-    read: async () => {
-      throw new StoreUnavailableError('the change feed is not wired in this build');
-    },
-    subscribe: () => () => undefined,
   };
 }

@@ -13,7 +13,6 @@ import { createApp } from '../../src/app.js';
 import { createLogger } from '../../src/http/logger.js';
 import { createHttpMetrics } from '../../src/http/metrics.js';
 import { mintToken } from '../../src/jobs/token.js';
-import { unwiredEventFeed } from '../../src/services.js';
 import { CQL_DIR } from '../../src/store/cassandra/keyspace.js';
 import { schemaPresent } from '../../src/store/cassandra/migrate.js';
 import { type Bench, keyspaceFor } from './harness.js';
@@ -28,7 +27,7 @@ export async function startCelebrityApp(bench: Bench<unknown>, followers: number
   const metrics = createHttpMetrics(registry);
   const app = createApp({
     graph,
-    feed: unwiredEventFeed(),
+    feed: graph.feed,
     receipts: store,
     ready: () => schemaPresent(client, bench.config.keyspace ?? keyspaceFor(followers), CQL_DIR),
     http: {

@@ -95,6 +95,7 @@ export async function applyPairOp(
     // are slotted in position order even by instances whose clocks differ, and compaction never
     // waits for them; a replay (an older position) takes the clock.
     const now = deps.clock();
+    // biome-ignore lint/complexity/useMathMinMax: bigints (Math.max takes numbers)
     const slot = op.position > now ? op.position : now;
     const step = compactionStep(deps, read, { ...op, slot });
     deps.guard.assertWritable();
