@@ -126,8 +126,10 @@ const abort = new AbortController();
 const sse = (async () => {
   const res = await fetch(`${app.url}/v1/events/stream?after=${encodeURIComponent(cursor)}`, {
     headers: { authorization: `Bearer ${admin}`, accept: 'text/event-stream' },
-    signal: abort.signal,
   });
+  // Not fetch's own `signal`: with it, undici stopped delivering this stream's chunks after the
+  // first one here (the server's writes then waited on backpressure); cancel the body instead.
+  abort.signal.addEventListener('abort', () => void res.body?.cancel().catch(() => undefined));
   if (!res.ok || !res.body) throw new Error(`SSE answered ${res.status}`);
   const decoder = new TextDecoder();
   let buffer = '';

@@ -211,7 +211,9 @@ function sendFollowRows(
   const version = pos * 1024n + 1n;
   const [low, high] = source < target ? [source, target] : [target, source];
   pending.push(
-    send(() => client.execute(Q.appendOp, [low, high, pos, source, 'follow', 0n], opts)),
+    send(() =>
+      client.execute(Q.appendOp, [low, high, pos, source, 'follow', 0n, cassandra.types.unset], opts),
+    ),
     send(() => client.execute(Q.putOut, [source, 'follows', target, 'active', pos, pos, version], opts)),
     send(() => client.execute(LQ.following.putRow, [source, outCode, pos, target, pos, version], opts)),
   );
@@ -547,7 +549,7 @@ async function rawWindow(): Promise<void> {
       const code = fCode(i);
       items.push(
         { query: Q.putUser, params: userRow(follower, `u${follower}`) },
-        { query: Q.appendOp, params: [low, high, pos, follower, 'follow', 0n] },
+        { query: Q.appendOp, params: [low, high, pos, follower, 'follow', 0n, cassandra.types.unset] },
         { query: Q.putOut, params: [follower, 'follows', CELEBRITY, 'active', pos, pos, version] },
         { query: LQ.following.putRow, params: [follower, 1, pos, CELEBRITY, pos, version] },
         { query: LQ.followers.putRow, params: [CELEBRITY, code, pos, follower, pos, version] },
