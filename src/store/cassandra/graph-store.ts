@@ -20,7 +20,7 @@
  * values in `keys.ts`; every row mapper in `rows.ts`; driver errors in `errors.ts`; one store per
  * port (`user-store.ts`, `pair-history-store.ts`, `edge-store.ts`, `list-store.ts`,
  * `count-store.ts`, `receipt-store.ts`, `account-task-store.ts`, `scan-store.ts`,
- * `suggestion-store.ts`). This class only delegates; each method is a prototype method, so a test
+ * `suggestion-store.ts`, `relay-cursor-store.ts`). This class only delegates; each method is a prototype method, so a test
  * double can override one and call `super`.
  */
 import type {
@@ -31,6 +31,7 @@ import type {
   ListStore,
   PairHistoryStore,
   ReceiptStore,
+  RelayCursorStore,
   ScanStore,
   SuggestionStore,
   UserStore,
@@ -43,6 +44,7 @@ import { CqlExecutor, type ExecutorOptions } from './executor.js';
 import { CassandraListStore } from './list-store.js';
 import { CassandraPairHistoryStore } from './pair-history-store.js';
 import { CassandraReceiptStore } from './receipt-store.js';
+import { CassandraRelayCursorStore } from './relay-cursor-store.js';
 import { CassandraScanStore } from './scan-store.js';
 import { S } from './statements.js';
 import { CassandraSuggestionStore } from './suggestion-store.js';
@@ -55,6 +57,7 @@ type Args<P, M extends keyof P> = P[M] extends (...args: infer A) => unknown ? A
 export class CassandraGraphStore implements GraphStore {
   private readonly cql: CqlExecutor;
   private readonly users: UserStore;
+  private readonly relayCursors: RelayCursorStore;
   private readonly pairs: PairHistoryStore;
   private readonly edges: EdgeStore;
   private readonly lists: ListStore;
@@ -67,6 +70,7 @@ export class CassandraGraphStore implements GraphStore {
   constructor(client: CqlClient, options: CassandraGraphStoreOptions = {}) {
     this.cql = new CqlExecutor(client, options);
     this.users = new CassandraUserStore(this.cql);
+    this.relayCursors = new CassandraRelayCursorStore(this.cql);
     this.pairs = new CassandraPairHistoryStore(this.cql);
     this.edges = new CassandraEdgeStore(this.cql);
     this.lists = new CassandraListStore(this.cql);
@@ -88,6 +92,13 @@ export class CassandraGraphStore implements GraphStore {
   }
   listDeactivated(...a: Args<UserStore, 'listDeactivated'>) {
     return this.users.listDeactivated(...a);
+  }
+
+  getRelayCursor(...a: Args<RelayCursorStore, 'getRelayCursor'>) {
+    return this.relayCursors.getRelayCursor(...a);
+  }
+  putRelayCursor(...a: Args<RelayCursorStore, 'putRelayCursor'>) {
+    return this.relayCursors.putRelayCursor(...a);
   }
 
   readPairHistory(...a: Args<PairHistoryStore, 'readPairHistory'>) {
