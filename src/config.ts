@@ -56,6 +56,7 @@ const EnvSchema = z.object({
   GRAPH_RECONCILE_INTERVAL_MS: int(0, 3_600_000).default(5000),
   GRAPH_CLOCK_SKEW_MS: int(10, 60_000).default(2000),
   GRAPH_WRITE_BUDGET_MS: int(50, 60_000).default(2000),
+  GRAPH_EVENT_RETENTION_SECONDS: int(3600, 30 * 86_400).default(7 * 86_400),
   GRAPH_DOCS: z.enum(['true', 'false', '1', '0', 'yes', 'no']).default('true').pipe(bool),
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
 });
@@ -95,6 +96,8 @@ export interface Config {
     clockSkewMs: number;
     /** B: longest a write may take from its first read to an acknowledged append (503 beyond). */
     writeBudgetMs: number;
+    /** How long the change feed keeps events (its rows' TTL); an older cursor answers 410. */
+    eventRetentionSeconds: number;
   };
 }
 
@@ -154,6 +157,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       receiptTtlSeconds: e.GRAPH_RECEIPT_TTL_SECONDS,
       clockSkewMs: e.GRAPH_CLOCK_SKEW_MS,
       writeBudgetMs: e.GRAPH_WRITE_BUDGET_MS,
+      eventRetentionSeconds: e.GRAPH_EVENT_RETENTION_SECONDS,
     },
   };
 }

@@ -89,6 +89,7 @@ async function main() {
     clockGuard,
     historyPolicy: { clockSkewMs: config.graph.clockSkewMs, writeBudgetMs: config.graph.writeBudgetMs },
     setCursorSecret: config.graph.cursorSecret,
+    eventRetentionSeconds: config.graph.eventRetentionSeconds,
     onTaskError: (userId, error) =>
       logger.error(
         { userId: String(userId), err: String(error) },

@@ -31,7 +31,10 @@ export async function openStorage(
   hooks: StorageHooks = {},
 ): Promise<Storage> {
   const client = await openMigratedKeyspace({ ...config.cassandra, contactPoints, log });
-  const store = new CassandraGraphStore(client, hooks.onQuery ? { onQuery: hooks.onQuery } : {});
+  const store = new CassandraGraphStore(client, {
+    eventRetentionSeconds: config.graph.eventRetentionSeconds,
+    ...(hooks.onQuery ? { onQuery: hooks.onQuery } : {}),
+  });
   const lists = new BucketedListService({
     store,
     cursorSecret: config.graph.cursorSecret,

@@ -23,11 +23,13 @@ import {
   NoPendingRequestError,
   UserNotFoundError,
 } from '../model/errors.js';
+import type { EventRow } from '../model/events.js';
 import { USERNAME_PATTERN } from '../model/limits.js';
 import { listIn, type Position, type UserId, type UserRecord } from '../model/types.js';
 import type { CountStore, UserStore } from '../ports/store.js';
 import { type AccountStateStore, newMarkTask, runMarkCounterparts } from './account-state.js';
 import type { WriteClock } from './clock-guard.js';
+import { userUpdatedRow } from './feed.js';
 
 /** Pending requests accepted inline when an account goes public; more run in the background. */
 const INLINE_ACCEPT_LIMIT = 100;
@@ -52,6 +54,8 @@ export interface AccountsDeps {
   /** Accepts one pending request on the owner's behalf, deactivated accounts included. */
   accept: (owner: UserId, requester: UserId) => Promise<{ changed: boolean }>;
   onTaskError: (userId: UserId, error: unknown) => void;
+  /** Told the feed row of each account update once written (the feed's local tail). */
+  onEvents?: (rows: readonly EventRow[]) => void;
 }
 
 /** A user PUT: every field but `id` optional for an existing user. */
@@ -97,7 +101,17 @@ export class Accounts {
       const version = this.d.clock();
       await store.putAccountTask({ userId: user.id, task: 'accept_requests', cursor: null, version });
     }
-    const { created } = await store.putUser(user);
+    // An admin change of what readers see of the account is an event (`user.updated`), written
+    // with the user row; a write that changes none of it, and a creation, are not.
+    const updated =
+      existing !== null &&
+      (existing.username !== user.username ||
+        existing.private !== user.private ||
+        existing.state !== user.state ||
+        existing.hideLists !== user.hideLists);
+    const event = updated ? userUpdatedRow(user.id, this.d.clock()) : undefined;
+    const { created } = await store.putUser(user, event ? { event } : {});
+    if (event) this.d.onEvents?.([event]);
     if (flipped) this.startMarkTask(user.id);
     if (goesPublic) {
       const pending = await store.getCount(listIn(user.id, 'requests'));

@@ -24,6 +24,7 @@ import type {
 import { SetCursorCodec, type SetQueryKind } from '../lists/cursor/set-cursor.js';
 import { walkList } from '../lists/list-walker.js';
 import { nowPosition } from '../model/clock.js';
+import { DEFAULT_EVENT_RETENTION_SECONDS, type EventRow } from '../model/events.js';
 import {
   type Direction,
   type ListKey,
@@ -50,10 +51,16 @@ import type {
   SuggestionItem,
 } from './contracts.js';
 import { EdgeReads } from './edge-reads.js';
+import { Feed } from './feed.js';
 import { FollowCap } from './follow-cap.js';
 import { pageMembers } from './page-members.js';
 import { type GraphMutationResult, PairWrites, type TOGGLES, type ToggleKind } from './pair-apply.js';
-import { DEFAULT_HISTORY_POLICY, type HistoryPolicy } from './pair-history.js';
+import {
+  DEFAULT_HISTORY_POLICY,
+  eventWindowMicros,
+  feedLagMicros,
+  type HistoryPolicy,
+} from './pair-history.js';
 import { GraphReads } from './reads.js';
 import { type SetPage, type SetPageStats, SetQueries } from './set-queries.js';
 import { readSuggestions } from './suggestions.js';
@@ -96,6 +103,14 @@ export interface GraphServiceOptions {
   setBudget?: (limit: number) => number;
   /** Told every set-query page's cost. */
   onSetPage?: (s: SetPageStats) => void;
+  /** How long the change feed keeps events (the store's retention); default 7 days. */
+  eventRetentionSeconds?: number;
+  /** The feed's poll periods (ms): a waiting read, and the unsettled tail while anyone listens. */
+  feedPollMs?: { wait?: number; tail?: number };
+  /** Told the number of events each feed read returns. */
+  onFeedRead?: (events: number) => void;
+  /** False: write no feed rows (the follow path without the outbox, for `bench:events` only). */
+  events?: boolean;
 }
 
 /** Following-list page size of the followed-by walk (well under the contains limit). */
@@ -113,6 +128,8 @@ export class GraphService implements GraphApi {
   /** Members a read must skip: deactivated accounts (see `account-state.ts`), or the injected filter. */
   readonly hiddenMembers: MemberFilter;
   private readonly injectedFilter: MemberFilter | undefined;
+  /** The change feed (`feed.ts`). */
+  readonly feed: Feed;
 
   constructor(o: GraphServiceOptions) {
     const clock = o.clock ?? nowPosition;
@@ -122,6 +139,16 @@ export class GraphService implements GraphApi {
     const countLeaseMicros = BigInt(Math.round((o.countLeaseMs ?? 2 * policy.clockSkewMs) * 1000));
     this.store = o.store;
     this.lists = o.lists;
+    this.feed = new Feed({
+      store: o.store,
+      clock,
+      lagMicros: feedLagMicros(policy),
+      retentionSeconds: o.eventRetentionSeconds ?? DEFAULT_EVENT_RETENTION_SECONDS,
+      pollMs: o.feedPollMs?.wait,
+      tailPollMs: o.feedPollMs?.tail,
+      onRead: o.onFeedRead,
+    });
+    const onEvents = (rows: readonly EventRow[]) => this.feed.publish(rows);
     this.hiddenMembers = o.memberFilter ?? deactivatedFilter(o.store);
     this.injectedFilter = o.memberFilter;
     this.edges = new EdgeReads(o.store, o.lists);
@@ -134,6 +161,9 @@ export class GraphService implements GraphApi {
       policy,
       cap: new FollowCap(o.store, o.maxFollowing, monotonic),
       countLeaseMicros,
+      // Without events, no slot is ever recent enough to carry a row.
+      eventsFrom: o.events === false ? () => 2n ** 62n : () => clock() - eventWindowMicros(policy),
+      onEvents,
     });
     this.accounts = new Accounts({
       store: o.store,
@@ -141,6 +171,7 @@ export class GraphService implements GraphApi {
       clock,
       guard,
       leaseMicros: countLeaseMicros,
+      onEvents,
       accept: (owner, requester) => this.writes.accept(owner, requester, {}, true),
       onTaskError: o.onTaskError ?? (() => undefined),
     });

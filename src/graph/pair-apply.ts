@@ -90,7 +90,9 @@ export async function applyPairOp(
     const horizon = refusalHorizon(history);
     if (op.position <= horizon) throw new PositionTooOldError(op.position, horizon);
     if (versionCountAfter(history, op) > MAX_VERSION_COUNT) throw new PairBusyError(1);
-    const step = compactionStep(deps, read, op);
+    // The op's feed slot: this writer's clock at its append, stored with it (`pair-events.ts`).
+    const slot = deps.clock();
+    const step = compactionStep(deps, read, { ...op, slot });
     deps.guard.assertWritable();
     const remaining = () => policy.writeBudgetMs - (deps.monotonic() - read.startedMs);
     if (step.busySeconds !== undefined) {
@@ -108,7 +110,7 @@ export async function applyPairOp(
       folded = history.ops.filter((o) => o.position <= horizon);
     }
     if (remaining() <= 0) throw new PairBusyError(1);
-    const stored: StoredPairOp = { ...op, base: step.base };
+    const stored: StoredPairOp = { ...op, base: step.base, slot };
     await store.appendPair(
       {
         pair: [op.sourceId, op.targetId],
@@ -140,11 +142,21 @@ export async function applyPairOp(
     duplicate ? store.getPairEdges(op.sourceId, op.targetId).then(storedFold) : null,
   ]);
   const after = await writePairView(deps, view, folded);
+  // The view batch carried the events of recent slots. Acknowledged past B + V + T from the first
+  // read, it may have landed after feed readers passed its slot (`feedLagMicros`): the write
+  // stands, but it is not acknowledged.
+  const late =
+    deps.monotonic() - read.startedMs > policy.writeBudgetMs + policy.viewBudgetMs + policy.batchTimeoutMs;
   const own = storedBefore ? null : ownTransition(history, view, op);
   const seen = countDeltas(storedBefore ?? before, after);
   // Lists whose rows changed between the two reads but not by this op: a racer's, to be recounted.
   await applyCountDeltas(deps, own ? countDeltas(own.before, own.after) : seen, own ? seen : [], lease);
   const changed = !duplicate && !sameActive(foldView(view, op), after);
+  if (late) {
+    throw new StoreUnavailableError(
+      'the write was applied after its budget; its events may reach feed readers late, so it is not acknowledged',
+    );
+  }
   return { op, before, after, duplicate, changed };
 }
 

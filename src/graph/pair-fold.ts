@@ -224,6 +224,23 @@ export function foldPair(history: readonly PairOp[], start: readonly EdgeRecord[
   return { edges };
 }
 
+/**
+ * One op applied to a pair's active edges (`edgeKey → active`), in place: what `foldPair` does to
+ * the states, without positions or candidates. Applying a history's ops in history order to the
+ * active edges of `start` gives the active edges of `foldPair(history, start)`; the feed uses it
+ * to fold prefixes incrementally (`pair-events.ts`).
+ */
+export function stepActive(active: Map<string, boolean>, op: PairOp): void {
+  const { relation, transition } = OP_RELATION[op.kind];
+  const view: FoldState = { isActive: (s, r, t) => active.get(edgeKey(s, r, t)) === true };
+  if (transition.guard && !transition.guard(view, op)) return;
+  active.set(edgeKey(op.sourceId, relation, op.targetId), transition.move === 'set');
+  for (const c of transition.clears ?? []) {
+    const [s, t] = c.side === 'fwd' ? [op.sourceId, op.targetId] : [op.targetId, op.sourceId];
+    active.set(edgeKey(s, c.relation, t), false);
+  }
+}
+
 /** The active edge `source → target` of `relation` in the fold, or undefined. */
 export function activeEdge(
   fold: PairFold,

@@ -4,6 +4,7 @@ import { edgeKey } from '../model/types.js';
 import type { PairCheckpoint, PairHistory, PendingCompaction } from '../ports/records.js';
 import type { EdgeStore, PairHistoryStore } from '../ports/store.js';
 import type { WriteClock } from './clock-guard.js';
+import { foldableHorizon, mayFold } from './pair-events.js';
 import { compareOps, foldPair, type PairFold } from './pair-fold.js';
 import type { PairWriterDeps } from './pair-writer.js';
 import { foldView } from './pair-writer.js';
@@ -22,6 +23,14 @@ export interface HistoryPolicy {
   clockSkewMs: number;
   /** How far past the server clock an explicit position may be (µs). */
   maxSkewMicros: bigint;
+  /** V: longest from an acknowledged append to sending the view's batch (monotonic clock). */
+  viewBudgetMs: number;
+  /**
+   * T: how long the view's batch may take once sent. A write whose batch is acknowledged more than
+   * B + V + T after its first read answers 503 (it stands, but its events may reach feed readers
+   * late), so every acknowledged change's events landed within the feed's lag.
+   */
+  batchTimeoutMs: number;
 }
 
 export const DEFAULT_HISTORY_POLICY: HistoryPolicy = {
@@ -33,7 +42,29 @@ export const DEFAULT_HISTORY_POLICY: HistoryPolicy = {
   writeBudgetMs: 2_000,
   clockSkewMs: 2_000,
   maxSkewMicros: 5_000_000n,
+  viewBudgetMs: 2_000,
+  batchTimeoutMs: 2_000,
 };
+
+type FeedBounds = Pick<HistoryPolicy, 'writeBudgetMs' | 'viewBudgetMs' | 'batchTimeoutMs' | 'clockSkewMs'>;
+
+/**
+ * The feed's lag L (µs): how long after its slot an op's final events may still land. An op's
+ * append is acknowledged within B of its first read (its slot is after that read), its view batch
+ * is sent within V after that and lands within T, and the writer's and the reader's clocks are each
+ * within S of the database's: B + V + T + 2S (10 s with the defaults). Readers read up to now − L.
+ */
+export function feedLagMicros(policy: FeedBounds): bigint {
+  return (
+    BigInt(policy.writeBudgetMs + policy.viewBudgetMs + policy.batchTimeoutMs + 2 * policy.clockSkewMs) *
+    1000n
+  );
+}
+
+/** How far back a view write re-derives events (µs): twice the feed lag (see `pair-events.ts`). */
+export function eventWindowMicros(policy: FeedBounds): bigint {
+  return 2n * feedLagMicros(policy);
+}
 
 /**
  * How long after an observation (`seenAt`, the observer's clock when its read returned) a
@@ -59,6 +90,10 @@ export interface PairHistoryDeps {
   monotonic: () => number;
   /** Refuses writes while this instance's clock is not known to be within the bound. */
   guard: WriteClock;
+  /** See `PairWriterDeps.eventsFrom`: the clock minus `eventWindowMicros(policy)`. */
+  eventsFrom: () => Position;
+  /** See `PairWriterDeps.onEvents`. */
+  onEvents?: PairWriterDeps['onEvents'];
 }
 
 /** A pair read before an op is chosen: the history and when the read started and returned. */
@@ -131,7 +166,11 @@ export interface CompactionStep {
 }
 
 /** What the op's append carries: an announcement, an observation or a commit (see the note). */
-export function compactionStep(deps: PairHistoryDeps, read: PairRead, op: PairOp): CompactionStep {
+export function compactionStep(
+  deps: PairHistoryDeps,
+  read: PairRead,
+  op: PairOp & { slot?: Position },
+): CompactionStep {
   const { policy } = deps;
   const { history } = read;
   const base = history.checkpoint?.count ?? 0;
@@ -139,11 +178,13 @@ export function compactionStep(deps: PairHistoryDeps, read: PairRead, op: PairOp
   const through = history.snapshotThrough;
   const full = history.ops.length >= policy.maxOps;
   const settle = settleMicros(policy);
+  const eventsFrom = deps.clock() - eventWindowMicros(policy);
   const pending = history.pending && committed < history.pending.horizon ? history.pending : null;
   if (pending) {
     const { horizon, seenAt } = pending;
     const inSnapshot = through === null || horizon < through;
-    if (seenAt !== null && read.readAt >= seenAt + settle && inSnapshot) {
+    const foldable = mayFold(history.ops, horizon, eventsFrom);
+    if (seenAt !== null && read.readAt >= seenAt + settle && inSnapshot && foldable) {
       const checkpoint = checkpointAt(history, horizon);
       return { base: checkpoint.count, commit: { checkpoint, folded: checkpoint.count - base } };
     }
@@ -161,8 +202,12 @@ export function compactionStep(deps: PairHistoryDeps, read: PairRead, op: PairOp
   if (ops.length > policy.compactAbove) {
     const foldable =
       through === null ? ops.slice(0, ops.length - policy.keep) : ops.filter((o) => o.position < through);
-    const last = foldable.at(-1);
-    if (last) step.announce = { horizon: last.position, announcedAt: deps.clock(), seenAt: null };
+    const horizon = foldableHorizon(
+      ops,
+      foldable.map((o) => o.position),
+      eventsFrom,
+    );
+    if (horizon !== null) step.announce = { horizon, announcedAt: deps.clock(), seenAt: null };
   }
   if (full) step.busySeconds = busySeconds(settle);
   return step;

@@ -20,6 +20,7 @@ import {
 import type { ListRowWrite } from '../ports/records.js';
 import type { PairHistoryStore } from '../ports/store.js';
 import { pairVersion } from './pair-fold.js';
+import { DEFAULT_HISTORY_POLICY, eventWindowMicros } from './pair-history.js';
 import { foldView, type PairView, type PairWriterDeps, writePairView } from './pair-writer.js';
 
 /** A list row found standing where the stored edges do not put it (the sweep's ghost rows). */
@@ -35,6 +36,8 @@ export interface PairRepairDeps {
   lists: PairWriterDeps['lists'];
   /** µs since the epoch (the version of strays' deletes on a pair without history); default the system clock. */
   clock?: () => Position;
+  /** The oldest slot whose events the rewrite carries; default the clock minus the default event window. */
+  eventsFrom?: () => Position;
 }
 
 /** The edges `history` implies (checkpoint plus the ops above it), keyed by `edgeKey`. */
@@ -66,7 +69,9 @@ export async function rewritePair(
 ): Promise<{ ops: number; edges: EdgeRecord[] }> {
   const history = await deps.store.readPairHistory(a, b);
   await o.afterRead?.();
-  const fold = await writePairView(deps, history);
+  const clock = deps.clock ?? nowPosition;
+  const eventsFrom = deps.eventsFrom ?? (() => clock() - eventWindowMicros(DEFAULT_HISTORY_POLICY));
+  const fold = await writePairView({ ...deps, eventsFrom }, history);
   const deletes: ListRowWrite[] = [];
   for (const r of o.strays ?? []) {
     const e = rowEdge(r.list, r.otherId);
@@ -81,7 +86,7 @@ export async function rewritePair(
   }
   if (deletes.length > 0) {
     const read = pairVersion(history);
-    const version = read > 0n ? read : wallClockVersion((deps.clock ?? nowPosition)());
+    const version = read > 0n ? read : wallClockVersion(clock());
     await deps.store.writeEdges([], deletes, version);
   }
   return {

@@ -20,7 +20,8 @@
  * `maxOps`), not by the pair's age: the first design deleted at every candidate position of the
  * whole history and outgrew Cassandra's batch size limit after ~700 follow cycles. The edges and
  * the first rows go as one logged batch; the remaining deletes follow in bounded batches (a crash
- * between them leaves stray rows that the next write or repair deletes).
+ * between them leaves stray rows that the next write or repair deletes). The first batch also
+ * carries the view's feed rows (`pair-events.ts`): the events and the change are all-or-nothing.
  *
  * Rewriting is idempotent: the same view and op write the same cells at the same version, which
  * is what makes retries and the repair job safe to re-run.
@@ -37,10 +38,12 @@
 
 import type { ListService } from '../lists/contracts.js';
 import { bucketCodeOf, bucketOf, writeBucketCodes } from '../model/buckets.js';
+import type { EventRow } from '../model/events.js';
 import type { BucketLayout, ListKey, PairOp, Position, Relation, UserId } from '../model/types.js';
 import { edgeKey, listId, listIn, projections } from '../model/types.js';
 import type { EdgeWrite, ListRowWrite, PairCheckpoint, StoredPairOp } from '../ports/records.js';
 import type { CountStore, EdgeStore } from '../ports/store.js';
+import { pairEventRows } from './pair-events.js';
 import {
   compareOps,
   containsOp,
@@ -56,6 +59,13 @@ import {
 export interface PairWriterDeps {
   store: Pick<EdgeStore, 'writeEdges'> & Pick<CountStore, 'markDirty' | 'incrementCount' | 'getCount'>;
   lists: Pick<ListService, 'currentLayout' | 'sizeCheckDue' | 'noteSize'>;
+  /**
+   * The oldest slot whose events a view write still carries, now (µs): the clock minus the event
+   * window (`eventWindowMicros` in `pair-history.ts`; see `pair-events.ts`).
+   */
+  eventsFrom: () => Position;
+  /** Told the feed rows of each view batch once it is acknowledged (the feed's local tail). */
+  onEvents?: (rows: readonly EventRow[]) => void;
 }
 
 /** Counter shards per list: enough to spread a celebrity's hot counter, cheap to sum. */
@@ -75,6 +85,9 @@ export function foldView(view: PairView, skip?: PairOp): PairFold {
 
 /** Row statements that ride in the edge write's logged batch; the rest go in batches of this size after it. */
 const ROWS_PER_BATCH = 64;
+
+/** Feed rows that ride in the edge write's logged batch (the newest slots); the rest follow, twice as many per batch. */
+const EVENTS_PER_BATCH = 24;
 
 /** The rows a view must write for one folded edge: its active row, deletes at each `stale` position. */
 export function listRowsFor(
@@ -152,9 +165,23 @@ export async function writePairView(
   // Puts first, so the rows that must appear ride in the logged batch with their edges.
   rows.sort((x, y) => (x.op === y.op ? 0 : x.op === 'put' ? -1 : 1));
   const version = pairVersion(view);
-  await deps.store.writeEdges(edges, rows.slice(0, ROWS_PER_BATCH), version);
+  // Newest slots first: the op being written is among them, so its events ride with its change.
+  const events = pairEventRows(view, deps.eventsFrom()).reverse();
+  await deps.store.writeEdges(
+    edges,
+    rows.slice(0, ROWS_PER_BATCH),
+    version,
+    events.slice(0, EVENTS_PER_BATCH),
+  );
+  deps.onEvents?.(events.slice(0, EVENTS_PER_BATCH));
   for (let i = ROWS_PER_BATCH; i < rows.length; i += ROWS_PER_BATCH) {
     await deps.store.writeEdges([], rows.slice(i, i + ROWS_PER_BATCH), version);
+  }
+  // A pair hammered within the event window has more: the older rows follow in bounded batches.
+  for (let i = EVENTS_PER_BATCH; i < events.length; i += 2 * EVENTS_PER_BATCH) {
+    const more = events.slice(i, i + 2 * EVENTS_PER_BATCH);
+    await deps.store.writeEdges([], [], version, more);
+    deps.onEvents?.(more);
   }
   return fold;
 }

@@ -55,3 +55,66 @@ export interface EventPage {
   items: GraphEvent[];
   next: string;
 }
+
+/** How long the feed keeps events unless configured otherwise: 7 days. */
+export const DEFAULT_EVENT_RETENTION_SECONDS = 7 * 24 * 3600;
+
+/** Partitions per feed period: writes of one moment spread over this many (`eventShard`). */
+export const EVENT_SHARDS = 8;
+
+/** Feed time per events partition (µs): a minute. */
+export const EVENT_PERIOD_MICROS = 60_000_000n;
+
+/** The period of a slot (the events partition's time part). */
+export const eventPeriod = (slot: Position): bigint => slot / EVENT_PERIOD_MICROS;
+
+/** The shard of a pair's (or an account's: `low = high`) events; one pair's events stay in one shard. */
+export function eventShard(low: UserId, high: UserId): number {
+  const mixed = (low * 0x9e3779b1n + high) & 0x7fffffffn;
+  return Number(mixed % BigInt(EVENT_SHARDS));
+}
+
+/**
+ * The key of one row of the feed: the op whose transitions it holds (or an account's update,
+ * `opKind = 'user'`), at its slot. Feed order is the order of these fields as listed.
+ */
+export interface EventKey {
+  slot: Position;
+  shard: number;
+  low: UserId;
+  high: UserId;
+  opPosition: Position;
+  opSource: UserId;
+  opKind: string;
+}
+
+/** An edge turning active (`on`) or removed. */
+export interface EdgeTransition {
+  sourceId: UserId;
+  relation: Relation;
+  targetId: UserId;
+  on: boolean;
+}
+
+/** One row of the feed: the transitions an op made at its slot (none: a no-op), or an account's update. */
+export interface EventRow {
+  key: EventKey;
+  transitions: readonly EdgeTransition[];
+  /** An admin change of the account `low` (`user.updated`). */
+  user?: boolean;
+}
+
+const cmp = (a: bigint | number | string, b: bigint | number | string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** Feed order of two keys. */
+export function compareEventKeys(a: EventKey, b: EventKey): number {
+  return (
+    cmp(a.slot, b.slot) ||
+    cmp(a.shard, b.shard) ||
+    cmp(a.low, b.low) ||
+    cmp(a.high, b.high) ||
+    cmp(a.opPosition, b.opPosition) ||
+    cmp(a.opSource, b.opSource) ||
+    cmp(a.opKind, b.opKind)
+  );
+}

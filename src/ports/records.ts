@@ -12,6 +12,11 @@ import type { EdgeRecord, ListEntry, ListKey, PairOp, Position, UserId } from '.
  */
 export interface StoredPairOp extends PairOp {
   base: number;
+  /**
+   * The op's feed slot (µs, the writer's clock at its append): where its events stand in the
+   * feed (`src/graph/pair-events.ts`). Absent on ops appended before the feed existed.
+   */
+  slot?: Position;
 }
 
 /**

@@ -10,6 +10,7 @@
  * versions a delete wins over a put (Cassandra's tie rule; the memory store copies it).
  */
 
+import type { EventKey, EventRow } from '../model/events.js';
 import type {
   BucketLayout,
   EdgeRecord,
@@ -89,9 +90,10 @@ export interface UserStore {
   getUsers(ids: readonly UserId[]): Promise<Map<UserId, UserRecord>>;
   /**
    * Creates or updates a user. Throws `UsernameTakenError` when another id holds the username
-   * (case-insensitive). Returns whether the user was new.
+   * (case-insensitive). Returns whether the user was new. `event`: the account's `user.updated`
+   * row of the feed, written in the same logged batch as the user row (see `EventStore`).
    */
-  putUser(user: UserRecord): Promise<{ created: boolean }>;
+  putUser(user: UserRecord, o?: { event?: EventRow }): Promise<{ created: boolean }>;
   /**
    * The accounts in the registry of deactivated accounts, or null when it holds more than `limit`
    * (reads `DEACTIVATED_SHARDS` partitions). Every deactivated account is in it: each `putUser`
@@ -116,9 +118,16 @@ export interface EdgeStore {
    * every cell at write time `version`. Idempotent. Each edge goes to the forward table and to
    * every code of its `inBucketCodes`; each list row to every code of its `bucketCodes`, in the
    * table its `ListKey` selects (follows: the card's `following` / `followers`; other relations:
-   * `relation_lists`).
+   * `relation_lists`). `events`: rows of the feed (see `EventStore`) that ride in the same batch,
+   * at the same version; a batch that carries events is never sent without the batchlog (it fails
+   * with `StoreUnavailableError` instead), so the events and the change are all-or-nothing.
    */
-  writeEdges(edges: readonly EdgeWrite[], rows: readonly ListRowWrite[], version: bigint): Promise<void>;
+  writeEdges(
+    edges: readonly EdgeWrite[],
+    rows: readonly ListRowWrite[],
+    version: bigint,
+    events?: readonly EventRow[],
+  ): Promise<void>;
   /** Edge states `sourceId → t` for each t in `targetIds` (absent: no edge ever). One partition. */
   getEdgesOut(
     sourceId: UserId,
@@ -315,6 +324,20 @@ export interface SuggestionStore {
   getSuggestions(userId: UserId): Promise<SuggestionSet | null>;
 }
 
+/**
+ * The graph's change feed as stored: rows keyed by `EventKey`, written only with the change they
+ * describe (`writeEdges`, `putUser`), each cell at its writer's version, so a row written from a
+ * fuller view of a pair's history replaces one written from a partial view (an empty row: no
+ * events). Rows expire after the retention the store was opened with.
+ */
+export interface EventStore {
+  /**
+   * The non-empty rows strictly after `after` (null: from the start of the retention) with
+   * `slot <= until`, in feed order (`compareEventKeys`), at most `limit`.
+   */
+  readEventRows(after: EventKey | null, until: Position, limit: number): Promise<EventRow[]>;
+}
+
 /** Idempotency receipts (`receipts`), what the HTTP layer's `Idempotency-Key` middleware keeps. */
 export interface ReceiptStore {
   /** The receipt stored for (actor, key), or null when none (or expired). */
@@ -349,7 +372,8 @@ export interface GraphStore
     ReceiptStore,
     AccountTaskStore,
     ScanStore,
-    SuggestionStore {
+    SuggestionStore,
+    EventStore {
   /** The database's clock, ms since the epoch (what the clock guard compares this instance's with). */
   databaseClockMs(): Promise<number>;
   close(): Promise<void>;

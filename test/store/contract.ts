@@ -4,7 +4,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bucketCodeOf, SINGLE_BUCKET } from '../../src/model/buckets.js';
+import { nowPosition } from '../../src/model/clock.js';
 import { UsernameTakenError } from '../../src/model/errors.js';
+import { compareEventKeys, eventShard } from '../../src/model/events.js';
 import type { EdgeRecord, ListEntry, ListKey, Relation } from '../../src/model/types.js';
 import { PAIR_READ_ROWS } from '../../src/ports/records.js';
 import type { GraphStore } from '../../src/ports/store.js';
@@ -90,6 +92,98 @@ export function describeStoreContract(name: string, make: () => Promise<StoreFix
       expect(sorted(all.filter((id) => mine.has(id)))).toEqual(sorted(us.slice(1, 5)));
       expect(await store.listDeactivated(all.length - 1)).toBeNull();
       expect(sorted((await store.listDeactivated(all.length)) ?? [])).toEqual(sorted(all));
+    });
+
+    it('keeps an op’s feed slot with it (absent on ops appended without one)', async () => {
+      const [a, b] = ids(2) as [bigint, bigint];
+      await store.appendPair({
+        pair: [a, b],
+        op: { sourceId: a, targetId: b, kind: 'follow', position: 10n, base: 0, slot: 777n },
+      });
+      await store.appendPair({
+        pair: [a, b],
+        op: { sourceId: b, targetId: a, kind: 'mute', position: 20n, base: 0 },
+      });
+      expect((await store.readPairHistory(a, b)).ops).toEqual([
+        { sourceId: a, targetId: b, kind: 'follow', position: 10n, base: 0, slot: 777n },
+        { sourceId: b, targetId: a, kind: 'mute', position: 20n, base: 0 },
+      ]);
+    });
+
+    it('feed rows: newer version wins cell by cell, an empty row hides, read in feed order across shards and minutes', async () => {
+      const base = nowPosition() - 10_000_000n;
+      const pairs = Array.from({ length: 6 }, () => ids(2) as [bigint, bigint]);
+      const row = (i: number, dSlot: bigint, on: boolean, kind = 'follow') => {
+        const [low, high] = pairs[i] as [bigint, bigint];
+        return {
+          key: {
+            slot: base + dSlot,
+            shard: eventShard(low, high),
+            low,
+            high,
+            opPosition: 5n,
+            opSource: low,
+            opKind: kind,
+          },
+          transitions: [{ sourceId: low, relation: 'follows' as const, targetId: high, on }],
+        };
+      };
+      const edgeless = async (rows: ReturnType<typeof row>[], version: bigint) =>
+        store.writeEdges([], [], version, rows);
+      // Slots across two minutes and several shards, written out of order.
+      await edgeless([row(3, 61_000_000n, true), row(0, 1_000n, true)], 10n);
+      await edgeless([row(1, 1_000n, true), row(2, 2_000n, true), row(4, 59_999_999n, true)], 10n);
+      // A fuller view: row 0 flips at a higher version; row 1 becomes empty; an older write loses.
+      await edgeless([row(0, 1_000n, false)], 20n);
+      await edgeless([{ ...row(1, 1_000n, true), transitions: [] }], 20n);
+      await edgeless([row(2, 2_000n, false)], 5n);
+      const until = base + 120_000_000n;
+      const all = await store.readEventRows(null, until, 100);
+      const mine = all.filter((r) => pairs.some(([low]) => low === r.key.low));
+      const expected = [
+        row(0, 1_000n, false),
+        row(2, 2_000n, true),
+        row(4, 59_999_999n, true),
+        row(3, 61_000_000n, true),
+      ].sort((x, y) => compareEventKeys(x.key, y.key));
+      expect(mine).toEqual(expected);
+      // `after` is exclusive, `until` inclusive, `limit` counts rows.
+      const first = expected[0] as (typeof expected)[number];
+      expect(
+        (await store.readEventRows(first.key, until, 100)).filter((r) =>
+          pairs.some(([low]) => low === r.key.low),
+        ),
+      ).toEqual(expected.slice(1));
+      expect(
+        (await store.readEventRows(null, base + 59_999_999n, 100)).filter((r) =>
+          pairs.some(([low]) => low === r.key.low),
+        ),
+      ).toEqual(expected.slice(0, 3));
+      expect(await store.readEventRows(first.key, until, 2)).toHaveLength(2);
+    });
+
+    it('a user update’s feed row rides with the user row', async () => {
+      const [u] = ids(1) as [bigint];
+      const slot = nowPosition() - 5_000_000n;
+      const event = {
+        key: {
+          slot,
+          shard: eventShard(u, u),
+          low: u,
+          high: u,
+          opPosition: slot,
+          opSource: u,
+          opKind: 'user',
+        },
+        transitions: [],
+        user: true,
+      };
+      await store.putUser(
+        { id: u, username: `feed${u}`, private: true, state: 'active', hideLists: false },
+        { event },
+      );
+      const rows = await store.readEventRows({ ...event.key, opKind: '' }, slot, 10);
+      expect(rows.filter((r) => r.key.low === u)).toEqual([event]);
     });
 
     it('records pair history once per op, in position order, from either side', async () => {

@@ -3,12 +3,15 @@
  * (`edges_in`, bucketed like the target's `in` list), written together with the list rows they
  * imply as one LOGGED batch at the caller's version (`USING TIMESTAMP`): the batchlog makes the
  * multi-partition write all-or-nothing eventually, the write time makes it last-writer-wins and
- * idempotent. The batchlog fallback is the executor's (`executor.ts`).
+ * idempotent. The batchlog fallback is the executor's (`executor.ts`); a batch carrying feed rows
+ * (`event-store.ts`) never takes it.
  */
 import { bucketCodeOf } from '../../model/buckets.js';
+import type { EventRow } from '../../model/events.js';
 import type { BucketLayout, EdgeRecord, Relation, UserId } from '../../model/types.js';
 import type { EdgeWrite, ListRowWrite } from '../../ports/records.js';
 import type { EdgeStore } from '../../ports/store.js';
+import type { CassandraEventStore } from './event-store.js';
 import type { Bound, CqlExecutor } from './executor.js';
 import { listTable, partitionValues } from './keys.js';
 import { toEdge } from './rows.js';
@@ -17,12 +20,16 @@ import { LS, S } from './statements.js';
 const ALL_RELATIONS: Relation[] = ['follows', 'requests', 'blocks', 'mutes', 'close_friends'];
 
 export class CassandraEdgeStore implements EdgeStore {
-  constructor(private readonly cql: CqlExecutor) {}
+  constructor(
+    private readonly cql: CqlExecutor,
+    private readonly events: CassandraEventStore,
+  ) {}
 
   async writeEdges(
     edges: readonly EdgeWrite[],
     rows: readonly ListRowWrite[],
     version: bigint,
+    events: readonly EventRow[] = [],
   ): Promise<void> {
     const queries: Bound[] = [];
     for (const { edge: e, inBucketCodes } of edges) {
@@ -43,8 +50,11 @@ export class CassandraEdgeStore implements EdgeStore {
         );
       }
     }
+    queries.push(...this.events.eventStatements(events, version));
     if (queries.length === 0) return;
-    await this.cql.loggedBatch('writeEdges', queries);
+    // Feed rows never go without the batchlog: their change must land with them or not at all.
+    await this.cql.loggedBatch('writeEdges', queries, { fallback: events.length === 0 });
+    this.events.written(events);
   }
 
   async getEdgesOut(

@@ -11,7 +11,9 @@
  * it), so until the failure detector gives up on it every logged batch times out there with
  * write type BATCH_LOG. Nothing of such a batch was applied (the batchlog is written first), and
  * its rows are a projection that the next write on the pair or repair rewrites, so it is sent
- * again without the batchlog, counted as `<name>UnloggedFallback`. Rejected: retrying the logged
+ * again without the batchlog, counted as `<name>UnloggedFallback` — unless the caller forbids it
+ * (`fallback: false`: a batch that carries feed rows, whose events must not land without their
+ * change), which then fails as unavailable. Rejected: retrying the logged
  * batch (it times out again for as long as the node is not convicted; `client.ts`).
  */
 import type cassandra from 'cassandra-driver';
@@ -86,14 +88,14 @@ export class CqlExecutor {
    * A multi-partition write as one batch, LOGGED unless the store measures without the batchlog,
    * sent again unlogged when the batchlog itself timed out (the design note above).
    */
-  async loggedBatch(name: string, queries: readonly Bound[]): Promise<void> {
+  async loggedBatch(name: string, queries: readonly Bound[], o: { fallback?: boolean } = {}): Promise<void> {
     const batch = driverBatch(queries);
     const options = { prepare: true, isIdempotent: allIdempotent(queries) };
     await this.timed(name, async () => {
       try {
         return await this.client.batch(batch, { ...options, logged: this.logged });
       } catch (err) {
-        if (this.logged && isBatchlogTimeout(err)) {
+        if (this.logged && o.fallback !== false && isBatchlogTimeout(err)) {
           this.options.onQuery?.(`${name}UnloggedFallback`, 0, true);
           return await this.client.batch(batch, { ...options, logged: false });
         }

@@ -20,13 +20,14 @@
  * values in `keys.ts`; every row mapper in `rows.ts`; driver errors in `errors.ts`; one store per
  * port (`user-store.ts`, `pair-history-store.ts`, `edge-store.ts`, `list-store.ts`,
  * `count-store.ts`, `receipt-store.ts`, `account-task-store.ts`, `scan-store.ts`,
- * `suggestion-store.ts`, `relay-cursor-store.ts`). This class only delegates; each method is a prototype method, so a test
+ * `suggestion-store.ts`, `event-store.ts`, `relay-cursor-store.ts`). This class only delegates; each method is a prototype method, so a test
  * double can override one and call `super`.
  */
 import type {
   AccountTaskStore,
   CountStore,
   EdgeStore,
+  EventStore,
   GraphStore,
   ListStore,
   PairHistoryStore,
@@ -40,6 +41,7 @@ import { CassandraAccountTaskStore } from './account-task-store.js';
 import type { CqlClient } from './client.js';
 import { CassandraCountStore } from './count-store.js';
 import { CassandraEdgeStore } from './edge-store.js';
+import { CassandraEventStore } from './event-store.js';
 import { CqlExecutor, type ExecutorOptions } from './executor.js';
 import { CassandraListStore } from './list-store.js';
 import { CassandraPairHistoryStore } from './pair-history-store.js';
@@ -50,7 +52,10 @@ import { S } from './statements.js';
 import { CassandraSuggestionStore } from './suggestion-store.js';
 import { CassandraUserStore } from './user-store.js';
 
-export type CassandraGraphStoreOptions = ExecutorOptions;
+export type CassandraGraphStoreOptions = ExecutorOptions & {
+  /** How long the feed keeps events (its rows' TTL); default 7 days. */
+  eventRetentionSeconds?: number;
+};
 
 type Args<P, M extends keyof P> = P[M] extends (...args: infer A) => unknown ? A : never;
 
@@ -66,13 +71,15 @@ export class CassandraGraphStore implements GraphStore {
   private readonly tasks: AccountTaskStore;
   private readonly scans: ScanStore;
   private readonly suggestions: SuggestionStore;
+  private readonly events: CassandraEventStore;
 
   constructor(client: CqlClient, options: CassandraGraphStoreOptions = {}) {
     this.cql = new CqlExecutor(client, options);
-    this.users = new CassandraUserStore(this.cql);
+    this.events = new CassandraEventStore(this.cql, options.eventRetentionSeconds);
+    this.users = new CassandraUserStore(this.cql, this.events);
     this.relayCursors = new CassandraRelayCursorStore(this.cql);
     this.pairs = new CassandraPairHistoryStore(this.cql);
-    this.edges = new CassandraEdgeStore(this.cql);
+    this.edges = new CassandraEdgeStore(this.cql, this.events);
     this.lists = new CassandraListStore(this.cql);
     this.counts = new CassandraCountStore(this.cql);
     this.receipts = new CassandraReceiptStore(this.cql);
@@ -99,6 +106,10 @@ export class CassandraGraphStore implements GraphStore {
   }
   putRelayCursor(...a: Args<RelayCursorStore, 'putRelayCursor'>) {
     return this.relayCursors.putRelayCursor(...a);
+  }
+
+  readEventRows(...a: Args<EventStore, 'readEventRows'>) {
+    return this.events.readEventRows(...a);
   }
 
   readPairHistory(...a: Args<PairHistoryStore, 'readPairHistory'>) {

@@ -7,6 +7,7 @@
  * only a read hint: an LRU (`lru-cache`) forgetting its least recently written pair first
  * (`HORIZON_HINTS`), and a read from a hint that meets nothing reads the pair from its start.
  */
+import cassandra from 'cassandra-driver';
 import { boundedLru } from '../../model/lru.js';
 import type { UserId } from '../../model/types.js';
 import type { PairAppend, PairHistory } from '../../ports/records.js';
@@ -83,7 +84,15 @@ export class CassandraPairHistoryStore implements PairHistoryStore {
     if (op) {
       queries.push({
         statement: S.appendOp,
-        params: [low, high, op.position, op.sourceId, op.kind, BigInt(op.base)],
+        params: [
+          low,
+          high,
+          op.position,
+          op.sourceId,
+          op.kind,
+          BigInt(op.base),
+          op.slot ?? cassandra.types.unset,
+        ],
       });
     }
     if (append.announce) {

@@ -92,6 +92,7 @@ export function toPairOp(low: UserId, high: UserId, row: Row): StoredPairOp {
     kind: row.kind as OpKind,
     position: row.position as bigint,
     base: Number((row.base as bigint | null) ?? 0n),
+    ...(row.slot !== null && row.slot !== undefined ? { slot: row.slot as bigint } : {}),
   };
 }
 

@@ -14,6 +14,8 @@
 import type { ScanTable } from '../../ports/records.js';
 import { type ListTable, PARTITION, SCAN_PARTITION } from './keys.js';
 
+const EVENT_COLUMNS = 'slot, low_id, high_id, op_position, op_source, op_kind, events';
+
 /** A CQL statement and whether running it twice has the effect of running it once. */
 export interface Statement {
   readonly cql: string;
@@ -114,10 +116,26 @@ export const S = {
     'DELETE FROM deactivated_accounts USING TIMESTAMP ? WHERE shard = ? AND user_id = ?',
   ),
   listDeactivated: idempotent('SELECT user_id FROM deactivated_accounts WHERE shard = ? LIMIT ?'),
+  putEvent: idempotent(
+    'INSERT INTO graph_events (period, shard, slot, low_id, high_id, op_position, op_source, op_kind, events) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) USING TIMESTAMP ? AND TTL ?',
+  ),
+  putEventPeriod: idempotent('INSERT INTO graph_event_periods (day, period) VALUES (?, ?) USING TTL ?'),
+  listEventPeriods: idempotent(
+    'SELECT period FROM graph_event_periods WHERE day = ? AND period >= ? AND period <= ?',
+  ),
+  readEventsAfterKey: idempotent(
+    `SELECT ${EVENT_COLUMNS} FROM graph_events WHERE period = ? AND shard = ? AND (slot, low_id, high_id, op_position, op_source, op_kind) > (?, ?, ?, ?, ?, ?) AND slot <= ? LIMIT ?`,
+  ),
+  readEventsAfterSlot: idempotent(
+    `SELECT ${EVENT_COLUMNS} FROM graph_events WHERE period = ? AND shard = ? AND slot > ? AND slot <= ? LIMIT ?`,
+  ),
+  readEventsFromSlot: idempotent(
+    `SELECT ${EVENT_COLUMNS} FROM graph_events WHERE period = ? AND shard = ? AND slot >= ? AND slot <= ? LIMIT ?`,
+  ),
   claimUsername: once('INSERT INTO usernames (username, user_id) VALUES (?, ?) IF NOT EXISTS'),
   releaseUsername: once('DELETE FROM usernames WHERE username = ? IF user_id = ?'),
   appendOp: idempotent(
-    'INSERT INTO pair_ops (low_id, high_id, position, source_id, kind, base) VALUES (?, ?, ?, ?, ?, ?)',
+    'INSERT INTO pair_ops (low_id, high_id, position, source_id, kind, base, slot) VALUES (?, ?, ?, ?, ?, ?, ?)',
   ),
   announce: idempotent(
     'UPDATE pair_ops USING TIMESTAMP ? SET compact_to = ?, compact_at = ? WHERE low_id = ? AND high_id = ?',
@@ -131,11 +149,11 @@ export const S = {
   dropFolded: idempotent('DELETE FROM pair_ops WHERE low_id = ? AND high_id = ? AND position < ?'),
   /** The whole pair from its first live row: one statement (its first page) is one snapshot. */
   pairRead: idempotent(
-    'SELECT position, source_id, kind, base, cp_horizon, cp_state, compact_to, compact_at, compact_seen, compact_seen_for FROM pair_ops WHERE low_id = ? AND high_id = ?',
+    'SELECT position, source_id, kind, base, slot, cp_horizon, cp_state, compact_to, compact_at, compact_seen, compact_seen_for FROM pair_ops WHERE low_id = ? AND high_id = ?',
   ),
   /** The same from a known horizon on (its rows stay, so the statics always come back). */
   pairReadFrom: idempotent(
-    'SELECT position, source_id, kind, base, cp_horizon, cp_state, compact_to, compact_at, compact_seen, compact_seen_for FROM pair_ops WHERE low_id = ? AND high_id = ? AND position >= ?',
+    'SELECT position, source_id, kind, base, slot, cp_horizon, cp_state, compact_to, compact_at, compact_seen, compact_seen_for FROM pair_ops WHERE low_id = ? AND high_id = ? AND position >= ?',
   ),
   putOut: idempotent(
     'INSERT INTO edges_out (source_id, relation, target_id, state, position, created_at) VALUES (?, ?, ?, ?, ?, ?) USING TIMESTAMP ?',

@@ -4,15 +4,20 @@
  */
 import { nowPosition } from '../../model/clock.js';
 import { UsernameTakenError } from '../../model/errors.js';
+import type { EventRow } from '../../model/events.js';
 import type { UserId, UserRecord } from '../../model/types.js';
 import type { UserStore } from '../../ports/store.js';
 import { DEACTIVATED_SHARDS, deactivatedShard } from '../../ports/store.js';
+import type { CassandraEventStore } from './event-store.js';
 import type { Bound, CqlExecutor } from './executor.js';
 import { toUser } from './rows.js';
 import { S } from './statements.js';
 
 export class CassandraUserStore implements UserStore {
-  constructor(private readonly cql: CqlExecutor) {}
+  constructor(
+    private readonly cql: CqlExecutor,
+    private readonly events: CassandraEventStore,
+  ) {}
 
   async getUser(id: UserId): Promise<UserRecord | null> {
     const rs = await this.cql.exec('getUser', S.getUser, [id]);
@@ -31,7 +36,7 @@ export class CassandraUserStore implements UserStore {
     return out;
   }
 
-  async putUser(user: UserRecord): Promise<{ created: boolean }> {
+  async putUser(user: UserRecord, o: { event?: EventRow } = {}): Promise<{ created: boolean }> {
     const existing = await this.getUser(user.id);
     const name = user.username.toLowerCase();
     const oldName = existing?.username.toLowerCase();
@@ -55,7 +60,10 @@ export class CassandraUserStore implements UserStore {
         : existing?.state === 'deactivated'
           ? { statement: S.unregisterDeactivated, params: [at, shard, user.id] }
           : null;
-    await this.cql.write('putUser', registry ? [put, registry] : [put], { logged: true });
+    const events = o.event ? [o.event] : [];
+    const feed = this.events.eventStatements(events, at);
+    await this.cql.write('putUser', [put, ...(registry ? [registry] : []), ...feed], { logged: true });
+    this.events.written(events);
     if (oldName !== undefined && oldName !== name) {
       await this.cql.exec('releaseUsername', S.releaseUsername, [oldName, user.id]);
     }

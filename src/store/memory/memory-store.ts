@@ -10,7 +10,9 @@
 
 import murmurhash from 'murmurhash';
 import { bucketCodeOf, bucketOf } from '../../model/buckets.js';
+import { nowPosition } from '../../model/clock.js';
 import { UsernameTakenError } from '../../model/errors.js';
+import { compareEventKeys, type EventKey, type EventRow } from '../../model/events.js';
 import type {
   BucketLayout,
   EdgeRecord,
@@ -44,6 +46,7 @@ import { PAIR_READ_ROWS, PAIR_STEP_TIME } from '../../ports/records.js';
 import type { GraphStore } from '../../ports/store.js';
 import { DIRTY_SHARDS } from '../../ports/store.js';
 import { decodeCheckpoint, encodeCheckpoint } from '../checkpoint-codec.js';
+import { decodeEvents, encodeEvents, hasEvents } from '../event-codec.js';
 
 /** `pair_ops` clustering order: position, then source id, then kind. */
 function historyOrder(x: StoredPairOp, y: StoredPairOp): number {
@@ -178,6 +181,8 @@ export class MemoryGraphStore implements GraphStore {
   private readonly sweeps = new Map<string, SweepProgress>();
   private readonly relayCursors = new Map<string, string>();
   private readonly suggestions = new Map<UserId, SuggestionSet>();
+  /** The feed's rows by key: Cassandra's cell rule at the writer's version. */
+  private readonly events = new Map<string, { row: EventRow; text: string; version: bigint }>();
 
   async getUser(id: UserId): Promise<UserRecord | null> {
     const u = this.users.get(id);
@@ -193,7 +198,7 @@ export class MemoryGraphStore implements GraphStore {
     return out;
   }
 
-  async putUser(user: UserRecord): Promise<{ created: boolean }> {
+  async putUser(user: UserRecord, o: { event?: EventRow } = {}): Promise<{ created: boolean }> {
     const name = user.username.toLowerCase();
     const holder = this.usernames.get(name);
     if (holder !== undefined && holder !== user.id) throw new UsernameTakenError(user.username);
@@ -204,6 +209,7 @@ export class MemoryGraphStore implements GraphStore {
     this.users.set(user.id, { ...user });
     if (user.state === 'deactivated') this.deactivated.add(user.id);
     else if (existing?.state === 'deactivated') this.deactivated.delete(user.id);
+    if (o.event) this.writeEvents([o.event], nowPosition());
     return { created: !existing };
   }
 
@@ -301,7 +307,9 @@ export class MemoryGraphStore implements GraphStore {
     edges: readonly EdgeWrite[],
     rows: readonly ListRowWrite[],
     version: bigint,
+    events: readonly EventRow[] = [],
   ): Promise<void> {
+    this.writeEvents(events, version);
     for (const { edge, inBucketCodes } of edges) {
       const key = edgeKey(edge.sourceId, edge.relation, edge.targetId);
       this.edges.set(key, mergeEdge(this.edges.get(key), edge, version));
@@ -310,6 +318,27 @@ export class MemoryGraphStore implements GraphStore {
     for (const r of rows) {
       for (const code of r.bucketCodes) this.writeRow(r.list, code, r.entry, r.op, version);
     }
+  }
+
+  private writeEvents(rows: readonly EventRow[], version: bigint): void {
+    for (const row of rows) {
+      const k = row.key;
+      const id = `${k.slot}|${k.shard}|${k.low}|${k.high}|${k.opPosition}|${k.opSource}|${k.opKind}`;
+      const text = encodeEvents(row);
+      const cur = this.events.get(id);
+      if (cur && (cur.version > version || (cur.version === version && cur.text >= text))) continue;
+      this.events.set(id, { row: decodeEvents(k, text), text, version });
+    }
+  }
+
+  async readEventRows(after: EventKey | null, until: Position, limit: number): Promise<EventRow[]> {
+    return [...this.events.values()]
+      .map((e) => e.row)
+      .filter(
+        (r) => hasEvents(r) && r.key.slot <= until && (after === null || compareEventKeys(r.key, after) > 0),
+      )
+      .sort((a, b) => compareEventKeys(a.key, b.key))
+      .slice(0, limit);
   }
 
   private writeRow(list: ListKey, code: number, entry: ListEntry, op: 'put' | 'delete', version: bigint) {

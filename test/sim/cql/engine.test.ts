@@ -28,6 +28,7 @@ const append = (low: bigint, high: bigint, position: bigint, source: bigint, kin
   source,
   kind,
   0n,
+  position * 10n,
 ];
 
 describe('the simulated node', () => {
@@ -163,8 +164,8 @@ describe('the simulated node', () => {
     expect(() => e.prepare('SELECT * FROM pair_ops WHERE kind = ?')).toThrow(CqlUnsupportedError);
     expect(() => e.prepare('SELECT count(*) FROM pair_ops')).toThrow(CqlUnsupportedError);
     expect(() => e.prepare('SELECT release_version FROM system.local')).toThrow(CqlUnsupportedError);
-    expect(() => e.bindWrite(Q.appendOp, [1n, 2n, 'x', 1n, 'follow', 0n], 1n, 1)).toThrow(/not a bigint/);
-    expect(() => e.bindWrite(Q.appendOp, [1n, 2n], 1n, 1)).toThrow(/6 bind markers, 2 values/);
+    expect(() => e.bindWrite(Q.appendOp, [1n, 2n, 'x', 1n, 'follow', 0n, 0n], 1n, 1)).toThrow(/not a bigint/);
+    expect(() => e.bindWrite(Q.appendOp, [1n, 2n], 1n, 1)).toThrow(/7 bind markers, 2 values/);
     expect(() => parseSchema(['CREATE INDEX ON pair_ops (kind);'])).toThrow(CqlUnsupportedError);
   });
 });

@@ -1,0 +1,296 @@
+/**
+ * The change feed (`EventFeed`): the feed rows the writers put into their batches
+ * (`pair-events.ts`, `accounts.ts`), read back in feed order behind a watermark.
+ *
+ * Design note.
+ *
+ * Settled. A row at slot σ can still be written (or corrected by a fuller view) until σ + L, where
+ * L is the feed lag the pair protocol's bounds give (`feedLagMicros`: B + V + T + 2S, 10 s by
+ * default). A read returns only rows with `slot <= now − L`: nothing can land behind a cursor
+ * once it is issued, so resuming from any cursor returns every later event exactly once, and the
+ * events of a pair applied in feed order give its current state (`pair-events.ts`). What the
+ * bound rests on, and what breaks it (a batch replayed from the batchlog after its coordinator
+ * died; a write answered 503 for overrunning its budget), is in the README.
+ *
+ * Cursors. An event's id is its cursor: its row's key and its index in the row, as text. A read
+ * after a cursor re-reads that row (from a key just before it) and skips the events up to the
+ * index, so a page may end inside a row. An empty page answers a cursor at the watermark (after
+ * every row at or below it), so the next read does not scan the same empty stretch again.
+ *
+ * The unsettled tail (`subscribe`): rows this instance wrote, at once, and rows any instance wrote,
+ * by polling the newest slots (above the watermark) every `tailPollMs` while anyone listens; an
+ * event id seen lately is not passed on twice. Best effort, for caches that also expire entries.
+ */
+
+import { CursorExpiredError, InvalidCursorError } from '../model/errors.js';
+import {
+  compareEventKeys,
+  EVENT_SHARDS,
+  type EventKey,
+  type EventPage,
+  type EventRow,
+  edgeEventType,
+  eventShard,
+  type GraphEvent,
+} from '../model/events.js';
+import { boundedLru } from '../model/lru.js';
+import type { Position, UserId } from '../model/types.js';
+import type { EventStore } from '../ports/store.js';
+import type { EventFeed } from './contracts.js';
+
+export interface FeedOptions {
+  store: Pick<EventStore, 'readEventRows'>;
+  /** µs since the epoch. */
+  clock: () => Position;
+  /** L: how far behind the clock the settled feed ends (µs). */
+  lagMicros: bigint;
+  /** Events older than this are gone (a cursor before it is expired). */
+  retentionSeconds: number;
+  /** How often a waiting read looks again (ms). Default 200. */
+  pollMs?: number;
+  /** How often the unsettled tail is polled while someone listens (ms); 0: local events only. Default 250. */
+  tailPollMs?: number;
+  /** Called with the number of events each read returns and the feed's lag (µs) then. */
+  onRead?: (events: number) => void;
+}
+
+interface Cursor {
+  key: EventKey;
+  /** The index of the last event taken from the row at `key` (-1: none of it). */
+  index: number;
+}
+
+const KINDS = /^[a-z_]*$/;
+
+/** The cursor (and id) of the `index`-th event of the row at `key`. */
+export function encodeCursor(key: EventKey, index: number): string {
+  return [key.slot, key.shard, key.low, key.high, key.opPosition, key.opSource, key.opKind, index].join('.');
+}
+
+function decodeCursor(text: string): Cursor {
+  const parts = text.split('.');
+  if (parts.length !== 8) throw new InvalidCursorError('not a feed cursor');
+  const [slot, shard, low, high, opPosition, opSource, opKind, index] = parts as [
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+  ];
+  const big = (s: string) => {
+    if (!/^-?\d{1,20}$/.test(s)) throw new InvalidCursorError('not a feed cursor');
+    return BigInt(s);
+  };
+  const small = (s: string, max: number) => {
+    const n = Number(s);
+    if (!/^-?\d{1,4}$/.test(s) || n < -1 || n > max) throw new InvalidCursorError('not a feed cursor');
+    return n;
+  };
+  if (!KINDS.test(opKind) || opKind.length > 32) throw new InvalidCursorError('not a feed cursor');
+  return {
+    key: {
+      slot: big(slot),
+      shard: small(shard, EVENT_SHARDS),
+      low: big(low),
+      high: big(high),
+      opPosition: big(opPosition),
+      opSource: big(opSource),
+      opKind,
+    },
+    index: small(index, 64),
+  };
+}
+
+/** The cursor after every row at or below `slot`. */
+const watermarkCursor = (slot: Position): Cursor => ({
+  key: { slot, shard: EVENT_SHARDS, low: 0n, high: 0n, opPosition: 0n, opSource: 0n, opKind: '' },
+  index: -1,
+});
+
+/** The events of a row, in order. */
+export function rowEvents(row: EventRow): GraphEvent[] {
+  const k = row.key;
+  if (row.user)
+    return [
+      {
+        id: encodeCursor(k, 0),
+        type: 'user.updated',
+        source: k.low,
+        target: k.low,
+        position: k.opPosition,
+        slot: k.slot,
+      },
+    ];
+  return row.transitions.map((t, i) => ({
+    id: encodeCursor(k, i),
+    type: edgeEventType(t.relation, t.on),
+    source: t.sourceId,
+    target: t.targetId,
+    position: k.opPosition,
+    slot: k.slot,
+  }));
+}
+
+/** The feed row of an admin change of `account`, at `slot`. */
+export function userUpdatedRow(account: UserId, slot: Position): EventRow {
+  return {
+    key: {
+      slot,
+      shard: eventShard(account, account),
+      low: account,
+      high: account,
+      opPosition: slot,
+      opSource: account,
+      opKind: 'user',
+    },
+    transitions: [],
+    user: true,
+  };
+}
+
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+
+/** The tail poller: its timer and the clock at its last poll. */
+interface Tail {
+  timer: NodeJS.Timeout;
+  since: Position | null;
+}
+
+/** How far before its previous poll the tail poller reads again (µs). */
+const TAIL_OVERLAP_MICROS = 2_000_000n;
+
+export class Feed implements EventFeed {
+  private readonly listeners = new Set<(e: GraphEvent) => void>();
+  private readonly seen = boundedLru<string, true>(10_000);
+  private tail: Tail | null = null;
+
+  constructor(private readonly o: FeedOptions) {}
+
+  async read(
+    after: string | null,
+    limit: number,
+    w: { waitMs?: number; signal?: AbortSignal } = {},
+  ): Promise<EventPage> {
+    const cursor = after === null ? null : decodeCursor(after);
+    const retentionStart = this.o.clock() - BigInt(this.o.retentionSeconds) * 1_000_000n;
+    if (cursor && cursor.key.slot < retentionStart) throw new CursorExpiredError(this.o.retentionSeconds);
+    const deadline = Date.now() + (w.waitMs ?? 0);
+    for (;;) {
+      const page = await this.readOnce(cursor, limit);
+      if (page.items.length > 0 || Date.now() >= deadline || w.signal?.aborted) {
+        this.o.onRead?.(page.items.length);
+        return page;
+      }
+      await sleep(Math.min(this.o.pollMs ?? 200, Math.max(1, deadline - Date.now())), w.signal);
+    }
+  }
+
+  private async readOnce(cursor: Cursor | null, limit: number): Promise<EventPage> {
+    const until = this.o.clock() - this.o.lagMicros;
+    // From just before the cursor's row, so the rest of that row comes back too.
+    const from = cursor ? { ...cursor.key, opKind: '' } : null;
+    const rows = await this.o.store.readEventRows(from, until, limit + 1);
+    const items: GraphEvent[] = [];
+    for (const row of rows) {
+      const order = cursor ? compareEventKeys(row.key, cursor.key) : 1;
+      if (order < 0) continue;
+      const events = rowEvents(row).slice(order === 0 ? (cursor as Cursor).index + 1 : 0);
+      for (const e of events) {
+        items.push(e);
+        if (items.length === limit) return { items, next: e.id };
+      }
+    }
+    const last = items.at(-1);
+    if (last) return { items, next: last.id };
+    // Nothing after the cursor up to the watermark: resume from the watermark.
+    if (cursor && cursor.key.slot > until) return { items, next: encodeCursor(cursor.key, cursor.index) };
+    const mark = watermarkCursor(until);
+    return { items, next: encodeCursor(mark.key, mark.index) };
+  }
+
+  subscribe(listener: (event: GraphEvent) => void): () => void {
+    this.listeners.add(listener);
+    this.startTail();
+    return () => {
+      this.listeners.delete(listener);
+      if (this.listeners.size === 0) this.stopTail();
+    };
+  }
+
+  /** Passes rows this instance just wrote to the subscribers (the writers call it after their batch). */
+  publish(rows: readonly EventRow[]): void {
+    if (this.listeners.size === 0) return;
+    for (const row of rows) for (const e of rowEvents(row)) this.emit(e);
+  }
+
+  /** Stops the tail poller. */
+  close(): void {
+    this.listeners.clear();
+    this.stopTail();
+  }
+
+  private emit(e: GraphEvent): void {
+    if (this.seen.has(e.id)) return;
+    this.seen.set(e.id, true);
+    for (const l of this.listeners) {
+      try {
+        l(e);
+      } catch {
+        // A listener's failure is its own.
+      }
+    }
+  }
+
+  private startTail(): void {
+    const every = this.o.tailPollMs ?? 250;
+    if (this.tail || every <= 0) return;
+    const tail: Tail = {
+      timer: setInterval(() => void this.pollTail(tail).catch(() => undefined), every),
+      since: null,
+    };
+    tail.timer.unref?.();
+    this.tail = tail;
+  }
+
+  private stopTail(): void {
+    if (this.tail) clearInterval(this.tail.timer);
+    this.tail = null;
+  }
+
+  private busy = false;
+
+  /**
+   * Reads the rows written lately: slots from 2 s before the previous poll (a row lands a few ms
+   * after its slot in the common case), never further back than the lag, up to now.
+   */
+  private async pollTail(tail: Tail): Promise<void> {
+    if (this.busy) return;
+    this.busy = true;
+    try {
+      const now = this.o.clock();
+      const oldest = now - this.o.lagMicros;
+      const back = tail.since === null ? oldest : tail.since - TAIL_OVERLAP_MICROS;
+      const rows = await this.o.store.readEventRows(
+        watermarkCursor(back > oldest ? back : oldest).key,
+        now,
+        1000,
+      );
+      for (const row of rows) for (const e of rowEvents(row)) this.emit(e);
+      tail.since = now;
+    } finally {
+      this.busy = false;
+    }
+  }
+}
