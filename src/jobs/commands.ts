@@ -188,12 +188,12 @@ export const RELAY_USAGE =
  * with `--until-idle`, until the feed has nothing more), with a progress line every 5 s.
  */
 export async function relayCommand(argv: string[], openRuntime: OpenJobRuntime): Promise<void> {
-  // TODO(issue 20, lead): once the feed (`src/graph/feed.ts`) is part of the jobs runtime, open
-  // the runtime here and run `relayWith(argv, { feed: rt.feed, cursors: rt.store })` on it, closing
-  // the runtime after. Until then the command refuses before touching the database.
-  void argv;
-  void openRuntime;
-  throw new Error('jobs relay: the change feed is not wired into the jobs runtime yet (issue 20)');
+  const rt = await openRuntime();
+  try {
+    await relayWith(argv, { feed: rt.feed, cursors: rt.store });
+  } finally {
+    await rt.close();
+  }
 }
 
 /** The relay command on a given feed and cursor store (the CLI's, or a test's generated feed). */
