@@ -11,7 +11,8 @@
  * - **E4, crashes** (target: 0 lost, duplicates counted): `--crash-events` events relayed by the
  *   relay as a child process (`test/relay/relay-child.ts`, the `jobs relay` code) with its cursor
  *   in Cassandra (a throwaway keyspace, or `--keyspace`), killed with SIGKILL `--crashes` times at
- *   evenly spaced points of the committed cursor (at least a page apart), restarted after each, then run to the end. The
+ *   evenly spaced points of the committed cursor (at least a page apart; the kill comes a seeded
+ *   0–150 ms after the point is seen), restarted after each, then run to the end. The
  *   topic is read back whole: every event must be there; each duplicate must lie after the cursor
  *   committed at some kill (what that crash could repeat).
  *
@@ -26,6 +27,7 @@ import { defaultKafkaOptions } from '../src/local-kafka/broker-config.js';
 import { CassandraGraphStore } from '../src/store/cassandra/graph-store.js';
 import { MemoryGraphStore } from '../src/store/memory/memory-store.js';
 import { generatedFeed, generatedOffset, generateEvents } from '../test/relay/generated-feed.js';
+import { mulberry32 } from '../test/support/random.js';
 import { openBench } from './support/harness.js';
 
 const bench = openBench({
@@ -138,6 +140,7 @@ async function crashRun() {
     return { child, exit: new Promise((resolve) => child.on('exit', (code) => resolve({ code, out }))) };
   };
   const committedAtKills: number[] = [];
+  const jitter = mulberry32(SEED);
   const t4 = performance.now();
   for (let k = 1; k <= CRASHES; k++) {
     // Evenly spaced, but always at least one page past the last kill, so each run makes progress.
@@ -153,6 +156,9 @@ async function crashRun() {
       if (done) throw new Error(`the relay exited before crash ${k}:\n${(await run.exit).out}`);
       await new Promise((r) => setTimeout(r, 5));
     }
+    // Past the target, a seeded random moment within the next ~page: anywhere in the loop
+    // (reading, sending, acknowledged but not yet committed).
+    await new Promise((r) => setTimeout(r, Math.floor(jitter() * 150)));
     run.child.kill('SIGKILL');
     await run.exit;
     const at = generatedOffset(await store.getRelayCursor(name));
