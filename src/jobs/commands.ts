@@ -188,19 +188,26 @@ export const RELAY_USAGE =
  * with `--until-idle`, until the feed has nothing more), with a progress line every 5 s.
  */
 export async function relayCommand(argv: string[], openRuntime: OpenJobRuntime): Promise<void> {
+  const args = parseRelayArgs(argv);
   const rt = await openRuntime();
   try {
-    await relayWith(argv, { feed: rt.feed, cursors: rt.store });
+    await relayWith(args, { feed: rt.feed, cursors: rt.store });
   } finally {
     await rt.close();
   }
 }
 
-/** The relay command on a given feed and cursor store (the CLI's, or a test's generated feed). */
-export async function relayWith(
-  argv: string[],
-  deps: { feed: EventFeed; cursors: RelayCursorStore },
-): Promise<{ events: number; cursor: string | null }> {
+/** `jobs relay`'s options, parsed. */
+export interface RelayArgs {
+  brokers: string[];
+  topic: string;
+  name: string;
+  batch: number;
+  untilIdle: boolean;
+}
+
+/** Parses `jobs relay`'s options; exits 2 with the usage line when they are missing or malformed. */
+export function parseRelayArgs(argv: string[]): RelayArgs {
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -217,6 +224,7 @@ export async function relayWith(
     !/^[^\s,:]+:\d+(,[^\s,:]+:\d+)*$/.test(values.brokers) ||
     !values.topic ||
     !/^[\w.-]{1,249}$/.test(values.topic) ||
+    !/^[\w.-]{1,100}$/.test(values.name) ||
     !Number.isInteger(batch) ||
     batch < 1 ||
     batch > 1000
@@ -224,11 +232,25 @@ export async function relayWith(
     console.error(RELAY_USAGE);
     process.exit(2);
   }
-  const { kafkaSink, runRelay } = await import('./relay.js');
-  const sink = kafkaSink({
+  return {
     brokers: values.brokers.split(','),
     topic: values.topic,
-    clientId: `flocklist-${values.name}`,
+    name: values.name,
+    batch,
+    untilIdle: values['until-idle'],
+  };
+}
+
+/** The relay command on a given feed and cursor store (the CLI's, or a test's). */
+export async function relayWith(
+  args: RelayArgs,
+  deps: { feed: EventFeed; cursors: RelayCursorStore },
+): Promise<{ events: number; cursor: string | null }> {
+  const { kafkaSink, runRelay } = await import('./relay.js');
+  const sink = kafkaSink({
+    brokers: args.brokers,
+    topic: args.topic,
+    clientId: `flocklist-${args.name}`,
   });
   const abort = new AbortController();
   const stop = (signal: string) => {
@@ -241,24 +263,24 @@ export async function relayWith(
   process.on('SIGTERM', onTerm);
   process.on('SIGINT', onInt);
   console.log(
-    `[relay] ${values.name}: feed → ${values.brokers} topic ${values.topic}, from ${(await deps.cursors.getRelayCursor(values.name)) ?? 'the oldest retained event'}`,
+    `[relay] ${args.name}: feed → ${args.brokers.join(',')} topic ${args.topic}, from ${(await deps.cursors.getRelayCursor(args.name)) ?? 'the oldest retained event'}`,
   );
   try {
     const r = await runRelay({
       feed: deps.feed,
       cursors: deps.cursors,
       sink,
-      name: values.name,
-      batch,
+      name: args.name,
+      batch: args.batch,
       signal: abort.signal,
-      untilIdle: values['until-idle'],
+      untilIdle: args.untilIdle,
       onProgress: (p) =>
         console.log(
-          `[relay] ${values.name}: ${p.events} events, ${Math.round(p.rate)}/s, lag ${p.lagSeconds === null ? '-' : `${p.lagSeconds.toFixed(1)} s`}, cursor ${p.cursor ?? '-'}`,
+          `[relay] ${args.name}: ${p.events} events, ${Math.round(p.rate)}/s, lag ${p.lagSeconds === null ? '-' : `${p.lagSeconds.toFixed(1)} s`}, cursor ${p.cursor ?? '-'}`,
         ),
     });
     console.log(
-      `[relay] ${values.name}: stopped after ${r.events} events in ${(r.elapsedMs / 1000).toFixed(1)} s`,
+      `[relay] ${args.name}: stopped after ${r.events} events in ${(r.elapsedMs / 1000).toFixed(1)} s`,
     );
     return r;
   } finally {

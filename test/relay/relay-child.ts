@@ -19,7 +19,7 @@ import { parseArgs } from 'node:util';
 import type { EventFeed } from '../../src/graph/contracts.js';
 import { Feed } from '../../src/graph/feed.js';
 import { DEFAULT_HISTORY_POLICY, feedLagMicros } from '../../src/graph/pair-history.js';
-import { relayWith } from '../../src/jobs/commands.js';
+import { parseRelayArgs, relayWith } from '../../src/jobs/commands.js';
 import { nowPosition } from '../../src/model/clock.js';
 import { DEFAULT_EVENT_RETENTION_SECONDS } from '../../src/model/events.js';
 import { createCqlClient } from '../../src/store/cassandra/client.js';
@@ -66,7 +66,7 @@ const feed: EventFeed =
       );
 const commitDelayMs = Number(values['commit-delay-ms']);
 try {
-  await relayWith(positionals, {
+  await relayWith(parseRelayArgs(positionals), {
     feed,
     cursors: {
       getRelayCursor: (name) => store.getRelayCursor(name),
