@@ -104,6 +104,7 @@ async function inProcessOverhead(seconds: number) {
   const registry = new Registry();
   const app = createApp({
     graph,
+    feed: graph.feed,
     receipts: store,
     ready: async () => true,
     http: {
@@ -186,6 +187,7 @@ async function main() {
   const server = serve({
     fetch: createApp({
       graph,
+      feed: graph.feed,
       receipts: store,
       ready: async () => true,
       http: {

@@ -64,6 +64,18 @@ const SMOKE: readonly (readonly [file: string, args: readonly string[]])[] = [
     [`--followers=${F}`, '--reps=1', '--rounds=20', '--concurrency=4', '--deactivate=5', '--recount-reps=1'],
   ],
   ['follow-write', [`--followers=${F}`, '--reps=1', '--rounds=20', '--callers=4', '--users=40']],
+  [
+    'events',
+    [
+      `--followers=${F}`,
+      '--reps=1',
+      '--rounds=10',
+      '--callers=2',
+      '--users=30',
+      '--deliveries=5',
+      '--gap-ms=10',
+    ],
+  ],
   ['http-celebrity', [`--followers=${F}`, '--reps=1', '--connections=2', '--duration=1']],
   ['write-path', ['--follows=40', '--users=30', '--callers=1,4', '--rounds=1']],
   ['http-load', ['--duration=1', '--connections=2', '--followers=60']],

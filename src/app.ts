@@ -16,7 +16,7 @@ import { requestId } from 'hono/request-id';
 import { secureHeaders } from 'hono/secure-headers';
 import type { Registry } from 'prom-client';
 import type { Config } from './config.js';
-import type { GraphApi } from './graph/contracts.js';
+import type { EventFeed, GraphApi } from './graph/contracts.js';
 import { authenticate } from './http/auth.js';
 import { registerDocs } from './http/docs.js';
 import { ApiError, type FieldError, problemResponse, toApiError } from './http/errors.js';
@@ -32,6 +32,8 @@ import type { ReceiptStore } from './ports/store.js';
 export interface AppDeps {
   /** The domain; the HTTP layer never talks to the store directly. */
   graph: GraphApi;
+  /** The graph's change feed, served by `GET /v1/events` and `GET /v1/events/stream`. */
+  feed: EventFeed;
   /** Idempotency receipts (the `GraphStore` satisfies this). */
   receipts: ReceiptStore;
   /** True when the database answers and the schema is present (and we are not draining). */
@@ -45,6 +47,8 @@ export interface AppDeps {
     docs: boolean;
     /** `Retry-After` seconds on 503 (database unavailable). Default 1. */
     retryAfterSeconds?: number;
+    /** The SSE stream: heartbeat after this many ms of silence (default 15 s), events per read (default 100). */
+    events?: { heartbeatMs?: number; streamPageSize?: number };
   };
   /** Registry served at `/metrics`. */
   registry: Registry;
@@ -54,6 +58,11 @@ export interface AppDeps {
   /** Clock for the rate limiter (tests). */
   now?: () => number;
 }
+
+/** An SSE stream of the feed writes a heartbeat comment after this much silence. */
+export const DEFAULT_HEARTBEAT_MS = 15_000;
+/** Events per feed read of an SSE stream. */
+export const DEFAULT_STREAM_PAGE_SIZE = 100;
 
 /** The `http` part of `AppDeps` from the parsed config. */
 export function httpOptions(config: Config): AppDeps['http'] {
@@ -157,6 +166,13 @@ export function createApp(deps: AppDeps): ApiApp {
   const routeDeps: RouteDeps = {
     graph: deps.graph,
     limiter: tokens,
+    events: {
+      feed: deps.feed,
+      metrics: metrics.events,
+      heartbeatMs: deps.http.events?.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
+      streamPageSize: deps.http.events?.streamPageSize ?? DEFAULT_STREAM_PAGE_SIZE,
+      onStreamError: (err) => deps.logger.error({ err }, 'event stream failed'),
+    },
     mutation: [
       limiter,
       idempotency({

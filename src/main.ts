@@ -114,6 +114,7 @@ async function main() {
   let draining = false;
   const app = createApp({
     graph,
+    feed: graph.feed,
     receipts: store,
     ready: async () => !draining && (await schemaPresent(client, keyspace, CQL_DIR)),
     http: httpOptions(config),

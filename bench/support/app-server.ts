@@ -27,6 +27,7 @@ export async function startCelebrityApp(bench: Bench<unknown>, followers: number
   const metrics = createHttpMetrics(registry);
   const app = createApp({
     graph,
+    feed: graph.feed,
     receipts: store,
     ready: () => schemaPresent(client, bench.config.keyspace ?? keyspaceFor(followers), CQL_DIR),
     http: {

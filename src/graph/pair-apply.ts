@@ -90,8 +90,13 @@ export async function applyPairOp(
     const horizon = refusalHorizon(history);
     if (op.position <= horizon) throw new PositionTooOldError(op.position, horizon);
     if (versionCountAfter(history, op) > MAX_VERSION_COUNT) throw new PairBusyError(1);
-    // The op's feed slot: this writer's clock at its append, stored with it (`pair-events.ts`).
-    const slot = deps.clock();
+    // The op's feed slot, stored with it (`pair-events.ts`): this writer's clock at its append, or
+    // the op's position when that is later, so live ops (positioned after everything on the pair)
+    // are slotted in position order even by instances whose clocks differ, and compaction never
+    // waits for them; a replay (an older position) takes the clock.
+    const now = deps.clock();
+    // biome-ignore lint/complexity/useMathMinMax: bigints (Math.max takes numbers)
+    const slot = op.position > now ? op.position : now;
     const step = compactionStep(deps, read, { ...op, slot });
     deps.guard.assertWritable();
     const remaining = () => policy.writeBudgetMs - (deps.monotonic() - read.startedMs);

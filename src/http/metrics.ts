@@ -8,10 +8,13 @@
  *   `flocklist_list_bucket_fetches_per_page{relation,kind}`: fed by the domain and the store through
  *   `MetricsRecorder`, which they receive from the composition root (they never import this
  *   module's types: the interface is structural).
+ * - `flocklist_events_read_total{route}` (events served by `GET /v1/events` and `/v1/events/stream`,
+ *   `route` = the route pattern) and `flocklist_events_sse_streams` (SSE streams open now): fed by
+ *   the event routes through `EventMetrics`.
  */
 import type { MiddlewareHandler } from 'hono';
 import { matchedRoutes } from 'hono/route';
-import { Counter, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
 /** What the domain and the store may report; every method must be cheap and never throw. */
 export interface MetricsRecorder {
@@ -21,8 +24,17 @@ export interface MetricsRecorder {
   observeBucketFetches(relation: string, kind: string, fetches: number): void;
 }
 
+/** What the event routes report; cheap, never throws. */
+export interface EventMetrics {
+  /** `count` events were sent to a client by the route with pattern `route`. */
+  eventsRead(route: string, count: number): void;
+  /** An SSE stream opened (`+1`) or closed (`-1`). */
+  streamsOpen(delta: 1 | -1): void;
+}
+
 export interface HttpMetrics {
   recorder: MetricsRecorder;
+  events: EventMetrics;
   middleware: MiddlewareHandler;
 }
 
@@ -57,6 +69,24 @@ export function createHttpMetrics(registry: Registry): HttpMetrics {
     registers: [registry],
   });
 
+  const eventsRead = new Counter({
+    name: 'flocklist_events_read_total',
+    help: 'Change-feed events sent to clients, by route pattern.',
+    labelNames: ['route'],
+    registers: [registry],
+  });
+  const sseStreams = new Gauge({
+    name: 'flocklist_events_sse_streams',
+    help: 'Server-Sent Events streams of the change feed open now.',
+    registers: [registry],
+  });
+  const events: EventMetrics = {
+    eventsRead: (route, count) => {
+      if (count > 0) eventsRead.inc({ route }, count);
+    },
+    streamsOpen: (delta) => sseStreams.inc(delta),
+  };
+
   const recorder: MetricsRecorder = {
     observeQuery: (op, seconds, ok = true) => dbQuery.observe({ op, outcome: ok ? 'ok' : 'error' }, seconds),
     observeBucketFetches: (relation, kind, fetches) => bucketFetches.observe({ relation, kind }, fetches),
@@ -73,7 +103,7 @@ export function createHttpMetrics(registry: Registry): HttpMetrics {
       duration.observe(labels, seconds);
     }
   };
-  return { recorder, middleware };
+  return { recorder, events, middleware };
 }
 
 /** The matched route pattern (not the raw path), or `unmatched`. Middleware routes are `ALL`. */

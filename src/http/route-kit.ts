@@ -4,11 +4,12 @@
  */
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
-import type { GraphApi, MemberPage, MutationOptions } from '../graph/contracts.js';
+import type { EventFeed, GraphApi, MemberPage, MutationOptions } from '../graph/contracts.js';
 import type { ListKey, UserId } from '../model/types.js';
 import { type AuthVariables, principalOf } from './auth.js';
 import { ApiError } from './errors.js';
 import { parsePosition, parseUserId } from './ids.js';
+import type { EventMetrics } from './metrics.js';
 import type { MutationLimiter } from './rate-limit.js';
 import { Problem } from './schemas.js';
 import { formatTime } from './times.js';
@@ -25,6 +26,20 @@ export interface RouteDeps {
   mutation: MiddlewareHandler[];
   /** The per-user mutation budget behind `mutation`, for routes that charge per line (import). */
   limiter: MutationLimiter;
+  /** The change feed's routes (`routes/events.ts`). */
+  events: EventRouteDeps;
+}
+
+/** What the change feed's routes use: the feed, their metrics and the SSE stream's settings. */
+export interface EventRouteDeps {
+  feed: EventFeed;
+  metrics: EventMetrics;
+  /** Milliseconds of silence after which an SSE stream writes a heartbeat comment. */
+  heartbeatMs: number;
+  /** Events per feed read of an SSE stream: with the socket's buffer, all a slow client can cost. */
+  streamPageSize: number;
+  /** A stream failed after its first byte (it can no longer become a problem response). */
+  onStreamError: (err: unknown) => void;
 }
 
 const PROBLEM_DESCRIPTIONS: Record<number, string> = {

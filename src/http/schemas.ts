@@ -8,6 +8,7 @@
 import { z } from '@hono/zod-openapi';
 import { MAX_CURSOR_LENGTH } from '../lists/cursor/cursor-codec.js';
 import { MAX_SET_CURSOR_LENGTH } from '../lists/cursor/set-cursor.js';
+import { EVENT_TYPES } from '../model/events.js';
 import { MAX_CONTAINS_IDS, MAX_RELATIONSHIP_IDS, USERNAME_PATTERN } from '../model/limits.js';
 import { ERROR_CODES } from './errors.js';
 import { parseUserId } from './ids.js';
@@ -335,3 +336,72 @@ export const SuggestionsSchema = z
     ),
   })
   .openapi('Suggestions');
+
+/** Longest feed cursor accepted (the feed's cursors are opaque; a longer one is a 400 before the feed). */
+export const MAX_EVENT_CURSOR_LENGTH = 512;
+
+const EventCursor = z
+  .string()
+  .min(1)
+  .max(MAX_EVENT_CURSOR_LENGTH)
+  .openapi({ description: 'Opaque feed cursor: a `next_cursor`, or an event `id`.' });
+
+export const EventsQuery = queryParams({
+  after: EventCursor.optional().openapi({
+    description:
+      'Resume right after this cursor (a `next_cursor` or an event `id`). Without it: from the oldest retained event.',
+  }),
+  limit: intParam(1, 1000, 100),
+  wait: intParam(0, 30, 0).openapi({
+    description:
+      'Seconds (0–30) to hold the request when nothing follows the cursor yet; it answers as soon as ' +
+      'something does, or with an empty page when the time is up.',
+  }),
+});
+
+export const EventStreamQuery = queryParams({
+  after: EventCursor.optional().openapi({
+    description:
+      'Start right after this cursor; without it, from the oldest retained event. A `Last-Event-ID` header wins over it.',
+  }),
+});
+
+/** Headers of the SSE route (declared for the document; not strict: a browser sends many). */
+export const EventStreamHeaders = z.object({
+  'last-event-id': z
+    .string()
+    .max(MAX_EVENT_CURSOR_LENGTH)
+    .optional()
+    .openapi({
+      description:
+        'Sent by an EventSource when it reconnects: the `id` of the last event it received. Resumes right ' +
+        'after it and wins over `after` (a reconnect repeats the original URL). Empty: as if absent.',
+    }),
+});
+
+export const EventSchema = z
+  .object({
+    id: z.string().openapi({
+      description: 'Stable across re-reads (dedupe by it); also a cursor right after the event.',
+    }),
+    type: z.enum(EVENT_TYPES),
+    source: UserIdString.openapi({ description: "The edge's source; for `user.updated`, the account." }),
+    target: UserIdString.openapi({ description: "The edge's target; for `user.updated`, the account." }),
+    position: z.number().int().openapi({
+      description:
+        'The position (µs) of the operation that made the change; for `user.updated`, its write time.',
+    }),
+    at: Time.openapi({ description: 'When the change was written: the feed orders by it.' }),
+  })
+  .openapi('Event');
+
+export const EventPageSchema = z
+  .object({
+    items: z.array(EventSchema),
+    next_cursor: z.string().openapi({
+      description:
+        'Resumes exactly after the last item; always present, also on an empty page (then it resumes where ' +
+        'this page began).',
+    }),
+  })
+  .openapi('EventPage');

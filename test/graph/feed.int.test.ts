@@ -11,6 +11,7 @@ import { nowPosition } from '../../src/model/clock.js';
 import { eventShard } from '../../src/model/events.js';
 import type { PairAppend } from '../../src/ports/records.js';
 import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';
+import { bearer, buildTestApp, call } from '../http/support/app.js';
 import { type TestKeyspace, testKeyspace } from '../support/cassandra.js';
 import { FEED_TEST_POLICY, feedSuite } from './support/feed-suite.js';
 import { SingleBucketLists } from './support/single-bucket-lists.js';
@@ -61,6 +62,73 @@ describe('change feed (Cassandra)', () => {
     },
     () => next++,
   );
+
+  it('over HTTP on the real node: SSE resumes exactly after its Last-Event-ID; a cursor older than the retention answers 410', async () => {
+    const store = new CassandraGraphStore(ks.client);
+    const graph = new GraphService({
+      store,
+      lists: new SingleBucketLists(store),
+      maxFollowing: 1000,
+      historyPolicy: FEED_TEST_POLICY,
+      feedPollMs: { wait: 50 },
+      eventRetentionSeconds: 3600,
+    });
+    const { app } = buildTestApp({ graph, feed: graph.feed, events: { heartbeatMs: 60_000 } });
+    const admin = bearer(1, { admin: true });
+    const [a, b, c] = [next++, next++, next++];
+    for (const id of [a, b, c]) await graph.putUser({ id, username: `s${id}` });
+    // A cursor after everything settled so far, then three follows.
+    await new Promise((r) => setTimeout(r, 1800));
+    let cursor = (await graph.feed.read(null, 1)).next;
+    for (;;) {
+      const page = await graph.feed.read(cursor, 1000);
+      if (page.items.length === 0) break;
+      cursor = page.next;
+    }
+    await graph.follow(a, b);
+    await graph.follow(a, c);
+    await graph.follow(b, c);
+    const open = (headers: Record<string, string>) =>
+      app.request(`/v1/events/stream?after=${encodeURIComponent(cursor)}`, {
+        headers: { Authorization: admin, Accept: 'text/event-stream', ...headers },
+      });
+    const frames = async (res: Response, n: number) => {
+      const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+      const decoder = new TextDecoder();
+      let text = '';
+      while (text.split('\n\n').length <= n)
+        text += decoder.decode((await reader.read()).value, { stream: true });
+      await reader.cancel();
+      return text
+        .split('\n\n')
+        .slice(0, n)
+        .map((f) => {
+          const line = (k: string) =>
+            f
+              .split('\n')
+              .find((l) => l.startsWith(`${k}: `))
+              ?.slice(k.length + 2);
+          const data = JSON.parse(line('data') as string) as { source: string; target: string };
+          return { id: line('id'), event: line('event'), pair: `${data.source}>${data.target}` };
+        });
+    };
+    const all = await frames(await open({}), 3);
+    expect(all.map((f) => [f.event, f.pair])).toEqual([
+      ['follow.created', `${a}>${b}`],
+      ['follow.created', `${a}>${c}`],
+      ['follow.created', `${b}>${c}`],
+    ]);
+    const resumed = await frames(await open({ 'Last-Event-ID': all[0]?.id as string }), 2);
+    expect(resumed).toEqual(all.slice(1));
+    // A cursor from a slot older than the retention (an hour here): 410 on both routes.
+    const old = `1000000.0.${a}.${b}.1.${a}.follow.0`;
+    const poll = await call(app, 'GET', `/v1/events?after=${old}`, { auth: admin });
+    expect([poll.status, (poll.json as { type: string }).type]).toEqual([
+      410,
+      expect.stringContaining('cursor_expired'),
+    ]);
+    expect((await open({ 'Last-Event-ID': old })).status).toBe(410);
+  });
 
   it('a batch the node refuses writes neither the change nor its events', async () => {
     const store = new CassandraGraphStore(ks.client);

@@ -637,6 +637,8 @@ describe('operations', () => {
         'GET /v1/users/{id}/followers/not-followed-back',
         'GET /v1/users/{id}/following/export',
         'POST /v1/users/{id}/following/import',
+        'GET /v1/events',
+        'GET /v1/events/stream',
       ].sort(),
     );
     const docs = await app.request('/docs');

@@ -7,7 +7,7 @@
  * without touching this file.
  */
 import { describe, expect, it } from 'vitest';
-import type { GraphApi } from '../../src/graph/contracts.js';
+import type { EventFeed, GraphApi } from '../../src/graph/contracts.js';
 import { problemType } from '../../src/http/errors.js';
 import { TIME_MESSAGE } from '../../src/http/times.js';
 import { bearer, buildTestApp, call, stubGraph } from './support/app.js';
@@ -30,7 +30,12 @@ const emptyGraph: Partial<GraphApi> = {
 };
 
 const calls: unknown[] = [];
-const { app } = buildTestApp({ graph: stubGraph(emptyGraph) });
+/** The change feed (`/v1/events` takes a `limit` too), empty. */
+const emptyFeed: EventFeed = {
+  read: async (after) => ({ items: [], next: after ?? 'start' }),
+  subscribe: () => () => undefined,
+};
+const { app } = buildTestApp({ graph: stubGraph(emptyGraph), feed: emptyFeed });
 /** The routes that answer a list page (they take direction / since / until). */
 const PAGE_ROUTES = [
   '/v1/users/1/followers',
@@ -73,6 +78,7 @@ describe('list routes refuse unknown query parameters', () => {
         '/v1/users/1/mutuals',
         '/v1/users/1/followers/not-followed-back',
         '/v1/users/1/suggestions',
+        '/v1/events',
       ].sort(),
     );
   });
@@ -173,6 +179,7 @@ describe('list routes refuse unknown query parameters', () => {
   it('followed-by, scan and suggestions refuse direction, since and until; the set queries refuse direction', async () => {
     const others = (await listRoutes()).map((r) => r.path).filter((p) => !PAGE_ROUTES.includes(p));
     expect(others.sort()).toEqual([
+      '/v1/events',
       '/v1/users/1/followed-by',
       '/v1/users/1/followers/not-followed-back',
       '/v1/users/1/followers/scan',

@@ -42,6 +42,10 @@ const SUGGEST_ERRORS = suggest(
   'security and errors: 401 without a token, 403 for another subject, 404 unknown, 400 bad input',
 );
 const queries = t('list-queries.test.ts');
+const events = t('events.test.ts');
+const EVENTS_SECURITY = events(
+  'security: 401 without a token and 403 for a token without graph:admin, on both routes, before the feed',
+);
 
 /** The shared suite every operation runs (its title templates, as written in the file). */
 export const SHARED_SECURITY: CoveringTest = t('route-security.test.ts')(
@@ -275,5 +279,24 @@ export const OPERATION_TESTS: Record<string, OperationCoverage> = {
     happy: [suggest('scores every user by hand-computed Adamic–Adar, leaving out every excluded kind')],
     error: [SUGGEST_ERRORS],
     security: [SHARED_SECURITY, SUGGEST_ERRORS],
+  },
+  listEvents: {
+    happy: [
+      events('pages: whole items in feed order, next_cursor resuming exactly after the last item'),
+      events('wait: an event that arrives while the request is held ends the wait at once'),
+    ],
+    error: [
+      events('a malformed cursor is a 400 invalid_cursor; one older than the retention a 410 cursor_expired'),
+      events('limit: 100 by default, 1 and 1000 accepted, 0 and 1001 a 400 naming it'),
+    ],
+    security: [SHARED_SECURITY, EVENTS_SECURITY],
+  },
+  streamEvents: {
+    happy: [
+      events('frames exactly: an id, event and data line per event, in feed order'),
+      events('resume with Last-Event-ID yields exactly the events after it (the header wins over after)'),
+    ],
+    error: [events('an invalid or expired cursor answers its problem before the stream starts')],
+    security: [SHARED_SECURITY, EVENTS_SECURITY],
   },
 };

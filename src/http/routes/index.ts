@@ -2,6 +2,7 @@
 import type { ApiApp, RouteDeps } from '../route-kit.js';
 import { registerContains } from './contains.js';
 import { registerCounts } from './counts.js';
+import { registerEvents } from './events.js';
 import { registerFollowersList, registerFollowingList } from './follow-lists.js';
 import { registerFollowedBy } from './followed-by.js';
 import { removeFollower } from './followers-delete.js';
@@ -47,4 +48,5 @@ export function registerRoutes(app: ApiApp, deps: RouteDeps): void {
   registerMutuals(app, deps);
   registerNotFollowedBack(app, deps);
   registerSuggestions(app, deps);
+  registerEvents(app, deps);
 }

@@ -4,7 +4,7 @@
  */
 import { Registry } from 'prom-client';
 import { type AppDeps, createApp } from '../../../src/app.js';
-import type { GraphApi } from '../../../src/graph/contracts.js';
+import type { EventFeed, GraphApi } from '../../../src/graph/contracts.js';
 import { type ErrorCode, problemType, TITLE } from '../../../src/http/errors.js';
 import { createLogger, type Logger } from '../../../src/http/logger.js';
 import type { HttpMetrics } from '../../../src/http/metrics.js';
@@ -80,8 +80,18 @@ export function stubGraph(overrides: Partial<GraphApi> = {}): GraphApi {
   return g;
 }
 
+/** A feed whose reads fail (a route test that reaches the feed must pass its own). */
+export const NO_FEED: EventFeed = {
+  read: () => Promise.reject(new Error('stub: feed.read not implemented')),
+  subscribe: () => () => undefined,
+};
+
 export interface TestAppOptions {
   graph: GraphApi;
+  /** The change feed (default `NO_FEED`). */
+  feed?: EventFeed;
+  /** SSE settings (`AppDeps.http.events`). */
+  events?: { heartbeatMs?: number; streamPageSize?: number };
   receipts?: ReceiptStore;
   rateLimitPerMinute?: number;
   bodyLimitBytes?: number;
@@ -98,6 +108,7 @@ export function buildTestApp(o: TestAppOptions) {
   const registry = o.registry ?? new Registry();
   const deps: AppDeps = {
     graph: o.graph,
+    feed: o.feed ?? NO_FEED,
     receipts: o.receipts ?? new MapReceipts(),
     ready: o.ready ?? (async () => true),
     http: {
@@ -106,6 +117,7 @@ export function buildTestApp(o: TestAppOptions) {
       rateLimitPerMinute: o.rateLimitPerMinute ?? 100_000,
       receiptTtlSeconds: 86_400,
       docs: o.docs ?? true,
+      ...(o.events ? { events: o.events } : {}),
     },
     registry,
     logger: o.logger ?? createLogger('silent'),
