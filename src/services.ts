@@ -5,6 +5,7 @@
  * entry points import this file.
  */
 import type { Config } from './config.js';
+import { GraphService } from './graph/graph-service.js';
 import type { ContactPointsResolver, JobRuntime } from './jobs/runtime.js';
 import { BucketedListService, type ListServiceOptions } from './lists/list-service.js';
 import type { CqlClient } from './store/cassandra/client.js';
@@ -53,9 +54,19 @@ export async function openJobRuntime(config: Config, resolve: ContactPointsResol
   const { client, store, lists } = await openStorage(config, contactPoints, (line) =>
     console.log(`[schema] ${line}`),
   );
+  // The feed as the server configures it (its lag follows from the same bounds); nothing else of
+  // the service is used, and constructing it starts nothing.
+  const { feed } = new GraphService({
+    store,
+    lists,
+    maxFollowing: config.graph.maxFollowing,
+    historyPolicy: { clockSkewMs: config.graph.clockSkewMs, writeBudgetMs: config.graph.writeBudgetMs },
+    eventRetentionSeconds: config.graph.eventRetentionSeconds,
+  });
   return {
     store,
     lists,
+    feed,
     close: async () => {
       await client.shutdown();
       await node?.stop();

@@ -47,6 +47,10 @@ const COMMANDS: Record<string, { help: string; load: () => Promise<Command> }> =
     help: 're-fold and rewrite the pairs of the given users from their history (--users 1,2)',
     load: async () => (await import('./commands.js')).repairCommand,
   },
+  relay: {
+    help: 'relay the settled change feed to Kafka until stopped (--brokers HOST:PORT --topic graph-events [--name relay] [--batch N])',
+    load: async () => (await import('./commands.js')).relayCommand,
+  },
 };
 
 const [name, ...argv] = process.argv.slice(2);

@@ -1,9 +1,12 @@
 /**
  * `npm run migrate`, `npm run jobs -- reconcile --users 1,2` and `npm run jobs -- repair --users
  * 1,2`: the schema migration, the count reconciliation and the pair repair as commands, printing
- * progress as they go and a summary at the end. All are safe to re-run.
+ * progress as they go and a summary at the end. All are safe to re-run. `jobs relay` runs until
+ * stopped (see `relay.ts`).
  */
 import { parseArgs } from 'node:util';
+import type { EventFeed } from '../graph/contracts.js';
+import type { RelayCursorStore } from '../ports/store.js';
 import { reconcileUsers } from './reconcile.js';
 import { reconcileDirty } from './reconcile-dirty.js';
 import { repairUsers } from './repair.js';
@@ -174,5 +177,115 @@ export async function suggestCommand(argv: string[], openRuntime: OpenJobRuntime
     );
   } finally {
     await rt.close();
+  }
+}
+
+export const RELAY_USAGE =
+  'usage: jobs relay --brokers HOST:PORT[,HOST:PORT] --topic NAME [--name relay] [--batch 1..1000] [--until-idle]';
+
+/**
+ * `jobs relay`: the settled change feed to a Kafka topic (`relay.ts`), until SIGTERM/SIGINT (or,
+ * with `--until-idle`, until the feed has nothing more), with a progress line every 5 s.
+ */
+export async function relayCommand(argv: string[], openRuntime: OpenJobRuntime): Promise<void> {
+  const args = parseRelayArgs(argv);
+  const rt = await openRuntime();
+  try {
+    await relayWith(args, { feed: rt.feed, cursors: rt.store });
+  } finally {
+    await rt.close();
+  }
+}
+
+/** `jobs relay`'s options, parsed. */
+export interface RelayArgs {
+  brokers: string[];
+  topic: string;
+  name: string;
+  batch: number;
+  untilIdle: boolean;
+}
+
+/** Parses `jobs relay`'s options; exits 2 with the usage line when they are missing or malformed. */
+export function parseRelayArgs(argv: string[]): RelayArgs {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      brokers: { type: 'string' },
+      topic: { type: 'string' },
+      name: { type: 'string', default: 'relay' },
+      batch: { type: 'string', default: '500' },
+      'until-idle': { type: 'boolean', default: false },
+    },
+  });
+  const batch = Number(values.batch);
+  if (
+    !values.brokers ||
+    !/^[^\s,:]+:\d+(,[^\s,:]+:\d+)*$/.test(values.brokers) ||
+    !values.topic ||
+    !/^[\w.-]{1,249}$/.test(values.topic) ||
+    !/^[\w.-]{1,100}$/.test(values.name) ||
+    !Number.isInteger(batch) ||
+    batch < 1 ||
+    batch > 1000
+  ) {
+    console.error(RELAY_USAGE);
+    process.exit(2);
+  }
+  return {
+    brokers: values.brokers.split(','),
+    topic: values.topic,
+    name: values.name,
+    batch,
+    untilIdle: values['until-idle'],
+  };
+}
+
+/** The relay command on a given feed and cursor store (the CLI's, or a test's). */
+export async function relayWith(
+  args: RelayArgs,
+  deps: { feed: EventFeed; cursors: RelayCursorStore },
+): Promise<{ events: number; cursor: string | null }> {
+  const { kafkaSink, runRelay } = await import('./relay.js');
+  const sink = kafkaSink({
+    brokers: args.brokers,
+    topic: args.topic,
+    clientId: `flocklist-${args.name}`,
+  });
+  const abort = new AbortController();
+  const stop = (signal: string) => {
+    if (abort.signal.aborted) return;
+    console.log(`[relay] ${signal}: stopping after the page in flight`);
+    abort.abort();
+  };
+  const onTerm = () => stop('SIGTERM');
+  const onInt = () => stop('SIGINT');
+  process.on('SIGTERM', onTerm);
+  process.on('SIGINT', onInt);
+  console.log(
+    `[relay] ${args.name}: feed → ${args.brokers.join(',')} topic ${args.topic}, from ${(await deps.cursors.getRelayCursor(args.name)) ?? 'the oldest retained event'}`,
+  );
+  try {
+    const r = await runRelay({
+      feed: deps.feed,
+      cursors: deps.cursors,
+      sink,
+      name: args.name,
+      batch: args.batch,
+      signal: abort.signal,
+      untilIdle: args.untilIdle,
+      onProgress: (p) =>
+        console.log(
+          `[relay] ${args.name}: ${p.events} events, ${Math.round(p.rate)}/s, lag ${p.lagSeconds === null ? '-' : `${p.lagSeconds.toFixed(1)} s`}, cursor ${p.cursor ?? '-'}`,
+        ),
+    });
+    console.log(
+      `[relay] ${args.name}: stopped after ${r.events} events in ${(r.elapsedMs / 1000).toFixed(1)} s`,
+    );
+    return r;
+  } finally {
+    process.off('SIGTERM', onTerm);
+    process.off('SIGINT', onInt);
+    await sink.close();
   }
 }

@@ -5,12 +5,15 @@
  * one storage wiring (`src/services.ts`) and passes the dev launcher, so only entry points import
  * `src/local-cassandra/`.
  */
+import type { EventFeed } from '../graph/contracts.js';
 import type { BucketedListService } from '../lists/list-service.js';
 import type { CassandraGraphStore } from '../store/cassandra/graph-store.js';
 
 export interface JobRuntime {
   store: CassandraGraphStore;
   lists: BucketedListService;
+  /** The settled change feed, configured as the server's (`GraphService.feed`). */
+  feed: EventFeed;
   close(): Promise<void>;
 }
 

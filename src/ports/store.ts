@@ -347,12 +347,24 @@ export interface ReceiptStore {
 }
 
 /**
+ * The feed cursors of the Kafka relays (`relay_cursors`, `src/jobs/relay.ts`): one per relay name.
+ * A relay of one name runs as one process at a time; the newest write wins.
+ */
+export interface RelayCursorStore {
+  /** The cursor the relay `name` saved last, or null when it never saved one. */
+  getRelayCursor(name: string): Promise<string | null>;
+  /** Saves `cursor` as the relay's (idempotent; replaces what was saved). */
+  putRelayCursor(name: string, cursor: string): Promise<void>;
+}
+
+/**
  * Everything the service needs from storage: the role interfaces above plus the database clock.
  * Components take the narrowest role they use. (Readiness is not asked of the store: `/readyz`
  * asks whether every migration is applied: `schemaPresent`, wired in `src/main.ts`.)
  */
 export interface GraphStore
   extends UserStore,
+    RelayCursorStore,
     PairHistoryStore,
     EdgeStore,
     ListStore,

@@ -20,6 +20,7 @@ it('--help lists every job with one line each', async () => {
     'repair-sweep',
     'suggest',
     'repair',
+    'relay',
   ]);
 });
 
@@ -35,12 +36,23 @@ it('an unknown job and bad options are usage errors (exit 2), before any connect
   };
   expect(await fail(['nope'])).toEqual([
     2,
-    'usage: jobs <token|migrate|reconcile|reconcile-dirty|repair-sweep|suggest|repair> [args]  (jobs --help for more)',
+    'usage: jobs <token|migrate|reconcile|reconcile-dirty|repair-sweep|suggest|repair|relay> [args]  (jobs --help for more)',
   ]);
   expect(await fail(['suggest', '--top', '101'])).toEqual([
     2,
     'usage: jobs suggest [--top 1..100] [--limit-fanout N]',
   ]);
+  for (const bad of [
+    [],
+    ['--topic', 'graph-events'],
+    ['--brokers', 'h:1', '--topic', 'a b'],
+    ['--brokers', 'h:1', '--topic', 't', '--batch', '1001'],
+  ]) {
+    expect(await fail(['relay', ...bad])).toEqual([
+      2,
+      'usage: jobs relay --brokers HOST:PORT[,HOST:PORT] --topic NAME [--name relay] [--batch 1..1000] [--until-idle]',
+    ]);
+  }
   expect(await fail(['repair-sweep', '--rate', '0'])).toEqual([
     2,
     'usage: jobs repair-sweep [--dry-run] [--rate N] [--resume] (--rate must be a positive integer)',

@@ -784,6 +784,17 @@ export function describeStoreContract(name: string, make: () => Promise<StoreFix
       expect(await store.getSweepProgress(job)).toEqual({ ...p, lastToken: null, done: true });
     });
 
+    it('relay cursors: null until saved, each name its own, the newest put wins', async () => {
+      const [a, b] = ids(2).map((n) => `relay-${n}`) as [string, string];
+      expect([await store.getRelayCursor(a), await store.getRelayCursor(b)]).toEqual([null, null]);
+      await store.putRelayCursor(a, 'c1');
+      await store.putRelayCursor(b, 'other');
+      await store.putRelayCursor(a, 'c2');
+      expect([await store.getRelayCursor(a), await store.getRelayCursor(b)]).toEqual(['c2', 'other']);
+      await store.putRelayCursor(a, 'c2');
+      expect(await store.getRelayCursor(a)).toBe('c2');
+    });
+
     it('suggestions are replaced whole by a newer generation, never by an older one', async () => {
       const [u, x, y, z] = ids(4) as [bigint, bigint, bigint, bigint];
       expect(await store.getSuggestions(u)).toBeNull();

@@ -20,7 +20,7 @@
  * values in `keys.ts`; every row mapper in `rows.ts`; driver errors in `errors.ts`; one store per
  * port (`user-store.ts`, `pair-history-store.ts`, `edge-store.ts`, `list-store.ts`,
  * `count-store.ts`, `receipt-store.ts`, `account-task-store.ts`, `scan-store.ts`,
- * `suggestion-store.ts`, `event-store.ts`). This class only delegates; each method is a prototype method, so a test
+ * `suggestion-store.ts`, `event-store.ts`, `relay-cursor-store.ts`). This class only delegates; each method is a prototype method, so a test
  * double can override one and call `super`.
  */
 import type {
@@ -32,6 +32,7 @@ import type {
   ListStore,
   PairHistoryStore,
   ReceiptStore,
+  RelayCursorStore,
   ScanStore,
   SuggestionStore,
   UserStore,
@@ -45,6 +46,7 @@ import { CqlExecutor, type ExecutorOptions } from './executor.js';
 import { CassandraListStore } from './list-store.js';
 import { CassandraPairHistoryStore } from './pair-history-store.js';
 import { CassandraReceiptStore } from './receipt-store.js';
+import { CassandraRelayCursorStore } from './relay-cursor-store.js';
 import { CassandraScanStore } from './scan-store.js';
 import { S } from './statements.js';
 import { CassandraSuggestionStore } from './suggestion-store.js';
@@ -60,6 +62,7 @@ type Args<P, M extends keyof P> = P[M] extends (...args: infer A) => unknown ? A
 export class CassandraGraphStore implements GraphStore {
   private readonly cql: CqlExecutor;
   private readonly users: UserStore;
+  private readonly relayCursors: RelayCursorStore;
   private readonly pairs: PairHistoryStore;
   private readonly edges: EdgeStore;
   private readonly lists: ListStore;
@@ -74,6 +77,7 @@ export class CassandraGraphStore implements GraphStore {
     this.cql = new CqlExecutor(client, options);
     this.events = new CassandraEventStore(this.cql, options.eventRetentionSeconds);
     this.users = new CassandraUserStore(this.cql, this.events);
+    this.relayCursors = new CassandraRelayCursorStore(this.cql);
     this.pairs = new CassandraPairHistoryStore(this.cql);
     this.edges = new CassandraEdgeStore(this.cql, this.events);
     this.lists = new CassandraListStore(this.cql);
@@ -95,6 +99,13 @@ export class CassandraGraphStore implements GraphStore {
   }
   listDeactivated(...a: Args<UserStore, 'listDeactivated'>) {
     return this.users.listDeactivated(...a);
+  }
+
+  getRelayCursor(...a: Args<RelayCursorStore, 'getRelayCursor'>) {
+    return this.relayCursors.getRelayCursor(...a);
+  }
+  putRelayCursor(...a: Args<RelayCursorStore, 'putRelayCursor'>) {
+    return this.relayCursors.putRelayCursor(...a);
   }
 
   readEventRows(...a: Args<EventStore, 'readEventRows'>) {

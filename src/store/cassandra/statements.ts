@@ -247,6 +247,10 @@ export const S = {
   putSweep: idempotent(
     'INSERT INTO sweep_progress (job, run_id, ranges, range_index, tbl, last_token, totals, done, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, toTimestamp(now()))',
   ),
+  getRelayCursor: idempotent('SELECT cursor FROM relay_cursors WHERE name = ?'),
+  putRelayCursor: idempotent(
+    'INSERT INTO relay_cursors (name, cursor, updated_at) VALUES (?, ?, toTimestamp(now()))',
+  ),
   clearSuggestions: idempotent('DELETE FROM suggestions USING TIMESTAMP ? WHERE user_id = ?'),
   putSuggestionGeneration: idempotent(
     'UPDATE suggestions USING TIMESTAMP ? SET generation = ? WHERE user_id = ?',

@@ -179,6 +179,7 @@ export class MemoryGraphStore implements GraphStore {
   private readonly tasks = new Map<string, { tomb: bigint | null; row: AccountTask | null }>();
   private readonly receipts = new Map<string, { receipt: Receipt; expires: number }>();
   private readonly sweeps = new Map<string, SweepProgress>();
+  private readonly relayCursors = new Map<string, string>();
   private readonly suggestions = new Map<UserId, SuggestionSet>();
   /** The feed's rows by key: Cassandra's cell rule at the writer's version. */
   private readonly events = new Map<string, { row: EventRow; text: string; version: bigint }>();
@@ -699,6 +700,14 @@ export class MemoryGraphStore implements GraphStore {
 
   async putSweepProgress(progress: SweepProgress): Promise<void> {
     this.sweeps.set(progress.job, { ...progress });
+  }
+
+  async getRelayCursor(name: string): Promise<string | null> {
+    return this.relayCursors.get(name) ?? null;
+  }
+
+  async putRelayCursor(name: string, cursor: string): Promise<void> {
+    this.relayCursors.set(name, cursor);
   }
 
   async putSuggestions(userId: UserId, generation: bigint, items: readonly Suggestion[]): Promise<void> {
