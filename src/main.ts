@@ -90,6 +90,8 @@ async function main() {
     historyPolicy: { clockSkewMs: config.graph.clockSkewMs, writeBudgetMs: config.graph.writeBudgetMs },
     setCursorSecret: config.graph.cursorSecret,
     eventRetentionSeconds: config.graph.eventRetentionSeconds,
+    onEventsWritten: (n) => metrics.recorder.eventsWritten(n),
+    onFeedRead: (_, age) => age !== null && metrics.recorder.feedLag(age),
     onTaskError: (userId, error) =>
       logger.error(
         { userId: String(userId), err: String(error) },

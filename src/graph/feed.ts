@@ -50,8 +50,8 @@ export interface FeedOptions {
   pollMs?: number;
   /** How often the unsettled tail is polled while someone listens (ms); 0: local events only. Default 250. */
   tailPollMs?: number;
-  /** Called with the number of events each read returns and the feed's lag (µs) then. */
-  onRead?: (events: number) => void;
+  /** Called with the number of events each read returns, and how old (s) the newest of them is. */
+  onRead?: (events: number, newestAgeSeconds: number | null) => void;
 }
 
 interface Cursor {
@@ -190,7 +190,8 @@ export class Feed implements EventFeed {
     for (;;) {
       const page = await this.readOnce(cursor, limit);
       if (page.items.length > 0 || Date.now() >= deadline || w.signal?.aborted) {
-        this.o.onRead?.(page.items.length);
+        const newest = page.items.at(-1);
+        this.o.onRead?.(page.items.length, newest ? Number(this.o.clock() - newest.slot) / 1e6 : null);
         return page;
       }
       await sleep(Math.min(this.o.pollMs ?? 200, Math.max(1, deadline - Date.now())), w.signal);

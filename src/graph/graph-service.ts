@@ -25,6 +25,7 @@ import { SetCursorCodec, type SetQueryKind } from '../lists/cursor/set-cursor.js
 import { walkList } from '../lists/list-walker.js';
 import { nowPosition } from '../model/clock.js';
 import { DEFAULT_EVENT_RETENTION_SECONDS, type EventRow } from '../model/events.js';
+import { boundedLru } from '../model/lru.js';
 import {
   type Direction,
   type ListKey,
@@ -107,8 +108,10 @@ export interface GraphServiceOptions {
   eventRetentionSeconds?: number;
   /** The feed's poll periods (ms): a waiting read, and the unsettled tail while anyone listens. */
   feedPollMs?: { wait?: number; tail?: number };
-  /** Told the number of events each feed read returns. */
-  onFeedRead?: (events: number) => void;
+  /** Told the number of events each feed read returns, and how old (s) the newest of them is. */
+  onFeedRead?: (events: number, newestAgeSeconds: number | null) => void;
+  /** Told the number of new feed events each acknowledged batch wrote (rows this instance rewrites count once). */
+  onEventsWritten?: (events: number) => void;
   /** False: write no feed rows (the follow path without the outbox, for `bench:events` only). */
   events?: boolean;
 }
@@ -148,7 +151,20 @@ export class GraphService implements GraphApi {
       tailPollMs: o.feedPollMs?.tail,
       onRead: o.onFeedRead,
     });
-    const onEvents = (rows: readonly EventRow[]) => this.feed.publish(rows);
+    // A view write rewrites the rows of the recent ops it sees: count each row once, when this
+    // instance first writes it (a later correction of its content is not a new event).
+    const counted = boundedLru<string, true>(10_000);
+    const onEvents = (rows: readonly EventRow[]) => {
+      let n = 0;
+      for (const r of rows) {
+        const k = `${r.key.slot}|${r.key.low}|${r.key.high}|${r.key.opPosition}|${r.key.opSource}|${r.key.opKind}`;
+        if (counted.has(k)) continue;
+        counted.set(k, true);
+        n += r.user ? 1 : r.transitions.length;
+      }
+      o.onEventsWritten?.(n);
+      this.feed.publish(rows);
+    };
     this.hiddenMembers = o.memberFilter ?? deactivatedFilter(o.store);
     this.injectedFilter = o.memberFilter;
     this.edges = new EdgeReads(o.store, o.lists);

@@ -10,7 +10,8 @@
  *   module's types: the interface is structural).
  * - `flocklist_events_read_total{route}` (events served by `GET /v1/events` and `/v1/events/stream`,
  *   `route` = the route pattern) and `flocklist_events_sse_streams` (SSE streams open now): fed by
- *   the event routes through `EventMetrics`.
+ *   the event routes through `EventMetrics`; `flocklist_events_written_total` and
+ *   `flocklist_feed_lag_seconds` (now − the newest event a feed read returned), through the recorder.
  */
 import type { MiddlewareHandler } from 'hono';
 import { matchedRoutes } from 'hono/route';
@@ -22,6 +23,10 @@ export interface MetricsRecorder {
   observeQuery(op: string, seconds: number, ok?: boolean): void;
   /** One list page (`kind: page`) or scan page needed `fetches` bucket reads (the merge cost). */
   observeBucketFetches(relation: string, kind: string, fetches: number): void;
+  /** `count` feed events were written with their change (`flocklist_events_written_total`). */
+  eventsWritten(count: number): void;
+  /** A feed read returned events; the newest was `seconds` old (`flocklist_feed_lag_seconds`). */
+  feedLag(seconds: number): void;
 }
 
 /** What the event routes report; cheap, never throws. */
@@ -87,9 +92,23 @@ export function createHttpMetrics(registry: Registry): HttpMetrics {
     streamsOpen: (delta) => sseStreams.inc(delta),
   };
 
+  const eventsWritten = new Counter({
+    name: 'flocklist_events_written_total',
+    help: 'Change-feed events written by this instance, with the changes they describe.',
+    registers: [registry],
+  });
+  const feedLag = new Gauge({
+    name: 'flocklist_feed_lag_seconds',
+    help: 'Now minus the slot of the newest event the last feed read returned (the watermark lag and idle time).',
+    registers: [registry],
+  });
   const recorder: MetricsRecorder = {
     observeQuery: (op, seconds, ok = true) => dbQuery.observe({ op, outcome: ok ? 'ok' : 'error' }, seconds),
     observeBucketFetches: (relation, kind, fetches) => bucketFetches.observe({ relation, kind }, fetches),
+    eventsWritten: (count) => {
+      if (count > 0) eventsWritten.inc(count);
+    },
+    feedLag: (seconds) => feedLag.set(seconds),
   };
 
   const middleware: MiddlewareHandler = async (c, next) => {

@@ -2,7 +2,7 @@
  * The change feed on the memory store (`support/feed-suite.ts`); the same suite runs on the real
  * node in `feed.int.test.ts`.
  */
-import { describe } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { GraphService } from '../../src/graph/graph-service.js';
 import type { PairAppend } from '../../src/ports/records.js';
 import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
@@ -47,4 +47,30 @@ describe('change feed (memory store)', () => {
     },
     () => next++,
   );
+});
+
+describe('feed metrics hooks', () => {
+  it('counts the events written with each change and reports the age of the newest event a read returns', async () => {
+    const store = new MemoryGraphStore();
+    const written: number[] = [];
+    const reads: [number, boolean][] = [];
+    const graph = new GraphService({
+      store,
+      lists: new SingleBucketLists(store),
+      maxFollowing: 1000,
+      historyPolicy: FEED_TEST_POLICY,
+      onEventsWritten: (n) => written.push(n),
+      onFeedRead: (n, age) => reads.push([n, age !== null && age >= 1.5 && age < 10]),
+    });
+    for (const id of [1n, 2n]) await graph.putUser({ id, username: `m${id}` });
+    await graph.follow(1n, 2n);
+    await graph.follow(1n, 2n);
+    await graph.block(2n, 1n);
+    await graph.putUser({ id: 1n, private: true });
+    // follow.created; nothing; block.created + follow.removed; user.updated.
+    expect(written).toEqual([1, 0, 2, 1]);
+    await new Promise((r) => setTimeout(r, 1800));
+    await graph.feed.read(null, 1000);
+    expect(reads).toEqual([[4, true]]);
+  });
 });
