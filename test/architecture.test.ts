@@ -34,10 +34,11 @@ const FLOORS: Record<string, number> = {
 /** The dev launchers: imported only by entry points (and the Kafka one shares Cassandra's tools). */
 const LAUNCHERS = new Set(['local-cassandra', 'local-kafka']);
 
-/** Launcher modules another launcher may import: one Maven resolver, one orphan watch. */
+/** Launcher modules another launcher may import: one Maven resolver, one orphan watch, one JVM supervisor. */
 const SHARED_LAUNCHER_MODULES = new Set([
   'src/local-cassandra/maven.ts',
   'src/local-cassandra/orphan-watch.ts',
+  'src/local-cassandra/supervisor.ts',
 ]);
 
 /** Entry points: processes start here; they may import any room, the dev launcher included. */

@@ -11,6 +11,7 @@
  * that does not own the node (stopping it is a no-op). Two callers racing to start the same node
  * are serialised by an exclusive lock file; the loser waits for the winner's port.
  */
+
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, open, readFile, rm, writeFile } from 'node:fs/promises';
@@ -19,6 +20,7 @@ import { join } from 'node:path';
 import { resolveCassandraJars } from './maven.js';
 import { type NodeDirs, renderCassandraYaml, renderLogback } from './node-config.js';
 import { defaultNodeOptions, type NodeOptions } from './node-options.js';
+import { supervisorScript } from './supervisor.js';
 
 export interface LocalNode {
   address: string;
@@ -50,29 +52,7 @@ export interface StartOptions {
 
 const STOP_GRACE_SECONDS = 45;
 
-const SUPERVISOR = `
-out="$1"; pidfile="$2"; shift 2
-exec 3<&0
-java "$@" </dev/null >>"$out" 2>&1 &
-jpid=$!
-echo "$jpid" >"$pidfile"
-stopping=0
-killer=
-stop() {
-  [ "$stopping" = 1 ] && return
-  stopping=1
-  kill -TERM "$jpid" 2>/dev/null
-  ( sleep ${STOP_GRACE_SECONDS}; kill -KILL "$jpid" 2>/dev/null ) &
-  killer=$!
-}
-trap stop TERM INT HUP
-{ cat <&3 >/dev/null; kill -TERM $$ 2>/dev/null; } &
-watcher=$!
-status=0
-while kill -0 "$jpid" 2>/dev/null; do wait "$jpid"; status=$?; done
-for p in "$watcher" $killer; do pkill -P "$p" 2>/dev/null; kill "$p" 2>/dev/null; done
-exit "$status"
-`;
+const SUPERVISOR = supervisorScript(STOP_GRACE_SECONDS);
 
 /** Modules opened on JDK 17 both to the server and to its JMX tools (`nodetool`, used by the benches). */
 export const JVM17_TOOL_OPENS = [

@@ -18,6 +18,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { resolveMavenArtifact } from '../local-cassandra/maven.js';
+import { supervisorScript } from '../local-cassandra/supervisor.js';
 import {
   KAFKA_LOG_BINDING,
   type KafkaOptions,
@@ -52,28 +53,7 @@ export interface StartKafkaOptions {
 
 const STOP_GRACE_SECONDS = 30;
 
-const SUPERVISOR = `
-out="$1"; shift
-exec 3<&0
-java "$@" </dev/null >>"$out" 2>&1 &
-jpid=$!
-stopping=0
-killer=
-stop() {
-  [ "$stopping" = 1 ] && return
-  stopping=1
-  kill -TERM "$jpid" 2>/dev/null
-  ( sleep ${STOP_GRACE_SECONDS}; kill -KILL "$jpid" 2>/dev/null ) &
-  killer=$!
-}
-trap stop TERM INT HUP
-{ cat <&3 >/dev/null; kill -TERM $$ 2>/dev/null; } &
-watcher=$!
-status=0
-while kill -0 "$jpid" 2>/dev/null; do wait "$jpid"; status=$?; done
-for p in "$watcher" $killer; do pkill -P "$p" 2>/dev/null; kill "$p" 2>/dev/null; done
-exit "$status"
-`;
+const SUPERVISOR = supervisorScript(STOP_GRACE_SECONDS);
 
 const READY_LINE = 'Kafka Server started';
 
@@ -185,10 +165,14 @@ export async function startLocalKafka(o: KafkaOptions, opts: StartKafkaOptions =
   ];
   const logStart = existsSync(logFile) ? (await readFile(logFile, 'utf8')).length : 0;
   const spawnedAt = Date.now();
-  const child: ChildProcess = spawn('bash', ['-c', SUPERVISOR, 'kafka-supervisor', stdoutLog, ...args], {
-    stdio: ['pipe', 'ignore', 'ignore'],
-    env: { ...process.env, MALLOC_ARENA_MAX: '2' },
-  });
+  const child: ChildProcess = spawn(
+    'bash',
+    ['-c', SUPERVISOR, 'kafka-supervisor', stdoutLog, join(logsDir, 'broker.pid'), ...args],
+    {
+      stdio: ['pipe', 'ignore', 'ignore'],
+      env: { ...process.env, MALLOC_ARENA_MAX: '2' },
+    },
+  );
   let exited = false;
   const exitPromise = new Promise<void>((resolve) => {
     child.on('exit', () => {
