@@ -19,7 +19,15 @@ import { DEFAULT_HISTORY_POLICY, feedLagMicros } from '../src/graph/pair-history
 import { mintToken } from '../src/jobs/token.js';
 import { BENCH_JWT_SECRET, startCelebrityApp } from './support/app-server.js';
 import { barChartSvg } from './support/charts.js';
-import { cpuMeter, loadAverage, openBench, percentile, ratioSummary, sortedCopy } from './support/harness.js';
+import {
+  concurrentCalls,
+  loadAverage,
+  openBench,
+  percentile,
+  ratioSummary,
+  sequentialLatency,
+  sortedCopy,
+} from './support/harness.js';
 
 const bench = openBench({
   usage:
@@ -66,26 +74,10 @@ const arms = {
   plain: () => without.follow(...nextPair()),
 };
 type Arm = keyof typeof arms;
-async function latency(arm: Arm, n: number) {
-  const times: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const t = performance.now();
-    await arms[arm]();
-    times.push(performance.now() - t);
-  }
-  const s = sortedCopy(times);
-  return { p50: percentile(s, 50), p99: percentile(s, 99) };
-}
+const latency = (arm: Arm, n: number) => sequentialLatency(arms[arm], n);
 async function cpu(arm: Arm, n: number) {
-  const m = cpuMeter();
-  let left = n;
-  await Promise.all(
-    Array.from({ length: CALLERS }, async () => {
-      while (left-- > 0) await arms[arm]();
-    }),
-  );
-  const c = m();
-  return { perS: n / c.wallS, cpuMsPerFollow: ((c.nodeCpuS + c.jvmCpuS) * 1000) / n, ...c };
+  const c = await concurrentCalls(arms[arm], n, CALLERS);
+  return { ...c, cpuMsPerFollow: ((c.nodeCpuS + c.jvmCpuS) * 1000) / n };
 }
 await latency('events', 30);
 await latency('plain', 30);

@@ -17,7 +17,15 @@
 import { GraphService } from '../src/graph/graph-service.js';
 import { CassandraGraphStore } from '../src/store/cassandra/graph-store.js';
 import { barChartSvg } from './support/charts.js';
-import { cpuMeter, loadAverage, openBench, percentile, ratioSummary, sortedCopy } from './support/harness.js';
+import {
+  concurrentCalls,
+  loadAverage,
+  openBench,
+  percentile,
+  ratioSummary,
+  sequentialLatency,
+  sortedCopy,
+} from './support/harness.js';
 
 const bench = openBench({
   usage:
@@ -84,27 +92,8 @@ const arms = {
   },
 };
 type Arm = keyof typeof arms;
-async function latency(arm: Arm, n: number) {
-  const times: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const t = performance.now();
-    await arms[arm]();
-    times.push(performance.now() - t);
-  }
-  const s = sortedCopy(times);
-  return { p50: percentile(s, 50), p99: percentile(s, 99) };
-}
-async function throughput(arm: Arm, n: number) {
-  const m = cpuMeter();
-  let left = n;
-  await Promise.all(
-    Array.from({ length: CALLERS }, async () => {
-      while (left-- > 0) await arms[arm]();
-    }),
-  );
-  const c = m();
-  return { perS: n / c.wallS, ...c };
-}
+const latency = (arm: Arm, n: number) => sequentialLatency(arms[arm], n);
+const throughput = (arm: Arm, n: number) => concurrentCalls(arms[arm], n, CALLERS);
 await latency('follow', 50);
 await latency('insert', 50);
 const reps: {

@@ -335,6 +335,31 @@ export function cpuMeter(pid = serverPid()) {
   };
 }
 
+/** p50 and p99 (ms) of `n` sequential calls of `call`. */
+export async function sequentialLatency(call: () => Promise<unknown>, n: number) {
+  const times: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t = performance.now();
+    await call();
+    times.push(performance.now() - t);
+  }
+  const s = sortedCopy(times);
+  return { p50: percentile(s, 50), p99: percentile(s, 99) };
+}
+
+/** `n` calls of `call` spread over `callers` concurrent callers: calls per second, wall time and CPU (`cpuMeter`). */
+export async function concurrentCalls(call: () => Promise<unknown>, n: number, callers: number) {
+  const m = cpuMeter();
+  let left = n;
+  await Promise.all(
+    Array.from({ length: callers }, async () => {
+      while (left-- > 0) await call();
+    }),
+  );
+  const c = m();
+  return { perS: n / c.wallS, ...c };
+}
+
 /** Peak resident set size of this process so far (VmHWM), in MiB. */
 export function peakRssMiB(): number {
   const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'));

@@ -15,12 +15,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, open, readFile, rm, writeFile } from 'node:fs/promises';
-import { connect } from 'node:net';
 import { join } from 'node:path';
 import { resolveCassandraJars } from './maven.js';
 import { type NodeDirs, renderCassandraYaml, renderLogback } from './node-config.js';
 import { defaultNodeOptions, type NodeOptions } from './node-options.js';
-import { supervisorScript } from './supervisor.js';
+import { portAnswers, supervisorScript } from './supervisor.js';
 
 export interface LocalNode {
   address: string;
@@ -114,20 +113,6 @@ function nodeDirs(root: string): NodeDirs {
     logs: join(root, 'logs'),
     conf: join(root, 'conf'),
   };
-}
-
-/** True when a TCP connection to host:port succeeds within `timeoutMs`. */
-export function portAnswers(host: string, port: number, timeoutMs = 500): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect({ host, port });
-    const done = (ok: boolean) => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.setTimeout(timeoutMs, () => done(false));
-    socket.once('connect', () => done(true));
-    socket.once('error', () => done(false));
-  });
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

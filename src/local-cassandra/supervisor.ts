@@ -1,5 +1,11 @@
+import { connect } from 'node:net';
+
 /**
- * The bash supervisor both local launchers (Cassandra, Kafka) run their JVM under: it starts
+ * What both local launchers (Cassandra, Kafka) use to run a JVM: the supervisor script and the port probe.
+ */
+
+/**
+ * The bash supervisor a launcher runs its JVM under: it starts
  * `java "$@"` with its output appended to `$1`, writes the JVM's pid to `$2`, forwards TERM/INT/HUP
  * as a TERM to the JVM and kills it `graceSeconds` later if it has not gone, and — because it holds
  * the parent's pipe on fd 3 — stops the JVM when the parent dies (the pipe closes). It exits with
@@ -31,4 +37,18 @@ while kill -0 "$jpid" 2>/dev/null; do wait "$jpid"; status=$?; done
 for p in "$watcher" $killer; do pkill -P "$p" 2>/dev/null; kill "$p" 2>/dev/null; done
 exit "$status"
 `;
+}
+
+/** True when a TCP connection to host:port succeeds within `timeoutMs`. */
+export function portAnswers(host: string, port: number, timeoutMs = 500): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
 }

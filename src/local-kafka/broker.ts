@@ -15,10 +15,9 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { connect } from 'node:net';
 import { join } from 'node:path';
 import { resolveMavenArtifact } from '../local-cassandra/maven.js';
-import { supervisorScript } from '../local-cassandra/supervisor.js';
+import { portAnswers, supervisorScript } from '../local-cassandra/supervisor.js';
 import {
   KAFKA_LOG_BINDING,
   type KafkaOptions,
@@ -56,19 +55,6 @@ const STOP_GRACE_SECONDS = 30;
 const SUPERVISOR = supervisorScript(STOP_GRACE_SECONDS);
 
 const READY_LINE = 'Kafka Server started';
-
-function portAnswers(host: string, port: number, timeoutMs = 500): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect({ host, port });
-    const done = (ok: boolean) => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.setTimeout(timeoutMs, () => done(false));
-    socket.once('connect', () => done(true));
-    socket.once('error', () => done(false));
-  });
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

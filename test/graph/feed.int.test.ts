@@ -9,27 +9,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GraphService } from '../../src/graph/graph-service.js';
 import { nowPosition } from '../../src/model/clock.js';
 import { eventShard } from '../../src/model/events.js';
-import type { PairAppend } from '../../src/ports/records.js';
 import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';
 import { bearer, buildTestApp, call } from '../http/support/app.js';
 import { type TestKeyspace, testKeyspace } from '../support/cassandra.js';
-import { FEED_TEST_POLICY, feedSuite } from './support/feed-suite.js';
+import { delayedWorld, FEED_TEST_POLICY, feedSuite, withDelays } from './support/feed-suite.js';
 import { SingleBucketLists } from './support/single-bucket-lists.js';
 
-class DelayedStore extends CassandraGraphStore {
-  delay = { append: 0, batch: 0, random: Math.random };
-  private async wait(ms: number) {
-    if (ms > 0) await new Promise((r) => setTimeout(r, Math.floor(this.delay.random() * ms)));
-  }
-  override async appendPair(append: PairAppend, timeoutMs?: number): Promise<void> {
-    await this.wait(this.delay.append);
-    return super.appendPair(append, timeoutMs);
-  }
-  override async writeEdges(...a: Parameters<CassandraGraphStore['writeEdges']>): Promise<void> {
-    if (a[3]?.length) await this.wait(this.delay.batch);
-    return super.writeEdges(...a);
-  }
-}
+const DelayedStore = withDelays(CassandraGraphStore);
 
 let ks: TestKeyspace;
 let next = 1n;
@@ -43,23 +29,7 @@ afterAll(async () => {
 
 describe('change feed (Cassandra)', () => {
   feedSuite(
-    async () => {
-      const store = new DelayedStore(ks.client);
-      const graph = new GraphService({
-        store,
-        lists: new SingleBucketLists(store),
-        maxFollowing: 1000,
-        historyPolicy: FEED_TEST_POLICY,
-        feedPollMs: { wait: 50 },
-      });
-      return {
-        store,
-        graph,
-        delays: (append, batch, random) => {
-          store.delay = { append, batch, random };
-        },
-      };
-    },
+    async () => delayedWorld(new DelayedStore(ks.client)),
     () => next++,
   );
 

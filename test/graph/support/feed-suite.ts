@@ -7,13 +7,14 @@
  * after it, and each pair's events applied in feed order give its current state.
  */
 import { expect, it } from 'vitest';
-import type { GraphService } from '../../../src/graph/graph-service.js';
+import { GraphService } from '../../../src/graph/graph-service.js';
 import { feedLagMicros, type HistoryPolicy } from '../../../src/graph/pair-history.js';
 import { nowPosition } from '../../../src/model/clock.js';
 import type { GraphEvent } from '../../../src/model/events.js';
 import { edgeKey, type OpKind, type Relation, type UserId } from '../../../src/model/types.js';
 import type { GraphStore } from '../../../src/ports/store.js';
 import { mulberry32 } from '../../support/random.js';
+import { SingleBucketLists } from './single-bucket-lists.js';
 
 /** Bounds small enough that the feed settles in `lag` (1.5 s) and large enough for a busy node. */
 export const FEED_TEST_POLICY: Partial<HistoryPolicy> = {
@@ -23,6 +24,50 @@ export const FEED_TEST_POLICY: Partial<HistoryPolicy> = {
   clockSkewMs: 200,
 };
 const LAG_MS = Number(feedLagMicros(FEED_TEST_POLICY as HistoryPolicy) / 1000n);
+
+/** What a delayed store adds: a random wait before each append and each batch carrying feed rows. */
+export interface Delays {
+  delay: { append: number; batch: number; random: () => number };
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: a mixin's base constructor takes any arguments
+type StoreClass = new (...args: any[]) => GraphStore;
+
+/** `Base` whose appends and feed-carrying batches wait a random while below the set delays (ms). */
+export function withDelays<B extends StoreClass>(Base: B) {
+  return class extends Base implements Delays {
+    delay = { append: 0, batch: 0, random: Math.random };
+    async wait(ms: number) {
+      if (ms > 0) await new Promise((r) => setTimeout(r, Math.floor(this.delay.random() * ms)));
+    }
+    override async appendPair(...a: Parameters<GraphStore['appendPair']>): Promise<void> {
+      await this.wait(this.delay.append);
+      return super.appendPair(...a);
+    }
+    override async writeEdges(...a: Parameters<GraphStore['writeEdges']>): Promise<void> {
+      if (a[3]?.length) await this.wait(this.delay.batch);
+      return super.writeEdges(...a);
+    }
+  };
+}
+
+/** A feed world over a delayed store: the graph service the suite drives, with the test bounds. */
+export function delayedWorld(store: GraphStore & Delays): FeedWorld {
+  const graph = new GraphService({
+    store,
+    lists: new SingleBucketLists(store),
+    maxFollowing: 1000,
+    historyPolicy: FEED_TEST_POLICY,
+    feedPollMs: { wait: 50 },
+  });
+  return {
+    store,
+    graph,
+    delays: (append, batch, random) => {
+      store.delay = { append, batch, random };
+    },
+  };
+}
 
 export interface FeedWorld {
   store: GraphStore;
