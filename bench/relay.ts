@@ -28,6 +28,7 @@ import { CassandraGraphStore } from '../src/store/cassandra/graph-store.js';
 import { MemoryGraphStore } from '../src/store/memory/memory-store.js';
 import { generatedFeed, generatedOffset, generateEvents } from '../test/relay/generated-feed.js';
 import { mulberry32 } from '../test/support/random.js';
+import { barChartSvg } from './support/charts.js';
 import { openBench } from './support/harness.js';
 
 const bench = openBench({
@@ -238,10 +239,20 @@ try {
 
   // E4: crashes (`--crash-events 0` skips it).
   const e4 = N4 > 0 ? await crashRun() : null;
-  const file = await bench.writeResultFile(
-    `relay-${new Date().toISOString().replace(/[:.]/g, '-')}.json`,
-    `${JSON.stringify({ seed: SEED, pairs: PAIRS, batch: BATCH, e3, e4 }, null, 2)}\n`,
+  const md = `# bench:relay (seed ${SEED}, ${PAIRS} pairs, pages of ${BATCH})
+
+E3: ${e3.events} events in ${e3.seconds.toFixed(2)} s = ${e3.eventsPerSecond} events/s (target ≥ 20,000: ${e3.met ? 'met' : 'not met'})
+${e4 ? `\nE4: ${JSON.stringify(e4)}\n` : ''}`;
+  const svg = barChartSvg(
+    `relay into the local broker, pages of ${BATCH}`,
+    ['events/s'],
+    [
+      { name: 'relay', values: [e3.eventsPerSecond] },
+      { name: 'target', values: [20_000] },
+    ],
+    'events/s',
   );
+  const file = await bench.writeResults('relay', { seed: SEED, pairs: PAIRS, batch: BATCH, e3, e4 }, svg, md);
   log(`results: ${file}`);
   if (e4 && !e4.met) process.exitCode = 1;
 } finally {
