@@ -9,9 +9,10 @@ import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createApp, httpOptions } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { ClockGuard } from './graph/clock-guard.js';
+import { relayLags } from './graph/feed.js';
 import { GraphService } from './graph/graph-service.js';
 import { createLogger } from './http/logger.js';
-import { createHttpMetrics } from './http/metrics.js';
+import { createHttpMetrics, registerRelayLag } from './http/metrics.js';
 import { startDirtyReconciler } from './jobs/reconcile-dirty.js';
 import { contactPointsOrLocalNode } from './local-cassandra/node.js';
 import { whenOrphaned } from './local-cassandra/orphan-watch.js';
@@ -112,6 +113,8 @@ async function main() {
           onError: (e) => logger.error({ err: String(e) }, 'count reconciliation pass failed'),
         })
       : null;
+
+  registerRelayLag(registry, () => relayLags(store, nowPosition()));
 
   let draining = false;
   const app = createApp({

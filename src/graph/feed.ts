@@ -35,7 +35,7 @@ import {
 } from '../model/events.js';
 import { boundedLru } from '../model/lru.js';
 import type { Position, UserId } from '../model/types.js';
-import type { EventStore } from '../ports/store.js';
+import type { EventStore, RelayCursorStore } from '../ports/store.js';
 import type { EventFeed } from './contracts.js';
 
 export interface FeedOptions {
@@ -65,6 +65,26 @@ const KINDS = /^[a-z_]*$/;
 /** The cursor (and id) of the `index`-th event of the row at `key`. */
 export function encodeCursor(key: EventKey, index: number): string {
   return [key.slot, key.shard, key.low, key.high, key.opPosition, key.opSource, key.opKind, index].join('.');
+}
+
+/** Each relay's lag: `now` minus the slot of the cursor it saved last (cursors that do not parse are left out). */
+export async function relayLags(
+  store: Pick<RelayCursorStore, 'listRelayCursors'>,
+  now: Position,
+): Promise<{ relay: string; lagSeconds: number }[]> {
+  return (await store.listRelayCursors(100)).flatMap(({ name, cursor }) => {
+    const slot = cursorSlot(cursor);
+    return slot === null ? [] : [{ relay: name, lagSeconds: Number(now - slot) / 1e6 }];
+  });
+}
+
+/** The slot (µs) a feed cursor stands at, or null when `text` is not a feed cursor. */
+export function cursorSlot(text: string): Position | null {
+  try {
+    return decodeCursor(text).key.slot;
+  } catch {
+    return null;
+  }
 }
 
 function decodeCursor(text: string): Cursor {

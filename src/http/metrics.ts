@@ -11,7 +11,8 @@
  * - `flocklist_events_read_total{route}` (events served by `GET /v1/events` and `/v1/events/stream`,
  *   `route` = the route pattern) and `flocklist_events_sse_streams` (SSE streams open now): fed by
  *   the event routes through `EventMetrics`; `flocklist_events_written_total` and
- *   `flocklist_feed_lag_seconds` (now − the newest event a feed read returned), through the recorder.
+ *   `flocklist_feed_lag_seconds` (now − the newest event a feed read returned), through the recorder;
+ *   `flocklist_relay_lag_seconds{relay}` from the relays' saved cursors (`registerRelayLag`).
  */
 import type { MiddlewareHandler } from 'hono';
 import { matchedRoutes } from 'hono/route';
@@ -133,4 +134,26 @@ function routePattern(c: Parameters<MiddlewareHandler>[0]): string {
     if (r && r.method !== 'ALL') return r.path;
   }
   return 'unmatched';
+}
+
+/**
+ * `flocklist_relay_lag_seconds{relay}`: for each Kafka relay, now minus the slot of the feed
+ * cursor it committed last (the relays save their cursors in the database; `read` lists them and
+ * their lag), read when `/metrics` is scraped. A failed read leaves the gauge empty for that scrape.
+ */
+export function registerRelayLag(
+  registry: Registry,
+  read: () => Promise<{ relay: string; lagSeconds: number }[]>,
+): void {
+  new Gauge({
+    name: 'flocklist_relay_lag_seconds',
+    help: 'Now minus the slot of the feed cursor each Kafka relay committed last.',
+    labelNames: ['relay'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      const lags = await read().catch(() => []);
+      for (const { relay, lagSeconds } of lags) this.set({ relay }, lagSeconds);
+    },
+  });
 }

@@ -244,7 +244,7 @@ export function parseRelayArgs(argv: string[]): RelayArgs {
 /** The relay command on a given feed and cursor store (the CLI's, or a test's). */
 export async function relayWith(
   args: RelayArgs,
-  deps: { feed: EventFeed; cursors: RelayCursorStore },
+  deps: { feed: EventFeed; cursors: Pick<RelayCursorStore, 'getRelayCursor' | 'putRelayCursor'> },
 ): Promise<{ events: number; cursor: string | null }> {
   const { kafkaSink, runRelay } = await import('./relay.js');
   const sink = kafkaSink({

@@ -64,7 +64,7 @@ export interface RelayProgress {
 
 export interface RelayOptions {
   feed: EventFeed;
-  cursors: RelayCursorStore;
+  cursors: Pick<RelayCursorStore, 'getRelayCursor' | 'putRelayCursor'>;
   sink: RelaySink;
   /** The relay's name: the key of its saved cursor. */
   name: string;

@@ -355,6 +355,8 @@ export interface RelayCursorStore {
   getRelayCursor(name: string): Promise<string | null>;
   /** Saves `cursor` as the relay's (idempotent; replaces what was saved). */
   putRelayCursor(name: string, cursor: string): Promise<void>;
+  /** Every relay's saved cursor, at most `limit` (the relay-lag metric reads it). */
+  listRelayCursors(limit: number): Promise<{ name: string; cursor: string }[]>;
 }
 
 /**

@@ -43,3 +43,20 @@ describe('feed metrics hooks', () => {
     expect(reads).toEqual([[4, true]]);
   });
 });
+
+describe('relay lag metric', () => {
+  it('reports now − the slot of each relay’s saved cursor, and nothing for a cursor that does not parse', async () => {
+    const { Registry } = await import('prom-client');
+    const { registerRelayLag } = await import('../../src/http/metrics.js');
+    const { relayLags } = await import('../../src/graph/feed.js');
+    const store = new MemoryGraphStore();
+    await store.putRelayCursor('kafka-a', '5000000.3.1.2.4.1.follow.0');
+    await store.putRelayCursor('kafka-b', 'not a cursor');
+    const registry = new Registry();
+    registerRelayLag(registry, () => relayLags(store, 65_000_000n));
+    const text = await registry.metrics();
+    expect(text.split('\n').filter((l) => l.startsWith('flocklist_relay_lag_seconds'))).toEqual([
+      'flocklist_relay_lag_seconds{relay="kafka-a"} 60',
+    ]);
+  });
+});

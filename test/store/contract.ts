@@ -795,6 +795,21 @@ export function describeStoreContract(name: string, make: () => Promise<StoreFix
       expect(await store.getRelayCursor(a)).toBe('c2');
     });
 
+    it('relay cursors are listed, each relay once with its newest cursor, up to the limit', async () => {
+      const names = ids(3).map((n) => `list-relay-${n}`);
+      for (const [i, name] of names.entries()) await store.putRelayCursor(name, `c${i}`);
+      await store.putRelayCursor(names[0] as string, 'c9');
+      const mine = (await store.listRelayCursors(1000)).filter((r) => names.includes(r.name));
+      expect(mine.sort((x, y) => (x.name < y.name ? -1 : 1))).toEqual(
+        [
+          { name: names[0], cursor: 'c9' },
+          { name: names[1], cursor: 'c1' },
+          { name: names[2], cursor: 'c2' },
+        ].sort((x, y) => ((x.name as string) < (y.name as string) ? -1 : 1)),
+      );
+      expect(await store.listRelayCursors(1)).toHaveLength(1);
+    });
+
     it('suggestions are replaced whole by a newer generation, never by an older one', async () => {
       const [u, x, y, z] = ids(4) as [bigint, bigint, bigint, bigint];
       expect(await store.getSuggestions(u)).toBeNull();

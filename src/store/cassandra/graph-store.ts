@@ -107,6 +107,9 @@ export class CassandraGraphStore implements GraphStore {
   putRelayCursor(...a: Args<RelayCursorStore, 'putRelayCursor'>) {
     return this.relayCursors.putRelayCursor(...a);
   }
+  listRelayCursors(...a: Args<RelayCursorStore, 'listRelayCursors'>) {
+    return this.relayCursors.listRelayCursors(...a);
+  }
 
   readEventRows(...a: Args<EventStore, 'readEventRows'>) {
     return this.events.readEventRows(...a);

@@ -14,4 +14,10 @@ export class CassandraRelayCursorStore implements RelayCursorStore {
   async putRelayCursor(name: string, cursor: string): Promise<void> {
     await this.cql.exec('putRelayCursor', S.putRelayCursor, [name, cursor]);
   }
+
+  async listRelayCursors(limit: number): Promise<{ name: string; cursor: string }[]> {
+    // A handful of rows (one per relay): a bounded scan of the small table.
+    const rs = await this.cql.exec('listRelayCursors', S.listRelayCursors, [limit]);
+    return rs.rows.flatMap((r) => (r.cursor ? [{ name: r.name as string, cursor: r.cursor as string }] : []));
+  }
 }

@@ -248,6 +248,7 @@ export const S = {
     'INSERT INTO sweep_progress (job, run_id, ranges, range_index, tbl, last_token, totals, done, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, toTimestamp(now()))',
   ),
   getRelayCursor: idempotent('SELECT cursor FROM relay_cursors WHERE name = ?'),
+  listRelayCursors: idempotent('SELECT name, cursor FROM relay_cursors LIMIT ?'),
   putRelayCursor: idempotent(
     'INSERT INTO relay_cursors (name, cursor, updated_at) VALUES (?, ?, toTimestamp(now()))',
   ),

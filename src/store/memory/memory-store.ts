@@ -710,6 +710,10 @@ export class MemoryGraphStore implements GraphStore {
     this.relayCursors.set(name, cursor);
   }
 
+  async listRelayCursors(limit: number): Promise<{ name: string; cursor: string }[]> {
+    return [...this.relayCursors].slice(0, limit).map(([name, cursor]) => ({ name, cursor }));
+  }
+
   async putSuggestions(userId: UserId, generation: bigint, items: readonly Suggestion[]): Promise<void> {
     const cur = this.suggestions.get(userId);
     if (cur && cur.generation > generation) return;
