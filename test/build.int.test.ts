@@ -54,14 +54,23 @@ afterAll(async () => {
 });
 
 describe('the built service (dist/)', () => {
-  it('imports the dev launcher only from its entry points, main.js and jobs/cli.js', async () => {
-    const importers: string[] = [];
+  it('imports the dev launchers only from their entry points: Cassandra’s from main.js and jobs/cli.js, Kafka’s from nothing', async () => {
+    const importers: Record<string, string[]> = { 'local-cassandra': [], 'local-kafka': [] };
     for (const file of await jsFiles(DIST)) {
       const path = relative(DIST, file);
-      if (path.startsWith('local-cassandra/')) continue;
-      if (/['"](?:\.\.?\/)+local-cassandra\//.test(await readFile(file, 'utf8'))) importers.push(path);
+      // The launchers themselves (the Kafka launcher shares Cassandra's Maven resolver and supervisor).
+      if (path.startsWith('local-cassandra/') || path.startsWith('local-kafka/')) continue;
+      const text = await readFile(file, 'utf8');
+      for (const room of Object.keys(importers))
+        if (new RegExp(`['"](?:\\.\\.?\\/)+${room}\\/`).test(text)) importers[room]?.push(path);
     }
-    expect(importers.sort()).toEqual(['jobs/cli.js', 'main.js']);
+    expect({
+      'local-cassandra': importers['local-cassandra']?.sort(),
+      'local-kafka': importers['local-kafka'],
+    }).toEqual({
+      'local-cassandra': ['jobs/cli.js', 'main.js'],
+      'local-kafka': [],
+    });
   });
 
   it('runs under plain node: finds cql/, answers /readyz, serves a follow; the jobs CLI runs from dist', async () => {

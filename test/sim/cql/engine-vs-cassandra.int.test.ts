@@ -69,7 +69,15 @@ describe('the simulated node agrees with Cassandra', () => {
         if (r < 0.25)
           steps.push([
             Q.appendOp,
-            [low, high, position(), pick([low, high]), pick(['follow', 'block']), BigInt(pick([0, 1]))],
+            [
+              low,
+              high,
+              position(),
+              pick([low, high]),
+              pick(['follow', 'block']),
+              BigInt(pick([0, 1])),
+              BigInt(pick([7, 9, 11])),
+            ],
           ]);
         else if (r < 0.33) steps.push([OLD.announce, [position(), BigInt(ts()), low, high]]);
         else if (r < 0.41) steps.push([OLD.observe, [BigInt(ts()), low, high]]);
