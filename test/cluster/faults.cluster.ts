@@ -57,6 +57,15 @@ beforeAll(async () => {
     node: { hintedHandoff: false, commitlogSync: 'group' },
     log: (line) => console.log(`[cluster] ${line}`),
   });
+  // Every node must see every other one UP before the keyspace is made at LOCAL_QUORUM: on an idle
+  // machine a node answers CQL within seconds, before gossip has settled (a CI run failed there
+  // with "2 required but only 1 alive" from the last node started).
+  const c = cluster;
+  await Promise.all(
+    c.addresses.flatMap((a, i) =>
+      c.addresses.filter((b) => b !== a).map((b) => whenUp(c.options(i).nodeDir, b, 0, 120_000)),
+    ),
+  );
   note('setup', `3 nodes up in ${s(Date.now() - t0)}`);
   env = clusterEnv(cluster.contactPoints);
   app = await clusterApp(env);
