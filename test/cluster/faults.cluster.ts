@@ -86,7 +86,7 @@ async function expectEdges(a: Accounts, want: string[]) {
 }
 
 describe.sequential('3-node cluster, RF 3, LOCAL_QUORUM', () => {
-  it('1. a node killed under load: no acknowledged write lost, reads never fail, writes fail only before conviction', async () => {
+  it('1. a node killed under load: no acknowledged write lost, reads never fail, writes fail only before conviction and while it rejoins', async () => {
     const c = cluster as LocalCluster;
     const a = accounts(10_000n, WRITERS, 4, 12);
     await createAccounts(app, a);
@@ -113,8 +113,16 @@ describe.sequential('3-node cluster, RF 3, LOCAL_QUORUM', () => {
     const repairMs = Date.now() - repairStart;
 
     const f = figures(load.ledger.attempts, killedAt);
+    // Writes may fail (503, never lost: the writers retry until acknowledged) while the killed
+    // node is not yet convicted, and while it rejoins: other nodes see it UP through gossip before
+    // it takes batchlog writes, and a batch that carries feed rows never goes without its batchlog
+    // (the unlogged fallback that hid this window is gone for them). Nowhere else.
     const failedAfterConviction = load.ledger.attempts.filter(
-      (x) => x.kind === 'write' && x.status !== 200 && x.startedAt > convictedAt,
+      (x) =>
+        x.kind === 'write' &&
+        x.status !== 200 &&
+        x.startedAt > convictedAt &&
+        !(x.startedAt >= restartAt && x.startedAt <= upAt + 5000),
     );
     note(
       '1 node kill',
@@ -126,7 +134,7 @@ describe.sequential('3-node cluster, RF 3, LOCAL_QUORUM', () => {
     );
     note(
       '1 node kill',
-      `failed writes ${f.writesFailed} (started ${f.failedWritesFrom === null ? '—' : `${s(f.failedWritesFrom)} … ${s(f.failedWritesTo ?? 0)}`} after the kill; ${failedAfterConviction.length} after conviction), failed reads ${f.readsFailed}, longest request ${f.longestMs} ms, by status ${JSON.stringify(f.statuses)}`,
+      `failed writes ${f.writesFailed} (started ${f.failedWritesFrom === null ? '—' : `${s(f.failedWritesFrom)} … ${s(f.failedWritesTo ?? 0)}`} after the kill; ${failedAfterConviction.length} after conviction outside the rejoin), failed reads ${f.readsFailed}, longest request ${f.longestMs} ms, by status ${JSON.stringify(f.statuses)}`,
     );
     expect(load.ledger.unknown.size).toBe(0);
     const want = expectedEdges(load.ledger.acked);
