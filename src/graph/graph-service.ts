@@ -177,8 +177,7 @@ export class GraphService implements GraphApi {
       policy,
       cap: new FollowCap(o.store, o.maxFollowing, monotonic),
       countLeaseMicros,
-      // Without events, no slot is ever recent enough to carry a row.
-      eventsFrom: o.events === false ? () => 2n ** 62n : () => clock() - eventWindowMicros(policy),
+      eventsFrom: o.events === false ? () => null : () => clock() - eventWindowMicros(policy),
       onEvents,
     });
     this.accounts = new Accounts({

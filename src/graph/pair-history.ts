@@ -90,8 +90,8 @@ export interface PairHistoryDeps {
   monotonic: () => number;
   /** Refuses writes while this instance's clock is not known to be within the bound. */
   guard: WriteClock;
-  /** See `PairWriterDeps.eventsFrom`: the clock minus `eventWindowMicros(policy)`. */
-  eventsFrom: () => Position;
+  /** See `PairWriterDeps.eventsFrom`: the clock minus `eventWindowMicros(policy)`, or null for no feed rows. */
+  eventsFrom: PairWriterDeps['eventsFrom'];
   /** See `PairWriterDeps.onEvents`. */
   onEvents?: PairWriterDeps['onEvents'];
 }

@@ -61,9 +61,10 @@ export interface PairWriterDeps {
   lists: Pick<ListService, 'currentLayout' | 'sizeCheckDue' | 'noteSize'>;
   /**
    * The oldest slot whose events a view write still carries, now (µs): the clock minus the event
-   * window (`eventWindowMicros` in `pair-history.ts`; see `pair-events.ts`).
+   * window (`eventWindowMicros` in `pair-history.ts`; see `pair-events.ts`); null: write no feed
+   * rows (a service built with `events: false`, for the bench's arm without the outbox).
    */
-  eventsFrom: () => Position;
+  eventsFrom: () => Position | null;
   /** Told the feed rows of each view batch once it is acknowledged (the feed's local tail). */
   onEvents?: (rows: readonly EventRow[]) => void;
 }
@@ -166,14 +167,11 @@ export async function writePairView(
   rows.sort((x, y) => (x.op === y.op ? 0 : x.op === 'put' ? -1 : 1));
   const version = pairVersion(view);
   // Newest slots first: the op being written is among them, so its events ride with its change.
-  const events = pairEventRows(view, deps.eventsFrom()).reverse();
-  await deps.store.writeEdges(
-    edges,
-    rows.slice(0, ROWS_PER_BATCH),
-    version,
-    events.slice(0, EVENTS_PER_BATCH),
-  );
-  deps.onEvents?.(events.slice(0, EVENTS_PER_BATCH));
+  const from = deps.eventsFrom();
+  const events = from === null ? [] : pairEventRows(view, from).reverse();
+  const first = events.slice(0, EVENTS_PER_BATCH);
+  await deps.store.writeEdges(edges, rows.slice(0, ROWS_PER_BATCH), version, first);
+  deps.onEvents?.(first);
   for (let i = ROWS_PER_BATCH; i < rows.length; i += ROWS_PER_BATCH) {
     await deps.store.writeEdges([], rows.slice(i, i + ROWS_PER_BATCH), version);
   }

@@ -6,14 +6,12 @@
  * expire with the retention.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GraphService } from '../../src/graph/graph-service.js';
 import { nowPosition } from '../../src/model/clock.js';
 import { eventShard } from '../../src/model/events.js';
 import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';
 import { bearer, buildTestApp, call } from '../http/support/app.js';
 import { type TestKeyspace, testKeyspace } from '../support/cassandra.js';
-import { delayedWorld, FEED_TEST_POLICY, feedSuite, withDelays } from './support/feed-suite.js';
-import { SingleBucketLists } from './support/single-bucket-lists.js';
+import { delayedWorld, feedSuite, withDelays } from './support/feed-suite.js';
 
 const DelayedStore = withDelays(CassandraGraphStore);
 
@@ -34,15 +32,7 @@ describe('change feed (Cassandra)', () => {
   );
 
   it('over HTTP on the real node: SSE resumes exactly after its Last-Event-ID; a cursor older than the retention answers 410', async () => {
-    const store = new CassandraGraphStore(ks.client);
-    const graph = new GraphService({
-      store,
-      lists: new SingleBucketLists(store),
-      maxFollowing: 1000,
-      historyPolicy: FEED_TEST_POLICY,
-      feedPollMs: { wait: 50 },
-      eventRetentionSeconds: 3600,
-    });
+    const { graph } = delayedWorld(new DelayedStore(ks.client), { eventRetentionSeconds: 3600 });
     const { app } = buildTestApp({ graph, feed: graph.feed, events: { heartbeatMs: 60_000 } });
     const admin = bearer(1, { admin: true });
     const [a, b, c] = [next++, next++, next++];

@@ -7,7 +7,7 @@
  * after it, and each pair's events applied in feed order give its current state.
  */
 import { expect, it } from 'vitest';
-import { GraphService } from '../../../src/graph/graph-service.js';
+import { GraphService, type GraphServiceOptions } from '../../../src/graph/graph-service.js';
 import { feedLagMicros, type HistoryPolicy } from '../../../src/graph/pair-history.js';
 import { nowPosition } from '../../../src/model/clock.js';
 import type { GraphEvent } from '../../../src/model/events.js';
@@ -52,13 +52,17 @@ export function withDelays<B extends StoreClass>(Base: B) {
 }
 
 /** A feed world over a delayed store: the graph service the suite drives, with the test bounds. */
-export function delayedWorld(store: GraphStore & Delays): FeedWorld {
+export function delayedWorld(
+  store: GraphStore & Delays,
+  extra: Partial<GraphServiceOptions> = {},
+): FeedWorld {
   const graph = new GraphService({
     store,
     lists: new SingleBucketLists(store),
     maxFollowing: 1000,
     historyPolicy: FEED_TEST_POLICY,
     feedPollMs: { wait: 50 },
+    ...extra,
   });
   return {
     store,
