@@ -57,7 +57,7 @@ import type { AccountTaskStore, CountStore, ListStore, UserStore } from '../port
 import { COUNT_LEASE_MICROS } from './pair-writer.js';
 
 export type AccountStateStore = Pick<UserStore, 'getUsers'> &
-  Pick<ListStore, 'getLayout' | 'listBucket'> &
+  Pick<ListStore, 'getLayout' | 'getDirectory' | 'listBucket'> &
   Pick<CountStore, 'markDirty'> &
   AccountTaskStore;
 

@@ -36,10 +36,10 @@
  * (the first read already showed the edge) and the count read `exact: true` while one short.
  */
 
-import type { ListService } from '../lists/contracts.js';
+import type { ListService, RowPlacement } from '../lists/contracts.js';
 import { bucketCodeOf, bucketOf, writeBucketCodes } from '../model/buckets.js';
 import type { EventRow } from '../model/events.js';
-import type { BucketLayout, ListKey, PairOp, Position, Relation, UserId } from '../model/types.js';
+import type { ListKey, PairOp, Position, Relation, UserId } from '../model/types.js';
 import { edgeKey, listId, listIn, projections } from '../model/types.js';
 import type { EdgeWrite, ListRowWrite, PairCheckpoint, StoredPairOp } from '../ports/records.js';
 import type { CountStore, EdgeStore } from '../ports/store.js';
@@ -58,7 +58,7 @@ import {
 /** What the writer of a pair's rows and counts touches: edges, list rows, counters, dirty marks, layouts. */
 export interface PairWriterDeps {
   store: Pick<EdgeStore, 'writeEdges'> & Pick<CountStore, 'markDirty' | 'incrementCount' | 'getCount'>;
-  lists: Pick<ListService, 'currentLayout' | 'sizeCheckDue' | 'noteSize'>;
+  lists: Pick<ListService, 'currentLayout' | 'placement' | 'sizeCheckDue' | 'noteSize'>;
   /**
    * The oldest slot whose events a view write still carries, now (µs): the clock minus the event
    * window (`eventWindowMicros` in `pair-history.ts`; see `pair-events.ts`); null: write no feed
@@ -94,15 +94,19 @@ const EVENTS_PER_BATCH = 24;
 export function listRowsFor(
   e: FoldedEdge,
   stale: Iterable<Position>,
-  layoutOf: (list: ListKey) => BucketLayout,
+  placementOf: (list: ListKey) => RowPlacement,
 ): ListRowWrite[] {
   const rows: ListRowWrite[] = [];
   const active = e.state === 'active' ? e.createdAt : null;
   const deletes = [...new Set(stale)].filter((c) => c !== active);
   for (const { list, otherId } of projections(e)) {
-    const bucketCodes = writeBucketCodes(layoutOf(list), otherId);
-    if (active !== null) rows.push({ list, bucketCodes, entry: { createdAt: active, otherId }, op: 'put' });
-    for (const c of deletes) rows.push({ list, bucketCodes, entry: { createdAt: c, otherId }, op: 'delete' });
+    const place = placementOf(list);
+    const row = (createdAt: Position, op: ListRowWrite['op']): ListRowWrite => {
+      const entry = { createdAt, otherId };
+      return { list, bucketCodes: place.codes(entry), entry, op };
+    };
+    if (active !== null) rows.push(row(active, 'put'));
+    for (const c of deletes) rows.push(row(c, 'delete'));
   }
   return rows;
 }
@@ -145,13 +149,13 @@ export async function writePairView(
   if (fold.edges.size === 0) return fold;
   const lists = new Map<string, ListKey>();
   for (const e of fold.edges.values()) for (const p of projections(e)) lists.set(listId(p.list), p.list);
-  const layouts = new Map<string, BucketLayout>();
+  const placements = new Map<string, RowPlacement>();
   await Promise.all(
     [...lists].map(async ([id, list]) => {
-      layouts.set(id, await deps.lists.currentLayout(list));
+      placements.set(id, await deps.lists.placement(list));
     }),
   );
-  const layoutOf = (l: ListKey) => layouts.get(listId(l)) as BucketLayout;
+  const placementOf = (l: ListKey) => placements.get(listId(l)) as RowPlacement;
   const stale = stalePositions(view, fold, folded);
   const edges: EdgeWrite[] = [];
   const rows: ListRowWrite[] = [];
@@ -159,9 +163,9 @@ export async function writePairView(
     const { candidates: _, ...edge } = e;
     edges.push({
       edge,
-      inBucketCodes: writeBucketCodes(layoutOf(listIn(e.targetId, e.relation)), e.sourceId),
+      inBucketCodes: writeBucketCodes(placementOf(listIn(e.targetId, e.relation)).layout, e.sourceId),
     });
-    rows.push(...listRowsFor(e, stale.get(k) ?? [], layoutOf));
+    rows.push(...listRowsFor(e, stale.get(k) ?? [], placementOf));
   }
   // Puts first, so the rows that must appear ride in the logged batch with their edges.
   rows.sort((x, y) => (x.op === y.op ? 0 : x.op === 'put' ? -1 : 1));

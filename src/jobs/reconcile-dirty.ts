@@ -56,7 +56,7 @@
 import { registryFilter } from '../graph/account-state.js';
 import type { WriteClock } from '../graph/clock-guard.js';
 import type { MemberFilter } from '../lists/contracts.js';
-import { countBucket } from '../lists/list-walker.js';
+import { countBuckets } from '../lists/list-walker.js';
 import { bucketCode, readBucketCodes } from '../model/buckets.js';
 import { nowPosition } from '../model/clock.js';
 import type { BucketLayout, ListKey, Position } from '../model/types.js';
@@ -104,7 +104,7 @@ export interface DirtyPassResult {
 
 /** The stores the reconciler uses. */
 export type ReconcileDirtyStore = CountStore &
-  Pick<ListStore, 'getLayout' | 'listBucket'> &
+  Pick<ListStore, 'getLayout' | 'getDirectory' | 'listBucket'> &
   Pick<UserStore, 'getUsers' | 'listDeactivated'>;
 
 /** Buckets this many codes wide: a code `N | b` (N a power of two, b < N) has layout N. */
@@ -145,13 +145,16 @@ export async function reconcileDirtyList(
   const todo = new Set<number>();
   for (const m of marks) for (const c of readCodesFor(m.bucketCode, layout)) todo.add(c);
   for (const c of codes) if (!before.buckets.has(c)) todo.add(c);
-  const recounted = new Map<number, number>();
+  // One read per marked hash bucket, or one walk of a time-bucketed list for all of them.
+  const recounted = await countBuckets(
+    store,
+    list,
+    [...todo].sort((x, y) => x - y),
+    pageSize,
+    exclude,
+  );
   let rows = 0;
-  for (const c of [...todo].sort((x, y) => x - y)) {
-    const n = await countBucket(store, list, c, pageSize, exclude);
-    recounted.set(c, n);
-    rows += n;
-  }
+  for (const n of recounted.values()) rows += n;
   const counted = codes.reduce((sum, c) => sum + (recounted.get(c) ?? before.buckets.get(c) ?? 0), 0);
   const { shardSum } = await store.getCountSync(list);
   await store.putCountSync(list, { correction: counted - shardSum, asOf, buckets: recounted });

@@ -11,7 +11,7 @@
  * operation: it reads the whole list.
  */
 import { registryFilter } from '../graph/account-state.js';
-import { countBucket, walkList } from '../lists/list-walker.js';
+import { countBuckets, walkList } from '../lists/list-walker.js';
 import { readBucketCodes } from '../model/buckets.js';
 import { nowPosition } from '../model/clock.js';
 import { type Direction, type ListKey, RELATIONS, type Relation, type UserId } from '../model/types.js';
@@ -56,10 +56,8 @@ export async function reconcileList(
   // Bucket by bucket through the one counting walk the in-service reconciler uses (deactivated
   // members not counted, confirmed only where the registry names them), so both record the same
   // per-bucket counts.
-  const buckets = new Map<number, number>();
-  for (const code of readBucketCodes(await store.getLayout(list))) {
-    buckets.set(code, await countBucket(store, list, code, o.pageSize ?? 1000, hidden));
-  }
+  const codes = readBucketCodes(await store.getLayout(list));
+  const buckets = await countBuckets(store, list, codes, o.pageSize ?? 1000, hidden);
   const counted = [...buckets.values()].reduce((a, b) => a + b, 0);
   const drift = counted - before;
   const { shardSum } = await store.getCountSync(list);

@@ -63,8 +63,9 @@ import { registryFilter } from '../graph/account-state.js';
 import { foldedEdges, type StrayRow } from '../graph/pair-repair.js';
 import type { MemberFilter } from '../lists/contracts.js';
 import { countBucket } from '../lists/list-walker.js';
-import { bucketCodeOf, readBucketCodes } from '../model/buckets.js';
+import { bucketCode, bucketCodeOf } from '../model/buckets.js';
 import { nowPosition } from '../model/clock.js';
+import { type Directory, readCodeOf, readCodes } from '../model/time-buckets.js';
 import {
   type BucketLayout,
   type EdgeRecord,
@@ -241,17 +242,25 @@ export async function repairSweep(deps: RepairDeps, o: SweepOptions = {}): Promi
     if (samples.length < sampleLimit) samples.push({ kind, what });
   };
 
-  const layouts = new Map<string, BucketLayout>();
-  const layoutOf = async (list: ListKey) => {
+  // The layouts and directories met in this run (one read per list).
+  const placed = new Map<string, Promise<{ layout: BucketLayout; directory: Directory }>>();
+  const placeOf = (list: ListKey) => {
     const k = listId(list);
-    let l = layouts.get(k);
-    if (!l) {
-      l = await store.getLayout(list);
-      layouts.set(k, l);
+    let p = placed.get(k);
+    if (!p) {
+      p = Promise.all([store.getLayout(list), store.getDirectory(list)]).then(([layout, directory]) => ({
+        layout,
+        directory,
+      }));
+      placed.set(k, p);
     }
-    return l;
+    return p;
   };
-  const readCode = (layout: BucketLayout, otherId: UserId) => bucketCodeOf(layout.buckets, otherId);
+  const layoutOf = async (list: ListKey) => (await placeOf(list)).layout;
+  const readCode = async (list: ListKey, entry: ListEntry) => {
+    const { layout, directory } = await placeOf(list);
+    return readCodeOf(layout, directory, entry);
+  };
 
   // ---- checks, one per table ----
 
@@ -285,17 +294,13 @@ export async function repairSweep(deps: RepairDeps, o: SweepOptions = {}): Promi
     if (e.state !== 'active') return;
     const outList = listOut(e.sourceId, e.relation);
     const inList = listIn(e.targetId, e.relation);
-    const [outLayout, inLayout] = await Promise.all([layoutOf(outList), layoutOf(inList)]);
+    const inLayout = await layoutOf(inList);
+    const outEntry = { createdAt: e.createdAt, otherId: e.targetId };
+    const inEntry = { createdAt: e.createdAt, otherId: e.sourceId };
     const [inverse, outRow, inRow] = await Promise.all([
       store.getEdgesIn(e.targetId, e.relation, [e.sourceId], inLayout).then((m) => m.get(e.sourceId)),
-      store.hasListRow(outList, readCode(outLayout, e.targetId), {
-        createdAt: e.createdAt,
-        otherId: e.targetId,
-      }),
-      store.hasListRow(inList, readCode(inLayout, e.sourceId), {
-        createdAt: e.createdAt,
-        otherId: e.sourceId,
-      }),
+      readCode(outList, outEntry).then((code) => store.hasListRow(outList, code, outEntry)),
+      readCode(inList, inEntry).then((code) => store.hasListRow(inList, code, inEntry)),
     ]);
     let drift = false;
     if (inverse?.state !== 'active' || inverse.createdAt !== e.createdAt) {
@@ -327,16 +332,19 @@ export async function repairSweep(deps: RepairDeps, o: SweepOptions = {}): Promi
 
   /** `hidden`: the deactivated members, which counts exclude (one registry read per page of partitions). */
   const checkListBucket = async (list: ListKey, code: number, fixes: PageFixes, hidden: MemberFilter) => {
-    const layout = await layoutOf(list);
-    const codes = readBucketCodes(layout);
+    const { layout, directory } = await placeOf(list);
+    const codes = readCodes(layout, directory);
     if (!codes.includes(code)) return;
+    // The partition whose sweep checks the list's count: the oldest (a time list's newest bucket
+    // may still be empty, and an empty partition is never met by the token scan).
+    const checkCode = codes.at(-1);
     let after: ListEntry | null = null;
     let rows = 0;
     for (;;) {
       const page = await store.listBucket(list, code, after, rowPage);
       rows += page.length;
-      // The first read bucket is where the count check happens: count as the served count does.
-      if (code === codes[0]) rows -= (await hidden(page.map((r) => r.otherId))).size;
+      // The check partition is where the count check happens: count as the served count does.
+      if (code === checkCode) rows -= (await hidden(page.map((r) => r.otherId))).size;
       totals.rows += page.length;
       // Out lists: every row's edge has the owner as source, so one read answers the page.
       const edges =
@@ -377,14 +385,14 @@ export async function repairSweep(deps: RepairDeps, o: SweepOptions = {}): Promi
       if (page.length < rowPage) break;
       after = page.at(-1) as ListEntry;
     }
-    if (code !== codes[0]) return;
+    if (code !== checkCode) return;
     // A list with pending marks is already due for a recount (a write in flight, usually): not drift.
     if (await store.hasDirty(list)) {
       totals.countsPending++;
       return;
     }
     let total = rows;
-    for (const c of codes.slice(1)) total += await countBucket(store, list, c, 5000, hidden);
+    for (const c of codes.slice(0, -1)) total += await countBucket(store, list, c, 5000, hidden);
     const served = await store.getCount(list);
     if (served !== total) {
       found(
@@ -392,7 +400,8 @@ export async function repairSweep(deps: RepairDeps, o: SweepOptions = {}): Promi
         `${list.userId} ${list.relation} ${list.direction}: counted ${total}, served ${served}`,
       );
       // Any bucket's mark makes the reconciler recompute the list's correction.
-      fixes.dirty.set(`${listId(list)}|code${code}`, { list, code });
+      const mark = bucketCode(layout.buckets, 0);
+      fixes.dirty.set(`${listId(list)}|code${mark}`, { list, code: mark });
     }
   };
 
@@ -426,7 +435,8 @@ export async function repairSweep(deps: RepairDeps, o: SweepOptions = {}): Promi
     const now = nowPosition();
     await Promise.all(
       [...fixes.dirty.values()].map(async ({ list, otherId, code }) => {
-        const c = code ?? readCode(await store.getLayout(list), otherId as UserId);
+        // Dirty marks are hash codes of the layout, whatever holds the rows.
+        const c = code ?? bucketCodeOf((await store.getLayout(list)).buckets, otherId as UserId);
         await store.markDirty(list, c, now);
         totals.markedDirty++;
       }),
@@ -469,7 +479,7 @@ export async function repairSweep(deps: RepairDeps, o: SweepOptions = {}): Promi
       await check(p.key, fixes, hidden);
     }
     await applyFixes(fixes);
-    layouts.clear();
+    placed.clear();
     totals.pages++;
     pagesThisRun++;
     lastToken = page.at(-1)?.token ?? lastToken;

@@ -3,7 +3,7 @@
  * service and the jobs ask of lists.
  */
 
-import type { BucketLayout, ListKey, Position, UserId } from '../model/types.js';
+import type { BucketLayout, ListEntry, ListKey, Position, UserId } from '../model/types.js';
 
 export interface ListItem {
   id: UserId;
@@ -54,6 +54,12 @@ export interface PageOptions extends ListQueryOptions {
  */
 export type MemberFilter = (ids: readonly UserId[]) => Promise<ReadonlySet<UserId>>;
 
+/** Where the rows of one list go (`ListService.placement`). */
+export interface RowPlacement {
+  layout: BucketLayout;
+  codes(entry: ListEntry): number[];
+}
+
 export interface ScanPage {
   ids: UserId[];
   nextCursor: string | null;
@@ -98,6 +104,12 @@ export interface ListService {
    * `growingTo` is set).
    */
   currentLayout(list: ListKey): Promise<BucketLayout>;
+  /**
+   * Where `list`'s rows go now (cached like the layout): the inverse-edge layout (`edges_in` stays
+   * hash-bucketed) and, per row, every partition a writer writes or deletes it in — its time bucket,
+   * or its hash buckets for a list not yet migrated, both while a migration copies.
+   */
+  placement(list: ListKey): Promise<RowPlacement>;
   /**
    * Whether a writer that just inserted `inserted` rows into `list` should read its size and call
    * `noteSize` (a list far below its next threshold need not be sized on every insert).

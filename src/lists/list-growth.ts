@@ -49,12 +49,19 @@
 
 import { bucketCode, bucketCodeOf } from '../model/buckets.js';
 import { nowPosition, wallClockVersion } from '../model/clock.js';
-import type { BucketLayout, ListKey, Position } from '../model/types.js';
+import type { BucketLayout, ListEntry, ListKey, Position } from '../model/types.js';
 import type { ListStore } from '../ports/store.js';
 
 export interface GrowthOptions {
   /** Layout cache TTL plus the longest write in flight, in ms. */
   settleMs: number;
+  /**
+   * Whether the list's rows live in the layout's hash buckets (a list in `hash` row mode) and so
+   * move with it. A time-bucketed list (`model/time-buckets.ts`) grows only its inverse edges: its
+   * rows stay where they are, and its first time bucket (id 1, the same number as the one-bucket
+   * layout's code) is never dropped. Default true.
+   */
+  listRows?: boolean;
   /** Rows per copy page. Default 1,000. */
   copyPageSize?: number;
   /** Injected for tests. */
@@ -115,14 +122,16 @@ export async function growList(store: ListStore, list: ListKey, o: GrowthOptions
   await sleep(o.settleMs);
 
   const target = (otherId: bigint) => bucketCodeOf(to, otherId);
+  const rowTarget = (row: ListEntry) => target(row.otherId);
   for (let b = layout.copiedThrough; b < from; b++) {
     let after = null;
     let rows = 0;
-    do {
-      const page = await store.copyBucketPage(list, bucketCode(from, b), after, pageSize, target);
+    while (o.listRows !== false) {
+      const page = await store.copyBucketPage(list, bucketCode(from, b), after, pageSize, rowTarget);
       rows += page.copied;
       after = page.last;
-    } while (after);
+      if (!after) break;
+    }
     let inverseEdges = 0;
     if (list.direction === 'in') {
       let afterSource: bigint | null = null;
@@ -160,7 +169,7 @@ async function finishGrowth(
   await sleep(o.settleMs);
   const layout = await step(store, list, flipped, { buckets: to, growingTo: null, copiedThrough: 0 });
   await sleep(o.settleMs);
-  await dropLayoutBuckets(store, list, from, (o.clock ?? nowPosition)());
+  await dropLayoutBuckets(store, list, from, (o.clock ?? nowPosition)(), o.listRows !== false);
   await o.onProgress?.({ step: 'dropped', from, to });
   return layout;
 }
@@ -183,11 +192,12 @@ async function dropLayoutBuckets(
   list: ListKey,
   buckets: number,
   now: Position,
+  listRows: boolean,
 ): Promise<void> {
   // List rows carry pair-fold versions (≈ position × 1024), far above wall-clock µs.
   const version = wallClockVersion(now);
   for (let b = 0; b < buckets; b++) {
-    await store.dropBucket(list, bucketCode(buckets, b), version);
+    if (listRows) await store.dropBucket(list, bucketCode(buckets, b), version);
     if (list.direction === 'in') await store.dropInverseEdgeBucket(list, bucketCode(buckets, b), version);
   }
 }

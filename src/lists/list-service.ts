@@ -74,12 +74,22 @@
 
 import type { LRUCache } from 'lru-cache';
 import { bucketCode } from '../model/buckets.js';
+import { nowPosition } from '../model/clock.js';
 import { InvalidInputError } from '../model/errors.js';
 import { boundedLru } from '../model/lru.js';
+import { type Directory, nextBucketId, type RowMode, rowMode, writeCodes } from '../model/time-buckets.js';
 import type { BucketLayout, ListEntry, ListKey, Position } from '../model/types.js';
 import { listId } from '../model/types.js';
 import type { ListStore } from '../ports/store.js';
-import type { ListPage, ListService, MemberFilter, PageOptions, ScanOptions, ScanPage } from './contracts.js';
+import type {
+  ListPage,
+  ListService,
+  MemberFilter,
+  PageOptions,
+  RowPlacement,
+  ScanOptions,
+  ScanPage,
+} from './contracts.js';
 import {
   CursorCodec,
   MAX_BUCKETS,
@@ -107,6 +117,7 @@ import {
   sliceRange,
 } from './cursor/scan-slices.js';
 import { type GrowthProgress, growList } from './list-growth.js';
+import { readNewer, readOlder, scanTimeSlice } from './time-pages.js';
 
 export interface ListServiceOptions {
   store: ListStore;
@@ -120,6 +131,21 @@ export interface ListServiceOptions {
   layoutCacheMaxEntries?: number;
   /** Longest write in flight, added to the cache TTL by growth waits. Default 5,000 ms. */
   writeGraceMs?: number;
+  /**
+   * Rows at which a time-bucketed list closes its newest bucket (`model/time-buckets.ts`): a
+   * writer that finds the newest bucket this full adds a boundary `boundaryLeadMs` ahead. Default
+   * `DEFAULT_TIME_BUCKET_ROWS`.
+   */
+  timeBucketRows?: number;
+  /**
+   * How far ahead of its clock a new bucket boundary is placed: longer than a cached directory
+   * lives (`layoutCacheTtlMs`) plus the longest write in flight (`writeGraceMs`) plus the clock
+   * bound between instances (`clockSkewMs`), so every writer knows a boundary before any row at
+   * or past it is written. Default that sum.
+   */
+  boundaryLeadMs?: number;
+  /** The clock bound between instances (the clock guard's), ms. Default 2,000. */
+  clockSkewMs?: number;
   /** Largest layout a list may grow to. Default and maximum 1,024. */
   maxBuckets?: number;
   /** Rows per growth copy page. Default 1,000. */
@@ -171,6 +197,12 @@ export function bucketsForSize(
   return buckets;
 }
 
+/**
+ * Rows at which a time bucket closes by default: a 9M list in 36 buckets of about 13 MiB (the
+ * chart in the README, `bench:buckets`, measured page cost against bucket size).
+ */
+export const DEFAULT_TIME_BUCKET_ROWS = 250_000;
+
 /** Rows a list page may read per item asked for before it stops short (see the module note). */
 export const PAGE_BUDGET_PER_ITEM = 10;
 /** The least rows-read budget of a list page. */
@@ -204,6 +236,11 @@ export class BucketedListService implements ListService {
   /** Layouts by list, with when they were read (an LRU; see the module note). */
   private readonly cache: LRUCache<string, { layout: BucketLayout; at: number }>;
   private readonly growing = new Map<string, Promise<void>>();
+  /** Directories by list, with when they were read (an LRU like `cache`, same TTL). */
+  private readonly directories: LRUCache<string, { directory: Directory; at: number }>;
+  /** Bucket closes running in this process, by list. */
+  private readonly closing = new Map<string, Promise<void>>();
+  private readonly bucketRows: number;
   /** Per list: the size last read, when, and the inserts this process made since (LRU, as `cache`). */
   private readonly sized: LRUCache<string, { size: number; at: number; inserted: number }>;
 
@@ -219,6 +256,11 @@ export class BucketedListService implements ListService {
     const max = Math.max(1, o.layoutCacheMaxEntries ?? 10_000);
     this.cache = boundedLru(max);
     this.sized = boundedLru(max);
+    this.directories = boundedLru(max);
+    this.bucketRows = o.timeBucketRows ?? DEFAULT_TIME_BUCKET_ROWS;
+    if (!Number.isInteger(this.bucketRows) || this.bucketRows < 1) {
+      throw new RangeError('timeBucketRows must be a positive integer');
+    }
     this.maxBuckets = Math.min(o.maxBuckets ?? MAX_BUCKETS, MAX_BUCKETS);
   }
 
@@ -243,8 +285,12 @@ export class BucketedListService implements ListService {
     const bounds: TimeBounds | undefined = since === null && until === null ? undefined : { since, until };
     const newer = options.direction === 'newer';
     const expect: PageExpectation = { direction: newer ? 'newer' : 'older', ...(bounds ? { bounds } : {}) };
-    const layout = await this.layout(list);
+    const [layout, directory] = await Promise.all([this.layout(list), this.directory(list)]);
     const c = cursor ? this.codec.decodePage(cursor, list, expect) : null;
+    const mode = rowMode(directory, layout);
+    if (mode === 'time' || mode === 'flipped') {
+      return this.timePage(list, directory, limit, c?.after ?? null, newer, since, until, options.exclude);
+    }
     const buckets = c ? Math.max(c.buckets, layout.buckets) : layout.buckets;
     const codes = Array.from({ length: buckets }, (_, b) => bucketCode(buckets, b));
     const open = (): BucketState[] =>
@@ -336,6 +382,88 @@ export class BucketedListService implements ListService {
     return page;
   }
 
+  /** A page of a time-bucketed list (`time-pages.ts`); cursors carry the boundary only. */
+  private async timePage(
+    list: ListKey,
+    directory: Directory,
+    limit: number,
+    after: ListEntry | null,
+    newer: boolean,
+    since: Position | null,
+    until: Position | null,
+    exclude: MemberFilter | undefined,
+  ): Promise<ListPage> {
+    const bounds: TimeBounds | undefined = since === null && until === null ? undefined : { since, until };
+    const stats: PageStats = { queries: 0, rowsRead: 0, buckets: 0, rounds: 0 };
+    const budget = (this.o.pageBudget ?? pageBudget)(limit);
+    const seal = (direction: 'older' | 'newer', at: ListEntry) =>
+      this.codec.encodePage({
+        list,
+        buckets: 1,
+        after: at,
+        gapUs: 0,
+        states: [{ exhausted: false, ceiling: null }],
+        ...(direction === 'newer' ? { direction } : {}),
+        ...(bounds ? { bounds } : {}),
+      });
+    const base = { store: this.store, list, directory, budget, stats, exclude };
+    let page: ListPage;
+    let budgetHit: boolean;
+    if (after && newer) {
+      const r = await readNewer({ ...base, after, until, want: limit + 1 });
+      budgetHit = r.budgetHit;
+      const shown = r.items.slice(0, limit).reverse();
+      const newest = shown[0];
+      page = {
+        items: shown.map(toItem),
+        nextCursor: seal('older', shown.at(-1) ?? keyAbove(after)),
+        prevCursor:
+          r.budgetHit && r.last
+            ? seal('newer', r.last)
+            : r.items.length > limit && newest
+              ? seal('newer', newest)
+              : null,
+      };
+    } else {
+      const from = after ?? (until !== null ? { createdAt: until, otherId: MIN_ID } : null);
+      const r = await readOlder({ ...base, after: from, since, want: limit });
+      budgetHit = r.budgetHit;
+      const resume = r.last ?? from;
+      page = {
+        items: r.items.map(toItem),
+        nextCursor: r.done || !resume ? null : seal('older', resume),
+        prevCursor: after ? seal('newer', r.items[0] ?? keyBelow(after)) : null,
+      };
+    }
+    this.o.onPage?.({ kind: 'page', list, items: page.items.length, layout: 1, budgetHit, ...stats });
+    return page;
+  }
+
+  /**
+   * One scan slice of a time-bucketed list (`time-pages.ts`): the slice's buckets by owner key.
+   * A hash-bucket scan cursor issued before the list migrated is refused (`InvalidCursorError`).
+   */
+  private async timeScan(
+    list: ListKey,
+    directory: Directory,
+    slice: number,
+    slices: number,
+    limit: number,
+    cursor: string | null,
+    exclude: MemberFilter | undefined,
+  ): Promise<ScanPage> {
+    const pos = cursor ? this.codec.decodeTimeScan(cursor, list, slice, slices) : { key: 0, after: null };
+    const stats: PageStats = { queries: 0, rowsRead: 0, buckets: 0, rounds: 0 };
+    const r = await scanTimeSlice(this.store, list, directory, slice, slices, limit, pos, stats);
+    const skip = exclude && r.ids.length > 0 ? await exclude(r.ids) : null;
+    const kept = skip && skip.size > 0 ? r.ids.filter((id) => !skip.has(id)) : r.ids;
+    this.o.onPage?.({ kind: 'scan', list, items: kept.length, layout: 1, budgetHit: false, ...stats });
+    return {
+      ids: kept,
+      nextCursor: r.next ? this.codec.encodeTimeScan({ list, slice, slices, ...r.next }) : null,
+    };
+  }
+
   /**
    * One slice of a fan-out scan: `slices` (1..1024) disjoint slices cover every member exactly once
    * (see `scan-slices.ts`); order within a slice is bucket by bucket, each in clustering order.
@@ -370,6 +498,11 @@ export class BucketedListService implements ListService {
       throw new InvalidInputError('pinnedBuckets', `a power of two from 1 to ${MAX_BUCKETS}`);
     }
     assertLimit(limit);
+    const [current, directory] = await Promise.all([this.layout(list), this.directory(list)]);
+    const mode = rowMode(directory, current);
+    if (mode === 'time' || mode === 'flipped') {
+      return this.timeScan(list, directory, slice, requestedSlices, limit, cursor, options.exclude);
+    }
     const slices = effectiveSlices(requestedSlices, pinned);
     if (slice >= slices) {
       // Owns nothing under the pinned layout; a cursor here can only be forged or misrouted.
@@ -466,6 +599,67 @@ export class BucketedListService implements ListService {
     } while (cursor !== null);
   }
 
+  /** Where `list`'s rows go now (`ListService`); layout and directory cached for `layoutCacheTtlMs`. */
+  async placement(list: ListKey): Promise<RowPlacement> {
+    const [layout, directory] = await Promise.all([this.layout(list), this.directory(list)]);
+    return { layout, codes: (entry) => writeCodes(layout, directory, entry) };
+  }
+
+  /** The list's time-bucket directory, cached for `layoutCacheTtlMs` (see `model/time-buckets.ts`). */
+  async directory(list: ListKey): Promise<Directory> {
+    const key = listId(list);
+    const hit = this.directories.get(key);
+    if (hit && this.ttlMs > 0 && this.now() - hit.at < this.ttlMs) return hit.directory;
+    const directory = await this.store.getDirectory(list);
+    if (this.ttlMs > 0) this.directories.set(key, { directory, at: this.now() });
+    return directory;
+  }
+
+  /** The directory's change of mode or boundaries, then the fresh directory cached. */
+  private async updateDirectory(
+    list: ListKey,
+    expected: Directory,
+    change: Parameters<ListStore['updateDirectory']>[2],
+  ): Promise<Directory> {
+    await this.store.updateDirectory(list, expected.version, change);
+    const fresh = await this.store.getDirectory(list);
+    this.directories.set(listId(list), { directory: fresh, at: this.now() });
+    return fresh;
+  }
+
+  /**
+   * Closes the newest time bucket of `list` when it holds `bucketRows` rows by `size`: adds a
+   * boundary `boundaryLeadMs` ahead of the clock (see `boundaryLeadMs`). A boundary already ahead
+   * of the clock, or another runner's change (the compare-and-set fails), ends it.
+   */
+  private async closeBucketIfFull(list: ListKey, size: number): Promise<void> {
+    const directory = await this.store.getDirectory(list);
+    const layout = await this.layout(list);
+    if (rowMode(directory, layout) !== 'time') return;
+    const newest = directory.buckets[0];
+    const now = (this.o.clock ?? nowPosition)();
+    if (!newest || (newest.start !== null && newest.start > now)) return;
+    if (size - newest.base < this.bucketRows) return;
+    const start = now + BigInt(Math.round(this.leadMs() * 1000));
+    await this.updateDirectory(list, directory, {
+      add: [{ id: nextBucketId(directory), start, base: size }],
+    });
+  }
+
+  /** The lead of a new boundary, ms (see `ListServiceOptions.boundaryLeadMs`). */
+  leadMs(): number {
+    return this.o.boundaryLeadMs ?? this.ttlMs + (this.o.writeGraceMs ?? 5000) + (this.o.clockSkewMs ?? 2000);
+  }
+
+  /** Sets `mode` on `list`'s directory (a migration's steps; a time list's first growth). */
+  async setRowMode(list: ListKey, mode: RowMode, expected?: Directory): Promise<boolean> {
+    const directory = expected ?? (await this.store.getDirectory(list));
+    const applied = await this.store.updateDirectory(list, directory.version, { mode });
+    const fresh = await this.store.getDirectory(list);
+    this.directories.set(listId(list), { directory: fresh, at: this.now() });
+    return applied;
+  }
+
   /** The list's layout now, for readers and writers (`ListService`); cached for `layoutCacheTtlMs`. */
   async currentLayout(list: ListKey): Promise<BucketLayout> {
     return this.layout(list);
@@ -483,7 +677,10 @@ export class BucketedListService implements ListService {
     if (!s || this.now() - s.at > SIZE_CHECK_MAX_AGE_MS) return true;
     if (this.cache.peek(key)?.layout.growingTo != null) return true;
     s.inserted += inserted;
-    const next = nextThreshold(s.size, this.o.bucketThresholds, this.maxBuckets);
+    const grow = nextThreshold(s.size, this.o.bucketThresholds, this.maxBuckets);
+    const newest = this.directories.peek(key)?.directory.buckets[0];
+    const close = newest ? newest.base + this.bucketRows : null;
+    const next = grow === null ? close : close === null ? grow : Math.min(grow, close);
     return next !== null && s.inserted * SIZE_CHECK_SHARE >= next - s.size;
   }
 
@@ -492,6 +689,13 @@ export class BucketedListService implements ListService {
     try {
       const key = listId(list);
       this.sized.set(key, { size, at: this.now(), inserted: 0 });
+      const newest = this.directories.peek(key)?.directory.buckets[0];
+      if (!this.closing.has(key) && size - (newest?.base ?? 0) >= this.bucketRows) {
+        const close = this.closeBucketIfFull(list, size)
+          .catch((e: unknown) => this.o.onGrowthError?.(list, e))
+          .finally(() => this.closing.delete(key));
+        this.closing.set(key, close);
+      }
       if (this.growing.has(key)) return;
       const target = bucketsForSize(size, this.o.bucketThresholds, this.maxBuckets);
       const cached = this.cache.peek(key)?.layout;
@@ -520,7 +724,19 @@ export class BucketedListService implements ListService {
       const layout = await this.store.getLayout(list);
       this.remember(key, layout);
       if (layout.growingTo === null && layout.buckets >= capped) return layout;
+      let directory = await this.store.getDirectory(list);
+      const mode = rowMode(directory, layout);
+      // A migration moves this list's rows; its inverse edges grow once it is done.
+      if (mode === 'dual' || mode === 'flipped') return layout;
+      if (mode === 'time' && directory.mode === null) {
+        // Stored before the layout changes, so no reader or writer can take the grown layout for a
+        // hash list's (`rowMode`); the growth's first settle passes before the layout flips.
+        await this.setRowMode(list, 'time', directory);
+        directory = await this.directory(list);
+        if (rowMode(directory, layout) !== 'time') continue;
+      }
       const grown = await growList(this.store, list, {
+        listRows: mode === 'hash',
         settleMs: this.ttlMs + (this.o.writeGraceMs ?? 5000),
         ...(this.o.growthCopyPageSize ? { copyPageSize: this.o.growthCopyPageSize } : {}),
         ...(this.o.sleep ? { sleep: this.o.sleep } : {}),

@@ -13,10 +13,20 @@
  * for clients); within a bucket the order is the list order.
  */
 
-import { readBucketCodes } from '../model/buckets.js';
+import { bucketCodeOf } from '../model/buckets.js';
+import { readCodes, rowMode } from '../model/time-buckets.js';
 import type { ListEntry, ListKey } from '../model/types.js';
 import type { ListStore } from '../ports/store.js';
 import type { MemberFilter } from './contracts.js';
+
+/** What a walk reads: the list's layout and directory (its partitions), then their rows. */
+export type WalkStore = Pick<ListStore, 'getLayout' | 'getDirectory' | 'listBucket'>;
+
+/** The partitions holding `list`'s rows for readers now (`readCodes` in `model/time-buckets.ts`). */
+export async function listReadCodes(store: Omit<WalkStore, 'listBucket'>, list: ListKey): Promise<number[]> {
+  const [layout, directory] = await Promise.all([store.getLayout(list), store.getDirectory(list)]);
+  return readCodes(layout, directory);
+}
 
 /** Where a walk stands: the next rows are those of `bucketCode` strictly after `after`. */
 export interface WalkCursor {
@@ -46,13 +56,13 @@ export interface WalkOptions {
  * }, { from: await loadCursor() });
  */
 export async function walkList(
-  store: Pick<ListStore, 'getLayout' | 'listBucket'>,
+  store: WalkStore,
   list: ListKey,
   onPage: (rows: ListEntry[], bucketCode: number, next: WalkCursor | null) => void | Promise<void>,
   o: WalkOptions = {},
 ): Promise<number> {
   const pageSize = o.pageSize ?? 1000;
-  const codes = o.bucketCodes ? [...o.bucketCodes] : readBucketCodes(await store.getLayout(list));
+  const codes = o.bucketCodes ? [...o.bucketCodes] : await listReadCodes(store, list);
   let index = o.from ? codes.indexOf(o.from.bucketCode) : 0;
   let after = index >= 0 ? (o.from?.after ?? null) : null;
   if (index < 0) index = 0;
@@ -78,11 +88,11 @@ export async function walkList(
 }
 
 /**
- * Rows in one bucket of `list` (paged; bounded memory), not counting members `exclude` names
+ * Rows in one partition of `list` (a hash bucket or a time bucket; paged, bounded memory), not counting members `exclude` names
  * (deactivated accounts: counts exclude them, see `account-state.ts`).
  */
 export async function countBucket(
-  store: Pick<ListStore, 'getLayout' | 'listBucket'>,
+  store: WalkStore,
   list: ListKey,
   bucketCode: number,
   pageSize = 5000,
@@ -98,4 +108,41 @@ export async function countBucket(
     { bucketCodes: [bucketCode], pageSize },
   );
   return rows - hidden;
+}
+
+/**
+ * Rows of `list` per hash bucket code of its layout (the codes counts and dirty marks use), not
+ * counting members `exclude` names. A list whose rows are in hash buckets is read one bucket per
+ * code; a time-bucketed list keeps no rows by hash code, so it is walked once, whole, and its rows
+ * are counted by the code their member hashes to under the layout (for a one-bucket layout, code 1
+ * is the whole list).
+ */
+export async function countBuckets(
+  store: WalkStore,
+  list: ListKey,
+  bucketCodes: readonly number[],
+  pageSize = 5000,
+  exclude?: MemberFilter,
+): Promise<Map<number, number>> {
+  const counts = new Map<number, number>(bucketCodes.map((c) => [c, 0]));
+  const [layout, directory] = await Promise.all([store.getLayout(list), store.getDirectory(list)]);
+  const mode = rowMode(directory, layout);
+  const count = async (page: ListEntry[], code: (e: ListEntry) => number) => {
+    const hidden = exclude ? await exclude(page.map((e) => e.otherId)) : null;
+    for (const e of page) {
+      const c = code(e);
+      if (!hidden?.has(e.otherId) && counts.has(c)) counts.set(c, (counts.get(c) ?? 0) + 1);
+    }
+  };
+  if (mode === 'hash' || mode === 'dual') {
+    for (const c of bucketCodes) {
+      await walkList(store, list, (page) => count(page, () => c), { bucketCodes: [c], pageSize });
+    }
+  } else {
+    await walkList(store, list, (page) => count(page, (e) => bucketCodeOf(layout.buckets, e.otherId)), {
+      bucketCodes: readCodes(layout, directory),
+      pageSize,
+    });
+  }
+  return counts;
 }

@@ -11,6 +11,7 @@
  */
 
 import type { EventKey, EventRow } from '../model/events.js';
+import type { Directory, RowMode, TimeBucket } from '../model/time-buckets.js';
 import type {
   BucketLayout,
   EdgeRecord,
@@ -190,8 +191,24 @@ export interface ListStore {
    */
   replaceLayout(list: ListKey, expected: BucketLayout, next: BucketLayout): Promise<boolean>;
   /**
+   * The list's time-bucket directory, newest bucket first and ending with the implicit first bucket
+   * (`EMPTY_DIRECTORY` when nothing was ever stored). See `model/time-buckets.ts`.
+   */
+  getDirectory(list: ListKey): Promise<Directory>;
+  /**
+   * Compare-and-set of the directory: when the stored version (0 when none) is `expectedVersion`,
+   * adds the `add` buckets (ids and starts new to the list), sets `mode` when given, and stores
+   * version `expectedVersion + 1`; returns whether it did. Linearizable (Cassandra: a lightweight
+   * transaction on the directory partition, never on the edge path).
+   */
+  updateDirectory(
+    list: ListKey,
+    expectedVersion: number,
+    change: { add?: readonly TimeBucket[]; mode?: RowMode },
+  ): Promise<boolean>;
+  /**
    * Copies one page of a bucket (rows strictly after `after`, newest first, at most `limit`) into
-   * the bucket codes chosen by `targetCode`, each row keeping its original write time, so a
+   * the bucket code `targetCode` chooses for each row, each row keeping its original write time, so a
    * concurrent delete (a higher version) still wins over the copy. Used by online growth; resume
    * from the returned `last` (null when the bucket is exhausted).
    */
@@ -200,7 +217,7 @@ export interface ListStore {
     fromBucketCode: number,
     after: ListEntry | null,
     limit: number,
-    targetCode: (otherId: UserId) => number,
+    targetCode: (row: ListEntry) => number,
   ): Promise<{ copied: number; last: ListEntry | null }>;
   /** Drops a whole bucket partition (after a growth has moved past it), at write time `version`. */
   dropBucket(list: ListKey, bucketCode: number, version: bigint): Promise<void>;

@@ -512,6 +512,30 @@ export function describeStoreContract(name: string, make: () => Promise<StoreFix
       );
     });
 
+    it('the time-bucket directory: empty until written, then a compare-and-set on its version that adds buckets and keeps or sets the mode', async () => {
+      const [owner] = ids(1) as [bigint];
+      const list = followers(owner);
+      const first = { id: 1, start: null, base: 0 };
+      expect(await store.getDirectory(list)).toEqual({ mode: null, version: 0, buckets: [first] });
+      const b1 = { id: 4096, start: 1_800_000_000_000_000n, base: 250_000 };
+      const b2 = { id: 4097, start: 1_800_000_100_000_000n, base: 500_000 };
+      expect(await store.updateDirectory(list, 1, { add: [b1] })).toBe(false);
+      expect(await store.updateDirectory(list, 0, { add: [b1] })).toBe(true);
+      expect(await store.updateDirectory(list, 0, { add: [b2] })).toBe(false);
+      expect(await store.getDirectory(list)).toEqual({ mode: null, version: 1, buckets: [b1, first] });
+      expect(await store.updateDirectory(list, 1, { mode: 'dual' })).toBe(true);
+      expect(await store.updateDirectory(list, 2, { add: [b2] })).toBe(true);
+      expect(await store.getDirectory(list)).toEqual({ mode: 'dual', version: 3, buckets: [b2, b1, first] });
+      // A mode alone on a list without a directory row.
+      const [other] = ids(1) as [bigint];
+      expect(await store.updateDirectory(followers(other), 0, { mode: 'time' })).toBe(true);
+      expect(await store.getDirectory(followers(other))).toEqual({
+        mode: 'time',
+        version: 1,
+        buckets: [first],
+      });
+    });
+
     it('copyBucketPage keeps write times: a newer delete still wins over the copy; drop shadows older rows', async () => {
       const [owner, x, y, z] = ids(4) as [bigint, bigint, bigint, bigint];
       const list = followers(owner);

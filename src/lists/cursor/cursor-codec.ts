@@ -72,6 +72,8 @@ const TAG_BYTES = 16;
 const HEADER_BYTES = 13;
 const KIND_PAGE = 1;
 const KIND_SCAN = 2;
+/** A scan slice of a time-bucketed list (`time-pages.ts`). */
+const KIND_TIME_SCAN = 3;
 const FLAG_DEFLATED = 0x10;
 const FLAG_SPARSE = 0x20;
 /** A page cursor that pages toward newer items (a `prev_cursor`). */
@@ -251,6 +253,46 @@ export class CursorCodec {
       });
     }
     return { list, slice, slices, buckets, nextIndex, pending };
+  }
+
+  /** Seals a time-bucketed list's scan position (`time-pages.ts`): the bucket's owner key and the last row read. */
+  encodeTimeScan(c: {
+    list: ListKey;
+    slice: number;
+    slices: number;
+    key: number;
+    after: ListEntry | null;
+  }): string {
+    const body = Buffer.alloc(25);
+    body.writeUInt16BE(c.slice, 0);
+    body.writeUInt16BE(c.slices, 2);
+    body.writeUInt32BE(c.key, 4);
+    body.writeUInt8(c.after ? 1 : 0, 8);
+    body.writeBigInt64BE(c.after?.createdAt ?? 0n, 9);
+    body.writeBigInt64BE(c.after?.otherId ?? 0n, 17);
+    return this.seal(KIND_TIME_SCAN, c.list, 1, body);
+  }
+
+  /**
+   * Throws `InvalidCursorError` unless the token is a time scan position made here for this list
+   * and slice (a hash-bucket scan cursor issued before the list migrated is refused: restart).
+   */
+  decodeTimeScan(
+    token: string,
+    list: ListKey,
+    slice: number,
+    slices: number,
+  ): { key: number; after: ListEntry | null } {
+    const { body } = this.open(token, KIND_TIME_SCAN, list);
+    if (body.length !== 25) throw invalid('malformed');
+    if (body.readUInt16BE(0) !== slice || body.readUInt16BE(2) !== slices) {
+      throw invalid('cursor belongs to another slice');
+    }
+    const has = body.readUInt8(8) === 1;
+    return {
+      key: body.readUInt32BE(4),
+      after: has ? { createdAt: body.readBigInt64BE(9), otherId: body.readBigInt64BE(17) } : null,
+    };
   }
 
   private tag(payload: Buffer): Buffer {

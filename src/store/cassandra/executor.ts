@@ -85,6 +85,17 @@ export class CqlExecutor {
   }
 
   /**
+   * A conditional (lightweight-transaction) batch on one partition: returns whether it applied.
+   * Sent once: a timed-out LWT may or may not have applied, and the caller re-reads to find out.
+   */
+  async conditionalBatch(name: string, queries: readonly Bound[]): Promise<boolean> {
+    const rs = await this.timed(name, () =>
+      this.client.batch(driverBatch(queries), { prepare: true, isIdempotent: false, logged: false }),
+    );
+    return Boolean(rs.first()?.['[applied]']);
+  }
+
+  /**
    * A multi-partition write as one batch, LOGGED unless the store measures without the batchlog,
    * sent again unlogged when the batchlog itself timed out (the design note above).
    */

@@ -150,6 +150,12 @@ export class CassandraGraphStore implements GraphStore {
   replaceLayout(...a: Args<ListStore, 'replaceLayout'>) {
     return this.lists.replaceLayout(...a);
   }
+  getDirectory(...a: Args<ListStore, 'getDirectory'>) {
+    return this.lists.getDirectory(...a);
+  }
+  updateDirectory(...a: Args<ListStore, 'updateDirectory'>) {
+    return this.lists.updateDirectory(...a);
+  }
   copyBucketPage(...a: Args<ListStore, 'copyBucketPage'>) {
     return this.lists.copyBucketPage(...a);
   }

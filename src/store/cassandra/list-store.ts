@@ -5,6 +5,12 @@
  * cell at its original write time so a concurrent newer write still wins over the copy.
  */
 import { SINGLE_BUCKET } from '../../model/buckets.js';
+import {
+  type Directory,
+  FIRST_TIME_BUCKET,
+  type RowMode,
+  type TimeBucket,
+} from '../../model/time-buckets.js';
 import type { BucketLayout, ListEntry, ListKey, Position, UserId } from '../../model/types.js';
 import type { ListStore } from '../../ports/store.js';
 import type { CqlExecutor } from './executor.js';
@@ -125,19 +131,56 @@ export class CassandraListStore implements ListStore {
     return Boolean(rs.first()?.['[applied]']);
   }
 
+  async getDirectory(list: ListKey): Promise<Directory> {
+    const rs = await this.cql.exec('getDirectory', S.getDirectory, [
+      list.userId,
+      list.relation,
+      list.direction,
+    ]);
+    const first = rs.first();
+    const buckets: TimeBucket[] = rs.rows
+      .filter((r) => r.start !== null && r.start !== undefined)
+      .map((r) => ({ id: r.bucket as number, start: r.start as bigint, base: Number(r.base ?? 0n) }));
+    buckets.push({ id: FIRST_TIME_BUCKET, start: null, base: 0 });
+    return {
+      mode: (first?.mode as RowMode | null | undefined) ?? null,
+      version: (first?.version as number | null | undefined) ?? 0,
+      buckets,
+    };
+  }
+
+  async updateDirectory(
+    list: ListKey,
+    expectedVersion: number,
+    change: { add?: readonly TimeBucket[]; mode?: RowMode },
+  ): Promise<boolean> {
+    const key = [list.userId, list.relation, list.direction];
+    // The mode cell is rewritten with the stored one when unchanged: read it inside the compare.
+    const mode = change.mode ?? (await this.getDirectory(list)).mode;
+    const cas =
+      expectedVersion === 0
+        ? { statement: S.directoryFirstVersion, params: [1, mode, ...key] }
+        : { statement: S.directoryNextVersion, params: [expectedVersion + 1, mode, ...key, expectedVersion] };
+    const adds = (change.add ?? []).map((b) => {
+      if (b.start === null) throw new RangeError('the first bucket is implicit');
+      return { statement: S.directoryAdd, params: [...key, b.start, b.id, BigInt(b.base)] };
+    });
+    return this.cql.conditionalBatch('updateDirectory', [cas, ...adds]);
+  }
+
   async copyBucketPage(
     list: ListKey,
     fromBucketCode: number,
     after: ListEntry | null,
     limit: number,
-    targetCode: (otherId: UserId) => number,
+    targetCode: (row: ListEntry) => number,
   ): Promise<{ copied: number; last: ListEntry | null }> {
     const q = LS[listTable(list)];
     const rows = await this.bucketRows('copyBucketPage', q.copy, list, fromBucketCode, after, limit);
     await Promise.all(
       rows.map((row) =>
         this.cql.exec('copyListRow', q.putRow, [
-          ...partitionValues(list, targetCode(row.other_id as bigint)),
+          ...partitionValues(list, targetCode(toEntry(row))),
           row.created_at,
           row.other_id,
           row.position,

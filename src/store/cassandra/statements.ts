@@ -188,6 +188,18 @@ export const S = {
   insertLayoutIfAbsent: once(
     'INSERT INTO list_layouts (user_id, relation, direction, buckets, growing_to, copied_through, updated_at) VALUES (?, ?, ?, ?, ?, ?, toTimestamp(now())) IF NOT EXISTS',
   ),
+  getDirectory: idempotent(
+    'SELECT start, bucket, base, version, mode FROM list_directory WHERE user_id = ? AND relation = ? AND direction = ?',
+  ),
+  directoryFirstVersion: once(
+    'UPDATE list_directory SET version = ?, mode = ? WHERE user_id = ? AND relation = ? AND direction = ? IF version = null',
+  ),
+  directoryNextVersion: once(
+    'UPDATE list_directory SET version = ?, mode = ? WHERE user_id = ? AND relation = ? AND direction = ? IF version = ?',
+  ),
+  directoryAdd: idempotent(
+    'INSERT INTO list_directory (user_id, relation, direction, start, bucket, base) VALUES (?, ?, ?, ?, ?, ?)',
+  ),
   replaceLayout: once(
     'UPDATE list_layouts SET buckets = ?, growing_to = ?, copied_through = ?, updated_at = toTimestamp(now()) WHERE user_id = ? AND relation = ? AND direction = ? IF buckets = ? AND growing_to = ? AND copied_through = ?',
   ),

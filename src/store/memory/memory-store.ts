@@ -13,6 +13,7 @@ import { bucketCodeOf, bucketOf } from '../../model/buckets.js';
 import { nowPosition } from '../../model/clock.js';
 import { UsernameTakenError } from '../../model/errors.js';
 import { compareEventKeys, type EventKey, type EventRow } from '../../model/events.js';
+import { type Directory, EMPTY_DIRECTORY, type RowMode, type TimeBucket } from '../../model/time-buckets.js';
 import type {
   BucketLayout,
   EdgeRecord,
@@ -167,6 +168,7 @@ export class MemoryGraphStore implements GraphStore {
     { drop: bigint | null; rows: Map<string, RowCell & { entry: ListEntry }> }
   >();
   private readonly layouts = new Map<string, BucketLayout>();
+  private readonly directories = new Map<string, Directory>();
   private readonly counters = new Map<string, Map<number, number>>();
   private readonly reconciliations = new Map<string, Reconciliation>();
   /** Dirty marks per list bucket, with the newest clear (`tomb`) that shadows older marks. */
@@ -484,17 +486,43 @@ export class MemoryGraphStore implements GraphStore {
     return same;
   }
 
+  async getDirectory(list: ListKey): Promise<Directory> {
+    const d = this.directories.get(listKey(list)) ?? EMPTY_DIRECTORY;
+    return { ...d, buckets: d.buckets.map((b) => ({ ...b })) };
+  }
+
+  async updateDirectory(
+    list: ListKey,
+    expectedVersion: number,
+    change: { add?: readonly TimeBucket[]; mode?: RowMode },
+  ): Promise<boolean> {
+    // No await between the read and the write: the compare-and-set must be atomic.
+    const d = this.directories.get(listKey(list)) ?? EMPTY_DIRECTORY;
+    if (d.version !== expectedVersion) return false;
+    const buckets = [...d.buckets, ...(change.add ?? []).map((b) => ({ ...b }))];
+    // Newest first; the implicit first bucket (start null) last.
+    buckets.sort((a, b) =>
+      a.start === b.start ? 0 : a.start === null ? 1 : b.start === null ? -1 : a.start > b.start ? -1 : 1,
+    );
+    this.directories.set(listKey(list), {
+      mode: change.mode ?? d.mode,
+      version: expectedVersion + 1,
+      buckets,
+    });
+    return true;
+  }
+
   async copyBucketPage(
     list: ListKey,
     fromBucketCode: number,
     after: ListEntry | null,
     limit: number,
-    targetCode: (otherId: UserId) => number,
+    targetCode: (row: ListEntry) => number,
   ): Promise<{ copied: number; last: ListEntry | null }> {
     const page = this.liveRows(list, fromBucketCode)
       .filter((r) => !after || compareEntries(r.entry, after) > 0)
       .slice(0, limit);
-    for (const r of page) this.writeRow(list, targetCode(r.entry.otherId), r.entry, 'put', r.live);
+    for (const r of page) this.writeRow(list, targetCode(r.entry), r.entry, 'put', r.live);
     const last = page.at(-1);
     return { copied: page.length, last: page.length < limit || !last ? null : { ...last.entry } };
   }

@@ -4,7 +4,7 @@
  * the graph-service tests; never used by `src/`.
  */
 
-import type { ListPage, ListService, ScanPage } from '../../../src/lists/contracts.js';
+import type { ListPage, ListService, RowPlacement, ScanPage } from '../../../src/lists/contracts.js';
 import { SINGLE_BUCKET } from '../../../src/model/buckets.js';
 import { InvalidCursorError } from '../../../src/model/errors.js';
 import type { BucketLayout, ListEntry, ListKey } from '../../../src/model/types.js';
@@ -42,6 +42,11 @@ export class SingleBucketLists implements ListService {
     if (slice !== 0) return { ids: [], nextCursor: null };
     const page = await this.page(list, limit, cursor);
     return { ids: page.items.map((i) => i.id), nextCursor: page.nextCursor };
+  }
+
+  /** Every row in partition 1 (the one-bucket layout's code, the first time bucket). */
+  async placement(_list: ListKey): Promise<RowPlacement> {
+    return { layout: SINGLE_BUCKET, codes: () => [1] };
   }
 
   async currentLayout(_list: ListKey): Promise<BucketLayout> {

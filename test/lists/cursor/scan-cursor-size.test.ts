@@ -52,6 +52,9 @@ describe('scan cursors across a growth (issue #8)', () => {
     'a scan cursor held across a growth from %i to %i buckets fits and covers the slice once (slice %i of %i)',
     async (from, to, slice, slices) => {
       const store = await storeWithBothLayouts([from, to]);
+      // The hash engine's cursors across its growths (lists grown before time buckets): a list of
+      // one bucket is a time list unless its directory says otherwise.
+      await store.updateDirectory(list, 0, { mode: 'hash' });
       await store.putLayout(list, { buckets: from, growingTo: null, copiedThrough: 0 });
       const seen: bigint[] = [];
       const lengths: number[] = [];

@@ -33,6 +33,8 @@ describe('statements', () => {
       'S.claimUsername',
       'S.releaseUsername',
       'S.insertLayoutIfAbsent',
+      'S.directoryFirstVersion',
+      'S.directoryNextVersion',
       'S.replaceLayout',
       'S.incr',
       'S.putReceipt',

@@ -1,0 +1,191 @@
+/**
+ * Pages and scan slices of a time-bucketed list (`model/time-buckets.ts`).
+ *
+ * Design note. A list's time buckets cover disjoint, ordered `created_at` ranges, so the list in
+ * order is the buckets' rows concatenated, newest bucket first: no merge. An older page starts in
+ * the bucket that holds its boundary (the cursor's last item, or `until`), reads it from there with
+ * `LIMIT need + 1`, and moves to the next older bucket only when the page is not full; a newer page
+ * reads upward from its boundary (the clustering order reversed) and moves to newer buckets the
+ * same way. The boundary is a list key `(created_at, other_id)`, whatever layout issued it, so a
+ * cursor issued while the list was read from hash buckets (before a migration's flip) resumes here
+ * exactly. `since` stops an older page at the bucket that holds it; `until` stops a newer one.
+ *
+ * The extra row says whether the list goes on: an older page returns a null cursor only once it
+ * read the oldest bucket in range to its end. A page that fills exactly at a bucket's end answers a
+ * cursor whose next page may be empty (the API allows it: only a null cursor means the end).
+ *
+ * The member filter and the work budget are those of `list-service.ts`: each round's rows go
+ * through the filter once; a round that lost rows to the filter doubles the next fetch (up to the
+ * budget left); once the rows read reach the budget the page stops short with a cursor past the
+ * last row read. The first round always runs.
+ *
+ * Scans: slice `s` of `S` owns the buckets whose `ownerKey` is `s` modulo `S` and reads them
+ * whole, one after another, each in clustering order. Keys are stable (a bucket's key never
+ * changes and boundaries are only added), so slices started at different moments agree, every row
+ * (one bucket each) is read by exactly one slice, and a bucket opened mid-scan belongs to exactly
+ * one slice, which reads it if it opened before that slice finished.
+ */
+import { bucketIndexFor, type Directory, ownerKey } from '../model/time-buckets.js';
+import type { ListEntry, ListKey, Position } from '../model/types.js';
+import type { ListStore } from '../ports/store.js';
+import type { MemberFilter } from './contracts.js';
+import type { PageStats } from './cursor/merge.js';
+
+type Reader = Pick<ListStore, 'listBucket' | 'listBucketNewer'>;
+
+export interface TimeRead {
+  store: Reader;
+  list: ListKey;
+  directory: Directory;
+  /** Items wanted after filtering. */
+  want: number;
+  /** No round starts once `stats.rowsRead` reaches this (the first always runs). */
+  budget: number;
+  stats: PageStats;
+  exclude?: MemberFilter | undefined;
+}
+
+export interface TimeReadResult {
+  /** Kept items in read order (older: newest first; newer: oldest first). */
+  items: ListEntry[];
+  /** The last row read (kept or skipped): where the next page of this direction resumes. */
+  last: ListEntry | null;
+  /** True when nothing lies past `last` in this direction (within the bounds). */
+  done: boolean;
+  budgetHit: boolean;
+}
+
+/** Rows of one bucket strictly past `from` in the read's direction, at most `n`. */
+type Fetch = (bucketId: number, from: ListEntry | null, n: number) => Promise<ListEntry[]>;
+
+/**
+ * Reads toward older rows from `after` (exclusive; null: the newest), stopping at `since`
+ * (inclusive bound, µs) when given.
+ */
+export function readOlder(
+  o: TimeRead & { after: ListEntry | null; since: Position | null },
+): Promise<TimeReadResult> {
+  const { directory, since } = o;
+  const start = o.after ? bucketIndexFor(directory, o.after.createdAt) : 0;
+  const fetch: Fetch = (id, from, n) =>
+    since === null ? o.store.listBucket(o.list, id, from, n) : o.store.listBucket(o.list, id, from, n, since);
+  return read(o, o.after, start, fetch, (i) => {
+    const b = directory.buckets[i];
+    // The oldest bucket, or one that holds `since`: nothing older is in range.
+    if (i + 1 >= directory.buckets.length || (since !== null && b?.start != null && b.start <= since))
+      return null;
+    return i + 1;
+  });
+}
+
+/** Reads toward newer rows from `after` (exclusive), below `until` (µs) when given. */
+export function readNewer(
+  o: TimeRead & { after: ListEntry; until: Position | null },
+): Promise<TimeReadResult> {
+  const { directory, until } = o;
+  const start = bucketIndexFor(directory, o.after.createdAt);
+  const fetch: Fetch = (id, from, n) => {
+    const boundary = from ?? o.after;
+    return until === null
+      ? o.store.listBucketNewer(o.list, id, boundary, n)
+      : o.store.listBucketNewer(o.list, id, boundary, n, until);
+  };
+  return read(o, o.after, start, fetch, (i) => {
+    if (i === 0) return null;
+    const newer = directory.buckets[i - 1];
+    // Every row of the next newer bucket is at or past `until`.
+    if (until !== null && newer?.start != null && newer.start >= until) return null;
+    return i - 1;
+  });
+}
+
+async function read(
+  o: TimeRead,
+  after: ListEntry | null,
+  startIndex: number,
+  fetch: Fetch,
+  next: (index: number) => number | null,
+): Promise<TimeReadResult> {
+  const items: ListEntry[] = [];
+  let from = after;
+  let last: ListEntry | null = null;
+  let index = startIndex;
+  let size = 0;
+  let skipped = false;
+  o.stats.buckets++;
+  for (;;) {
+    const need = o.want - items.length;
+    if (o.stats.rounds > 0) {
+      const left = o.budget - o.stats.rowsRead;
+      if (left <= 0) return { items, last, done: false, budgetHit: true };
+      size = skipped ? Math.max(need + 1, Math.min(2 * size, left)) : need + 1;
+    } else {
+      size = need + 1;
+    }
+    const id = o.directory.buckets[index]?.id as number;
+    const rows = await fetch(id, from, size);
+    o.stats.queries++;
+    o.stats.rounds++;
+    o.stats.rowsRead += rows.length;
+    const skip = o.exclude && rows.length > 0 ? await o.exclude(rows.map((r) => r.otherId)) : null;
+    skipped = false;
+    for (const row of rows) {
+      // A row past a full page: the list goes on.
+      if (items.length === o.want) return { items, last, done: false, budgetHit: false };
+      from = row;
+      last = row;
+      if (skip?.has(row.otherId)) skipped = true;
+      else items.push(row);
+    }
+    if (rows.length < size) {
+      // This bucket is exhausted past `from`.
+      const following = next(index);
+      if (following === null) return { items, last, done: true, budgetHit: false };
+      index = following;
+      o.stats.buckets++;
+    }
+    // Full, but whether anything follows is unknown without another read: let the next page say.
+    if (items.length === o.want) return { items, last, done: false, budgetHit: false };
+  }
+}
+
+/** Where a time scan slice stands: the bucket (by owner key) in progress and the row it read last. */
+export interface TimeScanPosition {
+  key: number;
+  after: ListEntry | null;
+}
+
+/**
+ * One page of a scan slice (see the module note): up to `limit` ids from the slice's buckets at
+ * and after `pos`, and the position after them (null once the slice's last bucket is read).
+ */
+export async function scanTimeSlice(
+  store: Pick<ListStore, 'listBucket'>,
+  list: ListKey,
+  directory: Directory,
+  slice: number,
+  slices: number,
+  limit: number,
+  pos: TimeScanPosition,
+  stats: PageStats,
+): Promise<{ ids: bigint[]; next: TimeScanPosition | null }> {
+  const owned = directory.buckets
+    .map((b) => ({ id: b.id, key: ownerKey(b.id) }))
+    .filter((b) => b.key % slices === slice && b.key >= pos.key)
+    .sort((a, b) => a.key - b.key);
+  const ids: bigint[] = [];
+  let after = owned[0]?.key === pos.key ? pos.after : null;
+  for (const bucket of owned) {
+    const need = limit - ids.length;
+    const rows = await store.listBucket(list, bucket.id, after, need);
+    stats.queries++;
+    stats.rounds++;
+    stats.rowsRead += rows.length;
+    for (const r of rows) ids.push(r.otherId);
+    // The page is full: resume in this bucket after its last row (the next read may find none).
+    if (rows.length === need) return { ids, next: { key: bucket.key, after: rows.at(-1) ?? after } };
+    stats.buckets++;
+    after = null;
+  }
+  return { ids, next: null };
+}
