@@ -13,7 +13,7 @@ import { BucketedListService, type ListReadStats, pageBudget } from '../../src/l
 import { InvalidCursorError, InvalidInputError } from '../../src/model/errors.js';
 import type { ListEntry, ListKey } from '../../src/model/types.js';
 import type { GraphStore } from '../../src/ports/store.js';
-import { followersOf, loadRows, newestFirst, syntheticRows } from '../support/list-fixtures.js';
+import { followersOf, loadRows, loadTimeRows, newestFirst, syntheticRows } from '../support/list-fixtures.js';
 
 export interface ListPagingFixture {
   store: GraphStore;
@@ -132,9 +132,16 @@ export function describeListPaging(
       await fx?.teardown();
     });
 
-    /** A fresh list of `rows` under `buckets` buckets. */
+    /**
+     * A fresh list of `rows` under `buckets` hash buckets, or (negative `buckets`) in time buckets
+     * of `-buckets` rows each.
+     */
     async function newList(rows: ListEntry[], buckets: number): Promise<ListKey> {
       const list = followersOf(nextUser++);
+      if (buckets < 0) {
+        await loadTimeRows(store, list, rows, -buckets, { concurrency: 16 });
+        return list;
+      }
       if (rows.length > 0) await loadRows(store, list, rows, [buckets], { concurrency: 16 });
       await store.putLayout(list, { buckets, growingTo: null, copiedThrough: 0 });
       return list;
@@ -144,7 +151,11 @@ export function describeListPaging(
     const arbCase = fc
       .record({
         n: fc.integer({ min: 0, max: sizes.maxRows }),
-        buckets: fc.constantFrom(2, 4, 8, 16),
+        // Hash layouts (lists grown before time buckets), or time buckets of 1–12 rows (negative).
+        buckets: fc.oneof(
+          fc.constantFrom(2, 4, 8, 16),
+          fc.integer({ min: 1, max: 12 }).map((r) => -r),
+        ),
         limit: fc.integer({ min: 1, max: 12 }),
         // Few distinct times: many members share a created_at.
         spread: fc.integer({ min: 1, max: 40 }),

@@ -4,6 +4,7 @@
  */
 import { bucketCodeOf } from '../../src/model/buckets.js';
 import { nowPosition } from '../../src/model/clock.js';
+import { bucketFor, type Directory, planDirectory } from '../../src/model/time-buckets.js';
 import type { ListEntry, ListKey, UserId, UserRecord } from '../../src/model/types.js';
 import type { ListRowWrite } from '../../src/ports/records.js';
 import type { GraphStore } from '../../src/ports/store.js';
@@ -92,4 +93,47 @@ export async function putUsers(
       });
   };
   await Promise.all(Array.from({ length: concurrency }, put));
+}
+
+/**
+ * Writes `rows` into `list` as a time-bucketed list: a directory planned with `bucketRows` rows a
+ * bucket (`planDirectory`, stored with mode `time`), every row in the bucket that holds its
+ * created_at. Returns the directory.
+ */
+export async function loadTimeRows(
+  store: GraphStore,
+  list: ListKey,
+  rows: readonly ListEntry[],
+  bucketRows: number,
+  o: { concurrency?: number; batch?: number; version?: bigint } = {},
+): Promise<Directory> {
+  const planned = planDirectory(
+    [...rows].map((r) => r.createdAt).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)),
+    bucketRows,
+  );
+  const before = await store.getDirectory(list);
+  const added = planned.filter((b) => b.start !== null);
+  if (!(await store.updateDirectory(list, before.version, { add: added, mode: 'time' }))) {
+    throw new Error('directory changed while loading');
+  }
+  const directory = await store.getDirectory(list);
+  const batch = o.batch ?? 100;
+  const version = o.version ?? nowPosition();
+  const byCode = new Map<number, ListRowWrite[]>();
+  for (const entry of rows) {
+    const code = bucketFor(directory, entry.createdAt).id;
+    const part = byCode.get(code) ?? [];
+    byCode.set(code, part);
+    part.push({ list, bucketCodes: [code], entry, op: 'put' });
+  }
+  const chunks: ListRowWrite[][] = [];
+  for (const part of byCode.values()) {
+    for (let i = 0; i < part.length; i += batch) chunks.push(part.slice(i, i + batch));
+  }
+  let next = 0;
+  const worker = async () => {
+    while (next < chunks.length) await store.writeEdges([], chunks[next++]!, version);
+  };
+  await Promise.all(Array.from({ length: o.concurrency ?? 64 }, worker));
+  return directory;
 }
