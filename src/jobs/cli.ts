@@ -47,6 +47,10 @@ const COMMANDS: Record<string, { help: string; load: () => Promise<Command> }> =
     help: 're-fold and rewrite the pairs of the given users from their history (--users 1,2)',
     load: async () => (await import('./commands.js')).repairCommand,
   },
+  'migrate-lists': {
+    help: 'migrate hash-bucketed lists to time buckets, resumably (--users 1,2 | --all) [--bucket-rows N] [--settle-ms N]',
+    load: async () => (await import('./commands.js')).migrateListsCommand,
+  },
   relay: {
     help: 'relay the settled change feed to Kafka until stopped (--brokers HOST:PORT --topic graph-events [--name relay] [--batch N])',
     load: async () => (await import('./commands.js')).relayCommand,

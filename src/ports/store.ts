@@ -27,6 +27,7 @@ import type {
   CountSync,
   DirtyMark,
   EdgeWrite,
+  ListMigration,
   ListRowWrite,
   PairAppend,
   PairHistory,
@@ -204,8 +205,13 @@ export interface ListStore {
   updateDirectory(
     list: ListKey,
     expectedVersion: number,
-    change: { add?: readonly TimeBucket[]; mode?: RowMode },
+    change: { add?: readonly TimeBucket[]; mode?: RowMode; migration?: ListMigration | null },
   ): Promise<boolean>;
+  /**
+   * Where the list's migration to time buckets stands (set with `updateDirectory`'s `migration`;
+   * null clears it), or null when none is pending. Read with the directory's partition.
+   */
+  getListMigration(list: ListKey): Promise<ListMigration | null>;
   /**
    * Copies one page of a bucket (rows strictly after `after`, newest first, at most `limit`) into
    * the bucket code `targetCode` chooses for each row, each row keeping its original write time, so a

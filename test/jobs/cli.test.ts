@@ -20,6 +20,7 @@ it('--help lists every job with one line each', async () => {
     'repair-sweep',
     'suggest',
     'repair',
+    'migrate-lists',
     'relay',
   ]);
 });
@@ -36,7 +37,7 @@ it('an unknown job and bad options are usage errors (exit 2), before any connect
   };
   expect(await fail(['nope'])).toEqual([
     2,
-    'usage: jobs <token|migrate|reconcile|reconcile-dirty|repair-sweep|suggest|repair|relay> [args]  (jobs --help for more)',
+    'usage: jobs <token|migrate|reconcile|reconcile-dirty|repair-sweep|suggest|repair|migrate-lists|relay> [args]  (jobs --help for more)',
   ]);
   expect(await fail(['suggest', '--top', '101'])).toEqual([
     2,
@@ -51,6 +52,12 @@ it('an unknown job and bad options are usage errors (exit 2), before any connect
     expect(await fail(['relay', ...bad])).toEqual([
       2,
       'usage: jobs relay --brokers HOST:PORT[,HOST:PORT] --topic NAME [--name relay] [--batch 1..1000] [--until-idle]',
+    ]);
+  }
+  for (const bad of [[], ['--all', '--users', '1'], ['--all', '--settle-ms', '0'], ['--users', 'x']]) {
+    expect(await fail(['migrate-lists', ...bad])).toEqual([
+      2,
+      'usage: jobs migrate-lists (--users 1,2 | --all) [--bucket-rows N] [--settle-ms N]',
     ]);
   }
   expect(await fail(['repair-sweep', '--rate', '0'])).toEqual([

@@ -153,6 +153,9 @@ export class CassandraGraphStore implements GraphStore {
   getDirectory(...a: Args<ListStore, 'getDirectory'>) {
     return this.lists.getDirectory(...a);
   }
+  getListMigration(...a: Args<ListStore, 'getListMigration'>) {
+    return this.lists.getListMigration(...a);
+  }
   updateDirectory(...a: Args<ListStore, 'updateDirectory'>) {
     return this.lists.updateDirectory(...a);
   }

@@ -12,6 +12,7 @@ import {
   type TimeBucket,
 } from '../../model/time-buckets.js';
 import type { BucketLayout, ListEntry, ListKey, Position, UserId } from '../../model/types.js';
+import type { ListMigration } from '../../ports/records.js';
 import type { ListStore } from '../../ports/store.js';
 import type { CqlExecutor } from './executor.js';
 import { inverseKey, listTable, partitionValues } from './keys.js';
@@ -152,7 +153,7 @@ export class CassandraListStore implements ListStore {
   async updateDirectory(
     list: ListKey,
     expectedVersion: number,
-    change: { add?: readonly TimeBucket[]; mode?: RowMode },
+    change: { add?: readonly TimeBucket[]; mode?: RowMode; migration?: ListMigration | null },
   ): Promise<boolean> {
     const key = [list.userId, list.relation, list.direction];
     // The mode cell is rewritten with the stored one when unchanged: read it inside the compare.
@@ -165,7 +166,28 @@ export class CassandraListStore implements ListStore {
       if (b.start === null) throw new RangeError('the first bucket is implicit');
       return { statement: S.directoryAdd, params: [...key, b.start, b.id, BigInt(b.base)] };
     });
-    return this.cql.conditionalBatch('updateDirectory', [cas, ...adds]);
+    const migration =
+      change.migration === undefined
+        ? []
+        : [
+            {
+              statement: S.setListMigration,
+              params: [change.migration?.from ?? null, change.migration?.copiedThrough ?? null, ...key],
+            },
+          ];
+    return this.cql.conditionalBatch('updateDirectory', [cas, ...adds, ...migration]);
+  }
+
+  async getListMigration(list: ListKey): Promise<ListMigration | null> {
+    const rs = await this.cql.exec('getListMigration', S.getListMigration, [
+      list.userId,
+      list.relation,
+      list.direction,
+    ]);
+    const row = rs.first();
+    const from = row?.migrating_from as number | null | undefined;
+    if (from === null || from === undefined) return null;
+    return { from, copiedThrough: (row?.copied_through as number | null | undefined) ?? 0 };
   }
 
   async copyBucketPage(

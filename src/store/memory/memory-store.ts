@@ -30,6 +30,7 @@ import type {
   CountSync,
   DirtyMark,
   EdgeWrite,
+  ListMigration,
   ListRowWrite,
   PairAppend,
   PairHistory,
@@ -169,6 +170,7 @@ export class MemoryGraphStore implements GraphStore {
   >();
   private readonly layouts = new Map<string, BucketLayout>();
   private readonly directories = new Map<string, Directory>();
+  private readonly migrations = new Map<string, ListMigration>();
   private readonly counters = new Map<string, Map<number, number>>();
   private readonly reconciliations = new Map<string, Reconciliation>();
   /** Dirty marks per list bucket, with the newest clear (`tomb`) that shadows older marks. */
@@ -494,11 +496,13 @@ export class MemoryGraphStore implements GraphStore {
   async updateDirectory(
     list: ListKey,
     expectedVersion: number,
-    change: { add?: readonly TimeBucket[]; mode?: RowMode },
+    change: { add?: readonly TimeBucket[]; mode?: RowMode; migration?: ListMigration | null },
   ): Promise<boolean> {
     // No await between the read and the write: the compare-and-set must be atomic.
     const d = this.directories.get(listKey(list)) ?? EMPTY_DIRECTORY;
     if (d.version !== expectedVersion) return false;
+    if (change.migration === null) this.migrations.delete(listKey(list));
+    else if (change.migration) this.migrations.set(listKey(list), { ...change.migration });
     const buckets = [...d.buckets, ...(change.add ?? []).map((b) => ({ ...b }))];
     // Newest first; the implicit first bucket (start null) last.
     buckets.sort((a, b) =>
@@ -510,6 +514,11 @@ export class MemoryGraphStore implements GraphStore {
       buckets,
     });
     return true;
+  }
+
+  async getListMigration(list: ListKey): Promise<ListMigration | null> {
+    const m = this.migrations.get(listKey(list));
+    return m ? { ...m } : null;
   }
 
   async copyBucketPage(

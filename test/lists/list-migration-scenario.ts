@@ -1,0 +1,220 @@
+/**
+ * The migration scenario both stores run (`list-migration.test.ts` on memory,
+ * `list-migration.int.test.ts` on the real node): a celebrity's followers list, hash bucketed
+ * (N = 4, as lists grown before time buckets are), migrated to time buckets while a writer
+ * follows and unfollows through `GraphService` and a reader walks the list page by page, the
+ * migration interrupted twice (mid-copy, then right after the flip) and re-run.
+ *
+ * What it returns is checked whole by the tests: the steps each run took, the list's rows at the
+ * end against the folded edges, and every walk's verdict — a walk must return every member
+ * present throughout it (followed before it began, not touched while it ran) exactly once, no
+ * member twice, and everything in list order.
+ */
+import { GraphService } from '../../src/graph/graph-service.js';
+import { type MigrationStep, migrateList } from '../../src/lists/list-migration.js';
+import { BucketedListService } from '../../src/lists/list-service.js';
+import { bucketCode } from '../../src/model/buckets.js';
+import { bucketFor, type RowMode } from '../../src/model/time-buckets.js';
+import { compareEntries, type ListEntry } from '../../src/model/types.js';
+import type { GraphStore } from '../../src/ports/store.js';
+import { followersOf, newestFirst } from '../support/list-fixtures.js';
+import { mulberry32 } from '../support/random.js';
+
+export interface ScenarioOptions {
+  seed: number;
+  celeb: bigint;
+  fans: number;
+  /** Fans following before the migration starts. */
+  initial: number;
+  /** Rows per planned time bucket. */
+  bucketRows: number;
+  /** Writer ops awaited at every migration step (so writes land between all steps). */
+  opsPerStep: number;
+  pageLimit: number;
+}
+
+export interface WalkVerdict {
+  /** Modes the walk's pages were read under (`dual` … `time`), in order, deduplicated. */
+  modes: RowMode[];
+  missing: bigint[];
+  duplicates: bigint[];
+  outOfOrder: number;
+}
+
+export interface ScenarioResult {
+  runs: string[][];
+  errors: string[];
+  finalMode: RowMode | null;
+  progress: unknown;
+  /** Rows of every time bucket, newest bucket first, concatenated. */
+  rows: ListEntry[];
+  /** Active follows of the celebrity, folded from the edges, in list order. */
+  edges: ListEntry[];
+  /** Rows that sit in a time bucket other than the one their `created_at` names. */
+  misplaced: number;
+  /** Rows left in the hash partitions. */
+  hashRows: number;
+  walks: WalkVerdict[];
+  writerOps: number;
+  /** The writer's own record of who follows at the end, in id order. */
+  followers: bigint[];
+}
+
+const HASH_BUCKETS = 4;
+
+export async function runInterruptedMigration(
+  store: GraphStore,
+  o: ScenarioOptions,
+): Promise<ScenarioResult> {
+  const random = mulberry32(o.seed);
+  const list = followersOf(o.celeb);
+  const lists = new BucketedListService({
+    store,
+    cursorSecret: 'list-migration-scenario-secret',
+    bucketThresholds: [1e9],
+    layoutCacheTtlMs: 0,
+    writeGraceMs: 0,
+  });
+  const graph = new GraphService({ store, lists, maxFollowing: 1000 });
+  const fans = Array.from({ length: o.fans }, (_, i) => o.celeb + 1n + BigInt(i));
+  await graph.putUser({ id: o.celeb, username: `c${o.celeb}` });
+  for (const f of fans) await graph.putUser({ id: f, username: `f${f}` });
+  // A list grown before time buckets: a hash layout and no directory.
+  await store.putLayout(list, { buckets: HASH_BUCKETS, growingTo: null, copiedThrough: 0 });
+
+  const following = new Set<bigint>();
+  for (const f of fans.slice(0, o.initial)) {
+    await graph.follow(f, o.celeb);
+    following.add(f);
+  }
+
+  // The writer: one op at a time; `inFlight` is what a settle must outwait.
+  let stop = false;
+  let ops = 0;
+  let inFlight: Promise<unknown> = Promise.resolve();
+  let inFlightTarget: bigint | null = null;
+  const activeWalks = new Set<Set<bigint>>();
+  const opWaiters: { at: number; resolve: () => void }[] = [];
+  const writer = (async () => {
+    while (!stop) {
+      const fan = fans[Math.floor(random() * fans.length)]!;
+      inFlightTarget = fan;
+      for (const touched of activeWalks) touched.add(fan);
+      const follow = !following.has(fan);
+      inFlight = follow ? graph.follow(fan, o.celeb) : graph.unfollow(fan, o.celeb);
+      await inFlight;
+      if (follow) following.add(fan);
+      else following.delete(fan);
+      inFlightTarget = null;
+      ops++;
+      for (const w of opWaiters.filter((w) => ops >= w.at)) {
+        opWaiters.splice(opWaiters.indexOf(w), 1);
+        w.resolve();
+      }
+      await new Promise((r) => setImmediate(r));
+    }
+  })();
+  const moreOps = (n: number) =>
+    new Promise<void>((resolve) => {
+      opWaiters.push({ at: ops + n, resolve });
+    });
+
+  // The reader: walks the whole list again and again.
+  const walks: WalkVerdict[] = [];
+  const reader = (async () => {
+    while (!stop) {
+      const touched = new Set<bigint>(inFlightTarget === null ? [] : [inFlightTarget]);
+      activeWalks.add(touched);
+      const present = new Set(following);
+      const seen: ListEntry[] = [];
+      const modes: RowMode[] = [];
+      let cursor: string | null = null;
+      do {
+        const mode = (await store.getDirectory(list)).mode ?? 'hash';
+        if (modes.at(-1) !== mode) modes.push(mode);
+        const page = await lists.page(list, o.pageLimit, cursor);
+        seen.push(...page.items.map((i) => ({ createdAt: i.createdAt, otherId: i.id })));
+        cursor = page.nextCursor;
+        await new Promise((r) => setImmediate(r));
+      } while (cursor);
+      activeWalks.delete(touched);
+      const ids = seen.map((e) => e.otherId);
+      const counts = new Map<bigint, number>();
+      for (const id of ids) counts.set(id, (counts.get(id) ?? 0) + 1);
+      walks.push({
+        modes,
+        missing: [...present].filter((f) => !touched.has(f) && !counts.has(f)),
+        duplicates: [...counts].filter(([, n]) => n > 1).map(([id]) => id),
+        outOfOrder: seen.filter((e, i) => i > 0 && compareEntries(seen[i - 1]!, e) >= 0).length,
+      });
+    }
+  })();
+
+  const runs: string[][] = [];
+  const errors: string[] = [];
+  const killAt = ['copied 1', 'flipped'];
+  for (let run = 0; run < 3; run++) {
+    const steps: string[] = [];
+    runs.push(steps);
+    try {
+      await migrateList(store, list, {
+        settleMs: 0,
+        // The real settle outlasts every write that read the directory before the step.
+        sleep: async () => {
+          await inFlight;
+          await moreOps(1);
+        },
+        bucketRows: o.bucketRows,
+        copyPageSize: 3,
+        planPageSize: 4,
+        onProgress: async (p: MigrationStep) => {
+          const name = p.step === 'copied' ? `copied ${p.bucket}` : p.step;
+          steps.push(name);
+          await moreOps(o.opsPerStep);
+          if (name === killAt[run]) throw new Error(`killed at ${name}`);
+        },
+      });
+    } catch (e) {
+      errors.push(e instanceof Error ? e.message : String(e));
+    }
+    await moreOps(o.opsPerStep);
+  }
+  // One more walk entirely in time buckets.
+  const walksBefore = walks.length;
+  while (walks.length < walksBefore + 2) await moreOps(1);
+  stop = true;
+  await Promise.all([writer, reader]);
+
+  const directory = await store.getDirectory(list);
+  const rows: ListEntry[] = [];
+  let misplaced = 0;
+  for (const b of directory.buckets) {
+    const part = await store.listBucket(list, b.id, null, 1_000_000);
+    misplaced += part.filter((r) => bucketFor(directory, r.createdAt).id !== b.id).length;
+    rows.push(...part);
+  }
+  const layout = await store.getLayout(list);
+  const folded = await store.getEdgesIn(o.celeb, 'follows', fans, layout);
+  const edges = newestFirst(
+    [...folded.values()]
+      .filter((e) => e.state === 'active')
+      .map((e) => ({ createdAt: e.createdAt, otherId: e.sourceId })),
+  );
+  let hashRows = 0;
+  for (let b = 0; b < HASH_BUCKETS; b++) {
+    hashRows += (await store.listBucket(list, bucketCode(HASH_BUCKETS, b), null, 1_000_000)).length;
+  }
+  return {
+    runs,
+    errors,
+    finalMode: directory.mode,
+    progress: await store.getListMigration(list),
+    rows,
+    edges,
+    misplaced,
+    hashRows,
+    walks,
+    writerOps: ops,
+    followers: [...following].sort((a, b) => (a < b ? -1 : 1)),
+  };
+}
