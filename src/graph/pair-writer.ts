@@ -39,7 +39,7 @@
 import type { ListService } from '../lists/contracts.js';
 import { bucketCodeOf, bucketOf, writeBucketCodes } from '../model/buckets.js';
 import type { EventRow } from '../model/events.js';
-import type { BucketLayout, ListKey, PairOp, Position, Relation, UserId } from '../model/types.js';
+import type { BucketLayout, ListEntry, ListKey, PairOp, Position, Relation, UserId } from '../model/types.js';
 import { edgeKey, listId, listIn, projections } from '../model/types.js';
 import type { EdgeWrite, ListRowWrite, PairCheckpoint, StoredPairOp } from '../ports/records.js';
 import type { CountStore, EdgeStore } from '../ports/store.js';
@@ -90,18 +90,30 @@ const ROWS_PER_BATCH = 64;
 /** Feed rows that ride in the edge write's logged batch (the newest slots); the rest follow, twice as many per batch. */
 const EVENTS_PER_BATCH = 24;
 
-/** The rows a view must write for one folded edge: its active row, deletes at each `stale` position. */
+/**
+ * The rows a view must write for one folded edge: its active row (with the member's username from
+ * `usernames` when it has one), deletes at each `stale` position.
+ */
 export function listRowsFor(
   e: FoldedEdge,
   stale: Iterable<Position>,
   layoutOf: (list: ListKey) => BucketLayout,
+  usernames?: ReadonlyMap<UserId, string>,
 ): ListRowWrite[] {
   const rows: ListRowWrite[] = [];
   const active = e.state === 'active' ? e.createdAt : null;
   const deletes = [...new Set(stale)].filter((c) => c !== active);
   for (const { list, otherId } of projections(e)) {
     const bucketCodes = writeBucketCodes(layoutOf(list), otherId);
-    if (active !== null) rows.push({ list, bucketCodes, entry: { createdAt: active, otherId }, op: 'put' });
+    if (active !== null) {
+      const username = usernames?.get(otherId);
+      const entry: ListEntry = {
+        createdAt: active,
+        otherId,
+        ...(username === undefined ? {} : { username }),
+      };
+      rows.push({ list, bucketCodes, entry, op: 'put' });
+    }
     for (const c of deletes) rows.push({ list, bucketCodes, entry: { createdAt: c, otherId }, op: 'delete' });
   }
   return rows;
@@ -134,12 +146,15 @@ function stalePositions(view: PairView, fold: PairFold, folded: readonly PairOp[
  * for repair): every edge of the pair and both list projections at `pairVersion(view)`, deleting
  * rows at every stale position (`folded`: the ops a compaction committed by this write took out of
  * the tail). The edges and the first rows go as one logged batch; further row deletes follow in
- * bounded batches. Idempotent. Returns the fold written.
+ * bounded batches. Idempotent. Returns the fold written. `usernames`: the pair's two accounts'
+ * usernames as the caller read them, written into the rows it puts (a member without one gets a row
+ * without a name, which readers hydrate from the user row).
  */
 export async function writePairView(
   deps: PairWriterDeps,
   view: PairView,
   folded: readonly PairOp[] = [],
+  usernames?: ReadonlyMap<UserId, string>,
 ): Promise<PairFold> {
   const fold = foldView(view);
   if (fold.edges.size === 0) return fold;
@@ -161,7 +176,7 @@ export async function writePairView(
       edge,
       inBucketCodes: writeBucketCodes(layoutOf(listIn(e.targetId, e.relation)), e.sourceId),
     });
-    rows.push(...listRowsFor(e, stale.get(k) ?? [], layoutOf));
+    rows.push(...listRowsFor(e, stale.get(k) ?? [], layoutOf, usernames));
   }
   // Puts first, so the rows that must appear ride in the logged batch with their edges.
   rows.sort((x, y) => (x.op === y.op ? 0 : x.op === 'put' ? -1 : 1));
