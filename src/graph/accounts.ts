@@ -56,6 +56,8 @@ export interface AccountsDeps {
   onTaskError: (userId: UserId, error: unknown) => void;
   /** Told the feed row of each account update once written (the feed's local tail). */
   onEvents?: (rows: readonly EventRow[]) => void;
+  /** Told each user row once written (the deactivated registry enforces a flip here at once). */
+  onUserWritten?: (user: UserRecord) => void;
 }
 
 /** A user PUT: every field but `id` optional for an existing user. */
@@ -111,6 +113,7 @@ export class Accounts {
         existing.hideLists !== user.hideLists);
     const event = updated ? userUpdatedRow(user.id, this.d.clock()) : undefined;
     const { created } = await store.putUser(user, event ? { event } : {});
+    this.d.onUserWritten?.(user);
     if (event) this.d.onEvents?.([event]);
     if (flipped) this.startMarkTask(user.id);
     if (goesPublic) {

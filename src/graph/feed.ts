@@ -250,6 +250,16 @@ export class Feed implements EventFeed {
     };
   }
 
+  /**
+   * When (ms since the epoch, this instance's clock) the unsettled tail last completed a poll; null
+   * while no poll has (or none runs). What a cache that trusts the tail checks its freshness by.
+   */
+  tailPolledAtMs(): number | null {
+    return this.tailPolledMs;
+  }
+
+  private tailPolledMs: number | null = null;
+
   /** Passes rows this instance just wrote to the subscribers (the writers call it after their batch). */
   publish(rows: readonly EventRow[]): void {
     if (this.listeners.size === 0) return;
@@ -288,6 +298,7 @@ export class Feed implements EventFeed {
   private stopTail(): void {
     if (this.tail) clearInterval(this.tail.timer);
     this.tail = null;
+    this.tailPolledMs = null;
   }
 
   private busy = false;
@@ -310,6 +321,7 @@ export class Feed implements EventFeed {
       );
       for (const row of rows) for (const e of rowEvents(row)) this.emit(e);
       tail.since = now;
+      this.tailPolledMs = Date.now();
     } finally {
       this.busy = false;
     }

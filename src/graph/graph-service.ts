@@ -51,6 +51,7 @@ import type {
   RelationshipFlags,
   SuggestionItem,
 } from './contracts.js';
+import { DeactivatedRegistry } from './deactivated-registry.js';
 import { EdgeReads } from './edge-reads.js';
 import { Feed } from './feed.js';
 import { FollowCap } from './follow-cap.js';
@@ -133,6 +134,8 @@ export class GraphService implements GraphApi {
   private readonly injectedFilter: MemberFilter | undefined;
   /** The change feed (`feed.ts`). */
   readonly feed: Feed;
+  /** The in-memory registry of deactivated accounts, when the service has one. */
+  readonly registry: DeactivatedRegistry | null;
 
   constructor(o: GraphServiceOptions) {
     const clock = o.clock ?? nowPosition;
@@ -165,7 +168,14 @@ export class GraphService implements GraphApi {
       o.onEventsWritten?.(n);
       this.feed.publish(rows);
     };
-    this.hiddenMembers = o.memberFilter ?? deactivatedFilter(o.store);
+    // Deactivation from memory (`deactivated-registry.ts`), kept fresh by the feed's tail; without
+    // the feed (events: false) or with an injected filter, none.
+    this.registry =
+      o.memberFilter || o.events === false
+        ? null
+        : new DeactivatedRegistry({ store: o.store, feed: this.feed });
+    this.registry?.start();
+    this.hiddenMembers = o.memberFilter ?? this.registry?.filter ?? deactivatedFilter(o.store);
     this.injectedFilter = o.memberFilter;
     this.edges = new EdgeReads(o.store, o.lists);
     this.writes = new PairWrites({
@@ -187,6 +197,7 @@ export class GraphService implements GraphApi {
       guard,
       leaseMicros: countLeaseMicros,
       onEvents,
+      onUserWritten: (u) => this.registry?.note(u),
       accept: (owner, requester) => this.writes.accept(owner, requester, {}, true),
       onTaskError: o.onTaskError ?? (() => undefined),
     });
@@ -289,6 +300,15 @@ export class GraphService implements GraphApi {
 
   // ---- lists: the list engine's pages with the member filter; visibility is the caller's ----
 
+  /**
+   * One page's member filter and hydration: the injected filter, else the registry while it is
+   * fresh, else per-member reads shared with hydration (`page-members.ts`).
+   */
+  private pageMembers() {
+    const fromRegistry = this.registry?.fresh() ? this.registry.filter : undefined;
+    return pageMembers(this.store, this.injectedFilter ?? fromRegistry);
+  }
+
   /** A page without deactivated members: the engine reads on past them, within its work budget. */
   async listPage(
     list: ListKey,
@@ -296,7 +316,7 @@ export class GraphService implements GraphApi {
     cursor: string | null,
     options: ListQueryOptions = {},
   ): Promise<MemberPage> {
-    const m = pageMembers(this.store, this.injectedFilter);
+    const m = this.pageMembers();
     const page = await this.lists.page(list, limit, cursor, { ...options, exclude: m.exclude });
     return { ...page, items: await m.hydrate(page.items) };
   }
@@ -320,7 +340,7 @@ export class GraphService implements GraphApi {
     cursor: string | null,
     bounds: TimeRange = {},
   ): Promise<Omit<SetPage, 'items'> & MemberPage> {
-    const m = pageMembers(this.store, this.injectedFilter);
+    const m = this.pageMembers();
     const page = await this.sets.page(kind, owner, limit, cursor, bounds, m.exclude);
     return { ...page, items: await m.hydrate(page.items) };
   }
@@ -332,7 +352,7 @@ export class GraphService implements GraphApi {
    * visibility is the lists' (`assertCanViewLists`).
    */
   async followedBy(viewer: UserId, id: UserId, limit: number): Promise<{ sample: Member[]; total: number }> {
-    const m = pageMembers(this.store, this.injectedFilter);
+    const m = this.pageMembers();
     const sample: ListItem[] = [];
     let total = 0;
     const walk = this.sets.walk(
@@ -363,11 +383,11 @@ export class GraphService implements GraphApi {
       this.store,
       listOut(owner, 'follows'),
       async (rows) => {
-        const m = pageMembers(this.store, this.injectedFilter);
+        const m = this.pageMembers();
         const hidden = await m.exclude(rows.map((r) => r.otherId));
         const items = rows
           .filter((r) => !hidden.has(r.otherId))
-          .map((r) => ({ id: r.otherId, createdAt: r.createdAt }));
+          .map((r) => ({ id: r.otherId, createdAt: r.createdAt, username: r.username }));
         const members = await m.hydrate(items);
         if (members.length > 0) await onPage(members);
       },

@@ -80,6 +80,7 @@ export async function applyPairOp(
   read: PairRead,
   op: PairOp,
   lease: CountLease,
+  usernames?: ReadonlyMap<UserId, string>,
 ): Promise<AppliedOp> {
   const { store, policy } = deps;
   const { history } = read;
@@ -146,7 +147,7 @@ export async function applyPairOp(
     store.readPairHistory(op.sourceId, op.targetId),
     duplicate ? store.getPairEdges(op.sourceId, op.targetId).then(storedFold) : null,
   ]);
-  const after = await writePairView(deps, view, folded);
+  const after = await writePairView(deps, view, folded, usernames);
   // The view batch carried the events of recent slots. Acknowledged past B + V + T from the first
   // read, it may have landed after feed readers passed its slot (`feedLagMicros`): the write
   // stands, but it is not acknowledged.
@@ -330,17 +331,21 @@ export class PairWrites {
   private async apply(m: Mutation, o: MutationOptions): Promise<AppliedOp> {
     const d = this.d;
     if (m.actor === m.other) throw new SelfFollowError();
-    const [other, read] = await Promise.all([
+    const [users, read] = await Promise.all([
       this.requireUsers(m.actor, m.other, m.anyState),
       readPair(d, m.sourceId, m.targetId),
     ]);
+    const other = users.get(m.other) as UserRecord;
     const kind = typeof m.kind === 'function' ? m.kind(other) : m.kind;
     if (o.position === undefined) await m.check?.(read.fold);
     const position = choosePosition(d, read.history, o.position);
     const op: PairOp = { sourceId: m.sourceId, targetId: m.targetId, kind, position };
     const lease = await markBeforeWrite(d, op, read.history, { clock: d.clock, micros: d.countLeaseMicros });
     try {
-      return await applyPairOp(d, read, op, lease);
+      // The rows carry the usernames read with the pair (a rename's fan-out waits out this write:
+      // `rename-fanout.ts`).
+      const usernames = new Map([...users].map(([id, u]) => [id, u.username]));
+      return await applyPairOp(d, read, op, lease, usernames);
     } catch (e) {
       // Refused before its append: nothing of it can land later.
       if (!(e instanceof PositionTooOldError || e instanceof PairBusyError))
@@ -351,16 +356,20 @@ export class PairWrites {
 
   /**
    * Both users exist and are active (a deactivated account is not found; with `anyState`, any
-   * existing account will do); returns the other one.
+   * existing account will do); returns both.
    */
-  private async requireUsers(actor: UserId, other: UserId, anyState = false): Promise<UserRecord> {
+  private async requireUsers(
+    actor: UserId,
+    other: UserId,
+    anyState = false,
+  ): Promise<Map<UserId, UserRecord>> {
     const users = await this.d.store.getUsers([actor, other]);
     const usable = (u: UserRecord | undefined): u is UserRecord =>
       u !== undefined && (anyState || u.state === 'active');
     if (!usable(users.get(actor))) throw new UserNotFoundError(actor);
     const t = users.get(other);
     if (!usable(t)) throw new UserNotFoundError(other);
-    return t;
+    return users;
   }
 }
 

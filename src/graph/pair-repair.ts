@@ -18,7 +18,7 @@ import {
   type UserId,
 } from '../model/types.js';
 import type { ListRowWrite } from '../ports/records.js';
-import type { PairHistoryStore } from '../ports/store.js';
+import type { PairHistoryStore, UserStore } from '../ports/store.js';
 import { pairVersion } from './pair-fold.js';
 import { DEFAULT_HISTORY_POLICY, eventWindowMicros } from './pair-history.js';
 import { foldView, type PairView, type PairWriterDeps, writePairView } from './pair-writer.js';
@@ -32,7 +32,8 @@ export interface StrayRow {
 }
 
 export interface PairRepairDeps {
-  store: PairWriterDeps['store'] & Pick<PairHistoryStore, 'readPairHistory'>;
+  /** `getUsers`: the pair's usernames, which the rows it puts carry (one read per pair). */
+  store: PairWriterDeps['store'] & Pick<PairHistoryStore, 'readPairHistory'> & Pick<UserStore, 'getUsers'>;
   lists: PairWriterDeps['lists'];
   /** µs since the epoch (the version of strays' deletes on a pair without history); default the system clock. */
   clock?: () => Position;
@@ -67,11 +68,12 @@ export async function rewritePair(
   b: UserId,
   o: { strays?: readonly StrayRow[]; afterRead?: () => Promise<void> } = {},
 ): Promise<{ ops: number; edges: EdgeRecord[] }> {
-  const history = await deps.store.readPairHistory(a, b);
+  const [history, users] = await Promise.all([deps.store.readPairHistory(a, b), deps.store.getUsers([a, b])]);
   await o.afterRead?.();
   const clock = deps.clock ?? nowPosition;
   const eventsFrom = deps.eventsFrom ?? (() => clock() - eventWindowMicros(DEFAULT_HISTORY_POLICY));
-  const fold = await writePairView({ ...deps, eventsFrom }, history);
+  const usernames = new Map([...users].map(([id, u]) => [id, u.username]));
+  const fold = await writePairView({ ...deps, eventsFrom }, history, [], usernames);
   const deletes: ListRowWrite[] = [];
   for (const r of o.strays ?? []) {
     const e = rowEdge(r.list, r.otherId);

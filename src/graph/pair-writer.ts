@@ -39,7 +39,7 @@
 import type { ListService, RowPlacement } from '../lists/contracts.js';
 import { bucketCodeOf, bucketOf, writeBucketCodes } from '../model/buckets.js';
 import type { EventRow } from '../model/events.js';
-import type { ListKey, PairOp, Position, Relation, UserId } from '../model/types.js';
+import type { ListEntry, ListKey, PairOp, Position, Relation, UserId } from '../model/types.js';
 import { edgeKey, listId, listIn, projections } from '../model/types.js';
 import type { EdgeWrite, ListRowWrite, PairCheckpoint, StoredPairOp } from '../ports/records.js';
 import type { CountStore, EdgeStore } from '../ports/store.js';
@@ -90,23 +90,32 @@ const ROWS_PER_BATCH = 64;
 /** Feed rows that ride in the edge write's logged batch (the newest slots); the rest follow, twice as many per batch. */
 const EVENTS_PER_BATCH = 24;
 
-/** The rows a view must write for one folded edge: its active row, deletes at each `stale` position. */
+/**
+ * The rows a view must write for one folded edge: its active row (with the member's username from
+ * `usernames` when it has one), deletes at each `stale` position.
+ */
 export function listRowsFor(
   e: FoldedEdge,
   stale: Iterable<Position>,
   placementOf: (list: ListKey) => RowPlacement,
+  usernames?: ReadonlyMap<UserId, string>,
 ): ListRowWrite[] {
   const rows: ListRowWrite[] = [];
   const active = e.state === 'active' ? e.createdAt : null;
   const deletes = [...new Set(stale)].filter((c) => c !== active);
   for (const { list, otherId } of projections(e)) {
     const place = placementOf(list);
-    const row = (createdAt: Position, op: ListRowWrite['op']): ListRowWrite => {
-      const entry = { createdAt, otherId };
-      return { list, bucketCodes: place.codes(entry), entry, op };
-    };
-    if (active !== null) rows.push(row(active, 'put'));
-    for (const c of deletes) rows.push(row(c, 'delete'));
+    const row = (entry: ListEntry, op: ListRowWrite['op']): ListRowWrite => ({
+      list,
+      bucketCodes: place.codes(entry),
+      entry,
+      op,
+    });
+    if (active !== null) {
+      const username = usernames?.get(otherId);
+      rows.push(row({ createdAt: active, otherId, ...(username === undefined ? {} : { username }) }, 'put'));
+    }
+    for (const c of deletes) rows.push(row({ createdAt: c, otherId }, 'delete'));
   }
   return rows;
 }
@@ -138,12 +147,15 @@ function stalePositions(view: PairView, fold: PairFold, folded: readonly PairOp[
  * for repair): every edge of the pair and both list projections at `pairVersion(view)`, deleting
  * rows at every stale position (`folded`: the ops a compaction committed by this write took out of
  * the tail). The edges and the first rows go as one logged batch; further row deletes follow in
- * bounded batches. Idempotent. Returns the fold written.
+ * bounded batches. Idempotent. Returns the fold written. `usernames`: the pair's two accounts'
+ * usernames as the caller read them, written into the rows it puts (a member without one gets a row
+ * without a name, which readers hydrate from the user row).
  */
 export async function writePairView(
   deps: PairWriterDeps,
   view: PairView,
   folded: readonly PairOp[] = [],
+  usernames?: ReadonlyMap<UserId, string>,
 ): Promise<PairFold> {
   const fold = foldView(view);
   if (fold.edges.size === 0) return fold;
@@ -165,7 +177,7 @@ export async function writePairView(
       edge,
       inBucketCodes: writeBucketCodes(placementOf(listIn(e.targetId, e.relation)).layout, e.sourceId),
     });
-    rows.push(...listRowsFor(e, stale.get(k) ?? [], placementOf));
+    rows.push(...listRowsFor(e, stale.get(k) ?? [], placementOf, usernames));
   }
   // Puts first, so the rows that must appear ride in the logged batch with their edges.
   rows.sort((x, y) => (x.op === y.op ? 0 : x.op === 'put' ? -1 : 1));

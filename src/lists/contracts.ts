@@ -9,6 +9,8 @@ export interface ListItem {
   id: UserId;
   /** µs position at which the edge became active (the list order key). */
   createdAt: Position;
+  /** The member's username as its list row holds it; absent on rows written without one. */
+  username?: string;
 }
 
 export interface ListPage {

@@ -82,6 +82,7 @@ import type { BucketLayout, ListEntry, ListKey, Position } from '../model/types.
 import { listId } from '../model/types.js';
 import type { ListStore } from '../ports/store.js';
 import type {
+  ListItem,
   ListPage,
   ListService,
   MemberFilter,
@@ -787,7 +788,11 @@ function spacing(items: readonly ListEntry[]): number {
   return Number(items[0]!.createdAt - items.at(-1)!.createdAt) / (items.length - 1);
 }
 
-const toItem = (e: ListEntry) => ({ id: e.otherId, createdAt: e.createdAt });
+const toItem = (e: ListEntry): ListItem => ({
+  id: e.otherId,
+  createdAt: e.createdAt,
+  ...(e.username === undefined ? {} : { username: e.username }),
+});
 
 interface CollectInput {
   codes: readonly number[];

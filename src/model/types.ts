@@ -87,6 +87,12 @@ export const listId = (l: ListKey): string => `${l.userId}|${l.relation}|${l.dir
 export interface ListEntry {
   createdAt: Position;
   otherId: UserId;
+  /**
+   * The member's (`otherId`'s) username as the row holds it: written by the row's put, rewritten
+   * by a rename's fan-out (`rename-fanout.ts`). Absent on rows written before the column existed
+   * (and on rows a put wrote without one); readers then read the user row.
+   */
+  username?: string;
 }
 
 /** List order (the tables' clustering order): newest `createdAt` first, ties by larger id first. */

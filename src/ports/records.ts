@@ -100,6 +100,12 @@ export const PAIR_STEP_TIME = {
 } as const;
 
 /** A list-row mutation the domain derived; the store writes it to each named bucket code. */
+/** A list row with its write time (`writetime(position)`: the version of the put that wrote it). */
+export interface VersionedEntry {
+  entry: ListEntry;
+  version: bigint;
+}
+
 export interface ListRowWrite {
   list: ListKey;
   bucketCodes: number[];

@@ -39,6 +39,7 @@ import type {
   SuggestionSet,
   SweepProgress,
   TokenRange,
+  VersionedEntry,
 } from './records.js';
 
 /**
@@ -225,6 +226,30 @@ export interface ListStore {
     limit: number,
     targetCode: (row: ListEntry) => number,
   ): Promise<{ copied: number; last: ListEntry | null }>;
+  /**
+   * `listBucket` without bounds, each row with its write time (the version of the put that wrote
+   * it). What a rename's fan-out walks (`rename-fanout.ts`).
+   */
+  listBucketVersions(
+    list: ListKey,
+    bucketCode: number,
+    after: ListEntry | null,
+    limit: number,
+  ): Promise<VersionedEntry[]>;
+  /**
+   * Sets the username cell of each of `rows` in one bucket partition to `username`, each at its
+   * own `version` (write time): a row deleted at or above that version stays deleted (at an equal
+   * write time the deletion wins), and a later put of the row overwrites the name. A put writes
+   * its row's name one below the row's version, so this replaces it whatever the two names' order
+   * (two live cells at one write time resolve to the larger value). One single-partition write.
+   * Idempotent.
+   */
+  setListUsernames(
+    list: ListKey,
+    bucketCode: number,
+    rows: readonly VersionedEntry[],
+    username: string,
+  ): Promise<void>;
   /** Drops a whole bucket partition (after a growth has moved past it), at write time `version`. */
   dropBucket(list: ListKey, bucketCode: number, version: bigint): Promise<void>;
   /**

@@ -11,11 +11,11 @@ import { describe, expect, it } from 'vitest';
 import type { ListKey } from '../../src/model/types.js';
 import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
 import {
-  budgetApp,
   countingStore,
   membersWithHiddenRun,
   OWNER,
   ReadCounter,
+  readyBudgetApp,
   seedList,
   type WalkedPage,
   walkPages,
@@ -50,7 +50,8 @@ async function setup(list: ListKey, hidden: number, buckets = 1) {
   const memory = new MemoryGraphStore();
   // 3 active members, then `hidden` deactivated ones, then the 2 newest, active.
   await seedList(memory, list, membersWithHiddenRun(3, hidden, 2), buckets);
-  const app = budgetApp(countingStore(memory, counter));
+  const app = await readyBudgetApp(countingStore(memory, counter));
+  counter.reset();
   const newest = [String(10_000 + 3 + hidden + 1), String(10_000 + 3 + hidden)];
   const oldest = ['10002', '10001', '10000'];
   return { app, counter, newest, oldest };

@@ -198,7 +198,8 @@ export async function runInterruptedMigration(
   const edges = newestFirst(
     [...folded.values()]
       .filter((e) => e.state === 'active')
-      .map((e) => ({ createdAt: e.createdAt, otherId: e.sourceId })),
+      // Every row carries its member's username (written with the follow, kept by the copy).
+      .map((e) => ({ createdAt: e.createdAt, otherId: e.sourceId, username: `f${e.sourceId}` })),
   );
   let hashRows = 0;
   for (let b = 0; b < HASH_BUCKETS; b++) {

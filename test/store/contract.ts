@@ -439,6 +439,60 @@ export function describeStoreContract(name: string, make: () => Promise<StoreFix
       expect((await store.listBucket(list, 1, null, 10)).map((e) => e.otherId)).toEqual([y, z, x]);
     });
 
+    it('list rows carry the username their put wrote; a put without one leaves it; every read returns it', async () => {
+      const [owner, x, y] = ids(3) as [bigint, bigint, bigint];
+      const list = followers(owner);
+      const put = (e: ListEntry, v: bigint) =>
+        store.writeEdges([], [{ list, bucketCodes: [1], entry: e, op: 'put' }], v);
+      await put({ createdAt: 100n, otherId: x, username: 'ex' }, 10n);
+      await put({ createdAt: 200n, otherId: y }, 10n);
+      const both = [
+        { createdAt: 200n, otherId: y },
+        { createdAt: 100n, otherId: x, username: 'ex' },
+      ];
+      expect(await store.listBucket(list, 1, null, 10)).toStrictEqual(both);
+      expect(await store.listBucket(list, 1, null, 10, 100n)).toStrictEqual(both);
+      expect(await store.listBucketNewer(list, 1, { createdAt: 0n, otherId: 0n }, 10)).toStrictEqual(
+        [...both].reverse(),
+      );
+      // A later put without a name (a repair that read no users) keeps the cell; one with a name replaces it.
+      await put({ createdAt: 100n, otherId: x }, 11n);
+      expect(await store.listBucket(list, 1, null, 10)).toStrictEqual(both);
+      await put({ createdAt: 100n, otherId: x, username: 'ex2' }, 12n);
+      expect(await store.listBucketVersions(list, 1, null, 10)).toStrictEqual([
+        { entry: { createdAt: 200n, otherId: y }, version: 10n },
+        {
+          entry: { createdAt: 100n, otherId: x, username: 'ex2' },
+          version: 12n,
+        },
+      ]);
+    });
+
+    it('setListUsernames writes at each row’s own version: a later delete, or one at the same version, keeps the row deleted', async () => {
+      const [owner, x, y, z] = ids(4) as [bigint, bigint, bigint, bigint];
+      const list = followers(owner);
+      const write = (e: ListEntry, op: 'put' | 'delete', v: bigint) =>
+        store.writeEdges([], [{ list, bucketCodes: [1], entry: e, op }], v);
+      const [ex, ey, ez] = [
+        { createdAt: 100n, otherId: x },
+        { createdAt: 200n, otherId: y },
+        { createdAt: 300n, otherId: z },
+      ];
+      await write({ ...ex, username: 'old' }, 'put', 10n);
+      await write({ ...ey, username: 'old' }, 'put', 10n);
+      await write({ ...ez, username: 'old' }, 'put', 10n);
+      const walked = await store.listBucketVersions(list, 1, null, 10);
+      // While the fan-out runs: y unfollows later, z's delete lands at the very version of its put.
+      await write(ey, 'delete', 11n);
+      await write(ez, 'delete', 10n);
+      await store.setListUsernames(list, 1, walked, 'new');
+      expect(await store.listBucket(list, 1, null, 10)).toStrictEqual([{ ...ex, username: 'new' }]);
+      // A later put (a write that read the newer name) wins over the fan-out's cell.
+      await write({ ...ex, username: 'newer' }, 'put', 13n);
+      await store.setListUsernames(list, 1, walked, 'new');
+      expect(await store.listBucket(list, 1, null, 10)).toStrictEqual([{ ...ex, username: 'newer' }]);
+    });
+
     it('list rows: since bounds an older read; listBucketNewer reads upward, oldest first, below until', async () => {
       const [owner, x, y, z, w] = ids(5) as [bigint, bigint, bigint, bigint, bigint];
       const list = followers(owner);

@@ -43,11 +43,16 @@ export class CassandraEdgeStore implements EdgeStore {
       const q = LS[listTable(r.list)];
       for (const code of r.bucketCodes) {
         const key = [...partitionValues(r.list, code), r.entry.createdAt, r.entry.otherId];
-        queries.push(
-          r.op === 'put'
-            ? { statement: q.putRow, params: [...key, version, version] }
-            : { statement: q.deleteRow, params: [version, ...key] },
-        );
+        if (r.op === 'delete') {
+          queries.push({ statement: q.deleteRow, params: [version, ...key] });
+          continue;
+        }
+        queries.push({ statement: q.putRow, params: [...key, version, version] });
+        // The name one below the row (see `ListStore.setListUsernames`), so a rename's rewrite at
+        // the row's own write time replaces it whatever the names' order.
+        const name = r.entry.username;
+        if (name !== undefined)
+          queries.push({ statement: q.setUsername, params: [version - 1n, name, ...key] });
       }
     }
     queries.push(...this.events.eventStatements(events, version));

@@ -162,6 +162,12 @@ export class CassandraGraphStore implements GraphStore {
   copyBucketPage(...a: Args<ListStore, 'copyBucketPage'>) {
     return this.lists.copyBucketPage(...a);
   }
+  listBucketVersions(...a: Args<ListStore, 'listBucketVersions'>) {
+    return this.lists.listBucketVersions(...a);
+  }
+  setListUsernames(...a: Args<ListStore, 'setListUsernames'>) {
+    return this.lists.setListUsernames(...a);
+  }
   dropBucket(...a: Args<ListStore, 'dropBucket'>) {
     return this.lists.dropBucket(...a);
   }

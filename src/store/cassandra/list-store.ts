@@ -12,7 +12,7 @@ import {
   type TimeBucket,
 } from '../../model/time-buckets.js';
 import type { BucketLayout, ListEntry, ListKey, Position, UserId } from '../../model/types.js';
-import type { ListMigration } from '../../ports/records.js';
+import type { ListMigration, VersionedEntry } from '../../ports/records.js';
 import type { ListStore } from '../../ports/store.js';
 import type { CqlExecutor } from './executor.js';
 import { inverseKey, listTable, partitionValues } from './keys.js';
@@ -200,18 +200,43 @@ export class CassandraListStore implements ListStore {
     const q = LS[listTable(list)];
     const rows = await this.bucketRows('copyBucketPage', q.copy, list, fromBucketCode, after, limit);
     await Promise.all(
-      rows.map((row) =>
-        this.cql.exec('copyListRow', q.putRow, [
-          ...partitionValues(list, targetCode(toEntry(row))),
-          row.created_at,
-          row.other_id,
-          row.position,
-          row.wt,
-        ]),
-      ),
+      rows.map(async (row) => {
+        const key = [...partitionValues(list, targetCode(toEntry(row))), row.created_at, row.other_id];
+        await this.cql.exec('copyListRow', q.putRow, [...key, row.position, row.wt]);
+        // The username cell keeps its own write time (a put's is one below the row's).
+        if (row.username !== null && row.username !== undefined)
+          await this.cql.exec('copyListRow', q.setUsername, [row.wu, row.username, ...key]);
+      }),
     );
     const lastRow = rows.at(-1);
     return { copied: rows.length, last: rows.length < limit || !lastRow ? null : toEntry(lastRow) };
+  }
+
+  async listBucketVersions(
+    list: ListKey,
+    bucketCode: number,
+    after: ListEntry | null,
+    limit: number,
+  ): Promise<VersionedEntry[]> {
+    const q = LS[listTable(list)].copy;
+    const rows = await this.bucketRows('listBucketVersions', q, list, bucketCode, after, limit);
+    return rows.map((row) => ({ entry: toEntry(row), version: row.wt as bigint }));
+  }
+
+  async setListUsernames(
+    list: ListKey,
+    bucketCode: number,
+    rows: readonly VersionedEntry[],
+    username: string,
+  ): Promise<void> {
+    const statement = LS[listTable(list)].setUsername;
+    const key = partitionValues(list, bucketCode);
+    const queries = rows.map(({ entry, version }) => ({
+      statement,
+      params: [version, username, ...key, entry.createdAt, entry.otherId],
+    }));
+    // One partition: an unlogged batch is one mutation, applied atomically on each replica.
+    await this.cql.write('setListUsernames', queries, { logged: false });
   }
 
   async dropBucket(list: ListKey, bucketCode: number, version: bigint): Promise<void> {

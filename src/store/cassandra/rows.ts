@@ -60,10 +60,14 @@ export const toTask = (row: Row): AccountTask => ({
   version: row.version as bigint,
 });
 
-export const toEntry = (row: Row): ListEntry => ({
-  createdAt: row.created_at as bigint,
-  otherId: row.other_id as bigint,
-});
+export const toEntry = (row: Row): ListEntry => {
+  const username = row.username as string | null | undefined;
+  return {
+    createdAt: row.created_at as bigint,
+    otherId: row.other_id as bigint,
+    ...(username === null || username === undefined ? {} : { username }),
+  };
+};
 
 /** The checkpoint in the statics of a pair read's first row (none before the first commit). */
 export function toCheckpoint(head: Row | undefined): PairCheckpoint | null {

@@ -49,7 +49,7 @@ function listStatements(t: ListTable) {
       `SELECT ${select} FROM ${t} WHERE ${where} AND (created_at, other_id) < (?, ?) LIMIT ?`,
     ),
   });
-  const cols2 = 'created_at, other_id';
+  const cols2 = 'created_at, other_id, username';
   return {
     /** Older than a key (or from the head) and `created_at >= since`, newest first. */
     listSince: {
@@ -70,11 +70,17 @@ function listStatements(t: ListTable) {
     putRow: idempotent(
       `INSERT INTO ${t} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')}) USING TIMESTAMP ?`,
     ),
+    /** The username cell of one row, at the write time given (see `ListStore.setListUsernames`). */
+    setUsername: idempotent(
+      `UPDATE ${t} USING TIMESTAMP ? SET username = ? WHERE ${where} AND created_at = ? AND other_id = ?`,
+    ),
     deleteRow: idempotent(
       `DELETE FROM ${t} USING TIMESTAMP ? WHERE ${where} AND created_at = ? AND other_id = ?`,
     ),
-    list: page('created_at, other_id'),
-    copy: page('created_at, other_id, position, writetime(position) AS wt'),
+    list: page('created_at, other_id, username'),
+    copy: page(
+      'created_at, other_id, position, username, writetime(position) AS wt, writetime(username) AS wu',
+    ),
     dropBucket: idempotent(`DELETE FROM ${t} USING TIMESTAMP ? WHERE ${where}`),
     hasRow: idempotent(`SELECT other_id FROM ${t} WHERE ${where} AND created_at = ? AND other_id = ?`),
   };

@@ -43,6 +43,7 @@ import type {
   SuggestionSet,
   SweepProgress,
   TokenRange,
+  VersionedEntry,
 } from '../../ports/records.js';
 import { PAIR_READ_ROWS, PAIR_STEP_TIME } from '../../ports/records.js';
 import type { GraphStore } from '../../ports/store.js';
@@ -65,6 +66,8 @@ interface VersionedEdge {
 interface RowCell {
   live: bigint | null;
   tomb: bigint | null;
+  /** The username cell (list rows only), with its own write time. */
+  name?: Cell<string>;
   /** Original write time of the live marker, so copies keep it. */
 }
 
@@ -353,10 +356,19 @@ export class MemoryGraphStore implements GraphStore {
       this.partitions.set(pk, part);
     }
     const rk = rowKey(entry);
-    const cell = part.rows.get(rk) ?? { live: null, tomb: null, entry: { ...entry } };
-    if (op === 'put') cell.live = max(cell.live, version);
-    else cell.tomb = max(cell.tomb, version);
+    const { username, ...key } = entry;
+    const cell = part.rows.get(rk) ?? { live: null, tomb: null, entry: key };
+    if (op === 'put') {
+      cell.live = max(cell.live, version);
+      // One below the row, as the Cassandra store writes it (`ListStore.setListUsernames`).
+      if (username !== undefined) this.writeName(cell, username, version - 1n);
+    } else cell.tomb = max(cell.tomb, version);
     part.rows.set(rk, cell);
+  }
+
+  private writeName(cell: RowCell, username: string, version: bigint): void {
+    cell.name ??= { value: null, at: -1n };
+    writeCell(cell.name, username, version);
   }
 
   private inversePart(target: UserId, relation: Relation, code: number) {
@@ -383,15 +395,20 @@ export class MemoryGraphStore implements GraphStore {
     part.rows.set(edge.sourceId, mergeEdge(live, edge, version));
   }
 
-  private liveRows(list: ListKey, code: number): { entry: ListEntry; live: bigint }[] {
+  private liveRows(list: ListKey, code: number): { entry: ListEntry; live: bigint; nameAt: bigint | null }[] {
     const part = this.partitions.get(partKey(list, code));
     if (!part) return [];
-    const out: { entry: ListEntry; live: bigint }[] = [];
+    const out: { entry: ListEntry; live: bigint; nameAt: bigint | null }[] = [];
+    // Cassandra's liveness: a cell counts when written after the row's and the partition's
+    // deletions (at an equal write time the deletion wins); a row shows while any cell counts.
+    const counts = (at: bigint | null, tomb: bigint | null) =>
+      at !== null && (tomb === null || tomb < at) && (part.drop === null || part.drop < at);
     for (const cell of part.rows.values()) {
-      if (cell.live === null) continue;
-      if (cell.tomb !== null && cell.tomb >= cell.live) continue;
-      if (part.drop !== null && part.drop >= cell.live) continue;
-      out.push({ entry: cell.entry, live: cell.live });
+      const name = cell.name?.value != null && counts(cell.name.at, cell.tomb) ? cell.name : null;
+      const live = counts(cell.live, cell.tomb) ? cell.live : null;
+      if (live === null && name === null) continue;
+      const entry = name ? { ...cell.entry, username: name.value as string } : cell.entry;
+      out.push({ entry, live: live ?? (name?.at as bigint), nameAt: name?.at ?? null });
     }
     return out.sort((a, b) => compareEntries(a.entry, b.entry));
   }
@@ -531,9 +548,45 @@ export class MemoryGraphStore implements GraphStore {
     const page = this.liveRows(list, fromBucketCode)
       .filter((r) => !after || compareEntries(r.entry, after) > 0)
       .slice(0, limit);
-    for (const r of page) this.writeRow(list, targetCode(r.entry), r.entry, 'put', r.live);
+    for (const r of page) {
+      const { username, ...key } = r.entry;
+      const code = targetCode(key);
+      this.writeRow(list, code, key, 'put', r.live);
+      if (username !== undefined && r.nameAt !== null)
+        await this.setListUsernames(list, code, [{ entry: key, version: r.nameAt }], username);
+    }
     const last = page.at(-1);
     return { copied: page.length, last: page.length < limit || !last ? null : { ...last.entry } };
+  }
+
+  async listBucketVersions(
+    list: ListKey,
+    bucketCode: number,
+    after: ListEntry | null,
+    limit: number,
+  ): Promise<VersionedEntry[]> {
+    return this.liveRows(list, bucketCode)
+      .filter((r) => !after || compareEntries(r.entry, after) > 0)
+      .slice(0, limit)
+      .map((r) => ({ entry: { ...r.entry }, version: r.live }));
+  }
+
+  async setListUsernames(
+    list: ListKey,
+    bucketCode: number,
+    rows: readonly VersionedEntry[],
+    username: string,
+  ): Promise<void> {
+    const pk = partKey(list, bucketCode);
+    const part = this.partitions.get(pk) ?? { drop: null, rows: new Map() };
+    this.partitions.set(pk, part);
+    for (const { entry, version } of rows) {
+      const rk = rowKey(entry);
+      const { createdAt, otherId } = entry;
+      const cell = part.rows.get(rk) ?? { live: null, tomb: null, entry: { createdAt, otherId } };
+      this.writeName(cell, username, version);
+      part.rows.set(rk, cell);
+    }
   }
 
   async dropBucket(list: ListKey, bucketCode: number, version: bigint): Promise<void> {

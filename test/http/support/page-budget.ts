@@ -127,6 +127,23 @@ export function budgetApp(store: GraphStore) {
   return buildTestApp({ graph, receipts: store }).app;
 }
 
+/**
+ * `budgetApp` once its service's deactivated registry has loaded and its feed tail has polled, so
+ * the registry's background load (a read of every registered account) is not counted in a page.
+ */
+export async function readyBudgetApp(store: GraphStore) {
+  const lists = new BucketedListService({
+    store,
+    cursorSecret: 'page-budget-secret-0123456789',
+    bucketThresholds: [1e9],
+    layoutCacheTtlMs: 0,
+  });
+  const graph = new GraphService({ store, lists, maxFollowing: 10 });
+  await graph.registry?.filter([0n]);
+  while (!graph.registry?.fresh()) await new Promise((r) => setTimeout(r, 20));
+  return buildTestApp({ graph, receipts: store }).app;
+}
+
 export interface WalkedPage {
   ids: string[];
   next: boolean;
