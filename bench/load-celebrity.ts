@@ -3,13 +3,17 @@
  * row, written with the service's own statements and the same position/version semantics as a
  * follow through `GraphService`:
  *
- *   follower i = FIRST_FOLLOWER + i, position p_i = P0 + i (µs), version = pairVersion of a history
+ *   follower i = FIRST_FOLLOWER + i (username `usernameFor(i)`: realistic handles, see
+ *   `support/usernames.ts`), position p_i = P0 + i (µs), version = pairVersion of a history
  *   holding one follow op at p_i with base 0 = p_i·1024 + 1.
  *   users, pair_ops (kind follow, base 0, so repair re-folds to the same state), edges_out and the
- *   follower's `following` row (its out-list has no layout row: one bucket, code 1), edges_in and
- *   the celebrity's `followers` row in bucket code N | murmur3(i) & (N-1), N = bucketsForSize(F,
- *   thresholds). Then the layout row (written first, so a reader never sees rows outside it) and
- *   the celebrity's follower count, set to exactly F.
+ *   follower's `following` row (its out-list has no layout row: one bucket, code 1), the
+ *   celebrity's `followers` row in the time bucket the service's placement gives p_i (a directory
+ *   planned with `planDirectory` at `--bucket-rows`, stored first), with the follower's username
+ *   in the row as the service writes it, and its `edges_in` row in hash bucket N | murmur3(i) &
+ *   (N-1), N = bucketsForSize(F, thresholds) (the probe index stays hash-bucketed). Then the layout
+ *   row (written first) and the celebrity's follower count, set to exactly F. `--only-list` writes
+ *   only what a page reads (users and `followers` rows): 18M rows for 9M followers instead of 54M.
  *
  * Rows stream chunk by chunk through a bounded pool of requests (memory stays flat). Per-follower
  * tables get single-row inserts; `followers` and `edges_in` rows of one chunk are grouped into
@@ -40,12 +44,14 @@
  * stay exact; rows/s of each, the median ratio and its spread go into the results.
  *
  *   npm run bench:load -- [--followers 9000000] [--concurrency 256] [--chunk 2000] [--thresholds …]
+ *     [--bucket-rows 250000] [--only-list]
  *     [--background-users 100000] [--background-follows 10] [--seed 1] [--t1-window 50000] [--t1-reps 3]
  */
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import cassandra from 'cassandra-driver';
-import { bucketsForSize } from '../src/lists/list-service.js';
+import { bucketsForSize, DEFAULT_TIME_BUCKET_ROWS } from '../src/lists/list-service.js';
 import { bucketCode, bucketCodeOf } from '../src/model/buckets.js';
+import { bucketFor, type Directory, planDirectory } from '../src/model/time-buckets.js';
 import type { ListKey } from '../src/model/types.js';
 import { LQ, Q } from '../src/store/cassandra/statements.js';
 import { BACKGROUND_FIRST, backgroundGraph } from './support/background-graph.js';
@@ -61,6 +67,7 @@ import {
   peakRssMiB,
   ratioSummary,
 } from './support/harness.js';
+import { usernameFor } from './support/usernames.js';
 
 const bench = openBench({
   usage:
@@ -76,6 +83,8 @@ const bench = openBench({
     't1-window': { type: 'string', default: '50000' },
     't1-reps': { type: 'string', default: '3' },
     thresholds: { type: 'string', default: DEFAULT_THRESHOLDS.join(',') },
+    'bucket-rows': { type: 'string', default: String(DEFAULT_TIME_BUCKET_ROWS) },
+    'only-list': { type: 'boolean', default: false },
   },
 });
 const args = bench.args;
@@ -83,13 +92,16 @@ const F = Number(args.followers);
 const CONCURRENCY = Number(args.concurrency);
 const CHUNK = Number(args.chunk);
 const BATCH = Number(args.batch);
-const T1_REPS = Number(args['t1-reps']);
+const T1_REPS = args['only-list'] ? 0 : Number(args['t1-reps']);
 const THRESHOLDS = (args.thresholds ?? '').split(',').map(Number);
 const N = bucketsForSize(F, THRESHOLDS);
+const BUCKET_ROWS = Number(args['bucket-rows']);
+/** Only what a list page reads: each follower's user row and its `followers` row (no pair, edge or out-list rows). */
+const ONLY_LIST = Boolean(args['only-list']);
 const T1_WINDOW = Math.min(F, Number(args['t1-window']));
 /** Fixed first position (2023-11-14T22:13:20Z in µs): a rerun writes the very same cells. */
 const P0 = 1_700_000_000_000_000n;
-const ROWS_PER_FOLLOWER = 6;
+const ROWS_PER_FOLLOWER = ONLY_LIST ? 2 : 6;
 /** Background follow k of the global sequence sits at P_BG + k: after every celebrity follow. */
 const P_BG = P0 + 20_000_000_000n;
 const BG_CHUNK = 500;
@@ -121,6 +133,36 @@ async function savedWatermark(run: string): Promise<number> {
   return row ? Number(row.done_through as bigint) : 0;
 }
 const resumeFrom = await savedWatermark('celebrity');
+
+/**
+ * The celebrity's followers list is time-bucketed like any list the service writes: its directory
+ * is planned from the rows' created_at (`planDirectory`, `--bucket-rows` a bucket) and every row
+ * goes to `bucketFor(directory, created_at)`, the service's own placement. Stored once, with mode
+ * `time` (the inverse edges keep the N-bucket hash layout); a rerun checks it is the same plan.
+ */
+async function celebrityDirectory(): Promise<Directory> {
+  function* createdAts() {
+    for (let i = 0; i < F; i++) yield P0 + BigInt(i);
+  }
+  const planned = planDirectory(createdAts(), BUCKET_ROWS);
+  const stored = await store.getDirectory(celebrityIn);
+  if (stored.version === 0) {
+    await store.updateDirectory(celebrityIn, 0, {
+      add: planned.filter((b) => b.start !== null),
+      mode: 'time',
+    });
+    return store.getDirectory(celebrityIn);
+  }
+  const same = (a: Directory['buckets'], b: Directory['buckets']) =>
+    a.length === b.length && a.every((x, k) => x.id === b[k]?.id && x.start === b[k]?.start);
+  if (!same(stored.buckets, planned)) {
+    throw new Error(
+      'the keyspace holds another bucket plan: use the --bucket-rows it was loaded with, or a new keyspace',
+    );
+  }
+  return stored;
+}
+const directory = await celebrityDirectory();
 console.log(
   `keyspace ${bench.config.keyspace ?? keyspaceFor(F)}: ${F} followers, N=${N} buckets, ${resumeFrom > 0 ? `resuming at ${resumeFrom}` : 'from the start'}; background ${U} users, ${E} follows (seed ${SEED}); load average ${loadAverage()}`,
 );
@@ -129,7 +171,9 @@ const opts = { prepare: true, isIdempotent: true } as const;
 /** The users rows' fixed write time (the statement binds one since the registry of deactivated accounts). */
 const USER_WRITE_TIME = P0;
 const userRow = (id: bigint, username: string) => [id, username, false, 'active', false, USER_WRITE_TIME];
-const fCode = (i: number) => bucketCodeOf(N, FIRST_FOLLOWER + BigInt(i));
+/** The follower's `followers` row partition (time bucket) and its `edges_in` one (hash bucket of N). */
+const fCode = (i: number) => bucketFor(directory, P0 + BigInt(i)).id;
+const inCode = (i: number) => bucketCodeOf(N, FIRST_FOLLOWER + BigInt(i));
 
 let inflight = 0;
 const waiters: (() => void)[] = [];
@@ -160,37 +204,59 @@ async function send(run: () => Promise<unknown>): Promise<void> {
 
 interface ListRow {
   owner: bigint;
+  /** The list row's partition; `edges_in`'s is `inCode`. */
   code: number;
+  inCode: number;
   other: bigint;
   pos: bigint;
+  /** The member's username, kept in the list row as a page reads it. */
+  username: string;
 }
 /** `followers` and `edges_in` rows grouped by partition into unlogged single-partition batches. */
 function sendListRows(rows: readonly ListRow[], pending: Promise<void>[]): void {
-  const byPartition = new Map<string, ListRow[]>();
-  for (const r of rows) {
-    const key = `${r.owner}:${r.code}`;
-    const part = byPartition.get(key) ?? [];
-    byPartition.set(key, part);
-    part.push(r);
+  const group = (partition: (r: ListRow) => number) => {
+    const byPartition = new Map<string, ListRow[]>();
+    for (const r of rows) {
+      const key = `${r.owner}:${partition(r)}`;
+      const part = byPartition.get(key) ?? [];
+      byPartition.set(key, part);
+      part.push(r);
+    }
+    return [...byPartition.values()];
+  };
+  for (const part of group((r) => r.code)) {
+    for (let k = 0; k < part.length; k += BATCH) {
+      const batch = part.slice(k, k + BATCH);
+      // The row, and its username cell one below the row's write time, as the service writes it.
+      pending.push(
+        send(() =>
+          client.batch(
+            batch.flatMap((r) => [
+              {
+                query: LQ.followers.putRow,
+                params: [r.owner, r.code, r.pos, r.other, r.pos, r.pos * 1024n + 1n],
+              },
+              {
+                query: LQ.followers.setUsername,
+                params: [r.pos * 1024n, r.username, r.owner, r.code, r.pos, r.other],
+              },
+            ]),
+            { ...opts, logged: false },
+          ),
+        ),
+      );
+    }
   }
-  for (const part of byPartition.values()) {
+  if (ONLY_LIST) return;
+  for (const part of group((r) => r.inCode)) {
     for (let k = 0; k < part.length; k += BATCH) {
       const batch = part.slice(k, k + BATCH);
       pending.push(
         send(() =>
           client.batch(
             batch.map((r) => ({
-              query: LQ.followers.putRow,
-              params: [r.owner, r.code, r.pos, r.other, r.pos, r.pos * 1024n + 1n],
-            })),
-            { ...opts, logged: false },
-          ),
-        ),
-        send(() =>
-          client.batch(
-            batch.map((r) => ({
               query: Q.putIn,
-              params: [r.owner, 'follows', r.code, r.other, 'active', r.pos, r.pos, r.pos * 1024n + 1n],
+              params: [r.owner, 'follows', r.inCode, r.other, 'active', r.pos, r.pos, r.pos * 1024n + 1n],
             })),
             { ...opts, logged: false },
           ),
@@ -225,9 +291,10 @@ async function writeCelebrityChunk(from: number, to: number): Promise<void> {
   for (let i = from; i < to; i++) {
     const follower = FIRST_FOLLOWER + BigInt(i);
     const pos = P0 + BigInt(i);
-    pending.push(send(() => client.execute(Q.putUser, userRow(follower, `u${follower}`), opts)));
-    sendFollowRows(follower, CELEBRITY, pos, 1, pending);
-    listRows.push({ owner: CELEBRITY, code: fCode(i), other: follower, pos });
+    const username = usernameFor(follower);
+    pending.push(send(() => client.execute(Q.putUser, userRow(follower, username), opts)));
+    if (!ONLY_LIST) sendFollowRows(follower, CELEBRITY, pos, 1, pending);
+    listRows.push({ owner: CELEBRITY, code: fCode(i), inCode: inCode(i), other: follower, pos, username });
   }
   sendListRows(listRows, pending);
   await Promise.all(pending);
@@ -239,7 +306,8 @@ async function writeBackgroundChunk(from: number, to: number): Promise<void> {
   const listRows: ListRow[] = [];
   for (let i = from; i < to; i++) {
     const source = bgId(i);
-    pending.push(send(() => client.execute(Q.putUser, userRow(source, `b${source}`), opts)));
+    const username = usernameFor(source);
+    pending.push(send(() => client.execute(Q.putUser, userRow(source, username), opts)));
     const outN = bucketsForSize(bg.outDegree(i), THRESHOLDS);
     const outCode = bucketCodeOf(outN, source); // out lists stay under 7,500
     bg.targets(i).forEach((t, k) => {
@@ -247,7 +315,15 @@ async function writeBackgroundChunk(from: number, to: number): Promise<void> {
       const pos = P_BG + BigInt(bg.offset(i) + k);
       sendFollowRows(source, target, pos, outCode, pending);
       const inN = bucketsForSize(bg.inDegree(t), THRESHOLDS);
-      listRows.push({ owner: target, code: bucketCodeOf(inN, source), other: source, pos });
+      // Background lists stay in one time bucket (id 1); their inverse edges take the N of their size.
+      listRows.push({
+        owner: target,
+        code: 1,
+        inCode: bucketCodeOf(inN, source),
+        other: source,
+        pos,
+        username,
+      });
     });
   }
   sendListRows(listRows, pending);
@@ -396,6 +472,9 @@ for (let i = 0; i < U; i++) {
   ] as const) {
     const buckets = bucketsForSize(size, THRESHOLDS);
     if (buckets > 1) {
+      // A time list whose inverse edges take N buckets: its mode is stored before its layout.
+      if ((await store.getDirectory(list)).version === 0)
+        await store.updateDirectory(list, 0, { mode: 'time' });
       await store.putLayout(list, { buckets, growingTo: null, copiedThrough: 0 });
       bgLayouts++;
     }
@@ -459,17 +538,17 @@ async function countTable(table: string, pk: string): Promise<number> {
   );
   return total;
 }
-async function countCelebrityPartitions(table: string, key: string): Promise<number> {
+async function countCelebrityPartitions(
+  table: string,
+  key: string,
+  codes: readonly number[],
+): Promise<number> {
   let total = 0;
-  for (let b = 0; b < N; b++) {
-    const rs = await client.execute(
-      `SELECT COUNT(*) AS n FROM ${table} WHERE ${key}`,
-      [CELEBRITY, bucketCode(N, b)],
-      {
-        prepare: true,
-        readTimeout: 120_000,
-      },
-    );
+  for (const code of codes) {
+    const rs = await client.execute(`SELECT COUNT(*) AS n FROM ${table} WHERE ${key}`, [CELEBRITY, code], {
+      prepare: true,
+      readTimeout: 120_000,
+    });
     total += Number(rs.first()?.n as bigint);
   }
   return total;
@@ -504,21 +583,29 @@ const counts = {
   celebrity_edges_in: await countCelebrityPartitions(
     'edges_in',
     "target_id = ? AND relation = 'follows' AND bucket = ?",
+    Array.from({ length: N }, (_, b) => bucketCode(N, b)),
   ),
-  celebrity_followers: await countCelebrityPartitions('followers', 'user_id = ? AND bucket = ?'),
+  celebrity_followers: await countCelebrityPartitions(
+    'followers',
+    'user_id = ? AND bucket = ?',
+    directory.buckets.map((b) => b.id),
+  ),
+  celebrity_time_buckets: directory.buckets.length,
   celebrity_buckets: (await store.getLayout(celebrityIn)).buckets,
   celebrity_count: await store.getCount(celebrityIn),
   background_count_mismatches: await backgroundCountMismatches(),
 };
+const full = ONLY_LIST ? 0 : F;
 const expected = {
   users: F + 1 + U,
-  pair_ops: F + E,
-  edges_out: F + E,
-  following: F + E,
-  edges_in: F + E,
+  pair_ops: full + E,
+  edges_out: full + E,
+  following: full + E,
+  edges_in: full + E,
   followers: F + E,
-  celebrity_edges_in: F,
+  celebrity_edges_in: full,
   celebrity_followers: F,
+  celebrity_time_buckets: directory.buckets.length,
   celebrity_buckets: N,
   celebrity_count: F,
   background_count_mismatches: 0,
@@ -547,13 +634,15 @@ async function rawWindow(): Promise<void> {
       const version = pos * 1024n + 1n;
       const [low, high] = follower < CELEBRITY ? [follower, CELEBRITY] : [CELEBRITY, follower];
       const code = fCode(i);
+      const username = usernameFor(follower);
       items.push(
-        { query: Q.putUser, params: userRow(follower, `u${follower}`) },
+        { query: Q.putUser, params: userRow(follower, username) },
         { query: Q.appendOp, params: [low, high, pos, follower, 'follow', 0n, cassandra.types.unset] },
         { query: Q.putOut, params: [follower, 'follows', CELEBRITY, 'active', pos, pos, version] },
         { query: LQ.following.putRow, params: [follower, 1, pos, CELEBRITY, pos, version] },
         { query: LQ.followers.putRow, params: [CELEBRITY, code, pos, follower, pos, version] },
-        { query: Q.putIn, params: [CELEBRITY, 'follows', code, follower, 'active', pos, pos, version] },
+        { query: LQ.followers.setUsername, params: [version - 1n, username, CELEBRITY, code, pos, follower] },
+        { query: Q.putIn, params: [CELEBRITY, 'follows', inCode(i), follower, 'active', pos, pos, version] },
       );
     }
     await cassandra.concurrent.executeConcurrent(client, items, {
