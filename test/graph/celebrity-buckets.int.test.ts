@@ -78,7 +78,7 @@ describe('a celebrity list at 8 buckets (thresholds 10, 20, 40)', () => {
     expect(probes.filter((p) => !p.ok)).toEqual([]);
   });
 
-  it('inverse edge rows and follower rows sit in exactly the murmur buckets of the 8-layout', async () => {
+  it('inverse edge rows sit in exactly the murmur buckets of the 8-layout; follower rows stay in their time bucket', async () => {
     const byCode = async (table: 'edges_in' | 'followers', code: number) => {
       const rs =
         table === 'edges_in'
@@ -95,11 +95,20 @@ describe('a celebrity list at 8 buckets (thresholds 10, 20, 40)', () => {
     const expected = Array.from({ length: 8 }, (_, b) => FANS.filter((f) => bucketOf(f, 8) === b));
     const codes = expected.map((_, b) => bucketCode(8, b));
     expect(await Promise.all(codes.map((c) => byCode('edges_in', c)))).toEqual(expected);
-    expect(await Promise.all(codes.map((c) => byCode('followers', c)))).toEqual(expected);
-    // The layouts the list grew out of (codes 1..7) were dropped, inverse rows included.
+    // The list is time-bucketed (its mode stored before its first growth): every row in the one
+    // time bucket (id 1, far below a bucket's size), none in the hash layouts' codes.
+    expect(await store.getDirectory(followersOf)).toEqual({
+      mode: 'time',
+      version: 1,
+      buckets: [{ id: 1, start: null, base: 0 }],
+    });
+    const sorted = [...FANS].sort((a, b) => (a < b ? -1 : 1));
+    expect(await byCode('followers', 1)).toEqual(sorted);
+    const hashCodes = Array.from({ length: 14 }, (_, i) => i + 2);
+    expect(await Promise.all(hashCodes.map((c) => byCode('followers', c)))).toEqual(hashCodes.map(() => []));
+    // The inverse layouts the list grew out of (codes 1..7) were dropped.
     const old = [1, 2, 3, 4, 5, 6, 7];
     expect(await Promise.all(old.map((c) => byCode('edges_in', c)))).toEqual(old.map(() => []));
-    expect(await Promise.all(old.map((c) => byCode('followers', c)))).toEqual(old.map(() => []));
     expect(expected.every((b) => b.length > 0 && b.length < FANS.length)).toBe(true);
   });
 
