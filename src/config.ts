@@ -50,6 +50,7 @@ const EnvSchema = z.object({
     .default('250000,500000,1000000,2000000,4000000,8000000')
     .transform((v) => v.split(',').map(Number))
     .refine((a) => a.every((n, i) => n > 0 && (i === 0 || n > (a[i - 1] as number))), 'must be ascending'),
+  GRAPH_TIME_BUCKET_ROWS: int(1000, 10_000_000).default(250_000),
   GRAPH_RATE_LIMIT_PER_MINUTE: int(1, 1_000_000).default(300),
   GRAPH_BODY_LIMIT_BYTES: int(1024, 16 * 1024 * 1024).default(64 * 1024),
   GRAPH_RECEIPT_TTL_SECONDS: int(86_400, 30 * 86_400).default(2 * 86_400),
@@ -88,6 +89,8 @@ export interface Config {
     maxFollowing: number;
     /** List sizes at which a list grows from 1→2→4… buckets; index i: threshold for 2^(i+1). */
     bucketThresholds: number[];
+    /** Rows at which a list's newest time bucket closes (`model/time-buckets.ts`). */
+    timeBucketRows: number;
     rateLimitPerMinute: number;
     receiptTtlSeconds: number;
     /** Pause between passes of the in-service count reconciler; 0 turns it off. */
@@ -153,6 +156,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxFollowing: e.GRAPH_MAX_FOLLOWING,
       reconcileIntervalMs: e.GRAPH_RECONCILE_INTERVAL_MS,
       bucketThresholds: e.GRAPH_BUCKET_THRESHOLDS,
+      timeBucketRows: e.GRAPH_TIME_BUCKET_ROWS,
       rateLimitPerMinute: e.GRAPH_RATE_LIMIT_PER_MINUTE,
       receiptTtlSeconds: e.GRAPH_RECEIPT_TTL_SECONDS,
       clockSkewMs: e.GRAPH_CLOCK_SKEW_MS,

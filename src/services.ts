@@ -6,6 +6,7 @@
  */
 import type { Config } from './config.js';
 import { GraphService } from './graph/graph-service.js';
+import { DEFAULT_HISTORY_POLICY } from './graph/pair-history.js';
 import type { ContactPointsResolver, JobRuntime } from './jobs/runtime.js';
 import { BucketedListService, type ListServiceOptions } from './lists/list-service.js';
 import type { CqlClient } from './store/cassandra/client.js';
@@ -40,6 +41,9 @@ export async function openStorage(
     store,
     cursorSecret: config.graph.cursorSecret,
     bucketThresholds: config.graph.bucketThresholds,
+    timeBucketRows: config.graph.timeBucketRows,
+    clockSkewMs: config.graph.clockSkewMs,
+    positionLeadMs: Number(DEFAULT_HISTORY_POLICY.maxSkewMicros / 1000n),
     ...hooks.lists,
   });
   return { client, store, lists };

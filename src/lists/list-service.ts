@@ -139,14 +139,18 @@ export interface ListServiceOptions {
    */
   timeBucketRows?: number;
   /**
-   * How far ahead of its clock a new bucket boundary is placed: longer than a cached directory
-   * lives (`layoutCacheTtlMs`) plus the longest write in flight (`writeGraceMs`) plus the clock
-   * bound between instances (`clockSkewMs`), so every writer knows a boundary before any row at
-   * or past it is written. Default that sum.
+   * How far ahead of its clock a new bucket boundary is placed. A writer places a row by its
+   * `created_at` (its op's position) with a directory read at most `layoutCacheTtlMs` before; the
+   * position may run ahead of the placing writer's clock by `positionLeadMs`, and the adder's and
+   * the writer's clocks each lie within `clockSkewMs` of the database's. A boundary at least that
+   * far ahead — TTL + position lead + 2 × skew — is in every writer's directory before any row at
+   * or past it is placed (see `model/time-buckets.ts`). Default that sum (11 s).
    */
   boundaryLeadMs?: number;
   /** The clock bound between instances (the clock guard's), ms. Default 2,000. */
   clockSkewMs?: number;
+  /** How far an op's position may run ahead of its writer's clock (the pair protocol's bound), ms. Default 5,000. */
+  positionLeadMs?: number;
   /** Largest layout a list may grow to. Default and maximum 1,024. */
   maxBuckets?: number;
   /** Rows per growth copy page. Default 1,000. */
@@ -649,7 +653,9 @@ export class BucketedListService implements ListService {
 
   /** The lead of a new boundary, ms (see `ListServiceOptions.boundaryLeadMs`). */
   leadMs(): number {
-    return this.o.boundaryLeadMs ?? this.ttlMs + (this.o.writeGraceMs ?? 5000) + (this.o.clockSkewMs ?? 2000);
+    return (
+      this.o.boundaryLeadMs ?? this.ttlMs + (this.o.positionLeadMs ?? 5000) + 2 * (this.o.clockSkewMs ?? 2000)
+    );
   }
 
   /** Sets `mode` on `list`'s directory (a migration's steps; a time list's first growth). */
