@@ -247,7 +247,14 @@ export class BucketedListService implements ListService {
   private readonly closing = new Map<string, Promise<void>>();
   private readonly bucketRows: number;
   /** Per list: the size last read, when, and the inserts this process made since (LRU, as `cache`). */
-  private readonly sized: LRUCache<string, { size: number; at: number; inserted: number }>;
+  /**
+   * Per list: the size last read, when, the inserts this process made since, and the size at which
+   * its newest time bucket opened (`base`, null until a directory was seen) (LRU, as `cache`).
+   */
+  private readonly sized: LRUCache<
+    string,
+    { size: number; at: number; inserted: number; base: number | null }
+  >;
 
   /** The monotonic clock of cache ages (ms). */
   private now(): number {
@@ -643,12 +650,20 @@ export class BucketedListService implements ListService {
     if (rowMode(directory, layout) !== 'time') return;
     const newest = directory.buckets[0];
     const now = (this.o.clock ?? nowPosition)();
-    if (!newest || (newest.start !== null && newest.start > now)) return;
+    // What `sizeCheckDue` measures the next close from.
+    const noteBase = (base: number) => {
+      const s = this.sized.peek(listId(list));
+      if (s) s.base = base;
+    };
+    if (!newest) return;
+    noteBase(newest.base);
+    if (newest.start !== null && newest.start > now) return;
     if (size - newest.base < this.bucketRows) return;
     const start = now + BigInt(Math.round(this.leadMs() * 1000));
-    await this.updateDirectory(list, directory, {
+    const fresh = await this.updateDirectory(list, directory, {
       add: [{ id: nextBucketId(directory), start, base: size }],
     });
+    noteBase(fresh.buckets[0]?.base ?? size);
   }
 
   /** The lead of a new boundary, ms (see `ListServiceOptions.boundaryLeadMs`). */
@@ -685,8 +700,7 @@ export class BucketedListService implements ListService {
     if (this.cache.peek(key)?.layout.growingTo != null) return true;
     s.inserted += inserted;
     const grow = nextThreshold(s.size, this.o.bucketThresholds, this.maxBuckets);
-    const newest = this.directories.peek(key)?.directory.buckets[0];
-    const close = newest ? newest.base + this.bucketRows : null;
+    const close = s.base === null ? null : s.base + this.bucketRows;
     const next = grow === null ? close : close === null ? grow : Math.min(grow, close);
     return next !== null && s.inserted * SIZE_CHECK_SHARE >= next - s.size;
   }
@@ -695,9 +709,9 @@ export class BucketedListService implements ListService {
   noteSize(list: ListKey, size: number): void {
     try {
       const key = listId(list);
-      this.sized.set(key, { size, at: this.now(), inserted: 0 });
-      const newest = this.directories.peek(key)?.directory.buckets[0];
-      if (!this.closing.has(key) && size - (newest?.base ?? 0) >= this.bucketRows) {
+      const base = this.directories.peek(key)?.directory.buckets[0]?.base ?? this.sized.peek(key)?.base ?? 0;
+      this.sized.set(key, { size, at: this.now(), inserted: 0, base });
+      if (!this.closing.has(key) && size - base >= this.bucketRows) {
         const close = this.closeBucketIfFull(list, size)
           .catch((e: unknown) => this.o.onGrowthError?.(list, e))
           .finally(() => this.closing.delete(key));
