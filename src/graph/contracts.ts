@@ -251,13 +251,13 @@ export interface GraphApi {
    * 'account'`: its profile and its PUT, how it is reactivated) it sees any state; elsewhere only
    * the owner is checked.
    */
-  assertAccountsActive(owner: UserId, caller: Caller, scope: 'account' | 'other'): Promise<void>;
+  assertAccountsActive(owner: UserId, caller: Caller, scope: 'account' | 'other'): Promise<UserRecord | null>;
   /**
    * Whether `caller` may see `owner`'s lists (followers, following, counts, set queries):
    * graph:admin sees any existing account's (`UserNotFoundError` otherwise); others as
    * `assertCanViewLists`.
    */
-  assertListsVisible(caller: Caller, owner: UserId): Promise<void>;
+  assertListsVisible(caller: Caller, owner: UserId, known?: UserRecord | null): Promise<void>;
   /** `assertListsVisible` as a boolean: false where it throws `NotVisibleError` (403); other errors still throw. */
   listsVisible(caller: Caller, owner: UserId): Promise<boolean>;
   /** Throws `HiddenError` (owner blocks viewer / deactivated) or `NotVisibleError` (private, not a follower). */

@@ -397,11 +397,15 @@ export class GraphService implements GraphApi {
 
   // ---- visibility (`visibility.ts`) ----
 
-  assertAccountsActive(owner: UserId, caller: Caller, scope: 'account' | 'other'): Promise<void> {
+  assertAccountsActive(
+    owner: UserId,
+    caller: Caller,
+    scope: 'account' | 'other',
+  ): Promise<UserRecord | null> {
     return this.visibility.assertAccountsActive(owner, caller, scope);
   }
-  assertListsVisible(caller: Caller, owner: UserId): Promise<void> {
-    return this.visibility.assertListsVisible(caller, owner);
+  assertListsVisible(caller: Caller, owner: UserId, known?: UserRecord | null): Promise<void> {
+    return this.visibility.assertListsVisible(caller, owner, known);
   }
   listsVisible(caller: Caller, owner: UserId): Promise<boolean> {
     return this.visibility.listsVisible(caller, owner);

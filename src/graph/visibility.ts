@@ -17,19 +17,31 @@ export class Visibility {
     private readonly edges: EdgeReads,
   ) {}
 
-  /** The account gate (`GraphApi.assertAccountsActive`): one batched read of the two user rows. */
-  async assertAccountsActive(owner: UserId, caller: Caller, scope: 'account' | 'other'): Promise<void> {
-    if (caller.admin && scope === 'account') return;
+  /**
+   * The account gate (`GraphApi.assertAccountsActive`): one batched read of the two user rows.
+   * Returns the owner's row it read (null when it read none), for the request's later checks.
+   */
+  async assertAccountsActive(
+    owner: UserId,
+    caller: Caller,
+    scope: 'account' | 'other',
+  ): Promise<UserRecord | null> {
+    if (caller.admin && scope === 'account') return null;
     const self = caller.admin ? null : caller.sub;
     const users = await this.store.getUsers(self === null || self === owner ? [owner] : [owner, self]);
     if (self !== null && users.get(self)?.state === 'deactivated') throw new UserNotFoundError(self);
-    if (users.get(owner)?.state !== 'active') throw new HiddenError(owner);
+    const row = users.get(owner);
+    if (row?.state !== 'active') throw new HiddenError(owner);
+    return row;
   }
 
-  /** `GraphApi.assertListsVisible`: graph:admin sees any existing account's lists. */
-  async assertListsVisible(caller: Caller, owner: UserId): Promise<void> {
-    if (!caller.admin) return this.assertCanViewLists(caller.sub, owner);
-    if (!(await this.store.getUser(owner))) throw new UserNotFoundError(owner);
+  /**
+   * `GraphApi.assertListsVisible`: graph:admin sees any existing account's lists. `known`: the
+   * owner's row this request already read (the account gate's), so it is not read again.
+   */
+  async assertListsVisible(caller: Caller, owner: UserId, known?: UserRecord | null): Promise<void> {
+    if (!caller.admin) return this.assertCanViewLists(caller.sub, owner, known);
+    if (!(known ?? (await this.store.getUser(owner)))) throw new UserNotFoundError(owner);
   }
 
   /** `assertListsVisible` as a boolean (false where it throws `NotVisibleError`). */
@@ -49,8 +61,8 @@ export class Visibility {
   }
 
   /** As the profile, and `NotVisibleError` for a `hide_lists` account or a private one the viewer does not follow. */
-  async assertCanViewLists(viewer: UserId, owner: UserId): Promise<void> {
-    const user = await this.visibleOwner(viewer, owner);
+  async assertCanViewLists(viewer: UserId, owner: UserId, known?: UserRecord | null): Promise<void> {
+    const user = await this.visibleOwner(viewer, owner, known);
     if (viewer === owner) return;
     if (user.hideLists) throw new NotVisibleError();
     if (!user.private) return;
@@ -59,8 +71,8 @@ export class Visibility {
   }
 
   /** The owner, unless unknown (`UserNotFoundError`), deactivated or blocking the viewer (`HiddenError`). */
-  private async visibleOwner(viewer: UserId, owner: UserId): Promise<UserRecord> {
-    const user = await this.store.getUser(owner);
+  private async visibleOwner(viewer: UserId, owner: UserId, known?: UserRecord | null): Promise<UserRecord> {
+    const user = known ?? (await this.store.getUser(owner));
     if (!user) throw new UserNotFoundError(owner);
     if (user.state === 'deactivated') throw new HiddenError(owner);
     if (viewer === owner) return user;

@@ -5,7 +5,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
 import type { EventFeed, GraphApi, MemberPage, MutationOptions } from '../graph/contracts.js';
-import type { ListKey, UserId } from '../model/types.js';
+import type { ListKey, UserId, UserRecord } from '../model/types.js';
 import { type AuthVariables, principalOf } from './auth.js';
 import { ApiError } from './errors.js';
 import { parsePosition, parseUserId } from './ids.js';
@@ -15,7 +15,8 @@ import { Problem } from './schemas.js';
 import { formatTime } from './times.js';
 
 export interface AppEnv {
-  Variables: AuthVariables & { requestId: string };
+  /** `owner`: the `{id}` account's row as the account gate read it (absent when it read none). */
+  Variables: AuthVariables & { requestId: string; owner?: UserRecord };
 }
 export type ApiApp = OpenAPIHono<AppEnv>;
 
@@ -116,7 +117,13 @@ export function accountGate(graph: GraphApi): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const id = parseUserId(c.req.param('id') ?? '');
     if (id === null) return next();
-    await graph.assertAccountsActive(id, principalOf(c), ACCOUNT_PATH.test(c.req.path) ? 'account' : 'other');
+    const owner = await graph.assertAccountsActive(
+      id,
+      principalOf(c),
+      ACCOUNT_PATH.test(c.req.path) ? 'account' : 'other',
+    );
+    // The row just read: the route's visibility check takes it instead of reading it again.
+    if (owner) c.set('owner', owner);
     return next();
   };
 }

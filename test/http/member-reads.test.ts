@@ -20,6 +20,8 @@ const FOLLOWED = FANS.slice(0, 30);
 const HIDDEN = new Set(FANS.filter((_, i) => i % 7 === 3));
 /** An account that every account the owner follows follows too (the followed-by case). */
 const CELEB = 900n;
+/** An account with no edge to the owner, reading the owner's (public) followers. */
+const STRANGER = 950n;
 
 /** `store` with the user rows it is asked for counted per id. */
 function perIdReads(store: GraphStore) {
@@ -84,6 +86,7 @@ describe('a page reads no member user row', () => {
     for (const id of FANS) await graph.follow(id, OWNER);
     for (const id of FOLLOWED) await graph.follow(OWNER, id);
     await graph.putUser({ id: CELEB, username: 'celeb' });
+    await graph.putUser({ id: STRANGER, username: 'stranger' });
     for (const id of FOLLOWED) await graph.follow(id, CELEB);
     for (const id of HIDDEN) await graph.putUser({ id, state: 'deactivated' });
     await graph.settleAccountTasks();
@@ -127,9 +130,19 @@ describe('a page reads no member user row', () => {
       200,
       wire([...FANS].reverse()).slice(0, 50),
     ]);
-    // The caller's gate and the lists' visibility read the owner's row; the rest is list reads: the
-    // one time bucket, 51 rows, then (9 of them deactivated) once more from the last row read.
-    expect(calls).toEqual(['getUsers:1', 'getUser:1', 'listBucket', 'listBucket']);
+    // The account gate reads the owner's row once (the visibility check takes the gate's row); the
+    // rest is list reads: the one time bucket, 51 rows, then (9 of them deactivated) once more.
+    expect(calls).toEqual(['getUsers:1', 'listBucket', 'listBucket']);
+    // Another account's token: the gate reads both rows in one request, visibility checks the
+    // owner's block of the viewer (one edge read), then the same list reads.
+    calls.length = 0;
+    const other = await call(app, 'GET', `/v1/users/${OWNER}/followers?limit=50`, { auth: bearer(STRANGER) });
+    const otherPage = other.json as { items: { id: string; username: string }[] };
+    expect([other.status, otherPage.items.map(({ id, username }) => ({ id, username }))]).toEqual([
+      200,
+      wire([...FANS].reverse()).slice(0, 50),
+    ]);
+    expect(calls).toEqual([`getUsers:${OWNER},${STRANGER}`, 'getEdgesOut', 'listBucket', 'listBucket']);
   });
 
   it('set queries and followed-by', async () => {

@@ -33,7 +33,8 @@ export const followingListRoute = followListRoute('out');
 function registerFollowList(app: ApiApp, deps: RouteDeps, direction: Direction) {
   app.openapi(direction === 'in' ? followersListRoute : followingListRoute, async (c) => {
     const id = idOf(c.req.valid('param').id);
-    await deps.graph.assertListsVisible(principalOf(c), id);
+    const known = c.get('owner');
+    await deps.graph.assertListsVisible(principalOf(c), id, known?.id === id ? known : undefined);
     const page = await listPage(
       deps.graph,
       { userId: id, relation: 'follows', direction },
