@@ -213,7 +213,7 @@ interface ListRow {
   username: string;
 }
 /** `followers` and `edges_in` rows grouped by partition into unlogged single-partition batches. */
-function sendListRows(rows: readonly ListRow[], pending: Promise<void>[]): void {
+function sendListRows(rows: readonly ListRow[], pending: Promise<void>[], inverse = true): void {
   const group = (partition: (r: ListRow) => number) => {
     const byPartition = new Map<string, ListRow[]>();
     for (const r of rows) {
@@ -247,7 +247,7 @@ function sendListRows(rows: readonly ListRow[], pending: Promise<void>[]): void 
       );
     }
   }
-  if (ONLY_LIST) return;
+  if (!inverse) return;
   for (const part of group((r) => r.inCode)) {
     for (let k = 0; k < part.length; k += BATCH) {
       const batch = part.slice(k, k + BATCH);
@@ -296,7 +296,7 @@ async function writeCelebrityChunk(from: number, to: number): Promise<void> {
     if (!ONLY_LIST) sendFollowRows(follower, CELEBRITY, pos, 1, pending);
     listRows.push({ owner: CELEBRITY, code: fCode(i), inCode: inCode(i), other: follower, pos, username });
   }
-  sendListRows(listRows, pending);
+  sendListRows(listRows, pending, !ONLY_LIST);
   await Promise.all(pending);
 }
 
