@@ -10,6 +10,7 @@
  * present throughout it (followed before it began, not touched while it ran) exactly once, no
  * member twice, and everything in list order.
  */
+import { expect } from 'vitest';
 import { GraphService } from '../../src/graph/graph-service.js';
 import { type MigrationStep, migrateList } from '../../src/lists/list-migration.js';
 import { BucketedListService } from '../../src/lists/list-service.js';
@@ -218,4 +219,28 @@ export async function runInterruptedMigration(
     writerOps: ops,
     followers: [...following].sort((a, b) => (a < b ? -1 : 1)),
   };
+}
+
+/**
+ * What both stores' runs must show: the steps of each run and where the two kills fell, the list
+ * in time mode with nothing left of the migration, every row where the directory places it and
+ * equal to the folded edges, and no walk that missed, repeated or misordered a member.
+ */
+export function expectInterruptedTwice(r: ScenarioResult): void {
+  expect(r.runs).toEqual([
+    ['planned', 'copied 0', 'copied 1'],
+    ['copied 2', 'copied 3', 'flipped'],
+    ['flipped', 'finalized', 'dropped'],
+  ]);
+  expect(r.errors).toEqual(['killed at copied 1', 'killed at flipped']);
+  expect([r.finalMode, r.progress, r.misplaced, r.hashRows]).toEqual(['time', null, 0, 0]);
+  expect(r.rows).toEqual(r.edges);
+  expect(r.edges.map((e) => e.otherId).sort((a, b) => (a < b ? -1 : 1))).toEqual(r.followers);
+  expect(r.walks.filter((w) => w.missing.length + w.duplicates.length + w.outOfOrder > 0)).toEqual([]);
+  // At least one walk crossed from hash pages to time pages.
+  expect(
+    r.walks.some(
+      (w) => w.modes.includes('dual') && (w.modes.includes('flipped') || w.modes.includes('time')),
+    ),
+  ).toBe(true);
 }

@@ -50,29 +50,12 @@ export async function loadRows(
   layouts: readonly number[],
   o: { concurrency?: number; batch?: number; version?: bigint } = {},
 ): Promise<void> {
-  const batch = o.batch ?? 100;
-  const version = o.version ?? nowPosition();
-  const byCode = new Map<number, ListRowWrite[]>();
-  for (const n of layouts) {
-    for (const entry of rows) {
-      const code = bucketCodeOf(n, entry.otherId);
-      const part = byCode.get(code) ?? [];
-      byCode.set(code, part);
-      part.push({ list, bucketCodes: [code], entry, op: 'put' });
-    }
-  }
-  const chunks: ListRowWrite[][] = [];
-  for (const part of byCode.values()) {
-    for (let i = 0; i < part.length; i += batch) chunks.push(part.slice(i, i + batch));
-  }
-  let next = 0;
-  const worker = async () => {
-    while (next < chunks.length) {
-      const chunk = chunks[next++]!;
-      await store.writeEdges([], chunk, version);
-    }
-  };
-  await Promise.all(Array.from({ length: o.concurrency ?? 64 }, worker));
+  await writeByPartition(
+    store,
+    list,
+    layouts.flatMap((n) => rows.map((entry) => ({ code: bucketCodeOf(n, entry.otherId), entry }))),
+    o,
+  );
 }
 
 /** Writes a user row for each of `users` (public, lists shown; active unless `state` says), `concurrency` at a time. */
@@ -117,11 +100,29 @@ export async function loadTimeRows(
     throw new Error('directory changed while loading');
   }
   const directory = await store.getDirectory(list);
+  await writeByPartition(
+    store,
+    list,
+    rows.map((entry) => ({ code: bucketFor(directory, entry.createdAt).id, entry })),
+    o,
+  );
+  return directory;
+}
+
+/**
+ * Writes each row into its partition `code`, grouped per partition in batches of `o.batch` (100),
+ * `o.concurrency` (64) writes in flight, at write time `o.version` (now).
+ */
+async function writeByPartition(
+  store: GraphStore,
+  list: ListKey,
+  rows: readonly { code: number; entry: ListEntry }[],
+  o: { concurrency?: number; batch?: number; version?: bigint },
+): Promise<void> {
   const batch = o.batch ?? 100;
   const version = o.version ?? nowPosition();
   const byCode = new Map<number, ListRowWrite[]>();
-  for (const entry of rows) {
-    const code = bucketFor(directory, entry.createdAt).id;
+  for (const { code, entry } of rows) {
     const part = byCode.get(code) ?? [];
     byCode.set(code, part);
     part.push({ list, bucketCodes: [code], entry, op: 'put' });
@@ -135,5 +136,4 @@ export async function loadTimeRows(
     while (next < chunks.length) await store.writeEdges([], chunks[next++]!, version);
   };
   await Promise.all(Array.from({ length: o.concurrency ?? 64 }, worker));
-  return directory;
 }
