@@ -3,7 +3,7 @@
  * migrated to time buckets while `GraphService` follows and unfollows and a reader walks pages,
  * the job killed mid-copy and right after the flip, then re-run to the end.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';
 import { type TestKeyspace, testKeyspace } from '../support/cassandra.js';
 import { expectInterruptedTwice, runInterruptedMigration } from './list-migration-scenario.js';
