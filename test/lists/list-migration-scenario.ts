@@ -139,17 +139,30 @@ export async function runInterruptedMigration(
         await new Promise((r) => setImmediate(r));
       } while (cursor);
       activeWalks.delete(touched);
-      const ids = seen.map((e) => e.otherId);
-      const counts = new Map<bigint, number>();
-      for (const id of ids) counts.set(id, (counts.get(id) ?? 0) + 1);
-      walks.push({
-        modes,
-        missing: [...present].filter((f) => !touched.has(f) && !counts.has(f)),
-        duplicates: [...counts].filter(([, n]) => n > 1).map(([id]) => id),
-        outOfOrder: seen.filter((e, i) => i > 0 && compareEntries(seen[i - 1]!, e) >= 0).length,
-      });
+      walks.push(verdict(modes, present, touched, seen));
     }
   })();
+
+  // One walk held across the migration: two pages under `dual` (hash pages, a hash cursor), the
+  // rest after the last run (time pages, resumed from that cursor).
+  const held = {
+    touched: new Set<bigint>(),
+    present: new Set<bigint>(),
+    seen: [] as ListEntry[],
+    cursor: null as string | null,
+    started: false,
+  };
+  const holdWalk = async () => {
+    held.started = true;
+    held.touched = new Set(inFlightTarget === null ? [] : [inFlightTarget]);
+    activeWalks.add(held.touched);
+    held.present = new Set(following);
+    for (let i = 0; i < 2; i++) {
+      const page = await lists.page(list, o.pageLimit, held.cursor);
+      held.seen.push(...page.items.map((it) => ({ createdAt: it.createdAt, otherId: it.id })));
+      held.cursor = page.nextCursor;
+    }
+  };
 
   const runs: string[][] = [];
   const errors: string[] = [];
@@ -171,6 +184,7 @@ export async function runInterruptedMigration(
         onProgress: async (p: MigrationStep) => {
           const name = p.step === 'copied' ? `copied ${p.bucket}` : p.step;
           steps.push(name);
+          if (name === 'copied 0' && !held.started) await holdWalk();
           await moreOps(o.opsPerStep);
           if (name === killAt[run]) throw new Error(`killed at ${name}`);
         },
@@ -180,6 +194,14 @@ export async function runInterruptedMigration(
     }
     await moreOps(o.opsPerStep);
   }
+  // The held walk ends in time buckets.
+  while (held.cursor) {
+    const page = await lists.page(list, o.pageLimit, held.cursor);
+    held.seen.push(...page.items.map((it) => ({ createdAt: it.createdAt, otherId: it.id })));
+    held.cursor = page.nextCursor;
+  }
+  activeWalks.delete(held.touched);
+  walks.push(verdict(['dual', 'time'], held.present, held.touched, held.seen));
   // One more walk entirely in time buckets.
   const walksBefore = walks.length;
   while (walks.length < walksBefore + 2) await moreOps(1);
@@ -237,10 +259,27 @@ export function expectInterruptedTwice(r: ScenarioResult): void {
   expect(r.rows).toEqual(r.edges);
   expect(r.edges.map((e) => e.otherId).sort((a, b) => (a < b ? -1 : 1))).toEqual(r.followers);
   expect(r.walks.filter((w) => w.missing.length + w.duplicates.length + w.outOfOrder > 0)).toEqual([]);
-  // At least one walk crossed from hash pages to time pages.
+  // At least one walk crossed from hash pages to time pages (the held one does by construction).
   expect(
     r.walks.some(
       (w) => w.modes.includes('dual') && (w.modes.includes('flipped') || w.modes.includes('time')),
     ),
   ).toBe(true);
+}
+
+/** A walk's verdict: members present at its start and untouched during it must each appear once, in order. */
+function verdict(
+  modes: RowMode[],
+  present: ReadonlySet<bigint>,
+  touched: ReadonlySet<bigint>,
+  seen: readonly ListEntry[],
+): WalkVerdict {
+  const counts = new Map<bigint, number>();
+  for (const e of seen) counts.set(e.otherId, (counts.get(e.otherId) ?? 0) + 1);
+  return {
+    modes,
+    missing: [...present].filter((f) => !touched.has(f) && !counts.has(f)),
+    duplicates: [...counts].filter(([, n]) => n > 1).map(([id]) => id),
+    outOfOrder: seen.filter((e, i) => i > 0 && compareEntries(seen[i - 1]!, e) >= 0).length,
+  };
 }
