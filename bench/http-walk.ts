@@ -4,7 +4,8 @@
  * `GET /v1/users/{celebrity}/followers?limit=200`, following `next_cursor` (sent back as
  * `cursor=`) until it is null, with real HTTP requests over loopback to the app served in this
  * process (`support/app-server.ts`), one at a time. Every item is checked with bounded memory:
- * it must be a loaded follower (`FIRST_FOLLOWER + i`, i < F, username `u<id>`) not seen before (a
+ * it must be a loaded follower (`FIRST_FOLLOWER + i`, i < F, with the username `bench:load` gave it,
+ * `usernameFor(id)`, which a page takes from the list row) not seen before (a
  * bitmap of F bits: 1.1 MB at 9M), strictly after the previous item in the list's order
  * (`followed_at` descending, then id descending), so F items and no mismatch prove every follower
  * exactly once, in order — also after `bench:count` has moved 1% of them to the top by refollowing.
@@ -15,7 +16,19 @@
  * (~200 bins, p50 and p99 of each). A 503 or a failed connection is retried (up to 5 times, 1 s
  * apart, counted); any other status ends the walk. Exit code 0 only for F items in order.
  *
- *   npm run bench:walk -- [--followers 9000000] [--limit 200]
+ * W (issue 19): the walk at limit 200 over the 9M list, wall time (target ≤ 300 s).
+ *
+ * Q (`--count-queries`, issue 19; run it at `--limit 50`): after every page the walk reads
+ * `GET /metrics` and takes the difference of `flocklist_db_query_duration_seconds_count` per
+ * statement name (`op`): every database request the page made, each a single-partition read
+ * (list buckets and directory, user rows, the visibility checks' rows). Statements the app issues
+ * on its own (the change feed's tail poll, `readEvents`, which the deactivation registry follows;
+ * any op seen while no request runs, in a 2 s idle window before the walk) are reported apart and
+ * not counted against the page. Reports per page p50 / p99 / max of the total, the per-op mean and
+ * max, and the pages of the worst count. The scrape is outside the timed request, so page latency
+ * is unchanged, but the walk takes longer.
+ *
+ *   npm run bench:walk -- [--followers 9000000] [--limit 200] [--count-queries]
  */
 import { startCelebrityApp } from './support/app-server.js';
 import { lineChartSvg } from './support/charts.js';
@@ -30,17 +43,20 @@ import {
   percentile,
   sortedCopy,
 } from './support/harness.js';
+import { usernameFor } from './support/usernames.js';
 
 const bench = openBench({
-  usage: 'npm run bench:walk -- [--followers 9000000] [--limit 200]',
+  usage: 'npm run bench:walk -- [--followers 9000000] [--limit 200] [--count-queries]',
   options: {
     followers: { type: 'string', default: '9000000' },
     limit: { type: 'string', default: '200' },
+    'count-queries': { type: 'boolean', default: false },
   },
 });
 const args = bench.args;
 const F = Number(args.followers);
 const LIMIT = Number(args.limit);
+const COUNT_QUERIES = Boolean(args['count-queries']);
 const EXPECTED_PAGES = Math.max(1, Math.ceil(F / LIMIT));
 /** One empty last page is allowed; far beyond that the cursor chain is broken (a cycle): stop. */
 const MAX_PAGES = EXPECTED_PAGES * 2 + 10;
@@ -57,6 +73,35 @@ const app = await startCelebrityApp(bench, F);
 const viewer = FIRST_FOLLOWER;
 const headers = { authorization: `Bearer ${app.token(viewer)}` };
 const base = `${app.url}/v1/users/${CELEBRITY}/followers?limit=${LIMIT}`;
+
+/** Statement counts per op from `/metrics` (`flocklist_db_query_duration_seconds_count`, outcomes summed). */
+async function queryCounts(): Promise<Map<string, number>> {
+  const text = await (await fetch(`${app.url}/metrics`)).text();
+  const counts = new Map<string, number>();
+  for (const m of text.matchAll(/^flocklist_db_query_duration_seconds_count\{([^}]*)\} (\d+)/gm)) {
+    const op = /op="([^"]*)"/.exec(m[1]!)?.[1] ?? '?';
+    counts.set(op, (counts.get(op) ?? 0) + Number(m[2]));
+  }
+  return counts;
+}
+const diff = (after: Map<string, number>, before: Map<string, number>) =>
+  new Map([...after].map(([op, n]) => [op, n - (before.get(op) ?? 0)] as const).filter(([, n]) => n > 0));
+/** Ops the app issues by itself (see the module note), found in an idle window. */
+const background = new Set<string>(['readEvents']);
+let lastCounts = new Map<string, number>();
+if (COUNT_QUERIES) {
+  // One page first, so the deactivation registry has loaded and the feed's tail runs.
+  await fetch(`${base.replace(`limit=${LIMIT}`, 'limit=1')}`, { headers }).then((r) => r.text());
+  const before = await queryCounts();
+  await new Promise((r) => setTimeout(r, 2000));
+  lastCounts = await queryCounts();
+  for (const op of diff(lastCounts, before).keys()) background.add(op);
+  console.log(`Q: background ops (not counted per page): ${[...background].join(', ')}`);
+}
+/** Per page: statements counted against it (Q); per op: total and max over pages. */
+const pageQueries = new Uint16Array(COUNT_QUERIES ? EXPECTED_PAGES + 1 : 0);
+const opTotals = new Map<string, { total: number; max: number }>();
+const backgroundTotals = new Map<string, number>();
 
 const latencies = new Float64Array(EXPECTED_PAGES + 1);
 let pages = 0;
@@ -122,7 +167,7 @@ try {
       // ties by id descending.
       const ordered =
         prev === null || item.followed_at < prev.at || (item.followed_at === prev.at && id < prev.id);
-      if (!inRange || dup || !ordered || item.username !== `u${item.id}`) {
+      if (!inRange || dup || !ordered || item.username !== usernameFor(id)) {
         mismatches++;
         if (firstMismatches.length < SHOWN_MISMATCHES) {
           const why = !inRange
@@ -140,6 +185,23 @@ try {
       if (inRange) seen[i >>> 3]! |= 1 << (i & 7);
       prev = { at: item.followed_at, id };
       items++;
+    }
+    if (COUNT_QUERIES) {
+      const counts = await queryCounts();
+      let total = 0;
+      for (const [op, n] of diff(counts, lastCounts)) {
+        if (background.has(op)) {
+          backgroundTotals.set(op, (backgroundTotals.get(op) ?? 0) + n);
+          continue;
+        }
+        total += n;
+        const t = opTotals.get(op) ?? { total: 0, max: 0 };
+        t.total += n;
+        t.max = Math.max(t.max, n);
+        opTotals.set(op, t);
+      }
+      if (pages - 1 < pageQueries.length) pageQueries[pages - 1] = Math.min(total, 65_535);
+      lastCounts = counts;
     }
     cursor = body.next_cursor;
     const now = performance.now();
@@ -180,6 +242,38 @@ for (let b = 0; b < BINS; b++) {
   p99ByDepth.push([from * LIMIT, +percentile(bin, 99).toFixed(3)]);
 }
 
+const qPages = pageQueries.subarray(0, Math.min(pages, pageQueries.length));
+const qSorted = sortedCopy(Array.from(qPages));
+const queries = COUNT_QUERIES
+  ? {
+      pages: qPages.length,
+      p50: percentile(qSorted, 50),
+      p99: percentile(qSorted, 99),
+      max: percentile(qSorted, 100),
+      mean: +(qSorted.reduce((a, x) => a + x, 0) / Math.max(1, qSorted.length)).toFixed(3),
+      /** The first pages (1-based) with the largest count. */
+      worstPages: Array.from(qPages.entries())
+        .filter(([, n]) => n === percentile(qSorted, 100))
+        .slice(0, 5)
+        .map(([k]) => k + 1),
+      byOp: Object.fromEntries(
+        [...opTotals].map(([op, t]) => [
+          op,
+          {
+            perPageMean: +(t.total / Math.max(1, qPages.length)).toFixed(3),
+            max: t.max,
+            total: t.total,
+          },
+        ]),
+      ),
+      background: Object.fromEntries(backgroundTotals),
+    }
+  : null;
+if (queries) {
+  console.log(
+    `Q: statements per page p50 ${queries.p50} p99 ${queries.p99} max ${queries.max} (mean ${queries.mean}) over ${queries.pages} pages; by op ${JSON.stringify(queries.byOp)}; background ${JSON.stringify(queries.background)}`,
+  );
+}
 const ok = failure === null && items === F && mismatches === 0;
 const verdict = ok
   ? `WALK OK: ${F} followers in order in ${wallS.toFixed(1)} s`
@@ -205,10 +299,15 @@ const results = {
   firstMismatches,
   retries,
   latencyMs: latency,
+  queries,
   peakRssMiB: +peakRssMiB().toFixed(1),
   cpu: { nodeCpuS: +cpu.nodeCpuS.toFixed(3), jvmCpuS: +cpu.jvmCpuS.toFixed(3) },
   loadAverage: { start: loadAtStart, end: loadAverage() },
-  latencyByDepth: { binPages: recorded.length / Math.max(1, BINS), p50: p50ByDepth, p99: p99ByDepth },
+  latencyByDepth: {
+    binPages: recorded.length / Math.max(1, BINS),
+    p50: p50ByDepth,
+    p99: p99ByDepth,
+  },
 };
 const svg = lineChartSvg(
   `Walk of ${F} followers at limit ${LIMIT}: page latency by depth (${BINS} bins)`,
@@ -232,6 +331,13 @@ const md = markdownTable(
       'p50 ms': latency.p50,
       'p99 ms': latency.p99,
       'max ms': latency.max,
+      ...(queries
+        ? {
+            'Q statements/page p50': queries.p50,
+            'Q p99': queries.p99,
+            'Q max': queries.max,
+          }
+        : {}),
       'peak RSS MiB': results.peakRssMiB,
       'Node CPU s': results.cpu.nodeCpuS,
       'JVM CPU s': results.cpu.jvmCpuS,
@@ -239,7 +345,12 @@ const md = markdownTable(
   ],
   [
     `${results.when}, Node ${results.node}; load average ${loadAtStart} at start, ${results.loadAverage.end} at end.`,
-    `Real HTTP over loopback, one request at a time, viewer ${viewer}; each item checked: a loaded follower (${FIRST_FOLLOWER} + i, i < ${F}), not seen before (bitmap), after the previous item in (followed_at, id) descending order, username u<id>.`,
+    `Real HTTP over loopback, one request at a time, viewer ${viewer}; each item checked: a loaded follower (${FIRST_FOLLOWER} + i, i < ${F}), not seen before (bitmap), after the previous item in (followed_at, id) descending order, username usernameFor(id) (bench/support/usernames.ts).`,
+    ...(queries
+      ? [
+          `Q: database statements per page from /metrics (flocklist_db_query_duration_seconds_count by op, background ops ${Object.keys(queries.background).join(', ') || 'none'} excluded): p50 ${queries.p50}, p99 ${queries.p99}, max ${queries.max} (first worst pages ${queries.worstPages.join(', ')}); by op ${JSON.stringify(queries.byOp)}`,
+        ]
+      : []),
     'Page latency: request sent to JSON parsed. Node CPU covers client and server (one process).',
     verdict,
     ...firstMismatches.map((m) => `- ${m}`),
@@ -248,6 +359,8 @@ const md = markdownTable(
 console.log(
   `${pages} pages, ${items} items, ${mismatches} mismatches, ${retries} retries in ${wallS.toFixed(1)} s; page p50 ${latency.p50} ms p99 ${latency.p99} ms max ${latency.max} ms; peak RSS ${results.peakRssMiB} MiB; CPU node ${results.cpu.nodeCpuS} s JVM ${results.cpu.jvmCpuS} s`,
 );
-console.log(`results: ${await bench.writeResults(`walk-${F}`, results, svg, md)}`);
+console.log(
+  `results: ${await bench.writeResults(`walk-${F}${COUNT_QUERIES ? '-queries' : ''}`, results, svg, md)}`,
+);
 console.log(verdict);
 process.exitCode = ok ? 0 : 1;

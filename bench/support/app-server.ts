@@ -3,8 +3,10 @@
  * (`bench:http`, `bench:walk`): `Bench.celebrity`'s services wired into `createApp` as `src/main.ts`
  * wires it (default metrics and HTTP metrics on one registry, the store as the receipts store,
  * readiness from the schema), with a silent logger, no `/docs`, a rate limit that never bites and
- * the bench JWT secret. Not wired: the store's per-query and the list service's per-page metric
- * hooks (`Bench.celebrity` builds them without), account-task resumption, the reconciler.
+ * the bench JWT secret. The store's per-statement timings and the list engine's per-page bucket
+ * reads feed `/metrics` as in `main.ts` (`flocklist_db_query_duration_seconds{op}`,
+ * `flocklist_list_bucket_fetches_per_page`), through `CelebrityServices.hooks`. Not wired:
+ * account-task resumption, the reconciler.
  */
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
@@ -21,10 +23,12 @@ export const BENCH_JWT_SECRET = 'bench-secret-0123456789abcdef';
 
 /** Serves the app for the celebrity keyspace of `followers` on 127.0.0.1 (a free port). */
 export async function startCelebrityApp(bench: Bench<unknown>, followers: number) {
-  const { client, store, lists, graph } = await bench.celebrity(followers);
+  const { client, store, lists, graph, hooks } = await bench.celebrity(followers);
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const metrics = createHttpMetrics(registry);
+  hooks.onQuery = (name, seconds, ok) => metrics.recorder.observeQuery(name, seconds, ok);
+  hooks.onPage = (s) => metrics.recorder.observeBucketFetches(s.list.relation, s.kind, s.queries);
   const app = createApp({
     graph,
     feed: graph.feed,

@@ -21,7 +21,7 @@ import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { GraphService } from '../../src/graph/graph-service.js';
-import { BucketedListService } from '../../src/lists/list-service.js';
+import { BucketedListService, type ListReadStats } from '../../src/lists/list-service.js';
 import { type CqlClient, createCqlClient } from '../../src/store/cassandra/client.js';
 import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';
 import { openMigratedKeyspace } from '../../src/store/cassandra/keyspace.js';
@@ -83,6 +83,17 @@ export interface CelebrityServices {
   store: CassandraGraphStore;
   lists: BucketedListService;
   graph: GraphService;
+  /**
+   * Where the store's per-statement timings and the list engine's per-page costs go (none until a
+   * bench sets them): `support/app-server.ts` points them at the app's `/metrics`, as `main.ts` does.
+   */
+  hooks: CelebrityHooks;
+}
+
+/** Settable hooks of `CelebrityServices` (called for every statement and every list page). */
+export interface CelebrityHooks {
+  onQuery: ((name: string, seconds: number, ok: boolean) => void) | null;
+  onPage: ((s: ListReadStats) => void) | null;
 }
 
 /** What `openBench` hands a bench: its parsed options, connections on demand, output. */
@@ -92,8 +103,11 @@ export interface Bench<V> {
   /** Positional arguments (only when the bench asked for them). */
   positionals: string[];
   config: BenchConfig;
-  /** The celebrity keyspace of `followers` (`bench:load` fills it), with the services over it. */
-  celebrity(followers: number, requestTimeoutMs?: number): Promise<CelebrityServices>;
+  /**
+   * The celebrity keyspace of `followers` (`bench:load` fills it), with the services over it;
+   * `keyspace` names another keyspace (a second loaded list beside the `--keyspace` one).
+   */
+  celebrity(followers: number, requestTimeoutMs?: number, keyspace?: string): Promise<CelebrityServices>;
   /** A migrated keyspace of this name (created if missing), or the `--keyspace` one. */
   keyspace(name: string, requestTimeoutMs?: number): Promise<CqlClient>;
   /** A fresh migrated keyspace `<prefix>_<random>`, dropped by `close()` unless `keep` (or `--keyspace`). */
@@ -138,7 +152,12 @@ export function openBench<const O extends OptionSpecs>(spec: {
   allowPositionals?: boolean;
 }) {
   const options = { ...SHARED_OPTIONS, ...spec.options };
-  let parsed: ReturnType<typeof parseArgs<{ options: typeof SHARED_OPTIONS & O; allowPositionals: true }>>;
+  let parsed: ReturnType<
+    typeof parseArgs<{
+      options: typeof SHARED_OPTIONS & O;
+      allowPositionals: true;
+    }>
+  >;
   try {
     parsed = parseArgs({
       options: options as typeof SHARED_OPTIONS & O,
@@ -165,17 +184,17 @@ export function openBench<const O extends OptionSpecs>(spec: {
   current = config;
   const clients: CqlClient[] = [];
   const dropAtClose: { client: CqlClient; keyspace: string }[] = [];
-  const celebrities = new Map<number, Promise<CelebrityServices>>();
+  const celebrities = new Map<string, Promise<CelebrityServices>>();
   const connection = (requestTimeoutMs: number) => ({
     contactPoints: config.contactPoints,
     localDataCenter: config.localDataCenter,
     consistency: 'localQuorum' as const,
     requestTimeoutMs,
   });
-  const keyspace = async (name: string, requestTimeoutMs = 30_000) => {
+  const keyspace = async (name: string, requestTimeoutMs = 30_000, exact = false) => {
     const client = await openMigratedKeyspace({
       ...connection(requestTimeoutMs),
-      keyspace: config.keyspace ?? name,
+      keyspace: exact ? name : (config.keyspace ?? name),
       replication: { class: 'SimpleStrategy', replication_factor: 1 },
     });
     clients.push(client);
@@ -191,17 +210,18 @@ export function openBench<const O extends OptionSpecs>(spec: {
     args: parsed.values,
     positionals: parsed.positionals,
     config,
-    celebrity(followers, requestTimeoutMs) {
-      let opened = celebrities.get(followers);
+    celebrity(followers, requestTimeoutMs, named) {
+      const key = named ?? String(followers);
+      let opened = celebrities.get(key);
       if (!opened) {
-        opened = keyspace(keyspaceFor(followers), requestTimeoutMs).then((client) =>
-          celebrityServices(client),
+        opened = keyspace(named ?? keyspaceFor(followers), requestTimeoutMs, named !== undefined).then(
+          (client) => celebrityServices(client),
         );
-        celebrities.set(followers, opened);
+        celebrities.set(key, opened);
       }
       return opened;
     },
-    keyspace,
+    keyspace: (name, requestTimeoutMs) => keyspace(name, requestTimeoutMs),
     async throwawayKeyspace(prefix, o = {}) {
       const name = config.keyspace ?? `${prefix}_${randomBytes(4).toString('hex')}`;
       const client = await keyspace(name, o.requestTimeoutMs);
@@ -209,7 +229,10 @@ export function openBench<const O extends OptionSpecs>(spec: {
       return { client, keyspace: name };
     },
     async cql(requestTimeoutMs = 30_000) {
-      const client = createCqlClient({ ...connection(requestTimeoutMs), consistency: 'localOne' });
+      const client = createCqlClient({
+        ...connection(requestTimeoutMs),
+        consistency: 'localOne',
+      });
       await client.connect();
       clients.push(client);
       return client;
@@ -235,7 +258,9 @@ export function openBench<const O extends OptionSpecs>(spec: {
     latestResult: (prefix, produce) => latestResult(prefix, produce),
     async close() {
       for (const { client, keyspace } of dropAtClose.splice(0)) {
-        await client.execute(`DROP KEYSPACE IF EXISTS ${keyspace}`, [], { prepare: false });
+        await client.execute(`DROP KEYSPACE IF EXISTS ${keyspace}`, [], {
+          prepare: false,
+        });
       }
       await Promise.all(clients.splice(0).map((c) => c.shutdown()));
     },
@@ -255,15 +280,19 @@ export const keyspaceFor = (followers: number) => `bench_celeb_${followers}`;
  * thresholds, layouts cached for the whole run, no following cap in the way.
  */
 function celebrityServices(client: CqlClient): CelebrityServices {
-  const store = new CassandraGraphStore(client);
+  const hooks: CelebrityHooks = { onQuery: null, onPage: null };
+  const store = new CassandraGraphStore(client, {
+    onQuery: (name, seconds, ok) => hooks.onQuery?.(name, seconds, ok),
+  });
   const lists = new BucketedListService({
     store,
     cursorSecret: 'bench-celebrity-cursor-secret',
     bucketThresholds: DEFAULT_THRESHOLDS,
     layoutCacheTtlMs: 3_600_000,
+    onPage: (s) => hooks.onPage?.(s),
   });
   const graph = new GraphService({ store, lists, maxFollowing: 10_000_000 });
-  return { client, store, lists, graph };
+  return { client, store, lists, graph, hooks };
 }
 
 export const loadAverage = () =>
@@ -435,7 +464,10 @@ export function latestResult<T>(prefix: string, produce: string): { file: string
     .sort()
     .at(-1);
   if (!file) throw new Error(`no ${shown(join(dir, `${prefix}-*.json`))}: run ${produce} first`);
-  return { file: shown(join(dir, file)), json: JSON.parse(readFileSync(join(dir, file), 'utf8')) as T };
+  return {
+    file: shown(join(dir, file)),
+    json: JSON.parse(readFileSync(join(dir, file), 'utf8')) as T,
+  };
 }
 
 /** The list service as the app builds it, with the configured thresholds and a long layout cache. */

@@ -10,6 +10,11 @@
  * with exactly the rows `bench:load` writes for the celebrity (follower i = FIRST_FOLLOWER + i at
  * position P0 + i µs), then VACUUM ANALYZE so keyset pages are index-only scans. The rows are kept
  * between runs (a rerun checks the count and reloads only when it differs).
+ *
+ * Beside it, for hydrated pages (P2), `users(id PRIMARY KEY, username, deactivated)` holding every
+ * follower with the username `bench:load` gave it (`usernameFor`), none deactivated; a hydrated
+ * keyset page joins it (`pgJoinedPage`: ids and usernames, deactivated members dropped), as a
+ * Postgres service would serve the followers page.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
@@ -18,6 +23,7 @@ import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
 import pg from 'pg';
 import { CELEBRITY, FIRST_FOLLOWER } from './harness.js';
+import { usernameFor } from './usernames.js';
 
 /** Fixed first position of `bench:load` (µs). */
 const P0 = 1_700_000_000_000_000n;
@@ -33,7 +39,9 @@ function binDir(): string {
   let v = find();
   if (!v) {
     console.log('postgres: installing Debian postgresql (apt-get install -y postgresql)…');
-    execFileSync('apt-get', ['install', '-y', 'postgresql'], { stdio: 'inherit' });
+    execFileSync('apt-get', ['install', '-y', 'postgresql'], {
+      stdio: 'inherit',
+    });
     v = find();
     if (!v) throw new Error('postgresql installed but no pg_ctl under /usr/lib/postgresql/*/bin');
   }
@@ -66,7 +74,9 @@ export async function startPostgres(followers: number, poolSize = 16): Promise<B
   const asRoot = userInfo().uid === 0;
   const run = (cmd: string, args: string[]) => {
     const full = asRoot ? ['-u', 'postgres', '--', `${bin}/${cmd}`, ...args] : args;
-    const r = spawnSync(asRoot ? 'runuser' : `${bin}/${cmd}`, full, { encoding: 'utf8' });
+    const r = spawnSync(asRoot ? 'runuser' : `${bin}/${cmd}`, full, {
+      encoding: 'utf8',
+    });
     if (r.status !== 0) throw new Error(`${cmd} failed: ${r.stderr || r.stdout}`);
     return r.stdout;
   };
@@ -132,6 +142,7 @@ export async function startPostgres(followers: number, poolSize = 16): Promise<B
     }
     const rows = await count();
     if (rows !== followers) throw new Error(`postgres follows holds ${rows} rows, expected ${followers}`);
+    await loadUsers(pool, followers);
     return { pool, port, version, rows, stop };
   } catch (e) {
     await stop();
@@ -157,7 +168,10 @@ export async function pgPage(
          WHERE followee_id = $1 ORDER BY created_at DESC, follower_id DESC LIMIT $2`,
         [String(CELEBRITY), limit],
       );
-  return rs.rows.map((r) => ({ createdAt: BigInt(r.c), followerId: BigInt(r.f) }));
+  return rs.rows.map((r) => ({
+    createdAt: BigInt(r.c),
+    followerId: BigInt(r.f),
+  }));
 }
 
 /** The keyset boundary before page `page` (1-based) at `limit`: the last row of page `page - 1`. */
@@ -183,4 +197,57 @@ export async function pgContains(pool: pg.Pool, ids: readonly bigint[]): Promise
     [String(CELEBRITY), ids.map(String)],
   );
   return rs.rowCount ?? 0;
+}
+
+/** The followers' `users` rows (id, `usernameFor(id)`, active), reloaded when the count differs. */
+async function loadUsers(pool: pg.Pool, followers: number): Promise<void> {
+  await pool.query(
+    'CREATE TABLE IF NOT EXISTS users (id bigint PRIMARY KEY, username text NOT NULL, deactivated boolean NOT NULL)',
+  );
+  const users = async () =>
+    Number((await pool.query<{ n: string }>('SELECT count(*) AS n FROM users')).rows[0]!.n);
+  if ((await users()) === followers) return;
+  console.log(`postgres: loading ${followers} users rows (usernames as bench:load writes them)…`);
+  const t = performance.now();
+  await pool.query('TRUNCATE users');
+  const CHUNK = 50_000;
+  for (let from = 0; from < followers; from += CHUNK) {
+    const ids: string[] = [];
+    const names: string[] = [];
+    for (let i = from; i < Math.min(followers, from + CHUNK); i++) {
+      const id = FIRST_FOLLOWER + BigInt(i);
+      ids.push(String(id));
+      names.push(usernameFor(id));
+    }
+    await pool.query(
+      'INSERT INTO users (id, username, deactivated) SELECT id, name, false FROM unnest($1::bigint[], $2::text[]) AS u(id, name)',
+      [ids, names],
+    );
+  }
+  await pool.query('VACUUM (ANALYZE) users');
+  const n = await users();
+  if (n !== followers) throw new Error(`postgres users holds ${n} rows, expected ${followers}`);
+  console.log(`postgres: users loaded in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+}
+
+/**
+ * One hydrated keyset page (P2): the celebrity's followers newest first strictly below `after`,
+ * joined to `users` for the username, deactivated members dropped; `limit` rows.
+ */
+export async function pgJoinedPage(
+  pool: pg.Pool,
+  limit: number,
+  after: { createdAt: bigint; followerId: bigint } | null,
+): Promise<{ followerId: bigint; username: string }[]> {
+  const where = after ? 'AND (f.created_at, f.follower_id) < ($2, $3)' : '';
+  const params = after
+    ? [String(CELEBRITY), String(after.createdAt), String(after.followerId), limit]
+    : [String(CELEBRITY), limit];
+  const rs = await pool.query<{ f: string; u: string }>(
+    `SELECT f.follower_id AS f, u.username AS u FROM follows f JOIN users u ON u.id = f.follower_id
+     WHERE f.followee_id = $1 ${where} AND NOT u.deactivated
+     ORDER BY f.created_at DESC, f.follower_id DESC LIMIT $${after ? 4 : 2}`,
+    params,
+  );
+  return rs.rows.map((r) => ({ followerId: BigInt(r.f), username: r.u }));
 }
