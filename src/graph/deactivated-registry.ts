@@ -85,6 +85,16 @@ export class DeactivatedRegistry {
     this.pending.delete(user.id);
   }
 
+  /**
+   * Whether `id` is deactivated, from memory: null when the registry cannot say (not fresh, or an
+   * event about `id` whose row is not read yet). The account gate uses it for the caller's own
+   * state, so a page by another account reads only the owner's row.
+   */
+  isDeactivated(id: UserId): boolean | null {
+    if (!this.fresh() || this.pending.has(id)) return null;
+    return this.registered.has(id);
+  }
+
   /** Whether the registry may answer without reads (loaded, in bound, tail and load recent). */
   fresh(): boolean {
     const now = this.o.nowMs();

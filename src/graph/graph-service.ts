@@ -202,7 +202,7 @@ export class GraphService implements GraphApi {
       onTaskError: o.onTaskError ?? (() => undefined),
     });
     this.reads = new GraphReads(o.store, this.edges, this.hiddenMembers, clock);
-    this.visibility = new Visibility(o.store, this.edges);
+    this.visibility = new Visibility(o.store, this.edges, (id) => this.registry?.isDeactivated(id) ?? null);
     this.sets = new SetQueries({
       lists: o.lists,
       codec: new SetCursorCodec(o.setCursorSecret ?? randomBytes(32).toString('base64url')),

@@ -15,6 +15,8 @@ export class Visibility {
   constructor(
     private readonly store: Pick<UserStore, 'getUser' | 'getUsers'> & Pick<EdgeStore, 'getEdgesOut'>,
     private readonly edges: EdgeReads,
+    /** Deactivation from memory (`DeactivatedRegistry.isDeactivated`): null when it cannot say. */
+    private readonly deactivated: (id: UserId) => boolean | null = () => null,
   ) {}
 
   /**
@@ -28,8 +30,13 @@ export class Visibility {
   ): Promise<UserRecord | null> {
     if (caller.admin && scope === 'account') return null;
     const self = caller.admin ? null : caller.sub;
-    const users = await this.store.getUsers(self === null || self === owner ? [owner] : [owner, self]);
-    if (self !== null && users.get(self)?.state === 'deactivated') throw new UserNotFoundError(self);
+    // The caller's own state from the registry when it can say; its row otherwise.
+    const selfKnown = self === null || self === owner ? null : this.deactivated(self);
+    const users = await this.store.getUsers(
+      self === null || self === owner || selfKnown !== null ? [owner] : [owner, self],
+    );
+    if (self !== null && (selfKnown ?? users.get(self)?.state === 'deactivated'))
+      throw new UserNotFoundError(self);
     const row = users.get(owner);
     if (row?.state !== 'active') throw new HiddenError(owner);
     return row;
