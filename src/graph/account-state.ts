@@ -43,8 +43,12 @@
  * Recounts meet every member of a bucket, so they do not read every member's user row: the store
  * keeps a registry of deactivated accounts (`deactivated_accounts`, written in the user write's
  * logged batch), and `registryFilter` reads it once per pass and confirms only the members it
- * names. Reads that serve a request (pages, set queries) keep `deactivatedFilter`: their batches
- * are small and must see a flip at once.
+ * names. Reads that serve a request (pages, scans, set queries, followed-by, the export) take
+ * deactivation from the in-memory registry (`deactivated-registry.ts`): a flip acknowledged on this
+ * instance is enforced at once, one on another instance within the feed tail's poll (the API's 1 s
+ * bound), and a registry whose tail has not polled within its staleness bound is not trusted: those
+ * reads then use `deactivatedFilter`, a batched user read per page, as do services built without the
+ * feed.
  */
 
 import type { MemberFilter } from '../lists/contracts.js';

@@ -4,7 +4,9 @@
  * Design note. A user PUT may start two kinds of work that must survive a crash: going private →
  * public accepts every pending request (`accept_requests`), and a change of `state`
  * (deactivation / reactivation, `account-state.ts`) marks every counterpart's list for recount
- * (`mark_counterparts`). Each task row is written *before* the user row it serves, so a failure
+ * (`mark_counterparts`), and a change of `username` rewrites the account's name in the list rows
+ * that carry it (`rename_fanout`, `rename-fanout.ts`). Each task row is written *before* the user
+ * row it serves, so a failure
  * between the two leaves the old state, and the client's retry (which still sees it) flips it
  * again; a restart (`resume`) or the next PUT runs what is left. One run per owner per task kind
  * per process; a call while one runs asks it to look again when it ends.
@@ -30,6 +32,7 @@ import type { CountStore, UserStore } from '../ports/store.js';
 import { type AccountStateStore, newMarkTask, runMarkCounterparts } from './account-state.js';
 import type { WriteClock } from './clock-guard.js';
 import { userUpdatedRow } from './feed.js';
+import { newRenameTask, type RenameFanoutStore, runRenameFanout } from './rename-fanout.js';
 
 /** Pending requests accepted inline when an account goes public; more run in the background. */
 const INLINE_ACCEPT_LIMIT = 100;
@@ -44,13 +47,20 @@ const ACCEPT_PAGE = 200;
 export const ACCEPT_TASK_SETTLE_MICROS = 60_000_000n;
 
 export interface AccountsDeps {
-  store: AccountStateStore & UserStore & Pick<CountStore, 'getCount'>;
+  store: AccountStateStore & RenameFanoutStore & UserStore & Pick<CountStore, 'getCount'>;
   lists: Pick<ListService, 'page'>;
   /** µs since the epoch. */
   clock: () => Position;
   guard: WriteClock;
   /** How far ahead the counterpart marks are dated (µs; see `account-state.ts`). */
   leaseMicros: bigint;
+  /**
+   * How long after a rename its fan-out starts its walk (µs): the write path's bound,
+   * `feedLagMicros` of its policy (see `rename-fanout.ts`).
+   */
+  renameLagMicros: bigint;
+  /** Told the rows a rename's fan-out has done after every page. */
+  onRenameProgress?: (userId: UserId, done: number) => void;
   /** Accepts one pending request on the owner's behalf, deactivated accounts included. */
   accept: (owner: UserId, requester: UserId) => Promise<{ changed: boolean }>;
   onTaskError: (userId: UserId, error: unknown) => void;
@@ -72,6 +82,7 @@ export interface UserInput {
 export class Accounts {
   private readonly acceptRuns = new Map<UserId, { rerun: boolean }>();
   private readonly markRuns = new Map<UserId, { rerun: boolean }>();
+  private readonly renameRuns = new Map<UserId, { rerun: boolean }>();
 
   constructor(private readonly d: AccountsDeps) {}
 
@@ -98,7 +109,10 @@ export class Accounts {
     };
     const flipped = existing !== null && existing.state !== user.state;
     const goesPublic = existing?.private === true && !user.private;
+    const renamed = existing !== null && existing.username !== user.username;
     if (flipped) await store.putAccountTask(newMarkTask(user.id, this.d.clock));
+    if (renamed)
+      await store.putAccountTask(newRenameTask(user.id, user.username, this.d.renameLagMicros, this.d.clock));
     if (goesPublic) {
       const version = this.d.clock();
       await store.putAccountTask({ userId: user.id, task: 'accept_requests', cursor: null, version });
@@ -116,6 +130,7 @@ export class Accounts {
     this.d.onUserWritten?.(user);
     if (event) this.d.onEvents?.([event]);
     if (flipped) this.startMarkTask(user.id);
+    if (renamed) this.startRenameTask(user.id);
     if (goesPublic) {
       const pending = await store.getCount(listIn(user.id, 'requests'));
       const run = this.runAcceptTask(user.id);
@@ -139,6 +154,7 @@ export class Accounts {
     const tasks = await this.d.store.listAccountTasks();
     for (const t of tasks) {
       if (t.task === 'mark_counterparts') this.startMarkTask(t.userId);
+      else if (t.task === 'rename_fanout') this.startRenameTask(t.userId);
       else this.runAcceptTask(t.userId).catch((e: unknown) => this.d.onTaskError(t.userId, e));
     }
     return tasks.length;
@@ -146,7 +162,8 @@ export class Accounts {
 
   /** Resolves when no task runs in this process (tests). */
   async settle(): Promise<void> {
-    while (this.markRuns.size > 0 || this.acceptRuns.size > 0) await new Promise((r) => setTimeout(r, 20));
+    while (this.markRuns.size > 0 || this.renameRuns.size > 0 || this.acceptRuns.size > 0)
+      await new Promise((r) => setTimeout(r, 20));
   }
 
   /**
@@ -155,15 +172,30 @@ export class Accounts {
    * leaves a newer generation's row standing).
    */
   private startMarkTask(owner: UserId): void {
-    const running = this.markRuns.get(owner);
+    this.startTask(this.markRuns, owner, () =>
+      runMarkCounterparts(this.d.store, owner, { leaseMicros: this.d.leaseMicros, clock: this.d.clock }),
+    );
+  }
+
+  /** Runs the owner's `rename_fanout` task in the background; a rename while it runs asks for a rerun. */
+  private startRenameTask(owner: UserId): void {
+    this.startTask(this.renameRuns, owner, () =>
+      runRenameFanout(this.d.store, owner, {
+        clock: this.d.clock,
+        ...(this.d.onRenameProgress ? { onProgress: this.d.onRenameProgress } : {}),
+      }),
+    );
+  }
+
+  /** One run per owner in `runs`; a call while one runs makes it run again when it ends. */
+  private startTask(runs: Map<UserId, { rerun: boolean }>, owner: UserId, run: () => Promise<unknown>): void {
+    const running = runs.get(owner);
     if (running) {
       running.rerun = true;
       return;
     }
     const state = { rerun: false };
-    this.markRuns.set(owner, state);
-    const run = () =>
-      runMarkCounterparts(this.d.store, owner, { leaseMicros: this.d.leaseMicros, clock: this.d.clock });
+    runs.set(owner, state);
     (async () => {
       try {
         await run();
@@ -172,7 +204,7 @@ export class Accounts {
           await run();
         }
       } finally {
-        this.markRuns.delete(owner);
+        runs.delete(owner);
       }
     })().catch((e: unknown) => this.d.onTaskError(owner, e));
   }

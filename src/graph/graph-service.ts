@@ -94,6 +94,8 @@ export interface GraphServiceOptions {
   historyPolicy?: Partial<HistoryPolicy>;
   /** Told when a background account task fails (it stays recorded and resumes on the next PUT or start). */
   onTaskError?: (userId: UserId, error: unknown) => void;
+  /** Told the rows a rename's fan-out has done after every page (`rename-fanout.ts`). */
+  onRenameProgress?: (userId: UserId, done: number) => void;
   /**
    * HMAC key of set-query cursors (`config.graph.cursorSecret`; at least 16 characters). Default:
    * a random key per instance, so set cursors are then valid only on the instance that made them.
@@ -196,6 +198,8 @@ export class GraphService implements GraphApi {
       clock,
       guard,
       leaseMicros: countLeaseMicros,
+      renameLagMicros: feedLagMicros(policy),
+      ...(o.onRenameProgress ? { onRenameProgress: o.onRenameProgress } : {}),
       onEvents,
       onUserWritten: (u) => this.registry?.note(u),
       accept: (owner, requester) => this.writes.accept(owner, requester, {}, true),

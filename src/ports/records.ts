@@ -151,7 +151,7 @@ export interface Reconciliation {
 /** Durable per-account background work; `cursor` is where a restart resumes (null: from the start). */
 export interface AccountTask {
   userId: UserId;
-  task: 'accept_requests' | 'mark_counterparts';
+  task: 'accept_requests' | 'mark_counterparts' | 'rename_fanout';
   cursor: string | null;
   /**
    * The row's write time (µs): the generation's when the state change that needs the task writes

@@ -241,14 +241,17 @@ export interface ListStore {
    * own `version` (write time): a row deleted at or above that version stays deleted (at an equal
    * write time the deletion wins), and a later put of the row overwrites the name. A put writes
    * its row's name one below the row's version, so this replaces it whatever the two names' order
-   * (two live cells at one write time resolve to the larger value). One single-partition write.
-   * Idempotent.
+   * (two live cells at one write time resolve to the larger value). With `generation` (a
+   * rename's, µs) the cell is tagged with it (`model/row-username.ts`), so of two renames written
+   * at one row's write time the newer generation wins whatever the names' order; readers see the
+   * name only. One single-partition write. Idempotent.
    */
   setListUsernames(
     list: ListKey,
     bucketCode: number,
     rows: readonly VersionedEntry[],
     username: string,
+    generation?: Position,
   ): Promise<void>;
   /** Drops a whole bucket partition (after a growth has moved past it), at write time `version`. */
   dropBucket(list: ListKey, bucketCode: number, version: bigint): Promise<void>;

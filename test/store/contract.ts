@@ -493,6 +493,30 @@ export function describeStoreContract(name: string, make: () => Promise<StoreFix
       expect(await store.listBucket(list, 1, null, 10)).toStrictEqual([{ ...ex, username: 'newer' }]);
     });
 
+    it('regression: of two renames at one row’s write time the newer generation wins, whatever the names’ order; copies keep it', async () => {
+      const [owner, x] = ids(2) as [bigint, bigint];
+      const list = followers(owner);
+      const ex = { createdAt: 100n, otherId: x };
+      await store.writeEdges(
+        [],
+        [{ list, bucketCodes: [1], entry: { ...ex, username: 'john' }, op: 'put' }],
+        10n,
+      );
+      const walked = await store.listBucketVersions(list, 1, null, 10);
+      // Untagged, the later (smaller) name lost the tie to the earlier one: "zed" stayed.
+      await store.setListUsernames(list, 1, walked, 'zed', 1_000n);
+      await store.setListUsernames(list, 1, walked, 'amy', 2_000n);
+      expect(await store.listBucket(list, 1, null, 10)).toStrictEqual([{ ...ex, username: 'amy' }]);
+      // An older rename landing late changes nothing; the versions read show the plain name.
+      await store.setListUsernames(list, 1, walked, 'zed', 1_000n);
+      expect(await store.listBucketVersions(list, 1, null, 10)).toStrictEqual([
+        { entry: { ...ex, username: 'amy' }, version: 10n },
+      ]);
+      await store.copyBucketPage(list, 1, null, 10, () => 4096);
+      await store.setListUsernames(list, 4096, walked, 'zed', 1_000n);
+      expect(await store.listBucket(list, 4096, null, 10)).toStrictEqual([{ ...ex, username: 'amy' }]);
+    });
+
     it('list rows: since bounds an older read; listBucketNewer reads upward, oldest first, below until', async () => {
       const [owner, x, y, z, w] = ids(5) as [bigint, bigint, bigint, bigint, bigint];
       const list = followers(owner);

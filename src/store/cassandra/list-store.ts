@@ -5,6 +5,7 @@
  * cell at its original write time so a concurrent newer write still wins over the copy.
  */
 import { SINGLE_BUCKET } from '../../model/buckets.js';
+import { renamedUsername } from '../../model/row-username.js';
 import {
   type Directory,
   FIRST_TIME_BUCKET,
@@ -228,12 +229,14 @@ export class CassandraListStore implements ListStore {
     bucketCode: number,
     rows: readonly VersionedEntry[],
     username: string,
+    generation?: Position,
   ): Promise<void> {
     const statement = LS[listTable(list)].setUsername;
     const key = partitionValues(list, bucketCode);
+    const cell = generation === undefined ? username : renamedUsername(username, generation);
     const queries = rows.map(({ entry, version }) => ({
       statement,
-      params: [version, username, ...key, entry.createdAt, entry.otherId],
+      params: [version, cell, ...key, entry.createdAt, entry.otherId],
     }));
     // One partition: an unlogged batch is one mutation, applied atomically on each replica.
     await this.cql.write('setListUsernames', queries, { logged: false });

@@ -4,6 +4,7 @@
  * record's stated default (0n, null, `'active'`, `'{}'`).
  */
 import type cassandra from 'cassandra-driver';
+import { plainUsername } from '../../model/row-username.js';
 import type {
   BucketLayout,
   Direction,
@@ -65,7 +66,7 @@ export const toEntry = (row: Row): ListEntry => {
   return {
     createdAt: row.created_at as bigint,
     otherId: row.other_id as bigint,
-    ...(username === null || username === undefined ? {} : { username }),
+    ...(username === null || username === undefined ? {} : { username: plainUsername(username) }),
   };
 };
 

@@ -13,6 +13,7 @@ import { bucketCodeOf, bucketOf } from '../../model/buckets.js';
 import { nowPosition } from '../../model/clock.js';
 import { UsernameTakenError } from '../../model/errors.js';
 import { compareEventKeys, type EventKey, type EventRow } from '../../model/events.js';
+import { plainUsername, renamedUsername } from '../../model/row-username.js';
 import { type Directory, EMPTY_DIRECTORY, type RowMode, type TimeBucket } from '../../model/time-buckets.js';
 import type {
   BucketLayout,
@@ -61,6 +62,14 @@ function historyOrder(x: StoredPairOp, y: StoredPairOp): number {
 interface VersionedEdge {
   edge: EdgeRecord;
   version: bigint;
+}
+
+/** A row a read shows: its key and name, the write times of its marker and name, the name cell as stored. */
+interface LiveRow {
+  entry: ListEntry;
+  live: bigint;
+  nameAt: bigint | null;
+  nameCell: string | null;
 }
 
 interface RowCell {
@@ -395,10 +404,10 @@ export class MemoryGraphStore implements GraphStore {
     part.rows.set(edge.sourceId, mergeEdge(live, edge, version));
   }
 
-  private liveRows(list: ListKey, code: number): { entry: ListEntry; live: bigint; nameAt: bigint | null }[] {
+  private liveRows(list: ListKey, code: number): LiveRow[] {
     const part = this.partitions.get(partKey(list, code));
     if (!part) return [];
-    const out: { entry: ListEntry; live: bigint; nameAt: bigint | null }[] = [];
+    const out: LiveRow[] = [];
     // Cassandra's liveness: a cell counts when written after the row's and the partition's
     // deletions (at an equal write time the deletion wins); a row shows while any cell counts.
     const counts = (at: bigint | null, tomb: bigint | null) =>
@@ -407,8 +416,13 @@ export class MemoryGraphStore implements GraphStore {
       const name = cell.name?.value != null && counts(cell.name.at, cell.tomb) ? cell.name : null;
       const live = counts(cell.live, cell.tomb) ? cell.live : null;
       if (live === null && name === null) continue;
-      const entry = name ? { ...cell.entry, username: name.value as string } : cell.entry;
-      out.push({ entry, live: live ?? (name?.at as bigint), nameAt: name?.at ?? null });
+      const entry = name ? { ...cell.entry, username: plainUsername(name.value as string) } : cell.entry;
+      out.push({
+        entry,
+        live: live ?? (name?.at as bigint),
+        nameAt: name?.at ?? null,
+        nameCell: name?.value ?? null,
+      });
     }
     return out.sort((a, b) => compareEntries(a.entry, b.entry));
   }
@@ -549,11 +563,12 @@ export class MemoryGraphStore implements GraphStore {
       .filter((r) => !after || compareEntries(r.entry, after) > 0)
       .slice(0, limit);
     for (const r of page) {
-      const { username, ...key } = r.entry;
+      const { username: _, ...key } = r.entry;
       const code = targetCode(key);
       this.writeRow(list, code, key, 'put', r.live);
-      if (username !== undefined && r.nameAt !== null)
-        await this.setListUsernames(list, code, [{ entry: key, version: r.nameAt }], username);
+      // The cell as stored (a rename's keeps its generation tag), at its own write time.
+      if (r.nameCell !== null && r.nameAt !== null)
+        await this.setListUsernames(list, code, [{ entry: key, version: r.nameAt }], r.nameCell);
     }
     const last = page.at(-1);
     return { copied: page.length, last: page.length < limit || !last ? null : { ...last.entry } };
@@ -576,7 +591,9 @@ export class MemoryGraphStore implements GraphStore {
     bucketCode: number,
     rows: readonly VersionedEntry[],
     username: string,
+    generation?: Position,
   ): Promise<void> {
+    const name = generation === undefined ? username : renamedUsername(username, generation);
     const pk = partKey(list, bucketCode);
     const part = this.partitions.get(pk) ?? { drop: null, rows: new Map() };
     this.partitions.set(pk, part);
@@ -584,7 +601,7 @@ export class MemoryGraphStore implements GraphStore {
       const rk = rowKey(entry);
       const { createdAt, otherId } = entry;
       const cell = part.rows.get(rk) ?? { live: null, tomb: null, entry: { createdAt, otherId } };
-      this.writeName(cell, username, version);
+      this.writeName(cell, name, version);
       part.rows.set(rk, cell);
     }
   }

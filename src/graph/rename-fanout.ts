@@ -1,0 +1,285 @@
+/**
+ * The rename fan-out: after an account's username changes, the list rows that name it (in every
+ * counterpart's lists) are rewritten to the new name, by a resumable account task.
+ *
+ * Design note. List rows carry their member's username so a page reads no user row
+ * (`page-members.ts`). An account X is the member of the rows *opposite* its own: X's `followers`
+ * row for F is mirrored by F's `following` row for X at the same `created_at`, and likewise for
+ * every relation and direction. So the task walks X's own lists (`walkList`, every relation, both
+ * directions, each list's partitions), and for each row finds the opposite row's partitions
+ * (`writeCodes` of the counterpart's layout and directory: its time bucket, or its hash buckets
+ * while it migrates, both in between), reads that row's write time (`listBucketVersions`, one row
+ * from just above the key) and writes the name at exactly that write time
+ * (`ListStore.setListUsernames`), grouped per partition. Its cursor (list, walk cursor, rows done)
+ * is committed after every page, so a crash resumes at the last page and memory stays one page
+ * whatever the list's size.
+ *
+ * Races.
+ * - An unfollow while the task runs: its delete carries a version at or above the row's, so the
+ *   name written at the row's own write time stays deleted with it (at equal write times the
+ *   delete wins). A name written at the task's clock would resurrect the row as a name-only row.
+ * - A write that read the old name: a follow reads both users with its pair and writes its rows
+ *   with those names within the write path's bound, B + V + T + 2S (`feedLagMicros`) of its reads.
+ *   The task starts its walk no earlier than that bound after the rename (`notBefore` in its
+ *   cursor), so every write that could carry the old name has landed before the walk passes its
+ *   row, and is rewritten; a write that read the new name writes it one below its row (the put's
+ *   rule), replaced by nothing older.
+ * - Two renames in a row: each writes a new task generation (the row's version is the rename's
+ *   clock), and the run checks before every page that its generation is still the task's: an older
+ *   run stops and the newest runs from the start, after its own bound. Each page writes the
+ *   account's name as read then, tagged with the generation (`model/row-username.ts`), so the newer
+ *   rename wins at the row's write time whatever the names' order. This relies on a page being
+ *   written within the bound of its check (a page is one round of reads and writes, well under it).
+ *
+ * Generations and the task row follow `account-state.ts`: written before the user row at version
+ * = generation, one higher per commit, deleted at the version the run last wrote or read, so a
+ * newer rename's row survives the older run's delete.
+ *
+ * Cost: per row of the account's lists, the counterpart's layout and directory (two reads), one
+ * one-row read and one write: about four round trips per follower, run a page at a time in
+ * parallel. Measured rates and the figure for a 9M-follower account are in the README. Limits:
+ * a repair (`pair-repair.ts`) reads usernames outside the write path's bound; one that read the
+ * old name and lands after the walk passed leaves it until the pair's next write.
+ */
+import { type WalkCursor, walkList } from '../lists/list-walker.js';
+import { nowPosition } from '../model/clock.js';
+import { writeCodes } from '../model/time-buckets.js';
+import {
+  type Direction,
+  type ListEntry,
+  type ListKey,
+  listId,
+  type Position,
+  RELATIONS,
+  type Relation,
+  type UserId,
+} from '../model/types.js';
+import type { AccountTask, VersionedEntry } from '../ports/records.js';
+import type { AccountTaskStore, ListStore, UserStore } from '../ports/store.js';
+
+export type RenameFanoutStore = Pick<UserStore, 'getUser'> &
+  Pick<ListStore, 'getLayout' | 'getDirectory' | 'listBucket' | 'listBucketVersions' | 'setListUsernames'> &
+  AccountTaskStore;
+
+/** Where a rename's walk stands (`account_tasks.cursor`, plain data; never leaves the server). */
+export interface RenameCursor {
+  /** The rename's clock (µs): the task row's first version and the tag of the names it writes. */
+  generation: Position;
+  /** The name the rename set (the run writes the account's name as it reads it per page). */
+  username: string;
+  /** The walk starts no earlier (µs): the rename plus the write path's bound. */
+  notBefore: Position;
+  /** Which of the account's lists, and the walk cursor in it. */
+  relation: Relation;
+  direction: Direction;
+  walk: WalkCursor | null;
+  /** Rows of the account's lists visited so far (progress). */
+  done: number;
+}
+
+/** The account's lists in walk order: every relation, `out` then `in`. */
+const LISTS: readonly { relation: Relation; direction: Direction }[] = RELATIONS.flatMap((relation) =>
+  (['out', 'in'] as const).map((direction) => ({ relation, direction })),
+);
+
+export function encodeRenameCursor(c: RenameCursor): string {
+  const after = c.walk?.after;
+  return JSON.stringify({
+    g: c.generation.toString(),
+    n: c.username,
+    a: c.notBefore.toString(),
+    r: c.relation,
+    d: c.direction,
+    b: c.walk?.bucketCode ?? null,
+    t: after ? after.createdAt.toString() : null,
+    o: after ? after.otherId.toString() : null,
+    c: c.done,
+  });
+}
+
+export function decodeRenameCursor(raw: string | null): RenameCursor {
+  const j = JSON.parse(raw ?? '{}') as {
+    g?: string;
+    n?: string;
+    a?: string;
+    r?: Relation;
+    d?: Direction;
+    b?: number | null;
+    t?: string | null;
+    o?: string | null;
+    c?: number;
+  };
+  const after: ListEntry | null =
+    j.t != null && j.o != null ? { createdAt: BigInt(j.t), otherId: BigInt(j.o) } : null;
+  return {
+    generation: BigInt(j.g ?? '0'),
+    username: j.n ?? '',
+    notBefore: BigInt(j.a ?? '0'),
+    relation: j.r ?? 'follows',
+    direction: j.d ?? 'out',
+    walk: j.b == null ? null : { bucketCode: j.b, after },
+    done: j.c ?? 0,
+  };
+}
+
+/**
+ * The task row a rename writes before its user row: a new generation (the clock now) whose walk
+ * starts `lagMicros` later (`feedLagMicros` of the write path's policy), from the first list.
+ */
+export function newRenameTask(
+  owner: UserId,
+  username: string,
+  lagMicros: bigint,
+  clock: () => Position = nowPosition,
+): AccountTask {
+  const generation = clock();
+  const first = LISTS[0] as (typeof LISTS)[number];
+  return {
+    userId: owner,
+    task: 'rename_fanout',
+    cursor: encodeRenameCursor({
+      generation,
+      username,
+      notBefore: generation + lagMicros,
+      ...first,
+      walk: null,
+      done: 0,
+    }),
+    version: generation,
+  };
+}
+
+/** The write time of `entry`'s row in one partition, or null when it has none. One one-row read. */
+async function rowVersion(
+  store: Pick<ListStore, 'listBucketVersions'>,
+  list: ListKey,
+  code: number,
+  entry: ListEntry,
+): Promise<VersionedEntry | null> {
+  // Rows strictly after (createdAt, owner + 1) in list order begin with (createdAt, owner) when it exists.
+  const [row] = await store.listBucketVersions(list, code, { ...entry, otherId: entry.otherId + 1n }, 1);
+  return row && row.entry.createdAt === entry.createdAt && row.entry.otherId === entry.otherId
+    ? { entry: { createdAt: entry.createdAt, otherId: entry.otherId }, version: row.version }
+    : null;
+}
+
+class Superseded extends Error {}
+/** The account is gone: its rows are deleted with it, nothing to rename. */
+class Gone extends Error {}
+
+export interface RenameFanoutOptions {
+  /** Rows of the account's lists per page (default 250). */
+  pageSize?: number;
+  /** µs since the epoch (default `nowPosition`). */
+  clock?: () => Position;
+  /** Waits `ms` (default `setTimeout`). */
+  sleep?: (ms: number) => Promise<void>;
+  /** Told the rows done after every committed page. */
+  onProgress?: (owner: UserId, done: number) => void;
+}
+
+/**
+ * Runs (or resumes) the `rename_fanout` task of `owner` (see the note): waits for the task's
+ * `notBefore`, then rewrites the username cell of every row that names `owner` in its
+ * counterparts' lists, committing the cursor after every page at the task's version plus one. A
+ * newer generation met before a page restarts the run with it; at the end it deletes its own
+ * generation's row and looks again. An account that no longer exists ends its task. Returns the
+ * rows visited by this call.
+ */
+export async function runRenameFanout(
+  store: RenameFanoutStore,
+  owner: UserId,
+  o: RenameFanoutOptions = {},
+): Promise<number> {
+  const clock = o.clock ?? nowPosition;
+  const sleep = o.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  const pageSize = o.pageSize ?? 250;
+  let visited = 0;
+  for (;;) {
+    const task = await store.getAccountTask(owner, 'rename_fanout');
+    if (!task) return visited;
+    const start = decodeRenameCursor(task.cursor);
+    const { generation } = start;
+    let version = task.version;
+    const wait = start.notBefore - clock();
+    if (wait > 0n) await sleep(Number((wait + 999n) / 1000n));
+    /** The account's name now, while the stored task is still this generation's. */
+    const current = async (): Promise<string> => {
+      const [now, user] = await Promise.all([
+        store.getAccountTask(owner, 'rename_fanout'),
+        store.getUser(owner),
+      ]);
+      if (!now || decodeRenameCursor(now.cursor).generation !== generation) throw new Superseded();
+      if (now.version > version) version = now.version;
+      if (!user) throw new Gone();
+      return user.username;
+    };
+    let done = start.done;
+    const commit = async (at: Omit<RenameCursor, 'generation' | 'username' | 'notBefore' | 'done'>) => {
+      version += 1n;
+      await store.putAccountTask({
+        userId: owner,
+        task: 'rename_fanout',
+        cursor: encodeRenameCursor({ ...start, ...at, done }),
+        version,
+      });
+      o.onProgress?.(owner, done);
+    };
+    try {
+      let from = LISTS.findIndex((l) => l.relation === start.relation && l.direction === start.direction);
+      if (from < 0) from = 0;
+      for (let i = from; i < LISTS.length; i++) {
+        const { relation, direction } = LISTS[i] as (typeof LISTS)[number];
+        const opposite: Direction = direction === 'out' ? 'in' : 'out';
+        await walkList(
+          store,
+          { userId: owner, relation, direction },
+          async (rows, _code, next) => {
+            const name = await current();
+            const parts = new Map<string, { list: ListKey; code: number; rows: VersionedEntry[] }>();
+            await Promise.all(
+              rows.map(async (r) => {
+                const list: ListKey = { userId: r.otherId, relation, direction: opposite };
+                const entry: ListEntry = { createdAt: r.createdAt, otherId: owner };
+                const [layout, directory] = await Promise.all([
+                  store.getLayout(list),
+                  store.getDirectory(list),
+                ]);
+                for (const code of writeCodes(layout, directory, entry)) {
+                  const row = await rowVersion(store, list, code, entry);
+                  if (!row) continue;
+                  const key = `${listId(list)}|${code}`;
+                  const part = parts.get(key) ?? { list, code, rows: [] };
+                  part.rows.push(row);
+                  parts.set(key, part);
+                }
+              }),
+            );
+            await Promise.all(
+              [...parts.values()].map((p) =>
+                store.setListUsernames(p.list, p.code, p.rows, name, generation),
+              ),
+            );
+            done += rows.length;
+            visited += rows.length;
+            if (next) await commit({ relation, direction, walk: next });
+          },
+          { pageSize, from: i === from ? start.walk : null },
+        );
+        const following = LISTS[i + 1];
+        if (following) {
+          await current();
+          await commit({ ...following, walk: null });
+        }
+      }
+      await current();
+      // This generation's row only: a rename landing after the check writes a higher version.
+      await store.deleteAccountTask(owner, 'rename_fanout', version);
+    } catch (e) {
+      if (e instanceof Superseded) continue;
+      if (!(e instanceof Gone)) throw e;
+      await store.deleteAccountTask(owner, 'rename_fanout', version);
+      return visited;
+    }
+  }
+}
