@@ -11,6 +11,7 @@ import {
   type PendingSplit,
   timeCodes,
 } from '../../src/model/time-buckets.js';
+import { BucketedListService } from '../../src/lists/list-service.js';
 import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
 import { followersOf } from '../support/list-fixtures.js';
 import { runInterruptedSplit } from './bucket-split-scenario.js';
@@ -69,6 +70,50 @@ describe('placement while a split is pending', () => {
 
   it('a bucket closing during a split takes an id above the pending children', () => {
     expect([nextBucketId(before), nextBucketId({ ...before, split: split('dual') })]).toEqual([4098, 4100]);
+  });
+});
+
+describe('reads after a flip, before the parent\'s moved rows are deleted', () => {
+  it('a split parent\'s moved rows never show: pages and scans read each bucket within its range', async () => {
+    const store = new MemoryGraphStore();
+    const list = followersOf(7n);
+    await store.updateDirectory(list, 0, { mode: 'time', add: after.buckets.filter((b) => b.start !== null) });
+    const put = (code: number, createdAt: bigint, otherId: bigint) =>
+      store.writeEdges([], [{ list, bucketCodes: [code], entry: { createdAt, otherId }, op: 'put' }], 10n);
+    // X (4096) keeps [100, 150) and still holds its moved rows, one of them (155) since deleted
+    // from its child; the children hold their ranges.
+    for (const [code, at] of [
+      [4096, 120n],
+      [4096, 155n],
+      [4096, 160n],
+      [4096, 190n],
+      [4098, 160n],
+      [4099, 190n],
+      [1, 50n],
+    ] as const)
+      await put(code, at, at);
+    const lists = new BucketedListService({
+      store,
+      cursorSecret: 'bucket-split-test-secret',
+      bucketThresholds: [1e9],
+      layoutCacheTtlMs: 0,
+    });
+    const ids = (p: { items: { id: bigint }[] }) => p.items.map((i) => i.id);
+    const first = await lists.page(list, 2, null);
+    const second = await lists.page(list, 10, first.nextCursor);
+    const back = await lists.page(list, 10, second.prevCursor, { direction: 'newer' });
+    const scanned = await Promise.all([0, 1, 2].map((s) => lists.scan(list, s, 3, 10, null)));
+    expect({
+      first: ids(first),
+      second: ids(second),
+      back: ids(back),
+      scanned: scanned.flatMap((p) => p.ids).sort((a, b) => (a < b ? -1 : 1)),
+    }).toEqual({
+      first: [190n, 160n],
+      second: [120n, 50n],
+      back: [190n, 160n],
+      scanned: [50n, 120n, 160n, 190n],
+    });
   });
 });
 
