@@ -71,7 +71,11 @@ export async function splitOverfilledBuckets(
       if (splits > 0) onList?.(list, 'split');
     } catch (e) {
       if (
-        !(e instanceof SplitBlockedError || e instanceof SplitConflictError || e instanceof SplitVerificationError)
+        !(
+          e instanceof SplitBlockedError ||
+          e instanceof SplitConflictError ||
+          e instanceof SplitVerificationError
+        )
       )
         throw e;
       summary.splits += splits;

@@ -210,7 +210,8 @@ export async function splitBucket(
     const index = directory.buckets.findIndex((b) => b.id === bucket);
     const upper = upperOf(directory, index);
     if (index < 0) throw new SplitBlockedError(list, `no bucket ${bucket}`);
-    if (upper === null || upper > clock()) throw new SplitBlockedError(list, `bucket ${bucket} is not closed`);
+    if (upper === null || upper > clock())
+      throw new SplitBlockedError(list, `bucket ${bucket} is not closed`);
     const planner = new DirectoryPlanner(o.bucketRows);
     let from = FLOOR;
     for (;;) {
@@ -260,7 +261,8 @@ export async function splitBucket(
       break;
     }
   }
-  if (parentUpper === null) throw new SplitBlockedError(list, `split parent ${parentId} is the newest bucket`);
+  if (parentUpper === null)
+    throw new SplitBlockedError(list, `split parent ${parentId} is the newest bucket`);
 
   if (split.stage === 'dual') {
     await sleep(o.settleMs);

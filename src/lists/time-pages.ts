@@ -35,12 +35,7 @@
  * children holds them: a cursor taken in a parent before a split's flip resumes in the child that
  * holds `after` after it, exactly (the children hold exactly the parent's rows of their ranges).
  */
-import {
-  bucketIndexFor,
-  type Directory,
-  ownerKeyOf,
-  upperOf,
-} from '../model/time-buckets.js';
+import { bucketIndexFor, type Directory, ownerKeyOf, upperOf } from '../model/time-buckets.js';
 import type { ListEntry, ListKey, Position } from '../model/types.js';
 import type { ListStore } from '../ports/store.js';
 import type { MemberFilter } from './contracts.js';

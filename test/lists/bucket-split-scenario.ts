@@ -144,7 +144,13 @@ export async function runInterruptedSplit(
   const stage = async () => (await store.getDirectory(list)).split?.stage ?? 'none';
 
   /** Who is present throughout a run, and the run's verdict on what it returned. */
-  const judge = (present: Set<bigint>, touched: Set<bigint>, seen: ListEntry[], stages: string[], ordered: boolean) => {
+  const judge = (
+    present: Set<bigint>,
+    touched: Set<bigint>,
+    seen: ListEntry[],
+    stages: string[],
+    ordered: boolean,
+  ) => {
     const counts = new Map<bigint, number>();
     for (const e of seen) counts.set(e.otherId, (counts.get(e.otherId) ?? 0) + 1);
     return {

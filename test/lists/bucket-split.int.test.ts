@@ -30,7 +30,9 @@ describe('a split interrupted twice under old-time writes, walks and a 16-slice 
       pageLimit: 5,
       slices: 16,
     });
-    console.log(`writer ops ${r.writerOps}, walks ${r.walks.length}, scans ${r.scans.length}, rows ${r.rows.length}`);
+    console.log(
+      `writer ops ${r.writerOps}, walks ${r.walks.length}, scans ${r.scans.length}, rows ${r.rows.length}`,
+    );
     const n = r.children.length;
     expect(n).toBeGreaterThanOrEqual(4);
     expect(r.runs).toEqual([

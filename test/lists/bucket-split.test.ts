@@ -5,13 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { splitBucket } from '../../src/lists/bucket-split.js';
-import {
-  type Directory,
-  nextBucketId,
-  type PendingSplit,
-  timeCodes,
-} from '../../src/model/time-buckets.js';
 import { BucketedListService } from '../../src/lists/list-service.js';
+import { type Directory, nextBucketId, type PendingSplit, timeCodes } from '../../src/model/time-buckets.js';
 import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
 import { followersOf } from '../support/list-fixtures.js';
 import { runInterruptedSplit } from './bucket-split-scenario.js';
@@ -46,15 +41,9 @@ const after: Directory = {
 describe('placement while a split is pending', () => {
   it('writes a moved row to parent and child until the split is finalized, other rows once', () => {
     const codes = (d: Directory, at: bigint) => timeCodes(d, at).sort();
-    expect([120n, 150n, 179n, 180n, 199n, 200n, 99n].map((t) => codes({ ...before, split: split('dual') }, t))).toEqual([
-      [4096],
-      [4096, 4098],
-      [4096, 4098],
-      [4096, 4099],
-      [4096, 4099],
-      [4097],
-      [1],
-    ]);
+    expect(
+      [120n, 150n, 179n, 180n, 199n, 200n, 99n].map((t) => codes({ ...before, split: split('dual') }, t)),
+    ).toEqual([[4096], [4096, 4098], [4096, 4098], [4096, 4099], [4096, 4099], [4097], [1]]);
     expect([120n, 150n, 199n, 200n].map((t) => codes({ ...after, split: split('flipped') }, t))).toEqual([
       [4096],
       [4096, 4098],
@@ -73,11 +62,14 @@ describe('placement while a split is pending', () => {
   });
 });
 
-describe('reads after a flip, before the parent\'s moved rows are deleted', () => {
-  it('a split parent\'s moved rows never show: pages and scans read each bucket within its range', async () => {
+describe("reads after a flip, before the parent's moved rows are deleted", () => {
+  it("a split parent's moved rows never show: pages and scans read each bucket within its range", async () => {
     const store = new MemoryGraphStore();
     const list = followersOf(7n);
-    await store.updateDirectory(list, 0, { mode: 'time', add: after.buckets.filter((b) => b.start !== null) });
+    await store.updateDirectory(list, 0, {
+      mode: 'time',
+      add: after.buckets.filter((b) => b.start !== null),
+    });
     const put = (code: number, createdAt: bigint, otherId: bigint) =>
       store.writeEdges([], [{ list, bucketCodes: [code], entry: { createdAt, otherId }, op: 'put' }], 10n);
     // X (4096) keeps [100, 150) and still holds its moved rows, one of them (155) since deleted
@@ -101,7 +93,7 @@ describe('reads after a flip, before the parent\'s moved rows are deleted', () =
     const ids = (p: { items: { id: bigint }[] }) => p.items.map((i) => i.id);
     const first = await lists.page(list, 2, null);
     const second = await lists.page(list, 10, first.nextCursor);
-    const back = await lists.page(list, 10, second.prevCursor, { direction: 'newer' });
+    const back = await lists.page(list, 10, second.prevCursor ?? null, { direction: 'newer' });
     const scanned = await Promise.all([0, 1, 2].map((s) => lists.scan(list, s, 3, 10, null)));
     expect({
       first: ids(first),

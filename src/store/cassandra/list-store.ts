@@ -144,7 +144,11 @@ export class CassandraListStore implements ListStore {
       .filter((r) => r.start !== null && r.start !== undefined)
       .map((r) => {
         const owner = r.owner as number | null | undefined;
-        const b: TimeBucket = { id: r.bucket as number, start: r.start as bigint, base: Number(r.base ?? 0n) };
+        const b: TimeBucket = {
+          id: r.bucket as number,
+          start: r.start as bigint,
+          base: Number(r.base ?? 0n),
+        };
         return owner === null || owner === undefined ? b : { ...b, owner };
       });
     buckets.push({ id: FIRST_TIME_BUCKET, start: null, base: 0 });

@@ -545,7 +545,11 @@ export class MemoryGraphStore implements GraphStore {
     if (d.version !== expectedVersion) return false;
     if (change.split === null) this.splits.delete(listKey(list));
     else if (change.split)
-      this.splits.set(listKey(list), { ...change.split, starts: [...change.split.starts], ids: [...change.split.ids] });
+      this.splits.set(listKey(list), {
+        ...change.split,
+        starts: [...change.split.starts],
+        ids: [...change.split.ids],
+      });
     if (change.migration === null) this.migrations.delete(listKey(list));
     else if (change.migration) this.migrations.set(listKey(list), { ...change.migration });
     const buckets = [...d.buckets, ...(change.add ?? []).map((b) => ({ ...b }))];
