@@ -51,6 +51,10 @@ const COMMANDS: Record<string, { help: string; load: () => Promise<Command> }> =
     help: 'migrate hash-bucketed lists to time buckets, resumably (--users 1,2 | --all) [--bucket-rows N] [--settle-ms N]',
     load: async () => (await import('./commands.js')).migrateListsCommand,
   },
+  'split-buckets': {
+    help: 'split closed time buckets overfilled by old-time writes, resumably (--users 1,2 | --all) [--bucket-rows N] [--settle-ms N]',
+    load: async () => (await import('./split-buckets.js')).splitBucketsCommand,
+  },
   relay: {
     help: 'relay the settled change feed to Kafka until stopped (--brokers HOST:PORT --topic graph-events [--name relay] [--batch N])',
     load: async () => (await import('./commands.js')).relayCommand,

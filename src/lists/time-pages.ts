@@ -19,13 +19,23 @@
  * budget left); once the rows read reach the budget the page stops short with a cursor past the
  * last row read. The first round always runs.
  *
- * Scans: slice `s` of `S` owns the buckets whose `ownerKey` is `s` modulo `S` and reads them
- * whole, one after another, each in clustering order. Keys are stable (a bucket's key never
- * changes and boundaries are only added), so slices started at different moments agree, every row
- * (one bucket each) is read by exactly one slice, and a bucket opened mid-scan belongs to exactly
- * one slice, which reads it if it opened before that slice finished.
+ * Every bucket read is bounded by the bucket's range (`upperOf`): a split parent keeps its moved
+ * rows until the split deletes them (`bucket-split.ts`), and they must not show twice. An older
+ * read of bucket `i` starts no newer than `(upper, MIN_ID)`; a newer read stops below `upper`.
+ * Without splits every row lies in its bucket's range and the bound changes nothing.
+ *
+ * Scans: slice `s` of `S` owns the buckets whose owner key (`ownerKeyOf`) is `s` modulo `S` and
+ * reads them group by group (the buckets sharing a key), each group newest bucket first, each
+ * bucket in clustering order within its range. Keys are stable (a bucket's key never changes, a
+ * split's children take their parent's, and boundaries are only added), so slices started at
+ * different moments agree, every row is read by exactly one slice, and a bucket opened mid-scan
+ * belongs to exactly one slice, which reads it if it opened before that slice finished. A group
+ * covers one contiguous time range (the parent's before its split), read newest first, so the
+ * position `{ key, after }` means "the group's rows older than `after`" whichever of parent or
+ * children holds them: a cursor taken in a parent before a split's flip resumes in the child that
+ * holds `after` after it, exactly (the children hold exactly the parent's rows of their ranges).
  */
-import { bucketIndexFor, type Directory, ownerKey } from '../model/time-buckets.js';
+import { bucketIndexFor, type Directory, ownerKeyOf, upperOf } from '../model/time-buckets.js';
 import type { ListEntry, ListKey, Position } from '../model/types.js';
 import type { ListStore } from '../ports/store.js';
 import type { MemberFilter } from './contracts.js';
@@ -55,8 +65,21 @@ export interface TimeReadResult {
   budgetHit: boolean;
 }
 
-/** Rows of one bucket strictly past `from` in the read's direction, at most `n`. */
-type Fetch = (bucketId: number, from: ListEntry | null, n: number) => Promise<ListEntry[]>;
+/** Rows of the bucket at `index` strictly past `from` in the read's direction, at most `n`. */
+type Fetch = (index: number, from: ListEntry | null, n: number) => Promise<ListEntry[]>;
+
+/** The smallest id: `(t, MIN_ID)` lies below every key at time `t`. */
+const MIN_ID = -(1n << 63n);
+
+/**
+ * An older read's start in the bucket at `index`: `from`, or `(upper, MIN_ID)` when that is older
+ * (rows at or past the bucket's upper end are not its own; see the module note).
+ */
+export function olderStart(directory: Directory, index: number, from: ListEntry | null): ListEntry | null {
+  const upper = upperOf(directory, index);
+  if (upper === null || (from !== null && from.createdAt < upper)) return from;
+  return { createdAt: upper, otherId: MIN_ID };
+}
 
 /**
  * Reads toward older rows from `after` (exclusive; null: the newest), stopping at `since`
@@ -67,8 +90,13 @@ export function readOlder(
 ): Promise<TimeReadResult> {
   const { directory, since } = o;
   const start = o.after ? bucketIndexFor(directory, o.after.createdAt) : 0;
-  const fetch: Fetch = (id, from, n) =>
-    since === null ? o.store.listBucket(o.list, id, from, n) : o.store.listBucket(o.list, id, from, n, since);
+  const fetch: Fetch = (index, from, n) => {
+    const id = directory.buckets[index]?.id as number;
+    const start = olderStart(directory, index, from);
+    return since === null
+      ? o.store.listBucket(o.list, id, start, n)
+      : o.store.listBucket(o.list, id, start, n, since);
+  };
   return read(o, o.after, start, fetch, (i) => {
     const b = directory.buckets[i];
     // The oldest bucket, or one that holds `since`: nothing older is in range.
@@ -84,11 +112,14 @@ export function readNewer(
 ): Promise<TimeReadResult> {
   const { directory, until } = o;
   const start = bucketIndexFor(directory, o.after.createdAt);
-  const fetch: Fetch = (id, from, n) => {
+  const fetch: Fetch = (index, from, n) => {
+    const id = directory.buckets[index]?.id as number;
     const boundary = from ?? o.after;
-    return until === null
+    const upper = upperOf(directory, index);
+    const below = upper === null ? until : until === null || upper < until ? upper : until;
+    return below === null
       ? o.store.listBucketNewer(o.list, id, boundary, n)
-      : o.store.listBucketNewer(o.list, id, boundary, n, until);
+      : o.store.listBucketNewer(o.list, id, boundary, n, below);
   };
   return read(o, o.after, start, fetch, (i) => {
     if (i === 0) return null;
@@ -122,8 +153,7 @@ async function read(
     } else {
       size = need + 1;
     }
-    const id = o.directory.buckets[index]?.id as number;
-    const rows = await fetch(id, from, size);
+    const rows = await fetch(index, from, size);
     o.stats.queries++;
     o.stats.rounds++;
     o.stats.rowsRead += rows.length;
@@ -169,23 +199,35 @@ export async function scanTimeSlice(
   pos: TimeScanPosition,
   stats: PageStats,
 ): Promise<{ ids: bigint[]; next: TimeScanPosition | null }> {
+  // Directory order is newest first, so each group's buckets stay newest first.
   const owned = directory.buckets
-    .map((b) => ({ id: b.id, key: ownerKey(b.id) }))
+    .map((b, index) => ({ index, key: ownerKeyOf(b) }))
     .filter((b) => b.key % slices === slice && b.key >= pos.key)
-    .sort((a, b) => a.key - b.key);
+    .sort((a, b) => a.key - b.key || a.index - b.index);
   const ids: bigint[] = [];
-  let after = owned[0]?.key === pos.key ? pos.after : null;
+  let key = owned[0]?.key;
+  let after = key === pos.key ? pos.after : null;
   for (const bucket of owned) {
+    if (bucket.key !== key) {
+      key = bucket.key;
+      after = null;
+    }
+    const range = directory.buckets[bucket.index] as (typeof directory.buckets)[number];
+    // Buckets of the group newer than `after` hold nothing past it.
+    if (after !== null && range.start !== null && after.createdAt < range.start) continue;
     const need = limit - ids.length;
-    const rows = await store.listBucket(list, bucket.id, after, need);
+    const rows = await store.listBucket(list, range.id, olderStart(directory, bucket.index, after), need);
     stats.queries++;
     stats.rounds++;
     stats.rowsRead += rows.length;
     for (const r of rows) ids.push(r.otherId);
-    // The page is full: resume in this bucket after its last row (the next read may find none).
-    if (rows.length === need) return { ids, next: { key: bucket.key, after: rows.at(-1) ?? after } };
+    const last = rows.at(-1);
+    if (last) after = last;
+    // The page is full: resume in this group after its last row (the next read may find none).
+    if (rows.length === need) return { ids, next: { key: bucket.key, after } };
     stats.buckets++;
-    after = null;
+    // The group goes on below this bucket's start.
+    if (range.start !== null) after = { createdAt: range.start, otherId: MIN_ID };
   }
   return { ids, next: null };
 }

@@ -17,6 +17,13 @@
  * an admin replay or import writes an old `created_at` into the old bucket that covers it.
  *
  * How lists are read while a list migrates from hash buckets: `RowMode` (see `rowMode`).
+ *
+ * Splits (`lists/bucket-split.ts`). A closed bucket overfilled by old-time writes is split: its
+ * range gets boundaries in the past, each opening a child bucket with a new id. While a split is
+ * pending (`Directory.split`) writers write a row of a moved sub-range to the parent and to its
+ * child (`timeCodes`); once the boundaries are in the directory a bucket may still hold stale rows
+ * past its range (the parent's moved rows until they are deleted), so readers bound every bucket
+ * read by its range (`upperOf`). Children inherit their parent's scan owner key (`owner`).
  */
 import { bucketCodeOf, readBucketCodes, writeBucketCodes } from './buckets.js';
 import type { BucketLayout, ListEntry, Position } from './types.js';
@@ -33,6 +40,25 @@ export interface TimeBucket {
   start: Position | null;
   /** The list's approximate size when the bucket was added (its fill is `size − base`). */
   base: number;
+  /** Scan owner key when not `ownerKey(id)`: a split's child keeps its parent's (see `ownerKeyOf`). */
+  owner?: number;
+}
+
+/**
+ * A split of closed bucket `bucket` in progress (`lists/bucket-split.ts`), kept on the directory.
+ * `starts` (ascending, inside the bucket's range) open the children `ids` (same order); the parent
+ * keeps the sub-range below `starts[0]`. Stages: `dual` (recorded; writers write a moved row to
+ * parent and child; readers read the parent), `flipped` (the boundaries are in the directory:
+ * readers read the children; writers still write both), `finalized` (writers write the children
+ * only; the parent's moved rows wait for their range tombstone). Cleared once they are deleted.
+ */
+export interface PendingSplit {
+  bucket: number;
+  starts: Position[];
+  ids: number[];
+  stage: 'dual' | 'flipped' | 'finalized';
+  /** Children copied and verified so far (the copy resumes at this child). */
+  copied: number;
 }
 
 /**
@@ -51,6 +77,8 @@ export interface Directory {
   /** Bumped by every change (the compare-and-set token); 0 for a list without a directory. */
   version: number;
   buckets: TimeBucket[];
+  /** The split in progress, if any (absent or null: none). */
+  split?: PendingSplit | null;
 }
 
 export const EMPTY_DIRECTORY: Directory = {
@@ -80,9 +108,59 @@ export function bucketFor(directory: Directory, createdAt: Position): TimeBucket
   return directory.buckets[bucketIndexFor(directory, createdAt)] as TimeBucket;
 }
 
-/** The id the next added bucket takes. */
+/** The id the next added bucket takes (above a pending split's children too). */
 export function nextBucketId(directory: Directory): number {
-  return Math.max(TIME_BUCKET_BASE - 1, ...directory.buckets.map((b) => b.id)) + 1;
+  const ids = [...directory.buckets.map((b) => b.id), ...(directory.split?.ids ?? [])];
+  return Math.max(TIME_BUCKET_BASE - 1, ...ids) + 1;
+}
+
+/**
+ * The exclusive upper end (µs) of the range of the bucket at `index` (newest first): the next
+ * newer bucket's start; null for the newest. Rows of its partition at or past it are not its own
+ * (a split parent's moved rows) and readers skip them.
+ */
+export function upperOf(directory: Directory, index: number): Position | null {
+  return index <= 0 ? null : (directory.buckets[index - 1]?.start ?? null);
+}
+
+/** Scan owner key of a bucket of the directory: its stored `owner`, else `ownerKey(id)`. */
+export function ownerKeyOf(bucket: TimeBucket): number {
+  return bucket.owner ?? ownerKey(bucket.id);
+}
+
+/**
+ * The time-bucket partitions a row at `createdAt` is written to: its bucket by the directory and,
+ * while a split before `finalized` covers it, both the parent and the child of its sub-range.
+ */
+export function timeCodes(directory: Directory, createdAt: Position): number[] {
+  const own = bucketFor(directory, createdAt).id;
+  const split = directory.split;
+  if (!split || split.stage === 'finalized') return [own];
+  const child = splitChildFor(split, createdAt);
+  if (child === null) return [own];
+  // `own` is the parent (before the flip) or the child (after): the row goes to both.
+  const parentIndex = directory.buckets.findIndex((b) => b.id === split.bucket);
+  const upper = parentIndex < 0 ? null : upperOfParent(directory, parentIndex, split);
+  if (upper !== null && createdAt >= upper) return [own];
+  return [...new Set([own, split.bucket, child])];
+}
+
+/** The parent's upper end: the start of the first bucket newer than it that is not its child. */
+function upperOfParent(directory: Directory, parentIndex: number, split: PendingSplit): Position | null {
+  for (let i = parentIndex - 1; i >= 0; i--) {
+    const b = directory.buckets[i]!;
+    if (!split.ids.includes(b.id)) return b.start;
+  }
+  return null;
+}
+
+/** The child of `split` whose sub-range holds `createdAt`, or null (the parent keeps it). */
+export function splitChildFor(split: PendingSplit, createdAt: Position): number | null {
+  let child: number | null = null;
+  split.starts.forEach((start, i) => {
+    if (start <= createdAt) child = split.ids[i] ?? null;
+  });
+  return child;
 }
 
 /**
@@ -138,8 +216,8 @@ export function readCodes(layout: BucketLayout, directory: Directory): number[] 
  */
 export function writeCodes(layout: BucketLayout, directory: Directory, entry: ListEntry): number[] {
   const mode = rowMode(directory, layout);
+  if (mode === 'time') return timeCodes(directory, entry.createdAt);
   const time = bucketFor(directory, entry.createdAt).id;
-  if (mode === 'time') return [time];
   const hash = writeBucketCodes(layout, entry.otherId);
   return mode === 'hash' ? hash : [time, ...hash];
 }

@@ -11,7 +11,7 @@
  */
 
 import type { EventKey, EventRow } from '../model/events.js';
-import type { Directory, RowMode, TimeBucket } from '../model/time-buckets.js';
+import type { Directory, PendingSplit, RowMode, TimeBucket } from '../model/time-buckets.js';
 import type {
   BucketLayout,
   EdgeRecord,
@@ -199,14 +199,20 @@ export interface ListStore {
   getDirectory(list: ListKey): Promise<Directory>;
   /**
    * Compare-and-set of the directory: when the stored version (0 when none) is `expectedVersion`,
-   * adds the `add` buckets (ids and starts new to the list), sets `mode` when given, and stores
-   * version `expectedVersion + 1`; returns whether it did. Linearizable (Cassandra: a lightweight
+   * adds the `add` buckets (ids and starts new to the list, with their `owner` when set), sets
+   * `mode` when given, sets or clears (null) the pending `split` when given, and stores version
+   * `expectedVersion + 1`; returns whether it did. Linearizable (Cassandra: a lightweight
    * transaction on the directory partition, never on the edge path).
    */
   updateDirectory(
     list: ListKey,
     expectedVersion: number,
-    change: { add?: readonly TimeBucket[]; mode?: RowMode; migration?: ListMigration | null },
+    change: {
+      add?: readonly TimeBucket[];
+      mode?: RowMode;
+      migration?: ListMigration | null;
+      split?: PendingSplit | null;
+    },
   ): Promise<boolean>;
   /**
    * Where the list's migration to time buckets stands (set with `updateDirectory`'s `migration`;
@@ -255,6 +261,12 @@ export interface ListStore {
   ): Promise<void>;
   /** Drops a whole bucket partition (after a growth has moved past it), at write time `version`. */
   dropBucket(list: ListKey, bucketCode: number, version: bigint): Promise<void>;
+  /**
+   * Deletes the rows of one bucket partition with `created_at >= from` (one range tombstone at
+   * write time `version`: a row written there at or below `version`, before or after, stays
+   * deleted). What a split does to its parent's moved rows (`lists/bucket-split.ts`). Idempotent.
+   */
+  deleteBucketRange(list: ListKey, bucketCode: number, from: Position, version: bigint): Promise<void>;
   /**
    * The inverse edge state bucketed like `list` (direction `in`; RangeError otherwise): copies one
    * page of bucket `fromBucketCode` (sources strictly above `after`, ascending, at most `limit`,

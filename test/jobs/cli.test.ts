@@ -21,6 +21,7 @@ it('--help lists every job with one line each', async () => {
     'suggest',
     'repair',
     'migrate-lists',
+    'split-buckets',
     'relay',
   ]);
 });
@@ -37,7 +38,7 @@ it('an unknown job and bad options are usage errors (exit 2), before any connect
   };
   expect(await fail(['nope'])).toEqual([
     2,
-    'usage: jobs <token|migrate|reconcile|reconcile-dirty|repair-sweep|suggest|repair|migrate-lists|relay> [args]  (jobs --help for more)',
+    'usage: jobs <token|migrate|reconcile|reconcile-dirty|repair-sweep|suggest|repair|migrate-lists|split-buckets|relay> [args]  (jobs --help for more)',
   ]);
   expect(await fail(['suggest', '--top', '101'])).toEqual([
     2,
@@ -52,6 +53,12 @@ it('an unknown job and bad options are usage errors (exit 2), before any connect
     expect(await fail(['relay', ...bad])).toEqual([
       2,
       'usage: jobs relay --brokers HOST:PORT[,HOST:PORT] --topic NAME [--name relay] [--batch 1..1000] [--until-idle]',
+    ]);
+  }
+  for (const bad of [[], ['--all', '--users', '1'], ['--all', '--bucket-rows', '0'], ['--users', 'x']]) {
+    expect(await fail(['split-buckets', ...bad])).toEqual([
+      2,
+      'usage: jobs split-buckets (--users 1,2 | --all) [--bucket-rows N] [--settle-ms N]',
     ]);
   }
   for (const bad of [[], ['--all', '--users', '1'], ['--all', '--settle-ms', '0'], ['--users', 'x']]) {

@@ -171,6 +171,9 @@ export class CassandraGraphStore implements GraphStore {
   dropBucket(...a: Args<ListStore, 'dropBucket'>) {
     return this.lists.dropBucket(...a);
   }
+  deleteBucketRange(...a: Args<ListStore, 'deleteBucketRange'>) {
+    return this.lists.deleteBucketRange(...a);
+  }
   copyInverseEdgePage(...a: Args<ListStore, 'copyInverseEdgePage'>) {
     return this.lists.copyInverseEdgePage(...a);
   }

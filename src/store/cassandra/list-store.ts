@@ -9,6 +9,7 @@ import { renamedUsername } from '../../model/row-username.js';
 import {
   type Directory,
   FIRST_TIME_BUCKET,
+  type PendingSplit,
   type RowMode,
   type TimeBucket,
 } from '../../model/time-buckets.js';
@@ -142,19 +143,34 @@ export class CassandraListStore implements ListStore {
     const first = rs.first();
     const buckets: TimeBucket[] = rs.rows
       .filter((r) => r.start !== null && r.start !== undefined)
-      .map((r) => ({ id: r.bucket as number, start: r.start as bigint, base: Number(r.base ?? 0n) }));
+      .map((r) => {
+        const owner = r.owner as number | null | undefined;
+        const b: TimeBucket = {
+          id: r.bucket as number,
+          start: r.start as bigint,
+          base: Number(r.base ?? 0n),
+        };
+        return owner === null || owner === undefined ? b : { ...b, owner };
+      });
     buckets.push({ id: FIRST_TIME_BUCKET, start: null, base: 0 });
+    const split = toSplit(first);
     return {
       mode: (first?.mode as RowMode | null | undefined) ?? null,
       version: (first?.version as number | null | undefined) ?? 0,
       buckets,
+      ...(split ? { split } : {}),
     };
   }
 
   async updateDirectory(
     list: ListKey,
     expectedVersion: number,
-    change: { add?: readonly TimeBucket[]; mode?: RowMode; migration?: ListMigration | null },
+    change: {
+      add?: readonly TimeBucket[];
+      mode?: RowMode;
+      migration?: ListMigration | null;
+      split?: PendingSplit | null;
+    },
   ): Promise<boolean> {
     const key = [list.userId, list.relation, list.direction];
     // The mode cell is rewritten with the stored one when unchanged: read it inside the compare.
@@ -165,8 +181,20 @@ export class CassandraListStore implements ListStore {
         : { statement: S.directoryNextVersion, params: [expectedVersion + 1, mode, ...key, expectedVersion] };
     const adds = (change.add ?? []).map((b) => {
       if (b.start === null) throw new RangeError('the first bucket is implicit');
-      return { statement: S.directoryAdd, params: [...key, b.start, b.id, BigInt(b.base)] };
+      return { statement: S.directoryAdd, params: [...key, b.start, b.id, BigInt(b.base), b.owner ?? null] };
     });
+    const sp = change.split;
+    const split =
+      sp === undefined
+        ? []
+        : [
+            {
+              statement: S.setListSplit,
+              params: sp
+                ? [sp.bucket, sp.starts, sp.ids, sp.stage, sp.copied, ...key]
+                : [null, null, null, null, null, ...key],
+            },
+          ];
     const migration =
       change.migration === undefined
         ? []
@@ -176,7 +204,7 @@ export class CassandraListStore implements ListStore {
               params: [change.migration?.from ?? null, change.migration?.copiedThrough ?? null, ...key],
             },
           ];
-    return this.cql.conditionalBatch('updateDirectory', [cas, ...adds, ...migration]);
+    return this.cql.conditionalBatch('updateDirectory', [cas, ...adds, ...migration, ...split]);
   }
 
   async getListMigration(list: ListKey): Promise<ListMigration | null> {
@@ -249,6 +277,14 @@ export class CassandraListStore implements ListStore {
     ]);
   }
 
+  async deleteBucketRange(list: ListKey, bucketCode: number, from: Position, version: bigint): Promise<void> {
+    await this.cql.exec('deleteBucketRange', LS[listTable(list)].deleteFrom, [
+      version,
+      ...partitionValues(list, bucketCode),
+      from,
+    ]);
+  }
+
   async copyInverseEdgePage(
     list: ListKey,
     fromBucketCode: number,
@@ -298,4 +334,17 @@ function cellsByWriteTime(row: Row): [bigint, [string, unknown][]][] {
     byTime.set(wt as bigint, [...(byTime.get(wt as bigint) ?? []), [cell, row[cell]]]);
   }
   return [...byTime];
+}
+
+/** The pending split in a directory read's static cells, or null. */
+function toSplit(row: Row | undefined | null): PendingSplit | null {
+  const bucket = row?.split_bucket as number | null | undefined;
+  if (bucket === null || bucket === undefined || !row) return null;
+  return {
+    bucket,
+    starts: ((row.split_starts as bigint[] | null) ?? []).map((s) => BigInt(s)),
+    ids: [...((row.split_ids as number[] | null) ?? [])],
+    stage: row.split_stage as PendingSplit['stage'],
+    copied: (row.split_copied as number | null) ?? 0,
+  };
 }

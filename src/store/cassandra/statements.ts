@@ -82,6 +82,8 @@ function listStatements(t: ListTable) {
       'created_at, other_id, position, username, writetime(position) AS wt, writetime(username) AS wu',
     ),
     dropBucket: idempotent(`DELETE FROM ${t} USING TIMESTAMP ? WHERE ${where}`),
+    /** One range tombstone: the partition's rows at or past a `created_at`. */
+    deleteFrom: idempotent(`DELETE FROM ${t} USING TIMESTAMP ? WHERE ${where} AND created_at >= ?`),
     hasRow: idempotent(`SELECT other_id FROM ${t} WHERE ${where} AND created_at = ? AND other_id = ?`),
   };
 }
@@ -195,7 +197,10 @@ export const S = {
     'INSERT INTO list_layouts (user_id, relation, direction, buckets, growing_to, copied_through, updated_at) VALUES (?, ?, ?, ?, ?, ?, toTimestamp(now())) IF NOT EXISTS',
   ),
   getDirectory: idempotent(
-    'SELECT start, bucket, base, version, mode FROM list_directory WHERE user_id = ? AND relation = ? AND direction = ?',
+    'SELECT start, bucket, base, owner, version, mode, split_bucket, split_starts, split_ids, split_stage, split_copied FROM list_directory WHERE user_id = ? AND relation = ? AND direction = ?',
+  ),
+  setListSplit: idempotent(
+    'UPDATE list_directory SET split_bucket = ?, split_starts = ?, split_ids = ?, split_stage = ?, split_copied = ? WHERE user_id = ? AND relation = ? AND direction = ?',
   ),
   directoryFirstVersion: once(
     'UPDATE list_directory SET version = ?, mode = ? WHERE user_id = ? AND relation = ? AND direction = ? IF version = null',
@@ -210,7 +215,7 @@ export const S = {
     'UPDATE list_directory SET migrating_from = ?, copied_through = ? WHERE user_id = ? AND relation = ? AND direction = ?',
   ),
   directoryAdd: idempotent(
-    'INSERT INTO list_directory (user_id, relation, direction, start, bucket, base) VALUES (?, ?, ?, ?, ?, ?)',
+    'INSERT INTO list_directory (user_id, relation, direction, start, bucket, base, owner) VALUES (?, ?, ?, ?, ?, ?, ?)',
   ),
   replaceLayout: once(
     'UPDATE list_layouts SET buckets = ?, growing_to = ?, copied_through = ?, updated_at = toTimestamp(now()) WHERE user_id = ? AND relation = ? AND direction = ? IF buckets = ? AND growing_to = ? AND copied_through = ?',

@@ -14,7 +14,13 @@ import { nowPosition } from '../../model/clock.js';
 import { UsernameTakenError } from '../../model/errors.js';
 import { compareEventKeys, type EventKey, type EventRow } from '../../model/events.js';
 import { plainUsername, renamedUsername } from '../../model/row-username.js';
-import { type Directory, EMPTY_DIRECTORY, type RowMode, type TimeBucket } from '../../model/time-buckets.js';
+import {
+  type Directory,
+  EMPTY_DIRECTORY,
+  type PendingSplit,
+  type RowMode,
+  type TimeBucket,
+} from '../../model/time-buckets.js';
 import type {
   BucketLayout,
   EdgeRecord,
@@ -178,11 +184,17 @@ export class MemoryGraphStore implements GraphStore {
   private readonly inverse = new Map<string, { drop: bigint | null; rows: Map<UserId, VersionedEdge> }>();
   private readonly partitions = new Map<
     string,
-    { drop: bigint | null; rows: Map<string, RowCell & { entry: ListEntry }> }
+    {
+      drop: bigint | null;
+      rows: Map<string, RowCell & { entry: ListEntry }>;
+      /** Range tombstones (`deleteBucketRange`): rows at or past `from` written at or below `version`. */
+      ranges?: { from: Position; version: bigint }[];
+    }
   >();
   private readonly layouts = new Map<string, BucketLayout>();
   private readonly directories = new Map<string, Directory>();
   private readonly migrations = new Map<string, ListMigration>();
+  private readonly splits = new Map<string, PendingSplit>();
   private readonly counters = new Map<string, Map<number, number>>();
   private readonly reconciliations = new Map<string, Reconciliation>();
   /** Dirty marks per list bucket, with the newest clear (`tomb`) that shadows older marks. */
@@ -412,7 +424,10 @@ export class MemoryGraphStore implements GraphStore {
     // deletions (at an equal write time the deletion wins); a row shows while any cell counts.
     const counts = (at: bigint | null, tomb: bigint | null) =>
       at !== null && (tomb === null || tomb < at) && (part.drop === null || part.drop < at);
-    for (const cell of part.rows.values()) {
+    const ranged = (createdAt: Position, tomb: bigint | null) =>
+      (part.ranges ?? []).reduce((t, r) => (createdAt >= r.from ? max(t, r.version) : t), tomb);
+    for (const stored of part.rows.values()) {
+      const cell = part.ranges ? { ...stored, tomb: ranged(stored.entry.createdAt, stored.tomb) } : stored;
       const name = cell.name?.value != null && counts(cell.name.at, cell.tomb) ? cell.name : null;
       const live = counts(cell.live, cell.tomb) ? cell.live : null;
       if (live === null && name === null) continue;
@@ -521,17 +536,34 @@ export class MemoryGraphStore implements GraphStore {
 
   async getDirectory(list: ListKey): Promise<Directory> {
     const d = this.directories.get(listKey(list)) ?? EMPTY_DIRECTORY;
-    return { ...d, buckets: d.buckets.map((b) => ({ ...b })) };
+    const split = this.splits.get(listKey(list));
+    return {
+      ...d,
+      buckets: d.buckets.map((b) => ({ ...b })),
+      ...(split ? { split: { ...split, starts: [...split.starts], ids: [...split.ids] } } : {}),
+    };
   }
 
   async updateDirectory(
     list: ListKey,
     expectedVersion: number,
-    change: { add?: readonly TimeBucket[]; mode?: RowMode; migration?: ListMigration | null },
+    change: {
+      add?: readonly TimeBucket[];
+      mode?: RowMode;
+      migration?: ListMigration | null;
+      split?: PendingSplit | null;
+    },
   ): Promise<boolean> {
     // No await between the read and the write: the compare-and-set must be atomic.
     const d = this.directories.get(listKey(list)) ?? EMPTY_DIRECTORY;
     if (d.version !== expectedVersion) return false;
+    if (change.split === null) this.splits.delete(listKey(list));
+    else if (change.split)
+      this.splits.set(listKey(list), {
+        ...change.split,
+        starts: [...change.split.starts],
+        ids: [...change.split.ids],
+      });
     if (change.migration === null) this.migrations.delete(listKey(list));
     else if (change.migration) this.migrations.set(listKey(list), { ...change.migration });
     const buckets = [...d.buckets, ...(change.add ?? []).map((b) => ({ ...b }))];
@@ -611,6 +643,13 @@ export class MemoryGraphStore implements GraphStore {
     const part = this.partitions.get(pk) ?? { drop: null, rows: new Map() };
     part.drop = max(part.drop, version);
     this.partitions.set(pk, part);
+  }
+
+  async deleteBucketRange(list: ListKey, bucketCode: number, from: Position, version: bigint): Promise<void> {
+    const pk = partKey(list, bucketCode);
+    const part = this.partitions.get(pk);
+    if (part) part.ranges = [...(part.ranges ?? []), { from, version }];
+    else this.partitions.set(pk, { drop: null, rows: new Map(), ranges: [{ from, version }] });
   }
 
   async copyInverseEdgePage(
