@@ -117,6 +117,13 @@ export interface GraphServiceOptions {
   onEventsWritten?: (events: number) => void;
   /** False: write no feed rows (the follow path without the outbox, for `bench:events` only). */
   events?: boolean;
+  /**
+   * Whether pages take deactivation from an in-memory registry that follows the feed's tail
+   * (`deactivated-registry.ts`; needs `events`). Default true. Off, pages read their members' user
+   * rows: for runs that must issue the very same statements when replayed (the protocol
+   * simulation), which the registry's real-time tail poll would not.
+   */
+  registry?: boolean;
 }
 
 /** Following-list page size of the followed-by walk (well under the contains limit). */
@@ -173,7 +180,7 @@ export class GraphService implements GraphApi {
     // Deactivation from memory (`deactivated-registry.ts`), kept fresh by the feed's tail; without
     // the feed (events: false) or with an injected filter, none.
     this.registry =
-      o.memberFilter || o.events === false
+      o.memberFilter || o.events === false || o.registry === false
         ? null
         : new DeactivatedRegistry({ store: o.store, feed: this.feed });
     this.registry?.start();

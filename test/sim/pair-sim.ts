@@ -575,6 +575,8 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
       monotonic: () => sched.now / 1000 + monoOffset,
       historyPolicy: knobs.policy,
       setCursorSecret: 'simulation-cursor-secret',
+      // The registry's tail poll runs on real time: its statements would differ between replays.
+      registry: false,
     });
     const calls_ = script?.calls.length ?? knobs.opsPerWriter;
     for (let i = 0; i < calls_; i++) {
