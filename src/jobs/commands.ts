@@ -163,35 +163,8 @@ export const MIGRATE_LISTS_USAGE =
  * longest write (default: the list service's defaults); `--bucket-rows` is their `timeBucketRows`.
  */
 export async function migrateListsCommand(argv: string[], openRuntime: OpenJobRuntime): Promise<void> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      users: { type: 'string' },
-      all: { type: 'boolean', default: false },
-      'bucket-rows': { type: 'string' },
-      'settle-ms': { type: 'string' },
-    },
-  });
-  const num = (v: string | undefined, fallback: number) => {
-    if (v === undefined) return fallback;
-    if (!/^\d{1,9}$/.test(v) || Number(v) < 1) {
-      console.error(MIGRATE_LISTS_USAGE);
-      process.exit(2);
-    }
-    return Number(v);
-  };
-  if (values.all === (values.users !== undefined)) {
-    console.error(MIGRATE_LISTS_USAGE);
-    process.exit(2);
-  }
-  const users = values.users === undefined ? null : parseUserIds(values.users, MIGRATE_LISTS_USAGE);
-  const [{ DEFAULT_MIGRATION_SETTLE_MS }, { DEFAULT_TIME_BUCKET_ROWS }, m] = await Promise.all([
-    import('../lists/list-migration.js'),
-    import('../lists/list-service.js'),
-    import('./migrate-lists.js'),
-  ]);
-  const bucketRows = num(values['bucket-rows'], DEFAULT_TIME_BUCKET_ROWS);
-  const settleMs = num(values['settle-ms'], DEFAULT_MIGRATION_SETTLE_MS);
+  const m = await import('./migrate-lists.js');
+  const { users, bucketRows, settleMs } = await m.listJobArgs(argv, MIGRATE_LISTS_USAGE);
   const rt = await openRuntime();
   const name = (l: { userId: bigint; relation: string; direction: string }) =>
     `${l.userId} ${l.relation}/${l.direction}`;

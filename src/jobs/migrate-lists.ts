@@ -9,6 +9,7 @@
  * Run it only once every instance runs a version that writes by the directory (the rolling-deploy
  * rule in `list-migration.ts`).
  */
+import { parseArgs } from 'node:util';
 import {
   MigrationBlockedError,
   MigrationConflictError,
@@ -20,6 +21,7 @@ import { rowMode } from '../model/time-buckets.js';
 import { type ListKey, RELATIONS, type UserId } from '../model/types.js';
 import { MAX_TOKEN, MIN_TOKEN } from '../ports/records.js';
 import type { ListStore, ScanStore } from '../ports/store.js';
+import { parseUserIds } from './runtime.js';
 
 export type ListOutcome = 'migrated' | 'already-time' | 'blocked' | 'conflict';
 
@@ -69,15 +71,58 @@ export async function* listsToMigrate(
   store: Pick<ListStore, 'getLayout' | 'getDirectory' | 'getListMigration'>,
   users: AsyncIterable<UserId> | Iterable<UserId>,
 ): AsyncGenerator<ListKey> {
+  for await (const list of listsOf(users)) {
+    const [layout, directory] = await Promise.all([store.getLayout(list), store.getDirectory(list)]);
+    if (rowMode(directory, layout) !== 'time' || (await store.getListMigration(list))) yield list;
+  }
+}
+
+/** Every list of `users`: each relation, both directions. */
+export async function* listsOf(users: AsyncIterable<UserId> | Iterable<UserId>): AsyncGenerator<ListKey> {
   for await (const userId of users) {
     for (const relation of RELATIONS) {
-      for (const direction of ['out', 'in'] as const) {
-        const list: ListKey = { userId, relation, direction };
-        const [layout, directory] = await Promise.all([store.getLayout(list), store.getDirectory(list)]);
-        if (rowMode(directory, layout) !== 'time' || (await store.getListMigration(list))) yield list;
-      }
+      for (const direction of ['out', 'in'] as const) yield { userId, relation, direction };
     }
   }
+}
+
+/**
+ * The arguments the list jobs (`migrate-lists`, `split-buckets`) share:
+ * `(--users 1,2 | --all) [--bucket-rows N] [--settle-ms N]`; prints `usage` and exits 2 otherwise.
+ * Defaults: the list service's `DEFAULT_TIME_BUCKET_ROWS` and `DEFAULT_MIGRATION_SETTLE_MS`.
+ */
+export async function listJobArgs(
+  argv: string[],
+  usage: string,
+): Promise<{ users: UserId[] | null; bucketRows: number; settleMs: number }> {
+  const fail = (): never => {
+    console.error(usage);
+    process.exit(2);
+  };
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      users: { type: 'string' },
+      all: { type: 'boolean', default: false },
+      'bucket-rows': { type: 'string' },
+      'settle-ms': { type: 'string' },
+    },
+  });
+  const num = (v: string | undefined, fallback: number) => {
+    if (v === undefined) return fallback;
+    if (!/^\d{1,9}$/.test(v) || Number(v) < 1) fail();
+    return Number(v);
+  };
+  if (values.all === (values.users !== undefined)) fail();
+  const [{ DEFAULT_MIGRATION_SETTLE_MS }, { DEFAULT_TIME_BUCKET_ROWS }] = await Promise.all([
+    import('../lists/list-migration.js'),
+    import('../lists/list-service.js'),
+  ]);
+  return {
+    users: values.users === undefined ? null : parseUserIds(values.users, usage),
+    bucketRows: num(values['bucket-rows'], DEFAULT_TIME_BUCKET_ROWS),
+    settleMs: num(values['settle-ms'], DEFAULT_MIGRATION_SETTLE_MS),
+  };
 }
 
 /** Every user id, by a token-order walk of the `users` table, `pageSize` partitions at a time. */

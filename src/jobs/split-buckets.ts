@@ -8,7 +8,6 @@
  * another runner moved, that cannot be split now, or whose child failed verification is reported
  * and skipped (exit status 1); the next run retries it.
  */
-import { parseArgs } from 'node:util';
 import {
   overfilledBuckets,
   SplitBlockedError,
@@ -19,10 +18,10 @@ import {
   splitBucket,
 } from '../lists/bucket-split.js';
 import { nowPosition } from '../model/clock.js';
-import { type ListKey, RELATIONS, type UserId } from '../model/types.js';
+import type { ListKey, UserId } from '../model/types.js';
 import type { ListStore } from '../ports/store.js';
-import { everyUser } from './migrate-lists.js';
-import { type OpenJobRuntime, parseUserIds } from './runtime.js';
+import { everyUser, listJobArgs, listsOf } from './migrate-lists.js';
+import type { OpenJobRuntime } from './runtime.js';
 
 export type SplitListOutcome = 'split' | 'fine' | 'skipped';
 
@@ -91,14 +90,9 @@ export async function* timeBucketedLists(
   store: Pick<ListStore, 'getDirectory'>,
   users: AsyncIterable<UserId> | Iterable<UserId>,
 ): AsyncGenerator<ListKey> {
-  for await (const userId of users) {
-    for (const relation of RELATIONS) {
-      for (const direction of ['out', 'in'] as const) {
-        const list: ListKey = { userId, relation, direction };
-        const d = await store.getDirectory(list);
-        if (d.buckets.length > 1 || d.split) yield list;
-      }
-    }
+  for await (const list of listsOf(users)) {
+    const d = await store.getDirectory(list);
+    if (d.buckets.length > 1 || d.split) yield list;
   }
 }
 
@@ -111,32 +105,7 @@ export const SPLIT_BUCKETS_USAGE =
  * (buckets over twice that are split into pieces of that size).
  */
 export async function splitBucketsCommand(argv: string[], openRuntime: OpenJobRuntime): Promise<void> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      users: { type: 'string' },
-      all: { type: 'boolean', default: false },
-      'bucket-rows': { type: 'string' },
-      'settle-ms': { type: 'string' },
-    },
-  });
-  const fail = () => {
-    console.error(SPLIT_BUCKETS_USAGE);
-    process.exit(2);
-  };
-  const num = (v: string | undefined, fallback: number) => {
-    if (v === undefined) return fallback;
-    if (!/^\d{1,9}$/.test(v) || Number(v) < 1) fail();
-    return Number(v);
-  };
-  if (values.all === (values.users !== undefined)) fail();
-  const users = values.users === undefined ? null : parseUserIds(values.users, SPLIT_BUCKETS_USAGE);
-  const [{ DEFAULT_MIGRATION_SETTLE_MS }, { DEFAULT_TIME_BUCKET_ROWS }] = await Promise.all([
-    import('../lists/list-migration.js'),
-    import('../lists/list-service.js'),
-  ]);
-  const bucketRows = num(values['bucket-rows'], DEFAULT_TIME_BUCKET_ROWS);
-  const settleMs = num(values['settle-ms'], DEFAULT_MIGRATION_SETTLE_MS);
+  const { users, bucketRows, settleMs } = await listJobArgs(argv, SPLIT_BUCKETS_USAGE);
   const rt = await openRuntime();
   const name = (l: ListKey) => `${l.userId} ${l.relation}/${l.direction}`;
   try {

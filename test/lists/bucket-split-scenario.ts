@@ -11,6 +11,7 @@
  * every walk's and scan's verdict: every member present throughout (there before it began, not
  * touched while it ran) exactly once, nobody twice, and (walks) everything in list order.
  */
+import { expect } from 'vitest';
 import { type SplitStep, splitBucket } from '../../src/lists/bucket-split.js';
 import { BucketedListService } from '../../src/lists/list-service.js';
 import { upperOf } from '../../src/model/time-buckets.js';
@@ -276,4 +277,28 @@ export async function runInterruptedSplit(
     scans,
     writerOps: ops,
   };
+}
+
+/**
+ * What both stores' runs must show: the steps of each run and the two kills, no split left pending
+ * and no row outside its bucket's range, the rows equal to the writer's reference, and no walk or
+ * scan that missed, repeated or (walks) misordered a member, with at least one of each across the flip.
+ */
+export function expectSplitInterruptedTwice(r: SplitScenarioResult): void {
+  const n = r.children.length;
+  expect(n).toBeGreaterThanOrEqual(4);
+  expect(r.runs).toEqual([
+    ['planned', 'copied 0', 'copied 1'],
+    [...Array.from({ length: n - 2 }, (_, i) => `copied ${i + 2}`), 'flipped'],
+    ['flipped', 'finalized', 'deleted'],
+  ]);
+  expect(r.errors).toEqual(['killed at copied 1', 'killed at flipped']);
+  expect([r.pendingSplit, r.outOfRange]).toEqual([null, 0]);
+  expect(r.rows).toEqual(r.reference);
+  const bad = (v: { missing: bigint[]; duplicates: bigint[]; outOfOrder: number }) =>
+    v.missing.length + v.duplicates.length + v.outOfOrder > 0;
+  expect(r.walks.filter(bad)).toEqual([]);
+  expect(r.scans.filter(bad)).toEqual([]);
+  const across = (v: { stages: string[] }) => v.stages.includes('dual') && v.stages.includes('flipped');
+  expect([r.walks.some(across), r.scans.some(across)]).toEqual([true, true]);
 }
