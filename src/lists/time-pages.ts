@@ -11,8 +11,9 @@
  * exactly. `since` stops an older page at the bucket that holds it; `until` stops a newer one.
  *
  * The extra row says whether the list goes on: an older page returns a null cursor only once it
- * read the oldest bucket in range to its end. A page that fills exactly at a bucket's end answers a
- * cursor whose next page may be empty (the API allows it: only a null cursor means the end).
+ * read the oldest bucket in range to its end, and a full page whose last fetch ended with it (rows
+ * skipped by the member filter, or a bucket's last row) fetches one more row to know, so the last
+ * page of a list says it is the last.
  *
  * The member filter and the work budget are those of `list-service.ts`: each round's rows go
  * through the filter once; a round that lost rows to the filter doubles the next fetch (up to the
@@ -148,8 +149,10 @@ async function read(
     const need = o.want - items.length;
     if (o.stats.rounds > 0) {
       const left = o.budget - o.stats.rowsRead;
-      if (left <= 0) return { items, last, done: false, budgetHit: true };
-      size = skipped ? Math.max(need + 1, Math.min(2 * size, left)) : need + 1;
+      // A full page out of budget is not short: it just does not know whether more follows.
+      if (left <= 0) return { items, last, done: false, budgetHit: need > 0 };
+      // A full page only asks whether one more row exists.
+      size = need === 0 ? 1 : skipped ? Math.max(need + 1, Math.min(2 * size, left)) : need + 1;
     } else {
       size = need + 1;
     }
@@ -174,8 +177,9 @@ async function read(
       index = following;
       o.stats.buckets++;
     }
-    // Full, but whether anything follows is unknown without another read: let the next page say.
-    if (items.length === o.want) return { items, last, done: false, budgetHit: false };
+    // Full, but whether anything follows is not known yet (the fetch ended exactly at the page's
+    // end, or in a bucket's last row): the next round fetches one row to say, so a null cursor is
+    // the end and a page that is the end says so.
   }
 }
 
