@@ -115,16 +115,20 @@ export function membersWithHiddenRun(
   return out;
 }
 
-/** The app as `main.ts` wires it, on `store` (wrapped by the caller to count its reads). */
-export function budgetApp(store: GraphStore) {
+/** The service as `main.ts` wires it, on `store` (wrapped by the caller to count its reads). */
+function budgetGraph(store: GraphStore): GraphService {
   const lists = new BucketedListService({
     store,
     cursorSecret: 'page-budget-secret-0123456789',
     bucketThresholds: [1e9],
     layoutCacheTtlMs: 0,
   });
-  const graph = new GraphService({ store, lists, maxFollowing: 10 });
-  return buildTestApp({ graph, receipts: store }).app;
+  return new GraphService({ store, lists, maxFollowing: 10 });
+}
+
+/** The app as `main.ts` wires it, on `store` (wrapped by the caller to count its reads). */
+export function budgetApp(store: GraphStore) {
+  return buildTestApp({ graph: budgetGraph(store), receipts: store }).app;
 }
 
 /**
@@ -132,13 +136,7 @@ export function budgetApp(store: GraphStore) {
  * the registry's background load (a read of every registered account) is not counted in a page.
  */
 export async function readyBudgetApp(store: GraphStore) {
-  const lists = new BucketedListService({
-    store,
-    cursorSecret: 'page-budget-secret-0123456789',
-    bucketThresholds: [1e9],
-    layoutCacheTtlMs: 0,
-  });
-  const graph = new GraphService({ store, lists, maxFollowing: 10 });
+  const graph = budgetGraph(store);
   await graph.registry?.filter([0n]);
   while (!graph.registry?.fresh()) await new Promise((r) => setTimeout(r, 20));
   return buildTestApp({ graph, receipts: store }).app;
