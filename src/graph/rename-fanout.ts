@@ -149,6 +149,38 @@ export function newRenameTask(
   };
 }
 
+/**
+ * Writes `name`, tagged with `generation`, into the rows of `targets` (each a list and the key of
+ * its row): in every partition the row's list writes to now (`writeCodes` of the list's layout and
+ * directory: its time bucket, or its hash buckets while it migrates, parent and child during a
+ * split), at the row's own write time, grouped per partition. A target without a row writes
+ * nothing. The fan-out's page step, and the list-level rename the list property tests apply.
+ */
+export async function renameRows(
+  store: Pick<ListStore, 'getLayout' | 'getDirectory' | 'listBucketVersions' | 'setListUsernames'>,
+  targets: readonly { list: ListKey; entry: ListEntry }[],
+  name: string,
+  generation: Position,
+): Promise<void> {
+  const parts = new Map<string, { list: ListKey; code: number; rows: VersionedEntry[] }>();
+  await Promise.all(
+    targets.map(async ({ list, entry }) => {
+      const [layout, directory] = await Promise.all([store.getLayout(list), store.getDirectory(list)]);
+      for (const code of writeCodes(layout, directory, entry)) {
+        const row = await rowVersion(store, list, code, entry);
+        if (!row) continue;
+        const key = `${listId(list)}|${code}`;
+        const part = parts.get(key) ?? { list, code, rows: [] };
+        part.rows.push(row);
+        parts.set(key, part);
+      }
+    }),
+  );
+  await Promise.all(
+    [...parts.values()].map((p) => store.setListUsernames(p.list, p.code, p.rows, name, generation)),
+  );
+}
+
 /** The write time of `entry`'s row in one partition, or null when it has none. One one-row read. */
 async function rowVersion(
   store: Pick<ListStore, 'listBucketVersions'>,
@@ -236,29 +268,14 @@ export async function runRenameFanout(
           { userId: owner, relation, direction },
           async (rows, _code, next) => {
             const name = await current();
-            const parts = new Map<string, { list: ListKey; code: number; rows: VersionedEntry[] }>();
-            await Promise.all(
-              rows.map(async (r) => {
-                const list: ListKey = { userId: r.otherId, relation, direction: opposite };
-                const entry: ListEntry = { createdAt: r.createdAt, otherId: owner };
-                const [layout, directory] = await Promise.all([
-                  store.getLayout(list),
-                  store.getDirectory(list),
-                ]);
-                for (const code of writeCodes(layout, directory, entry)) {
-                  const row = await rowVersion(store, list, code, entry);
-                  if (!row) continue;
-                  const key = `${listId(list)}|${code}`;
-                  const part = parts.get(key) ?? { list, code, rows: [] };
-                  part.rows.push(row);
-                  parts.set(key, part);
-                }
-              }),
-            );
-            await Promise.all(
-              [...parts.values()].map((p) =>
-                store.setListUsernames(p.list, p.code, p.rows, name, generation),
-              ),
+            await renameRows(
+              store,
+              rows.map((r) => ({
+                list: { userId: r.otherId, relation, direction: opposite },
+                entry: { createdAt: r.createdAt, otherId: owner },
+              })),
+              name,
+              generation,
             );
             done += rows.length;
             visited += rows.length;

@@ -8,5 +8,5 @@ describeTimeLists(
     const ks = await testKeyspace('time_lists');
     return { store: new CassandraGraphStore(ks.client), teardown: () => ks.drop() };
   },
-  Number(process.env.TIME_LISTS_RUNS ?? 25),
+  Number(process.env.TIME_LISTS_RUNS ?? 40),
 );
