@@ -358,13 +358,18 @@ export class GraphService implements GraphApi {
 
   /**
    * The set walk over the viewer's following list (bounded by the following cap), one probe of
-   * `id`'s inverse edges per page of 200: the sample is the first `limit` hits in the viewer's
-   * following order, the total counts them all. It names members of `id`'s followers, so
-   * visibility is the lists' (`assertCanViewLists`).
+   * `id`'s inverse edges per page of 200. The total counts every hit; the sample is the first
+   * `limit` hits closest first (`../shared/spec/api.md` Part 3): the viewer's close friends, then
+   * accounts that follow the viewer back, then the rest, each tier in the viewer's following order
+   * (most recently followed first). Each tier keeps at most `limit` hits, so memory stays
+   * `3 × limit` whatever the walk's size; the tiers are found by two more probes of the viewer's
+   * own edges per page of hits (its `close_friends` out, its `follows` in), skipped once the
+   * first tier is full. It names members of `id`'s followers, so visibility is the lists'
+   * (`assertCanViewLists`).
    */
   async followedBy(viewer: UserId, id: UserId, limit: number): Promise<{ sample: Member[]; total: number }> {
     const m = this.pageMembers();
-    const sample: ListItem[] = [];
+    const tiers: [ListItem[], ListItem[], ListItem[]] = [[], [], []];
     let total = 0;
     const walk = this.sets.walk(
       {
@@ -379,9 +384,18 @@ export class GraphService implements GraphApi {
     );
     for await (const b of walk) {
       total += b.matched.length;
-      for (const item of b.matched) if (sample.length < limit) sample.push(item);
+      if (b.matched.length === 0 || tiers[0].length >= limit) continue;
+      const ids = b.matched.map((i) => i.id);
+      const [close, back] = await Promise.all([
+        this.edges.activeEdges(viewer, 'close_friends', 'out', ids),
+        this.edges.activeEdges(viewer, 'follows', 'in', ids),
+      ]);
+      for (const item of b.matched) {
+        const tier = tiers[close.has(item.id) ? 0 : back.has(item.id) ? 1 : 2];
+        if (tier.length < limit) tier.push(item);
+      }
     }
-    return { sample: await m.hydrate(sample), total };
+    return { sample: await m.hydrate(tiers.flat().slice(0, limit)), total };
   }
 
   /** `walkList` over `owner`'s following list, members filtered and hydrated per page; the next page is read after `onPage` settles. */
