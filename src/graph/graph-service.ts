@@ -24,6 +24,7 @@ import type {
 import { SetCursorCodec, type SetQueryKind } from '../lists/cursor/set-cursor.js';
 import { walkList } from '../lists/list-walker.js';
 import { nowPosition } from '../model/clock.js';
+import { InvalidInputError } from '../model/errors.js';
 import { DEFAULT_EVENT_RETENTION_SECONDS, type EventRow } from '../model/events.js';
 import { boundedLru } from '../model/lru.js';
 import {
@@ -126,11 +127,15 @@ export interface GraphServiceOptions {
   registry?: boolean;
 }
 
+/** How far ahead of the clock a reported activity may be (µs): clock skew between services. */
+const ACTIVITY_AHEAD_MICROS = 60_000_000n;
+
 /** Following-list page size of the followed-by walk (well under the contains limit). */
 const FOLLOWED_BY_WALK_PAGE = 200;
 
 export class GraphService implements GraphApi {
   private readonly store: GraphStore;
+  private readonly clock: () => Position;
   private readonly lists: ListService;
   private readonly accounts: Accounts;
   private readonly writes: PairWrites;
@@ -185,6 +190,7 @@ export class GraphService implements GraphApi {
         : new DeactivatedRegistry({ store: o.store, feed: this.feed });
     this.registry?.start();
     this.hiddenMembers = o.memberFilter ?? this.registry?.filter ?? deactivatedFilter(o.store);
+    this.clock = clock;
     this.injectedFilter = o.memberFilter;
     this.edges = new EdgeReads(o.store, o.lists);
     this.writes = new PairWrites({
@@ -339,8 +345,40 @@ export class GraphService implements GraphApi {
     slices: number,
     limit: number,
     cursor: string | null,
+    o: { activeSince?: Position } = {},
   ): Promise<ScanPage> {
-    return this.lists.scan(list, slice, slices, limit, cursor, { exclude: this.hiddenMembers });
+    const since = o.activeSince;
+    const exclude: MemberFilter =
+      since === undefined
+        ? this.hiddenMembers
+        : async (ids) => {
+            // One point read of `user_activity` per member (256 in flight) beside the filter's own.
+            const [hidden, activity] = await Promise.all([
+              this.hiddenMembers(ids),
+              this.store.getActivity(ids),
+            ]);
+            const out = new Set(hidden);
+            for (const id of ids) if ((activity.get(id) ?? since - 1n) < since) out.add(id);
+            return out;
+          };
+    return this.lists.scan(list, slice, slices, limit, cursor, { exclude });
+  }
+
+  /**
+   * Records the account service's report that `id` was active at `at` (µs); the latest report
+   * wins. Throws `UserNotFoundError` for an unknown account, `InvalidInputError` for a time more
+   * than a minute ahead of this service's clock.
+   */
+  async reportActivity(id: UserId, at: Position): Promise<void> {
+    if (at > this.clock() + ACTIVITY_AHEAD_MICROS)
+      throw new InvalidInputError('last_active_at', 'a time not in the future');
+    await this.accounts.getUser(id);
+    await this.store.putActivity(id, at);
+  }
+
+  /** The last reported activity of `id` (µs), or null when never reported. */
+  async lastActiveAt(id: UserId): Promise<Position | null> {
+    return (await this.store.getActivity([id])).get(id) ?? null;
   }
 
   /** A set-query page with its cost (`set-queries.ts`). */
