@@ -223,6 +223,12 @@ function followState(f: PairFold, source: UserId, target: UserId): FollowState {
 
 export interface PairWritesDeps extends PairHistoryDeps {
   store: PairHistoryDeps['store'] & Pick<UserStore, 'getUsers'>;
+  /**
+   * Where a mutation reads its two accounts (their existence, state, privacy and usernames): the
+   * one user read of the write path, for a user-row cache to answer (default: `store`). A cached
+   * row may be stale within the cache's bound; the fold, not this check, decides what the op does.
+   */
+  users?: Pick<UserStore, 'getUsers'>;
   cap: FollowCap;
   /** How far ahead of the clock the marks before an append are dated (µs). */
   countLeaseMicros: bigint;
@@ -363,7 +369,7 @@ export class PairWrites {
     other: UserId,
     anyState = false,
   ): Promise<Map<UserId, UserRecord>> {
-    const users = await this.d.store.getUsers([actor, other]);
+    const users = await (this.d.users ?? this.d.store).getUsers([actor, other]);
     const usable = (u: UserRecord | undefined): u is UserRecord =>
       u !== undefined && (anyState || u.state === 'active');
     if (!usable(users.get(actor))) throw new UserNotFoundError(actor);
