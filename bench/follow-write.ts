@@ -207,7 +207,7 @@ const result = {
   perRep: reps,
 };
 const fmt = (r: { median: number; min: number; max: number }) => `${r.median} [${r.min}–${r.max}]`;
-const md = `# bench:follow (keyspace of ${F}; ${REPS} reps, ${ROUNDS} sequential calls, ${ROUNDS * 4} calls at ${CALLERS} callers per arm)
+const md = `# bench:follow (keyspace ${bench.config.keyspace ?? `of ${F}`}; ${REPS} reps, ${ROUNDS} sequential calls, ${ROUNDS * 4} calls at ${CALLERS} callers per arm)
 
 load average at end ${result.loadAverageEnd}
 
