@@ -25,6 +25,7 @@ import { BucketedListService, type ListReadStats } from '../../src/lists/list-se
 import { type CqlClient, createCqlClient } from '../../src/store/cassandra/client.js';
 import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';
 import { openMigratedKeyspace } from '../../src/store/cassandra/keyspace.js';
+import { RequestCounter } from '../../src/store/cassandra/request-counter.js';
 
 type OptionSpecs = NonNullable<ParseArgsConfig['options']>;
 
@@ -88,6 +89,8 @@ export interface CelebrityServices {
    * bench sets them): `support/app-server.ts` points them at the app's `/metrics`, as `main.ts` does.
    */
   hooks: CelebrityHooks;
+  /** Every request `client` sent, by kind, and the mutations (the driver's request tracker). */
+  requests: RequestCounter;
 }
 
 /** Settable hooks of `CelebrityServices` (called for every statement and every list page). */
@@ -191,9 +194,15 @@ export function openBench<const O extends OptionSpecs>(spec: {
     consistency: 'localQuorum' as const,
     requestTimeoutMs,
   });
-  const keyspace = async (name: string, requestTimeoutMs = 30_000, exact = false) => {
+  const keyspace = async (
+    name: string,
+    requestTimeoutMs = 30_000,
+    exact = false,
+    requestTracker?: RequestCounter,
+  ) => {
     const client = await openMigratedKeyspace({
       ...connection(requestTimeoutMs),
+      ...(requestTracker ? { requestTracker } : {}),
       keyspace: exact ? name : (config.keyspace ?? name),
       replication: { class: 'SimpleStrategy', replication_factor: 1 },
     });
@@ -214,9 +223,13 @@ export function openBench<const O extends OptionSpecs>(spec: {
       const key = named ?? String(followers);
       let opened = celebrities.get(key);
       if (!opened) {
-        opened = keyspace(named ?? keyspaceFor(followers), requestTimeoutMs, named !== undefined).then(
-          (client) => celebrityServices(client),
-        );
+        const requests = new RequestCounter();
+        opened = keyspace(
+          named ?? keyspaceFor(followers),
+          requestTimeoutMs,
+          named !== undefined,
+          requests,
+        ).then((client) => celebrityServices(client, requests));
         celebrities.set(key, opened);
       }
       return opened;
@@ -279,7 +292,7 @@ export const keyspaceFor = (followers: number) => `bench_celeb_${followers}`;
  * The service's store, list service and graph service over a celebrity keyspace: the default
  * thresholds, layouts cached for the whole run, no following cap in the way.
  */
-function celebrityServices(client: CqlClient): CelebrityServices {
+function celebrityServices(client: CqlClient, requests: RequestCounter): CelebrityServices {
   const hooks: CelebrityHooks = { onQuery: null, onPage: null };
   const store = new CassandraGraphStore(client, {
     onQuery: (name, seconds, ok) => hooks.onQuery?.(name, seconds, ok),
@@ -292,7 +305,7 @@ function celebrityServices(client: CqlClient): CelebrityServices {
     onPage: (s) => hooks.onPage?.(s),
   });
   const graph = new GraphService({ store, lists, maxFollowing: 10_000_000 });
-  return { client, store, lists, graph, hooks };
+  return { client, store, lists, graph, hooks, requests };
 }
 
 export const loadAverage = () =>

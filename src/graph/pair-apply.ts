@@ -16,6 +16,21 @@
  * the block). The fold applies the rules at the op's position, which is where convergence comes
  * from. Live ops are positioned after everything on the pair, so their request-time check and the
  * fold agree, and a refusal can be reported as an error.
+ *
+ * The requests of a fresh follow by a warm actor (issue 21; counted on the real node by
+ * `test/graph/follow-requests.int.test.ts`), in order, each one request:
+ *   1. the pair read (one statement: `pair-history.ts`), beside the two user rows (through
+ *      `PairWritesDeps.users`, which a user-row cache answers; two reads without one);
+ *   2. the dirty marks, one unlogged batch of up to `DIRTY_SHARDS` partitions: before the append,
+ *      so a write that dies anywhere after it is recounted (`pair-writer.ts`); not in the view's
+ *      logged batch, which comes after the append, and the marks keep their µs write times;
+ *   3. the append (one partition; with a compaction step when the protocol asks for one);
+ *   4. the re-read: how racers are found and counted once (`ownTransition`); never skipped;
+ *   5. the view's logged batch (edges, list rows, feed rows: all or nothing);
+ *   6. the counter increments, one counter batch (counters cannot join a logged batch).
+ * The cap's counts are read only when its budget is cold (`follow-cap.ts`), and a list's size only
+ * when growth asks (`sizeCheckDue`). Before issue 21 the four marks and two increments went one
+ * statement each: 12 requests.
  */
 
 import {
@@ -223,6 +238,12 @@ function followState(f: PairFold, source: UserId, target: UserId): FollowState {
 
 export interface PairWritesDeps extends PairHistoryDeps {
   store: PairHistoryDeps['store'] & Pick<UserStore, 'getUsers'>;
+  /**
+   * Where a mutation reads its two accounts (their existence, state, privacy and usernames): the
+   * one user read of the write path, for a user-row cache to answer (default: `store`). A cached
+   * row may be stale within the cache's bound; the fold, not this check, decides what the op does.
+   */
+  users?: Pick<UserStore, 'getUsers'>;
   cap: FollowCap;
   /** How far ahead of the clock the marks before an append are dated (µs). */
   countLeaseMicros: bigint;
@@ -363,7 +384,7 @@ export class PairWrites {
     other: UserId,
     anyState = false,
   ): Promise<Map<UserId, UserRecord>> {
-    const users = await this.d.store.getUsers([actor, other]);
+    const users = await (this.d.users ?? this.d.store).getUsers([actor, other]);
     const usable = (u: UserRecord | undefined): u is UserRecord =>
       u !== undefined && (anyState || u.state === 'active');
     if (!usable(users.get(actor))) throw new UserNotFoundError(actor);

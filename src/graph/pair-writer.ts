@@ -57,7 +57,8 @@ import {
 
 /** What the writer of a pair's rows and counts touches: edges, list rows, counters, dirty marks, layouts. */
 export interface PairWriterDeps {
-  store: Pick<EdgeStore, 'writeEdges'> & Pick<CountStore, 'markDirty' | 'incrementCount' | 'getCount'>;
+  store: Pick<EdgeStore, 'writeEdges'> &
+    Pick<CountStore, 'markDirtyBuckets' | 'incrementCounts' | 'getCount'>;
   lists: Pick<ListService, 'currentLayout' | 'placement' | 'sizeCheckDue' | 'noteSize'>;
   /**
    * The oldest slot whose events a view write still carries, now (µs): the clock minus the event
@@ -271,9 +272,13 @@ export interface CountLease {
 
 const markKey = (m: { list: ListKey; code: number }) => `${listId(m.list)}|${m.code}`;
 
-/** Marks every bucket of `marks` dirty, dated `at`. */
-function markAll(deps: PairWriterDeps, marks: readonly MarkedBucket[], at: Position): Promise<unknown> {
-  return Promise.all(marks.map((m) => deps.store.markDirty(m.list, m.code, at)));
+/** Marks every bucket of `marks` dirty, dated `at`: one request (the marks are idempotent, each lands on its own). */
+async function markAll(deps: PairWriterDeps, marks: readonly MarkedBucket[], at: Position): Promise<void> {
+  if (marks.length === 0) return;
+  await deps.store.markDirtyBuckets(
+    marks.map((m) => ({ list: m.list, bucketCode: m.code })),
+    at,
+  );
 }
 
 /**
@@ -374,18 +379,18 @@ export async function applyCountDeltas(
     extra.push(m);
   }
   await markAll(deps, extra, lease.until);
-  await Promise.all(
-    deltas.map(async ({ list, otherId, delta }) => {
-      // The size is advisory (it only triggers growth), so read it alongside the increment
-      // rather than after it (it may or may not include this delta yet), and only when the list
-      // service says it is due (see `sizeCheckDue`).
-      const [, size] = await Promise.all([
-        deps.store.incrementCount(list, bucketOf(otherId, COUNT_SHARDS), delta),
-        delta > 0 && deps.lists.sizeCheckDue(list, delta) ? deps.store.getCount(list) : null,
-      ]);
-      if (size !== null) deps.lists.noteSize(list, size);
-    }),
+  // Every increment in one counter batch (one request; it may land in part, which the marks
+  // cover). The size is advisory (it only triggers growth), so read it alongside the increments
+  // rather than after them (it may or may not include this delta yet), and only when the list
+  // service says it is due (see `sizeCheckDue`).
+  const increments = deps.store.incrementCounts(
+    deltas.map(({ list, otherId, delta }) => ({ list, shard: bucketOf(otherId, COUNT_SHARDS), delta })),
   );
+  const sizes = deltas
+    .filter(({ list, delta }) => delta > 0 && deps.lists.sizeCheckDue(list, delta))
+    .map(async ({ list }) => ({ list, size: await deps.store.getCount(list) }));
+  const [, noted] = await Promise.all([increments, Promise.all(sizes)]);
+  for (const { list, size } of noted) deps.lists.noteSize(list, size);
   const now = lease.clock();
   if (now >= lease.until) {
     await markAll(deps, [...lease.marks, ...extra], now);

@@ -293,6 +293,13 @@ export interface ListStore {
   dropInverseEdgeBucket(list: ListKey, bucketCode: number, version: bigint): Promise<void>;
 }
 
+/** One counter change: `delta` on shard `shard` of `list`'s counter. */
+export interface CounterDelta {
+  list: ListKey;
+  shard: number;
+  delta: number;
+}
+
 /** Shards of the dirty-mark table; a list's marks all live in shard `bucketOf(userId, DIRTY_SHARDS)`. */
 export const DIRTY_SHARDS = 8;
 
@@ -303,6 +310,12 @@ export const DIRTY_SHARDS = 8;
 export interface CountStore {
   /** Adds `delta` to the list's counter shard. Not idempotent (counter semantics). */
   incrementCount(list: ListKey, shard: number, delta: number): Promise<void>;
+  /**
+   * Adds each delta to its list's counter shard, in one request (a counter batch; zero deltas are
+   * left out). Not idempotent, never retried; a failure may leave any subset applied (the writer's
+   * dirty marks cover that: `pair-writer.ts`).
+   */
+  incrementCounts(deltas: readonly CounterDelta[]): Promise<void>;
   /** The served count: sum over the list's counter shards plus the reconciler's correction. */
   getCount(list: ListKey): Promise<number>;
   /**
@@ -310,6 +323,11 @@ export interface CountStore {
    * replaces an older one.
    */
   markDirty(list: ListKey, bucketCode: number, version: bigint): Promise<void>;
+  /**
+   * `markDirty` of every bucket of `marks`, all at write time `version`, in one request (an
+   * unlogged batch: each mark lands or not on its own). Idempotent.
+   */
+  markDirtyBuckets(marks: readonly { list: ListKey; bucketCode: number }[], version: bigint): Promise<void>;
   /** Up to `limit` marks of one shard (`0 ≤ shard < DIRTY_SHARDS`), in key order, with their write times. */
   listDirty(shard: number, limit: number): Promise<DirtyMark[]>;
   /** Whether any bucket of `list` is marked dirty. One single-partition read. */

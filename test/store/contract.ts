@@ -3,13 +3,13 @@
  * Every assertion compares whole values.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bucketCodeOf, SINGLE_BUCKET } from '../../src/model/buckets.js';
+import { bucketCodeOf, bucketOf, SINGLE_BUCKET } from '../../src/model/buckets.js';
 import { nowPosition } from '../../src/model/clock.js';
 import { UsernameTakenError } from '../../src/model/errors.js';
 import { compareEventKeys, eventShard } from '../../src/model/events.js';
 import type { EdgeRecord, ListEntry, ListKey, Relation } from '../../src/model/types.js';
 import { PAIR_READ_ROWS } from '../../src/ports/records.js';
-import type { GraphStore } from '../../src/ports/store.js';
+import { DIRTY_SHARDS, type GraphStore } from '../../src/ports/store.js';
 
 export interface StoreFixture {
   store: GraphStore;
@@ -792,6 +792,44 @@ export function describeStoreContract(name: string, make: () => Promise<StoreFix
       const r = { reconciledAt: new Date('2026-11-30T05:00:00.000Z'), counted: 5, drift: 1 };
       await store.putReconciliation(list, r);
       expect(await store.getReconciliation(list)).toEqual(r);
+    });
+
+    it('incrementCounts adds every delta of several lists and shards in one call, zero deltas left out', async () => {
+      const [a, b] = ids(2) as [bigint, bigint];
+      const following: ListKey = { userId: a, relation: 'follows', direction: 'out' };
+      await store.incrementCount(followers(b), 3, 5);
+      await store.incrementCounts([
+        { list: following, shard: 1, delta: 1 },
+        { list: followers(b), shard: 3, delta: 1 },
+        { list: followers(b), shard: 9, delta: -2 },
+        { list: following, shard: 4, delta: 0 },
+      ]);
+      await store.incrementCounts([]);
+      expect([await store.getCount(following), await store.getCount(followers(b))]).toEqual([1, 4]);
+    });
+
+    it('markDirtyBuckets marks every bucket of several lists at one version; a newer mark stands, a clear at it wins', async () => {
+      const [a, b] = ids(2) as [bigint, bigint];
+      const following: ListKey = { userId: a, relation: 'follows', direction: 'out' };
+      await store.markDirty(followers(b), 2, 900n);
+      await store.markDirtyBuckets(
+        [
+          { list: following, bucketCode: 1 },
+          { list: followers(b), bucketCode: 1 },
+          { list: followers(b), bucketCode: 2 },
+        ],
+        500n,
+      );
+      const marks = async (userId: bigint) =>
+        (await store.listDirty(bucketOf(userId, DIRTY_SHARDS), 10_000))
+          .filter((m) => m.list.userId === userId)
+          .map((m) => `${m.list.direction}/${m.bucketCode}@${m.version}`)
+          .sort();
+      expect(await marks(a)).toEqual(['out/1@500']);
+      expect(await marks(b)).toEqual(['in/1@500', 'in/2@900']);
+      await store.clearDirty({ list: followers(b), bucketCode: 1, version: 500n });
+      await store.markDirtyBuckets([{ list: followers(b), bucketCode: 1 }], 500n);
+      expect(await marks(b)).toEqual(['in/2@900']);
     });
 
     it('receipts: the first put wins', async () => {

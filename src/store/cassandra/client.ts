@@ -38,6 +38,8 @@ export interface CassandraConnectOptions {
   speculativeDelayMs?: number;
   /** Retry a BATCH_LOG write timeout once on the same host, as the driver does by default. */
   batchlogRetry?: boolean;
+  /** Told of every request the driver sends (`request-counter.ts`: the benches' and tests' request counts). */
+  requestTracker?: cassandra.tracker.RequestTracker;
 }
 
 export type CqlClient = cassandra.Client;
@@ -122,5 +124,6 @@ export function createCqlClient(o: CassandraConnectOptions): cassandra.Client {
       ...(speculate ? { speculativeExecution: new ReadSpeculationPolicy(o.speculativeDelayMs ?? 0) } : {}),
     },
     pooling: { heartBeatInterval: 5000 },
+    ...(o.requestTracker ? { requestTracker: o.requestTracker } : {}),
   });
 }

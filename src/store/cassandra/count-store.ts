@@ -7,7 +7,7 @@
  */
 import type { ListKey } from '../../model/types.js';
 import type { CountSync, DirtyMark, Reconciliation } from '../../ports/records.js';
-import type { CountStore } from '../../ports/store.js';
+import type { CounterDelta, CountStore } from '../../ports/store.js';
 import type { CqlExecutor } from './executor.js';
 import { dirtyKey } from './keys.js';
 import { toCountSync, toDirtyMark, toReconciliation } from './rows.js';
@@ -23,6 +23,14 @@ export class CassandraCountStore implements CountStore {
     await this.cql.exec('incrementCount', S.incr, [BigInt(delta), ...listKey(list), shard]);
   }
 
+  async incrementCounts(deltas: readonly CounterDelta[]): Promise<void> {
+    const queries = deltas
+      .filter((d) => d.delta !== 0)
+      .map((d) => ({ statement: S.incr, params: [BigInt(d.delta), ...listKey(d.list), d.shard] }));
+    // Counter updates may share only a COUNTER batch; unlogged, as counters must be.
+    await this.cql.write('incrementCounts', queries, { logged: false, counter: true });
+  }
+
   async getCount(list: ListKey): Promise<number> {
     const sync = await this.getCountSync(list);
     return sync.shardSum + sync.correction;
@@ -30,6 +38,18 @@ export class CassandraCountStore implements CountStore {
 
   async markDirty(list: ListKey, bucketCode: number, version: bigint): Promise<void> {
     await this.cql.exec('markDirty', S.markDirty, [...dirtyKey(list), bucketCode, version]);
+  }
+
+  async markDirtyBuckets(
+    marks: readonly { list: ListKey; bucketCode: number }[],
+    version: bigint,
+  ): Promise<void> {
+    // At most `DIRTY_SHARDS` partitions (8), under Cassandra's unlogged-batch warning (10).
+    await this.cql.write(
+      'markDirty',
+      marks.map((m) => ({ statement: S.markDirty, params: [...dirtyKey(m.list), m.bucketCode, version] })),
+      { logged: false },
+    );
   }
 
   async listDirty(shard: number, limit: number): Promise<DirtyMark[]> {

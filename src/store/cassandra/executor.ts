@@ -66,21 +66,22 @@ export class CqlExecutor {
 
   /**
    * Runs `queries` as one write: a lone statement as itself, several as one batch (`logged`:
-   * through the batchlog; an unlogged batch is atomic and isolated only within one partition).
+   * through the batchlog; an unlogged batch is atomic and isolated only within one partition;
+   * `counter`: a batch of counter updates, which must be unlogged).
    */
   async write(
     name: string,
     queries: readonly Bound[],
-    opts: { logged: boolean; readTimeout?: number },
+    opts: { logged: boolean; counter?: boolean; readTimeout?: number },
   ): Promise<void> {
     const [only] = queries;
     if (!only) return;
-    const { logged, ...rest } = opts;
+    const { logged, counter = false, ...rest } = opts;
     const options = { prepare: true, isIdempotent: allIdempotent(queries), ...rest };
     await this.timed(name, () =>
       queries.length === 1
         ? this.client.execute(only.statement.cql, only.params, options)
-        : this.client.batch(driverBatch(queries), { ...options, logged }),
+        : this.client.batch(driverBatch(queries), { ...options, logged, ...(counter ? { counter } : {}) }),
     );
   }
 

@@ -190,6 +190,12 @@ export class CassandraGraphStore implements GraphStore {
   incrementCount(...a: Args<CountStore, 'incrementCount'>) {
     return this.counts.incrementCount(...a);
   }
+  incrementCounts(...a: Args<CountStore, 'incrementCounts'>) {
+    return this.counts.incrementCounts(...a);
+  }
+  markDirtyBuckets(...a: Args<CountStore, 'markDirtyBuckets'>) {
+    return this.counts.markDirtyBuckets(...a);
+  }
   getCount(...a: Args<CountStore, 'getCount'>) {
     return this.counts.getCount(...a);
   }

@@ -53,7 +53,7 @@ import type {
   VersionedEntry,
 } from '../../ports/records.js';
 import { PAIR_READ_ROWS, PAIR_STEP_TIME } from '../../ports/records.js';
-import type { GraphStore } from '../../ports/store.js';
+import type { CounterDelta, GraphStore } from '../../ports/store.js';
 import { DIRTY_SHARDS } from '../../ports/store.js';
 import { decodeCheckpoint, encodeCheckpoint } from '../checkpoint-codec.js';
 import { decodeEvents, encodeEvents, hasEvents } from '../event-codec.js';
@@ -701,6 +701,18 @@ export class MemoryGraphStore implements GraphStore {
     const shards = this.counters.get(k) ?? new Map<number, number>();
     shards.set(shard, (shards.get(shard) ?? 0) + delta);
     this.counters.set(k, shards);
+  }
+
+  // One request on the node: applied at once here, as the single-statement methods are.
+  async incrementCounts(deltas: readonly CounterDelta[]): Promise<void> {
+    await Promise.all(deltas.map((d) => this.incrementCount(d.list, d.shard, d.delta)));
+  }
+
+  async markDirtyBuckets(
+    marks: readonly { list: ListKey; bucketCode: number }[],
+    version: bigint,
+  ): Promise<void> {
+    await Promise.all(marks.map((m) => this.markDirty(m.list, m.bucketCode, version)));
   }
 
   async getCount(list: ListKey): Promise<number> {

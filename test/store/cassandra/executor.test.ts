@@ -83,6 +83,26 @@ describe('CqlExecutor', () => {
     ]);
   });
 
+  it('sends counter updates as one counter batch (unlogged), never retried', async () => {
+    const { cql, sent } = executor();
+    const incr = { cql: 'UPDATE n SET c = c + 1', idempotent: false };
+    await cql.write(
+      'incrementCounts',
+      [
+        { statement: incr, params: [] },
+        { statement: incr, params: [] },
+      ],
+      { logged: false, counter: true },
+    );
+    expect(sent).toEqual([
+      {
+        kind: 'batch',
+        query: ['UPDATE n SET c = c + 1', 'UPDATE n SET c = c + 1'],
+        options: { prepare: true, isIdempotent: false, logged: false, counter: true },
+      },
+    ]);
+  });
+
   it('sends a logged batch again unlogged when its batchlog write timed out', async () => {
     const { cql, sent, names } = executor([writeTimeout('BATCH_LOG')]);
     await cql.loggedBatch('writeEdges', two);
