@@ -16,7 +16,7 @@ import { SingleBucketLists } from '../graph/support/single-bucket-lists.js';
 import { activeEdges, OLD_CHECKPOINT as OLD } from './checkpoint-before-restrict.js';
 
 const [A, B] = [OLD.low, OLD.high];
-const after = (k: number) => OLD.horizon + BigInt(k) * 1000n;
+const past = (k: number) => OLD.horizon + BigInt(k) * 1000n;
 
 describe('a checkpoint written before restricts existed', () => {
   it('decodes to the edges it was written from, and re-encodes to the same bytes', () => {
@@ -38,10 +38,10 @@ describe('a checkpoint written before restricts existed', () => {
   it('the fold continues from it with restrict ops exactly as from the whole history', () => {
     const cp = decodeCheckpoint(OLD.horizon, OLD.text);
     const later: PairOp[] = [
-      { sourceId: A, targetId: B, kind: 'restrict', position: after(1) },
-      { sourceId: B, targetId: A, kind: 'restrict', position: after(2) },
-      { sourceId: B, targetId: A, kind: 'block', position: after(3) },
-      { sourceId: B, targetId: A, kind: 'unrestrict', position: after(4) },
+      { sourceId: A, targetId: B, kind: 'restrict', position: past(1) },
+      { sourceId: B, targetId: A, kind: 'restrict', position: past(2) },
+      { sourceId: B, targetId: A, kind: 'block', position: past(3) },
+      { sourceId: B, targetId: A, kind: 'unrestrict', position: past(4) },
     ];
     const fromCheckpoint = [...foldPair(later, cp.edges).edges.values()];
     const fromHistory = [...foldPair([...OLD.ops, ...later]).edges.values()];
@@ -49,8 +49,8 @@ describe('a checkpoint written before restricts existed', () => {
     expect(activeEdges(fromCheckpoint)).toEqual([
       `${A} close_friends ${B} @${OLD.horizon - 60n}`,
       `${A} mutes ${B} @${OLD.horizon - 70n}`,
-      `${A} restricts ${B} @${after(1)}`,
-      `${B} blocks ${A} @${after(3)}`,
+      `${A} restricts ${B} @${past(1)}`,
+      `${B} blocks ${A} @${past(3)}`,
     ]);
   });
 
