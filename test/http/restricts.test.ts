@@ -337,4 +337,23 @@ describe('restrict is hidden from everyone but its owner', () => {
     const list = await call(restricted.app, 'GET', `/v1/users/${O}/restricts`, { auth: bearer(O) });
     expect((list.json as { items: { id: string }[] }).items.map((i) => i.id)).toEqual([String(T)]);
   });
+
+  it('export and import carry no restricts, like mutes: the owner’s export and import answer the same with and without it', async () => {
+    const run = async (w: World) => {
+      w.setNow(60);
+      const exported = await call(w.app, 'GET', `/v1/users/${O}/following/export`, { auth: bearer(O) });
+      w.setNow(61);
+      const imported = await call(w.app, 'POST', `/v1/users/${O}/following/import`, {
+        auth: bearer(O),
+        body: `{"id":"${T}"}\n{"id":"${W}"}\n`,
+        headers: { 'Content-Type': 'application/x-ndjson' },
+      });
+      return [exported.status, normalized(exported.text), imported.status, normalized(imported.text)];
+    };
+    // Fresh worlds: the sweep above had T and X block O.
+    const [withIt, without] = [await run(await world(true)), await run(await world(false))];
+    expect(withIt).toEqual(without);
+    expect(withIt[1]).toContain(`"id":"${T}"`);
+    expect(withIt[1]).not.toContain('restrict');
+  });
 });
