@@ -123,11 +123,11 @@ describe('the built service (dist/)', () => {
     };
     expect(await send('PUT', '/v1/users/11', admin, { body: '{"username":"ada"}' })).toEqual([
       201,
-      { id: '11', username: 'ada', private: false, state: 'active', hide_lists: false },
+      { id: '11', username: 'ada', private: false, state: 'active', hide_lists: false, last_active_at: null },
     ]);
     expect(await send('PUT', '/v1/users/12', admin, { body: '{"username":"bo"}' })).toEqual([
       201,
-      { id: '12', username: 'bo', private: false, state: 'active', hide_lists: false },
+      { id: '12', username: 'bo', private: false, state: 'active', hide_lists: false, last_active_at: null },
     ]);
     expect(await send('PUT', '/v1/users/11/following/12', ada)).toEqual([200, { state: 'following' }]);
     expect(await send('GET', '/v1/users/12/followers', ada)).toEqual([

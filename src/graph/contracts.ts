@@ -241,14 +241,23 @@ export interface GraphApi {
     cursor: string | null,
     options?: ListQueryOptions,
   ): Promise<MemberPage>;
-  /** Fan-out scan of one slice of a list; order within a slice unspecified. */
+  /**
+   * Fan-out scan of one slice of a list; order within a slice unspecified. `activeSince` (µs):
+   * also skip members whose last reported activity is older, or never reported (one point read
+   * of each member's activity per page); the slices' coverage of the members kept is unchanged.
+   */
   scanPage(
     list: ListKey,
     slice: number,
     slices: number,
     limit: number,
     cursor: string | null,
+    options?: { activeSince?: Position },
   ): Promise<ScanPage>;
+  /** Records that `id` was active at `at` (µs; the latest report wins). Throws `UserNotFoundError`, `InvalidInputError` (a future time). */
+  reportActivity(id: UserId, at: Position): Promise<void>;
+  /** The last reported activity of `id` (µs), or null. */
+  lastActiveAt(id: UserId): Promise<Position | null>;
 
   /**
    * The user's precomputed suggestions (best first, at most `limit`), without anyone the user has

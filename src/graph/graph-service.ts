@@ -24,6 +24,7 @@ import type {
 import { SetCursorCodec, type SetQueryKind } from '../lists/cursor/set-cursor.js';
 import { walkList } from '../lists/list-walker.js';
 import { nowPosition } from '../model/clock.js';
+import { InvalidInputError } from '../model/errors.js';
 import { DEFAULT_EVENT_RETENTION_SECONDS, type EventRow } from '../model/events.js';
 import { boundedLru } from '../model/lru.js';
 import {
@@ -126,11 +127,15 @@ export interface GraphServiceOptions {
   registry?: boolean;
 }
 
+/** How far ahead of the clock a reported activity may be (µs): clock skew between services. */
+const ACTIVITY_AHEAD_MICROS = 60_000_000n;
+
 /** Following-list page size of the followed-by walk (well under the contains limit). */
 const FOLLOWED_BY_WALK_PAGE = 200;
 
 export class GraphService implements GraphApi {
   private readonly store: GraphStore;
+  private readonly clock: () => Position;
   private readonly lists: ListService;
   private readonly accounts: Accounts;
   private readonly writes: PairWrites;
@@ -185,6 +190,7 @@ export class GraphService implements GraphApi {
         : new DeactivatedRegistry({ store: o.store, feed: this.feed });
     this.registry?.start();
     this.hiddenMembers = o.memberFilter ?? this.registry?.filter ?? deactivatedFilter(o.store);
+    this.clock = clock;
     this.injectedFilter = o.memberFilter;
     this.edges = new EdgeReads(o.store, o.lists);
     this.writes = new PairWrites({
@@ -341,8 +347,40 @@ export class GraphService implements GraphApi {
     slices: number,
     limit: number,
     cursor: string | null,
+    o: { activeSince?: Position } = {},
   ): Promise<ScanPage> {
-    return this.lists.scan(list, slice, slices, limit, cursor, { exclude: this.hiddenMembers });
+    const since = o.activeSince;
+    const exclude: MemberFilter =
+      since === undefined
+        ? this.hiddenMembers
+        : async (ids) => {
+            // One point read of `user_activity` per member (256 in flight) beside the filter's own.
+            const [hidden, activity] = await Promise.all([
+              this.hiddenMembers(ids),
+              this.store.getActivity(ids),
+            ]);
+            const out = new Set(hidden);
+            for (const id of ids) if ((activity.get(id) ?? since - 1n) < since) out.add(id);
+            return out;
+          };
+    return this.lists.scan(list, slice, slices, limit, cursor, { exclude });
+  }
+
+  /**
+   * Records the account service's report that `id` was active at `at` (µs); the latest report
+   * wins. Throws `UserNotFoundError` for an unknown account, `InvalidInputError` for a time more
+   * than a minute ahead of this service's clock.
+   */
+  async reportActivity(id: UserId, at: Position): Promise<void> {
+    if (at > this.clock() + ACTIVITY_AHEAD_MICROS)
+      throw new InvalidInputError('last_active_at', 'a time not in the future');
+    await this.accounts.getUser(id);
+    await this.store.putActivity(id, at);
+  }
+
+  /** The last reported activity of `id` (µs), or null when never reported. */
+  async lastActiveAt(id: UserId): Promise<Position | null> {
+    return (await this.store.getActivity([id])).get(id) ?? null;
   }
 
   /** A set-query page with its cost (`set-queries.ts`). */
@@ -360,13 +398,18 @@ export class GraphService implements GraphApi {
 
   /**
    * The set walk over the viewer's following list (bounded by the following cap), one probe of
-   * `id`'s inverse edges per page of 200: the sample is the first `limit` hits in the viewer's
-   * following order, the total counts them all. It names members of `id`'s followers, so
-   * visibility is the lists' (`assertCanViewLists`).
+   * `id`'s inverse edges per page of 200. The total counts every hit; the sample is the first
+   * `limit` hits closest first (`../shared/spec/api.md` Part 3): the viewer's close friends, then
+   * accounts that follow the viewer back, then the rest, each tier in the viewer's following order
+   * (most recently followed first). Each tier keeps at most `limit` hits, so memory stays
+   * `3 × limit` whatever the walk's size; the tiers are found by two more probes of the viewer's
+   * own edges per page of hits (its `close_friends` out, its `follows` in), skipped once the
+   * first tier is full. It names members of `id`'s followers, so visibility is the lists'
+   * (`assertCanViewLists`).
    */
   async followedBy(viewer: UserId, id: UserId, limit: number): Promise<{ sample: Member[]; total: number }> {
     const m = this.pageMembers();
-    const sample: ListItem[] = [];
+    const tiers: [ListItem[], ListItem[], ListItem[]] = [[], [], []];
     let total = 0;
     const walk = this.sets.walk(
       {
@@ -381,9 +424,18 @@ export class GraphService implements GraphApi {
     );
     for await (const b of walk) {
       total += b.matched.length;
-      for (const item of b.matched) if (sample.length < limit) sample.push(item);
+      if (b.matched.length === 0 || tiers[0].length >= limit) continue;
+      const ids = b.matched.map((i) => i.id);
+      const [close, back] = await Promise.all([
+        this.edges.activeEdges(viewer, 'close_friends', 'out', ids),
+        this.edges.activeEdges(viewer, 'follows', 'in', ids),
+      ]);
+      for (const item of b.matched) {
+        const tier = tiers[close.has(item.id) ? 0 : back.has(item.id) ? 1 : 2];
+        if (tier.length < limit) tier.push(item);
+      }
     }
-    return { sample: await m.hydrate(sample), total };
+    return { sample: await m.hydrate(tiers.flat().slice(0, limit)), total };
   }
 
   /** `walkList` over `owner`'s following list, members filtered and hydrated per page; the next page is read after `onPage` settles. */

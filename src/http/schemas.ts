@@ -118,6 +118,12 @@ export const ScanQuery = queryParams({
   slices: intParam(1, 1024, 1),
   limit: intParam(1, 1000, 50),
   cursor: Cursor,
+  active_since: TimeInput.optional().openapi({
+    description:
+      'Skip members whose `last_active_at` is older than this time (RFC 3339), or never reported: fan-out ' +
+      'leaves inactive accounts out. Slices stay disjoint and cover every active member once; a page may be ' +
+      'short (even empty) with a `next_cursor`. Costs one point read of activity per member read.',
+  }),
 });
 
 /** Headers a mutating call may send; declared for the document, enforced by middleware. */
@@ -165,6 +171,13 @@ export const PutUserBody = z
     hide_lists: z.boolean().optional().openapi({
       description: "The account's followers/following lists and counts are visible only to itself.",
     }),
+    last_active_at: TimeInput.optional().openapi({
+      description:
+        "The account service's report that the account was active at this time (RFC 3339; at most a minute " +
+        'ahead of the server clock). The latest report wins, in any arrival order. Kept apart from the account ' +
+        'row: no `user.updated` event, not in the caches. A body with only this field updates an existing ' +
+        'account (404 when unknown).',
+    }),
   })
   .openapi('PutUser');
 
@@ -175,6 +188,9 @@ export const UserSchema = z
     private: z.boolean(),
     state: z.enum(['active', 'deactivated']),
     hide_lists: z.boolean(),
+    last_active_at: Time.nullable().openapi({
+      description: 'The last reported activity (`last_active_at`); null when never reported.',
+    }),
   })
   .openapi('User');
 
@@ -222,6 +238,9 @@ export const ProfileSchema = z
     state: z.enum(['active', 'deactivated']).optional().openapi({
       description:
         'graph:admin callers only: the only callers who see a deactivated account (everyone else gets 404).',
+    }),
+    last_active_at: Time.nullable().optional().openapi({
+      description: 'graph:admin callers only: the last reported activity; null when never reported.',
     }),
   })
   .openapi('Profile');

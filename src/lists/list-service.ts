@@ -1,79 +1,47 @@
 /**
- * `ListService`: bucketed list pages, fan-out scans, and the trigger for online growth.
+ * `ListService`: the list engine's one interface — pages, fan-out scans, where a row goes
+ * (`placement`), the time-bucket directory and closing buckets at a size, and the trigger for the
+ * hash layouts' online growth.
  *
- * Design note. A page reads the layout `max(cursor's N, current N)`. Both are complete: a layout
- * becomes readers' `buckets` only after its copy finished (see `list-growth.ts`), and an old
- * layout is dropped only after every cached view of it has expired. Reading the larger one never
- * loses state because bucket `b` of N is exactly `b` ∪ `b + N` of 2N: each half inherits the
- * parent's ceiling (an upper bound stays an upper bound on a subset) and its exhausted flag (a
- * subset of nothing is nothing). Rows that appear behind the boundary during a walk can only be
- * growth copies of rows already in the parent, so the boundary-based walk returns each member
- * present throughout exactly once, in order. Refollows get a new, newer `created_at`, which is
- * ahead of the boundary, so a churned member is never returned twice.
+ * Design note. A list is read by one of two engines, chosen per request by its row mode
+ * (`model/time-buckets.ts`): time buckets (`time-pages.ts`; every list since issue 19: one
+ * partition per page, a second only at a bucket boundary) or hash buckets (`hash-pages.ts`; lists
+ * grown before time buckets existed, until `jobs migrate-lists` moves them, and a migration's
+ * dual-write phase). Both take the same cursor boundary (a list key), so a walk crosses a
+ * migration's flip without a seam. Cursors bind direction and bounds (see `cursor-codec.ts`): a
+ * prev cursor sent as a next cursor, or with other `since` / `until`, is an `InvalidCursorError`.
  *
- * Layouts are cached for `layoutCacheTtlMs`; a growth waits that long (plus `writeGraceMs`)
- * after announcing `growingTo`, and again before dropping the old buckets. The cache is also an
- * LRU of at most `layoutCacheMaxEntries` lists (`lru-cache`: a hit makes the entry the most
+ * Layouts and directories are cached for `layoutCacheTtlMs`; a growth waits that long (plus
+ * `writeGraceMs`) after announcing `growingTo`, and again before dropping the old buckets, and a
+ * time bucket closes a lead ahead of the clock longer than the cache's age (`leadMs`). The caches
+ * are LRUs of at most `layoutCacheMaxEntries` lists (`lru-cache`: a hit makes the entry the most
  * recently used, an insert past the bound evicts the least recently used), so reading many users'
- * lists cannot grow it without limit. Evicting early is always safe: it only costs one
- * `getLayout` read.
+ * lists cannot grow them without limit. Evicting early is always safe: it only costs one read.
  *
- * Growth is triggered by sizes writers read after an insert (`noteSize`). Reading the size on
- * every insert cost two of a follow's twenty statements per list; `sizeCheckDue` skips it while
- * the inserts this process made since its last size read are under 1/`SIZE_CHECK_SHARE` of the
- * headroom to the next threshold (and the size is under a minute old). A single process therefore
- * still reads the size on the very insert that crosses a threshold; P processes writing one list
- * can pass it by about (P / `SIZE_CHECK_SHARE` − 1) × the headroom before one of them reads, which
- * the thresholds' margin under the partition bound absorbs (a celebrity's lists are sized on
- * almost every insert near a threshold). The sizes share the layout cache's LRU bound.
+ * Growth (hash layouts) and closing (time buckets) are triggered by sizes writers read after an
+ * insert (`noteSize`). Reading the size on every insert cost two of a follow's twenty statements
+ * per list; `sizeCheckDue` skips it while the inserts this process made since its last size read
+ * are under 1/`SIZE_CHECK_SHARE` of the headroom to the next threshold (and the size is under a
+ * minute old). A single process therefore still reads the size on the very insert that crosses a
+ * threshold; P processes writing one list can pass it by about (P / `SIZE_CHECK_SHARE` − 1) × the
+ * headroom before one of them reads, which the thresholds' margin under the partition bound
+ * absorbs. The sizes share the layout cache's LRU bound.
  *
- * Two directions (the API contract, Part 2). `older` pages continue from a `nextCursor` exactly
- * as above (the per-bucket ceilings are the fast path; its cost is unchanged). A `newer` page goes back from a
- * `prevCursor`, whose boundary is the first (newest) item of the page it came from: every bucket
- * is read *upward* from strictly above the boundary (`listBucketNewer`, the clustering order
- * reversed) and merged by the same `mergePage` run in the negated key space — negating
- * `(created_at, other_id)` turns "ascending" into "descending", so the merge, its placeholders and
- * its fetch sizing need no second copy. It takes `limit + 1` items: the extra one says whether
- * anything newer is left (`prevCursor` null on reaching the newest, so a walk back ends exactly
- * at the first page) and is not shown; the rest are returned reversed, newest first. The cursors
- * a newer page issues carry a boundary only (every bucket "open"): its `nextCursor` continues
- * older below its last item, its `prevCursor` newer above its first. An older page's `prevCursor`
- * is likewise boundary-only, above its first item; the first page (no cursor) has none. An empty
- * page's cursors use the key just beside the boundary so the boundary item itself is not lost.
- * Cursors bind direction and bounds (see `cursor-codec.ts`): a prev cursor sent as a next cursor,
- * or with other `since` / `until`, is an `InvalidCursorError`.
- *
- * Time bounds `[since, until)` come from the clustering order, never from a scan: an older read
- * starts at `(until, MIN_ID)` (so the first row is the newest below `until`) and the store stops
- * each bucket at `since` (`listBucket(…, since)`); a newer read stops each bucket below `until`
- * (`listBucketNewer(…, until)`) and cannot go below `since` since it starts above an item that
- * was inside the range.
- *
- * The member filter (`PageOptions.exclude`) is applied to each merged batch, once per round: the
- * first round merges `limit` items, the filter drops the excluded ones, and the next round merges
- * on from the same boundary and states. A later round merges what the pass rate so far says the
- * missing items take (at most twice the previous round), so a run of skipped members costs a few
- * rounds, not one per member. A round that merges past the page's last kept item is cut there:
- * the boundary is that item and each bucket's state is the first row it contributed past the cut
- * (an exact head), or, for a bucket that contributed none, its state at the round's end (no row of
- * it lies in between), so the cursor resumes exactly after the last item shown.
- *
- * Work budget (the API contract, Part 3, "Any list or set page may come back short"). Skipped members cost
- * reads without filling the page: 3,000 deactivated followers at the head made one `limit=1` page
- * read 3,001 buckets and 3,002 user rows, a cost a sock-puppet run imposes on every viewer. A page
- * therefore starts no further round once it has read `pageBudget(limit)` rows (`PAGE_BUDGET_PER_ITEM`
- * = 10 per item asked, at least `PAGE_MIN_BUDGET` = 1,000) and answers what it kept, possibly
- * nothing, with a cursor at the last merged row (older: `nextCursor`; newer: `prevCursor`), past
- * every skipped member. The first round always runs, so a page without skipped members is never
- * cut and every page makes progress. Why these numbers: a page stays full through up to ~90%
- * skipped members; the floor lets a `limit=1` page pass a thousand of them; and the bound holds
- * every other cost too: the filter reads at most the rows merged (one user row each), and a bucket
- * query returns rows or exhausts its bucket for the rest of the page, so queries stay under rows +
- * buckets. The last round may overrun the budget by one round's overfetch (a row per bucket).
+ * Work budget (the API contract, Part 3, "Any list or set page may come back short"). Skipped
+ * members cost reads without filling the page: 3,000 deactivated followers at the head made one
+ * `limit=1` page read 3,001 buckets and 3,002 user rows, a cost a sock-puppet run imposes on every
+ * viewer. A page of either engine therefore starts no further round once it has read
+ * `pageBudget(limit)` rows (`PAGE_BUDGET_PER_ITEM` = 10 per item asked, at least `PAGE_MIN_BUDGET`
+ * = 1,000) and answers what it kept, possibly nothing, with a cursor at the last row read (older:
+ * `nextCursor`; newer: `prevCursor`), past every skipped member. The first round always runs, so a
+ * page without skipped members is never cut and every page makes progress. Why these numbers: a
+ * page stays full through up to ~90% skipped members; the floor lets a `limit=1` page pass a
+ * thousand of them; and the bound holds every other cost too: the filter reads at most the rows
+ * read, and a bucket query returns rows or exhausts its bucket for the rest of the page. The last
+ * round may overrun the budget by one round's overfetch.
  */
 
 import type { LRUCache } from 'lru-cache';
-import { bucketCode } from '../model/buckets.js';
 import { nowPosition } from '../model/clock.js';
 import { InvalidInputError } from '../model/errors.js';
 import { boundedLru } from '../model/lru.js';
@@ -82,7 +50,6 @@ import type { BucketLayout, ListEntry, ListKey, Position } from '../model/types.
 import { listId } from '../model/types.js';
 import type { ListStore } from '../ports/store.js';
 import type {
-  ListItem,
   ListPage,
   ListService,
   MemberFilter,
@@ -91,33 +58,12 @@ import type {
   ScanOptions,
   ScanPage,
 } from './contracts.js';
-import {
-  CursorCodec,
-  MAX_BUCKETS,
-  type PageExpectation,
-  type ScanPosition,
-  type TimeBounds,
-} from './cursor/cursor-codec.js';
-import {
-  type BucketState,
-  type FetchBucket,
-  type MergePageResult,
-  mergePage,
-  type PageStats,
-} from './cursor/merge.js';
-import {
-  bucketAtIndex,
-  effectiveSlices,
-  indexInside,
-  indexOfBucket,
-  log2,
-  MAX_SLICES,
-  RANK_SPACE,
-  rankOf,
-  sliceIndexes,
-  sliceRange,
-} from './cursor/scan-slices.js';
+import { CursorCodec, MAX_BUCKETS, type PageExpectation, type TimeBounds } from './cursor/cursor-codec.js';
+import type { PageStats } from './cursor/merge.js';
+import { log2, MAX_SLICES } from './cursor/scan-slices.js';
+import { hashPage, hashScan } from './hash-pages.js';
 import { type GrowthProgress, growList } from './list-growth.js';
+import { keyAbove, keyBelow, MIN_ID, toItem } from './page-keys.js';
 import { readNewer, readOlder, scanTimeSlice } from './time-pages.js';
 
 export interface ListServiceOptions {
@@ -303,95 +249,29 @@ export class BucketedListService implements ListService {
     if (mode === 'time' || mode === 'flipped') {
       return this.timePage(list, directory, limit, c?.after ?? null, newer, since, until, options.exclude);
     }
-    const buckets = c ? Math.max(c.buckets, layout.buckets) : layout.buckets;
-    const codes = Array.from({ length: buckets }, (_, b) => bucketCode(buckets, b));
-    const open = (): BucketState[] =>
-      Array.from({ length: buckets }, () => ({ exhausted: false, ceiling: null }));
-    // A cursor of a smaller layout: each bucket inherits its parent's state (see the module note).
-    const inherited = c ? Array.from({ length: buckets }, (_, b) => c.states[b & (c.buckets - 1)]!) : open();
-    const stats: PageStats = { queries: 0, rowsRead: 0, buckets: 0, rounds: 0 };
     const budget = (this.o.pageBudget ?? pageBudget)(limit);
-    let budgetHit = false;
-    const seal = (direction: 'older' | 'newer', after: ListEntry, gapUs: number, states = open()) =>
-      this.codec.encodePage({
-        list,
-        buckets,
-        after,
-        gapUs,
-        states,
-        ...(direction === 'newer' ? { direction } : {}),
-        ...(bounds ? { bounds } : {}),
-      });
-
-    let page: ListPage;
-    if (c && newer) {
-      // Upward from the boundary, in the negated key space (floors become ceilings).
-      const r = await collect({
-        codes,
-        states: inherited.map((st) => ({
-          exhausted: st.exhausted,
-          ceiling: st.ceiling === null ? null : -st.ceiling,
-        })),
-        after: negate(c.after),
-        gapUs: c.gapUs,
-        want: limit + 1,
-        budget,
-        stats,
-        exclude: options.exclude,
-        toList: negate,
-        fetch: async (code, from, n) => {
-          const start = negate(from ?? negate(c.after));
-          const rows =
-            until === null
-              ? await this.store.listBucketNewer(list, code, start, n)
-              : await this.store.listBucketNewer(list, code, start, n, until);
-          return rows.map(negate);
-        },
-      });
-      const shown = r.items.slice(0, limit).reverse();
-      const newest = shown[0];
-      const oldest = shown.at(-1);
-      budgetHit = r.budgetHit;
-      // Stopped by the budget: newer pages go on from the last row merged, past the skipped ones.
-      const upFrom = r.budgetHit && r.after ? negate(r.after) : null;
-      page = {
-        items: shown.map(toItem),
-        nextCursor: seal('older', oldest ?? keyAbove(c.after), r.gapUs),
-        prevCursor: upFrom
-          ? seal('newer', upFrom, r.gapUs, r.states.map(negateState))
-          : r.items.length > limit && newest
-            ? seal('newer', newest, r.gapUs)
-            : null,
-      };
-    } else {
-      const r = await collect({
-        codes,
-        states: inherited,
-        after: c ? c.after : until !== null ? { createdAt: until, otherId: MIN_ID } : null,
-        gapUs: c?.gapUs ?? 0,
-        want: limit,
-        budget,
-        stats,
-        exclude: options.exclude,
-        toList: (e) => e,
-        fetch:
-          since === null
-            ? (code, from, n) => this.store.listBucket(list, code, from, n)
-            : (code, from, n) => this.store.listBucket(list, code, from, n, since),
-      });
-      const first = r.items[0];
-      budgetHit = r.budgetHit;
-      // From `(until, MIN_ID)` the merge would count the empty span below `until` as gaps between
-      // rows (until=9999 would make every later page fetch limit + 1 rows from every bucket).
-      const gapUs = c || until === null ? r.gapUs : spacing(r.items);
-      page = {
-        items: r.items.map(toItem),
-        nextCursor: r.done || !r.after ? null : seal('older', r.after, gapUs, r.states),
-        prevCursor: c ? seal('newer', first ?? keyBelow(c.after), r.gapUs) : null,
-      };
-    }
-    this.o.onPage?.({ kind: 'page', list, items: page.items.length, layout: buckets, budgetHit, ...stats });
-    return page;
+    const r = await hashPage({
+      store: this.store,
+      codec: this.codec,
+      list,
+      layout,
+      cursor: c,
+      limit,
+      newer,
+      since,
+      until,
+      exclude: options.exclude,
+      budget,
+    });
+    this.o.onPage?.({
+      kind: 'page',
+      list,
+      items: r.page.items.length,
+      layout: r.buckets,
+      budgetHit: r.budgetHit,
+      ...r.stats,
+    });
+    return r.page;
   }
 
   /** A page of a time-bucketed list (`time-pages.ts`); cursors carry the boundary only. */
@@ -515,77 +395,28 @@ export class BucketedListService implements ListService {
     if (mode === 'time' || mode === 'flipped') {
       return this.timeScan(list, directory, slice, requestedSlices, limit, cursor, options.exclude);
     }
-    const slices = effectiveSlices(requestedSlices, pinned);
-    if (slice >= slices) {
-      // Owns nothing under the pinned layout; a cursor here can only be forged or misrouted.
-      if (cursor) this.codec.decodeScan(cursor, list, slice, requestedSlices);
-      return { ids: [], nextCursor: null };
-    }
-    const layout = await this.layout(list);
-    let buckets = layout.buckets;
-    let nextIndex: number;
-    const pending: ScanPosition[] = [];
-    if (cursor) {
-      const c = this.codec.decodeScan(cursor, list, slice, slices);
-      buckets = Math.max(c.buckets, layout.buckets);
-      const scale = buckets / c.buckets;
-      nextIndex = c.nextIndex * scale;
-      // A pending code may name a bucket of any layout up to the cursor's (the codec merges
-      // sibling buckets that share a position); it stands for its sub-buckets here, in rank order.
-      for (const p of c.pending) {
-        const layoutOfCode = 2 ** log2(p.code);
-        const width = buckets / layoutOfCode;
-        const first = indexOfBucket(p.code - layoutOfCode, layoutOfCode) * width;
-        for (let j = first; j < first + width; j++)
-          pending.push({ code: bucketCode(buckets, bucketAtIndex(j, buckets)), after: p.after });
-      }
-    } else {
-      nextIndex = sliceIndexes(slice, slices, buckets)[0];
-    }
-    const [lo, hi] = sliceRange(slice, slices);
-    const endIndex = sliceIndexes(slice, slices, buckets)[1];
-    const stats: PageStats = { queries: 0, rowsRead: 0, buckets: 0, rounds: 0 };
-    const ids: bigint[] = [];
-    while (ids.length < limit) {
-      if (pending.length === 0) {
-        if (nextIndex >= endIndex) break;
-        pending.push({ code: bucketCode(buckets, bucketAtIndex(nextIndex, buckets)), after: null });
-        nextIndex++;
-      }
-      const p = pending[0]!;
-      const j = indexOfBucket(p.code - buckets, buckets);
-      const whole = indexInside(j, buckets, lo, hi);
-      const need = limit - ids.length;
-      const width = RANK_SPACE / buckets;
-      const overlap = Math.min(hi, (j + 1) * width) - Math.max(lo, j * width);
-      const size = whole ? need : Math.min(5000, Math.ceil((need * width) / Math.max(overlap, 1)));
-      const rows = await this.store.listBucket(list, p.code, p.after, size);
-      stats.queries++;
-      stats.rounds++;
-      stats.rowsRead += rows.length;
-      if (p.after === null) stats.buckets++;
-      let consumed = 0;
-      for (const row of rows) {
-        consumed++;
-        p.after = row;
-        if (!whole) {
-          const rank = rankOf(row.otherId);
-          if (rank < lo || rank >= hi) continue;
-        }
-        ids.push(row.otherId);
-        if (ids.length === limit) break;
-      }
-      if (rows.length < size && consumed === rows.length) pending.shift();
-    }
-    // One filter call per scan page; the cursor already lies past the skipped members.
-    const skip = options.exclude && ids.length > 0 ? await options.exclude(ids) : null;
-    const kept = skip && skip.size > 0 ? ids.filter((id) => !skip.has(id)) : ids;
-    this.o.onPage?.({ kind: 'scan', list, items: kept.length, layout: buckets, budgetHit: false, ...stats });
-    const done = pending.length === 0 && nextIndex >= endIndex;
-    const nextCursor = done
-      ? null
-      : this.codec.encodeScan({ list, slice, slices, buckets, nextIndex, pending });
-    return { ids: kept, nextCursor };
+    const r = await hashScan({
+      store: this.store,
+      codec: this.codec,
+      list,
+      layout: current,
+      slice,
+      requestedSlices,
+      pinned,
+      limit,
+      cursor,
+      exclude: options.exclude,
+    });
+    if (r.buckets !== null && r.stats)
+      this.o.onPage?.({
+        kind: 'scan',
+        list,
+        items: r.page.ids.length,
+        layout: r.buckets,
+        budgetHit: false,
+        ...r.stats,
+      });
+    return r.page;
   }
 
   /**
@@ -781,124 +612,6 @@ export class BucketedListService implements ListService {
   private remember(key: string, layout: BucketLayout): void {
     this.cache.set(key, { layout, at: this.now() });
   }
-}
-
-/** The smallest and largest ids: `(t, MIN_ID)` lies below every key at time `t`. */
-const MIN_ID = -(1n << 63n);
-const MAX_ID = (1n << 63n) - 1n;
-
-/** The key space in which ascending list order is descending (what `mergePage` walks). */
-const negate = (e: ListEntry): ListEntry => ({ createdAt: -e.createdAt, otherId: -e.otherId });
-
-/** A merge state between the two key spaces (a ceiling in one is a floor in the other). */
-const negateState = (s: BucketState): BucketState =>
-  s.ceiling === null ? s : { exhausted: s.exhausted, ceiling: -s.ceiling };
-
-/** The key just newer than `e`: an older read from it starts with `e` itself. */
-const keyAbove = (e: ListEntry): ListEntry =>
-  e.otherId === MAX_ID ? { createdAt: e.createdAt + 1n, otherId: MIN_ID } : { ...e, otherId: e.otherId + 1n };
-
-/** The key just older than `e`: a newer read from it starts with `e` itself. */
-const keyBelow = (e: ListEntry): ListEntry =>
-  e.otherId === MIN_ID ? { createdAt: e.createdAt - 1n, otherId: MAX_ID } : { ...e, otherId: e.otherId - 1n };
-
-/** Mean µs between consecutive entries (newest first); 0 when unknown. */
-function spacing(items: readonly ListEntry[]): number {
-  if (items.length < 2) return 0;
-  return Number(items[0]!.createdAt - items.at(-1)!.createdAt) / (items.length - 1);
-}
-
-const toItem = (e: ListEntry): ListItem => ({
-  id: e.otherId,
-  createdAt: e.createdAt,
-  ...(e.username === undefined ? {} : { username: e.username }),
-});
-
-interface CollectInput {
-  codes: readonly number[];
-  states: BucketState[];
-  /** Boundary in the merge's key space. */
-  after: ListEntry | null;
-  gapUs: number;
-  /** Items wanted after filtering. */
-  want: number;
-  /** No round starts once `stats.rowsRead` reaches this (the first always runs). */
-  budget: number;
-  stats: PageStats;
-  exclude: MemberFilter | undefined;
-  /** Merge key space → list keys (identity, or `negate` for newer pages). */
-  toList: (e: ListEntry) => ListEntry;
-  fetch: FetchBucket;
-}
-
-/**
- * Merges rounds until `want` items survive the member filter, the list ends, or the rows read
- * reach `budget` (see the module note). Returns the kept items (list keys, merge order) and the
- * boundary and states (merge key space) after the last item kept, or after the last item merged
- * when the page is not full; `done` when the list has nothing past that boundary, `budgetHit`
- * when the budget stopped the page.
- */
-async function collect(o: CollectInput) {
-  const items: ListEntry[] = [];
-  let { states, after, gapUs } = o;
-  let done = false;
-  let budgetHit = false;
-  let merged = 0;
-  let size = 0;
-  while (items.length < o.want) {
-    const need = o.want - items.length;
-    if (size === 0) {
-      size = need;
-    } else {
-      const left = o.budget - o.stats.rowsRead;
-      if (left <= 0) {
-        budgetHit = true;
-        break;
-      }
-      const expected = Math.ceil((need * merged) / Math.max(1, items.length));
-      size = Math.max(1, Math.min(expected, 2 * size, left));
-    }
-    const r = await mergePage({ codes: o.codes, states, after, limit: size, gapUs, fetch: o.fetch });
-    o.stats.queries += r.stats.queries;
-    o.stats.rowsRead += r.stats.rowsRead;
-    o.stats.buckets += r.stats.buckets; // summed over rounds: a bucket read in two rounds counts twice
-    o.stats.rounds += r.stats.rounds;
-    gapUs = r.gapUs;
-    const batch = r.items.map(o.toList);
-    const skip = o.exclude && batch.length > 0 ? await o.exclude(batch.map((e) => e.otherId)) : null;
-    merged += batch.length;
-    let cut = -1;
-    for (let i = 0; i < batch.length && cut < 0; i++) {
-      if (skip?.has(batch[i]!.otherId)) continue;
-      items.push(batch[i]!);
-      if (items.length === o.want) cut = i;
-    }
-    if (cut >= 0 && cut < batch.length - 1) {
-      after = r.items[cut]!;
-      states = statesAt(r, cut);
-      break;
-    }
-    states = r.states;
-    after = r.after;
-    if (r.done || r.items.length < size) {
-      done = true;
-      break;
-    }
-  }
-  return { items, after, states, gapUs, done, budgetHit };
-}
-
-/**
- * The bucket states at `r.items[cut]` rather than at the round's end: a bucket that contributed
- * rows past the cut has the first of them as its exact head; any other bucket has no row between
- * the cut and the round's end, so its end state holds at the cut too.
- */
-function statesAt(r: MergePageResult, cut: number): BucketState[] {
-  const states = r.states.map((s) => ({ ...s }));
-  for (let i = r.items.length - 1; i > cut; i--) {
-    states[r.sources[i]!] = { exhausted: false, ceiling: r.items[i]!.createdAt };
-  }
-  return states;
 }
 
 function assertLimit(limit: number): void {

@@ -11,13 +11,19 @@
  * starts over from the first bucket: the walk is at-least-once, never at-most-once, which is what
  * idempotent jobs need. It does not merge buckets into list order (the list service does that
  * for clients); within a bucket the order is the list order.
+ *
+ * A time bucket is read within its range, as pages read it (`time-pages.ts`): from just below the
+ * start of the next newer bucket. Between a split's flip and its tombstone the parent still holds
+ * the rows it moved to its children (and a moved row since deleted from its child); reading the
+ * whole partition counted them twice in a recount and walked a deleted member.
  */
 
 import { bucketCodeOf } from '../model/buckets.js';
-import { readCodes, rowMode } from '../model/time-buckets.js';
+import { readCodes, rowMode, upperOf } from '../model/time-buckets.js';
 import type { ListEntry, ListKey } from '../model/types.js';
 import type { ListStore } from '../ports/store.js';
 import type { MemberFilter } from './contracts.js';
+import { MIN_ID } from './page-keys.js';
 
 /** What a walk reads: the list's layout and directory (its partitions), then their rows. */
 export type WalkStore = Pick<ListStore, 'getLayout' | 'getDirectory' | 'listBucket'>;
@@ -62,13 +68,25 @@ export async function walkList(
   o: WalkOptions = {},
 ): Promise<number> {
   const pageSize = o.pageSize ?? 1000;
-  const codes = o.bucketCodes ? [...o.bucketCodes] : await listReadCodes(store, list);
+  const [layout, directory] = await Promise.all([store.getLayout(list), store.getDirectory(list)]);
+  const codes = o.bucketCodes ? [...o.bucketCodes] : readCodes(layout, directory);
+  const mode = rowMode(directory, layout);
+  /** Where a fresh read of `code` starts: below its range's upper end for a time bucket. */
+  const startOf = (code: number): ListEntry | null => {
+    if (mode !== 'time' && mode !== 'flipped') return null;
+    const upper = upperOf(
+      directory,
+      directory.buckets.findIndex((b) => b.id === code),
+    );
+    return upper === null ? null : { createdAt: upper, otherId: MIN_ID };
+  };
   let index = o.from ? codes.indexOf(o.from.bucketCode) : 0;
   let after = index >= 0 ? (o.from?.after ?? null) : null;
   if (index < 0) index = 0;
   let visited = 0;
   for (; index < codes.length; index++, after = null) {
     const code = codes[index] as number;
+    after ??= startOf(code);
     for (;;) {
       const page = await store.listBucket(list, code, after, pageSize);
       visited += page.length;

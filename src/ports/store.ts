@@ -106,6 +106,14 @@ export interface UserStore {
    * entries it uses against `getUsers`.
    */
   listDeactivated(limit: number): Promise<UserId[] | null>;
+  /**
+   * Records that `id` was active at `at` (µs since the epoch; the account service's report). The
+   * latest instant wins whatever order reports arrive in (an older report changes nothing). Kept
+   * apart from the user row: no `user.updated` event, no user-row cache sees it. Idempotent.
+   */
+  putActivity(id: UserId, at: Position): Promise<void>;
+  /** The last reported activity of each of `ids` (µs); accounts never reported are absent. */
+  getActivity(ids: readonly UserId[]): Promise<Map<UserId, Position>>;
 }
 
 /** Partitions of the deactivated-accounts registry. */

@@ -149,28 +149,50 @@ describe('set queries against whole-list references (random graphs)', () => {
 });
 
 describe('followed-by on the set walk', () => {
-  it('sample = the first `limit` of following(viewer) ∩ followers(id) in following order; total = its size', async () => {
+  it('sample = the first `limit` of following(viewer) ∩ followers(id), closest first (close friends, then follow-backs, then following order); total = its size', async () => {
+    let ranked = 0;
     await fc.assert(
-      fc.asyncProperty(graphArb(8, 6), fc.array(fc.integer({ min: 0, max: 7 })), async (g, hiddenIdx) => {
-        const base = 100n;
-        const hidden = new Set(hiddenIdx.map((i) => base + BigInt(i)));
-        const { graph } = build({ memberFilter: async (ids) => new Set(ids.filter((id) => hidden.has(id))) });
-        const ids = await writeGraph(graph, g, base, nowPosition() - 1_000_000_000n);
-        for (const viewer of ids) {
-          const following = await wholeList(graph, viewer, 'out');
-          for (const id of ids) {
-            const followers = new Set((await wholeList(graph, id, 'in')).map((i) => i.id));
-            const ref = following.filter((i) => followers.has(i.id) && i.id !== id && !hidden.has(i.id));
-            expect([String(viewer), String(id), await graph.followedBy(viewer, id, 2)]).toEqual([
-              String(viewer),
-              String(id),
-              { sample: ref.slice(0, 2), total: ref.length },
-            ]);
+      fc.asyncProperty(
+        graphArb(8, 6),
+        fc.array(fc.integer({ min: 0, max: 7 })),
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 7 }), fc.integer({ min: 0, max: 7 })), { maxLength: 20 }),
+        fc.constantFrom(1, 2, 3, 10),
+        async (g, hiddenIdx, closePairs, limit) => {
+          const base = 100n;
+          const hidden = new Set(hiddenIdx.map((i) => base + BigInt(i)));
+          const { graph } = build({
+            memberFilter: async (ids) => new Set(ids.filter((id) => hidden.has(id))),
+          });
+          const ids = await writeGraph(graph, g, base, nowPosition() - 1_000_000_000n);
+          const close = new Set<string>();
+          for (const [a, b] of closePairs) {
+            if (a === b || a >= ids.length || b >= ids.length) continue;
+            await graph.addCloseFriend(ids[a]!, ids[b]!);
+            close.add(`${ids[a]}>${ids[b]}`);
           }
-        }
-      }),
+          for (const viewer of ids) {
+            const following = await wholeList(graph, viewer, 'out');
+            const viewerFollowers = new Set((await wholeList(graph, viewer, 'in')).map((i) => i.id));
+            const tier = (x: bigint) => (close.has(`${viewer}>${x}`) ? 0 : viewerFollowers.has(x) ? 1 : 2);
+            for (const id of ids) {
+              const followers = new Set((await wholeList(graph, id, 'in')).map((i) => i.id));
+              const hits = following.filter((i) => followers.has(i.id) && i.id !== id && !hidden.has(i.id));
+              // A stable sort by tier keeps the following order (newest first) within a tier.
+              const ref = [...hits].sort((a, b) => tier(a.id) - tier(b.id));
+              if (new Set(hits.map((h) => tier(h.id))).size > 1) ranked++;
+              expect([String(viewer), String(id), await graph.followedBy(viewer, id, limit)]).toEqual([
+                String(viewer),
+                String(id),
+                { sample: ref.slice(0, limit), total: ref.length },
+              ]);
+            }
+          }
+        },
+      ),
       { seed: seedOf('followed-by'), numRuns: 15 },
     );
+    console.log(`[followed-by] queries whose hits span two or more tiers: ${ranked}`);
+    expect(ranked).toBeGreaterThan(0);
   });
 });
 

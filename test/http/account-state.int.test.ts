@@ -69,6 +69,7 @@ const setState = (id: number, state: 'active' | 'deactivated') =>
     private: false,
     state,
     hide_lists: false,
+    last_active_at: null,
   });
 
 /** Polls `/counts` (as admin) until it is exact and equals `want`, for at most 10 s. */
@@ -261,6 +262,7 @@ describe('hide_lists', () => {
       private: false,
       state: 'active',
       hide_lists: true,
+      last_active_at: null,
     });
     for (const path of ['followers', 'following', 'counts', 'mutuals']) {
       await expectRes(req('GET', `/v1/users/${H}/${path}`, { auth: as(HF) }), 403, NOT_VISIBLE);
@@ -290,6 +292,7 @@ describe('hide_lists', () => {
       private: false,
       state: 'active',
       hide_lists: false,
+      last_active_at: null,
     });
     await expectRes(req('GET', `/v1/users/${H}/followers`, { auth: as(HF) }), 200, {
       items: [item(HF, 10)],

@@ -126,12 +126,20 @@ describe('a deactivated account answers 404 on every route', () => {
           restricting: false,
         },
         state: 'deactivated',
+        last_active_at: null,
       },
     ]);
     const put = await call(app, 'PUT', `/v1/users/${D}`, { auth: admin, body: { username: 'u7' } });
     expect([put.status, put.json]).toEqual([
       200,
-      { id: '7', username: 'u7', private: true, state: 'deactivated', hide_lists: false },
+      {
+        id: '7',
+        username: 'u7',
+        private: true,
+        state: 'deactivated',
+        hide_lists: false,
+        last_active_at: null,
+      },
     ]);
   });
 

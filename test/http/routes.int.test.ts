@@ -67,6 +67,7 @@ describe('users', () => {
       private: false,
       state: 'active',
       hide_lists: false,
+      last_active_at: null,
     });
     await expectRes(
       req('PUT', '/v1/users/10', { auth: admin, body: { username: 'Zed.2', private: true } }),
@@ -77,6 +78,7 @@ describe('users', () => {
         private: true,
         state: 'active',
         hide_lists: false,
+        last_active_at: null,
       },
     );
     await expectRes(
@@ -478,6 +480,141 @@ describe('followers', () => {
   });
 });
 
+describe('activity: last_active_at and scans with active_since (issue 23)', () => {
+  // Followers 171–178 of 170; 171, 173, 175 active at k = 20; 172 at k = 5; 176 deactivated with activity
+  // at k = 30; 174, 177, 178 never reported.
+  beforeAll(async () => {
+    await users([170], [171], [172], [173], [174], [175], [176], [177], [178]);
+    for (let f = 171; f <= 178; f++) await adminOp('PUT', f, 'following', 170, f);
+  });
+  const report = (id: number, k: number, extra: Record<string, unknown> = {}) =>
+    req('PUT', `/v1/users/${id}`, { auth: admin, body: { last_active_at: time(k), ...extra } });
+  const user = (id: number, lastActive: string | null, o: { private?: boolean; state?: string } = {}) => ({
+    id: String(id),
+    username: `u${id}`,
+    private: o.private ?? false,
+    state: o.state ?? 'active',
+    hide_lists: false,
+    last_active_at: lastActive,
+  });
+  /** Every slice of a scan of 170's followers, pages of `limit`: the ids each slice returned. */
+  async function scan(slices: number, limit: number, since: string | null) {
+    const out: string[][] = [];
+    for (let slice = 0; slice < slices; slice++) {
+      const ids: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const q: string =
+          `slice=${slice}&slices=${slices}&limit=${limit}` +
+          (since ? `&active_since=${encodeURIComponent(since)}` : '') +
+          (cursor ? `&cursor=${encodeURIComponent(cursor)}` : '');
+        const res = await req('GET', `/v1/users/170/followers/scan?${q}`, { auth: admin });
+        expect(res.status).toBe(200);
+        ids.push(...(res.json.ids as string[]));
+        cursor = res.json.next_cursor as string | null;
+      } while (cursor);
+      out.push(ids);
+    }
+    return out;
+  }
+
+  it('PUT records the latest activity (any arrival order), GET shows it to graph:admin only', async () => {
+    await expectRes(report(171, 20), 200, user(171, time(20)));
+    await expectRes(report(171, 3), 200, user(171, time(20))); // an older report arriving late
+    await expectRes(report(173, 20, { private: false }), 200, user(173, time(20)));
+    await expectRes(report(175, 21), 200, user(175, time(21)));
+    await expectRes(report(172, 5), 200, user(172, time(5)));
+    await expectRes(report(176, 30), 200, user(176, time(30)));
+    await expectRes(
+      req('PUT', '/v1/users/176', { auth: admin, body: { state: 'deactivated' } }),
+      200,
+      user(176, time(30), { state: 'deactivated' }),
+    );
+    const asAdmin = await req('GET', '/v1/users/171', { auth: admin });
+    expect([asAdmin.status, asAdmin.json.last_active_at, asAdmin.json.state]).toEqual([
+      200,
+      time(20),
+      'active',
+    ]);
+    const asUser = await req('GET', '/v1/users/171', { auth: as(172) });
+    expect([asUser.status, 'last_active_at' in asUser.json, 'state' in asUser.json]).toEqual([
+      200,
+      false,
+      false,
+    ]);
+    // Errors: unknown account, a non-admin token, a bad time, a time ahead of the clock.
+    await expectRes(report(777_778, 1), 404, notFound(777_778));
+    await expectRes(
+      req('PUT', '/v1/users/171', { auth: as(171), body: { last_active_at: time(1) } }),
+      403,
+      problem(403, 'forbidden', 'this call needs the graph:admin scope'),
+    );
+    const bad = await req('PUT', '/v1/users/171', { auth: admin, body: { last_active_at: 'yesterday' } });
+    expect([bad.status, bad.json.errors]).toEqual([
+      400,
+      [
+        {
+          path: 'body.last_active_at',
+          message: 'an RFC 3339 time with at most 6 fraction digits, e.g. 2026-11-30T04:31:18.123456Z',
+        },
+      ],
+    ]);
+    await expectRes(
+      req('PUT', '/v1/users/171', { auth: admin, body: { last_active_at: '2999-01-01T00:00:00Z' } }),
+      400,
+      problem(400, 'validation_failed', 'last_active_at: a time not in the future', {
+        errors: [{ path: 'last_active_at', message: 'a time not in the future' }],
+      }),
+    );
+    await expectRes(
+      req('GET', '/v1/users/171', { auth: admin }),
+      200,
+      expect.objectContaining({ last_active_at: time(20) }),
+    );
+  });
+
+  it('a scan with active_since returns exactly the active members, each once across the slices', async () => {
+    const sorted = (xs: string[]) => [...xs].sort();
+    // Without active_since: every active (not deactivated) follower.
+    expect(sorted((await scan(1, 1000, null)).flat())).toEqual([
+      '171',
+      '172',
+      '173',
+      '174',
+      '175',
+      '177',
+      '178',
+    ]);
+    for (const [slices, limit] of [
+      [1, 1000],
+      [1, 1],
+      [3, 2],
+      [7, 1],
+    ] as const) {
+      // Active since k = 10: 171, 173, 175 (172 is older, 174/177/178 never reported, 176 deactivated).
+      const parts = await scan(slices, limit, time(10));
+      expect([slices, limit, sorted(parts.flat())]).toEqual([slices, limit, ['171', '173', '175']]);
+      // The slices' coverage is the unfiltered scan's, minus the inactive.
+      const all = await scan(slices, limit, null);
+      expect(parts.map(sorted)).toEqual(
+        all.map((ids) => sorted(ids.filter((id) => ['171', '173', '175'].includes(id)))),
+      );
+    }
+    expect(sorted((await scan(2, 3, time(21))).flat())).toEqual(['175']);
+    expect(sorted((await scan(2, 3, time(1))).flat())).toEqual(['171', '172', '173', '175']);
+    const bad = await req('GET', '/v1/users/170/followers/scan?active_since=x', { auth: admin });
+    expect([bad.status, bad.json.errors]).toEqual([
+      400,
+      [
+        {
+          path: 'query.active_since',
+          message: 'an RFC 3339 time with at most 6 fraction digits, e.g. 2026-11-30T04:31:18.123456Z',
+        },
+      ],
+    ]);
+  });
+});
+
 describe('requests (private accounts)', () => {
   beforeAll(async () => {
     await users([60, true], [61], [62], [63]);
@@ -762,11 +899,12 @@ describe('positions, idempotency, limits and operations on the real store', () =
       private: false,
       state: 'active',
       hide_lists: false,
+      last_active_at: null,
     });
     const again = await req('PUT', '/v1/users/93', o);
     expect([again.status, again.json, again.headers.get('idempotent-replayed')]).toEqual([
       201,
-      { id: '93', username: 'u93', private: false, state: 'active', hide_lists: false },
+      { id: '93', username: 'u93', private: false, state: 'active', hide_lists: false, last_active_at: null },
       'true',
     ]);
     await expectRes(

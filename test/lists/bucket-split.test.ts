@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { splitBucket } from '../../src/lists/bucket-split.js';
 import { BucketedListService } from '../../src/lists/list-service.js';
+import { countBucket, countBuckets, walkList } from '../../src/lists/list-walker.js';
 import { type Directory, nextBucketId, type PendingSplit, timeCodes } from '../../src/model/time-buckets.js';
 import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
 import { followersOf } from '../support/list-fixtures.js';
@@ -105,6 +106,19 @@ describe("reads after a flip, before the parent's moved rows are deleted", () =>
       second: [120n, 50n],
       back: [190n, 160n],
       scanned: [50n, 120n, 160n, 190n],
+    });
+    // The jobs' walk and counts read each bucket within its range too: a recount between the flip
+    // and the parent's tombstone counted the moved rows twice.
+    const walked: bigint[] = [];
+    await walkList(store, list, (rows) => {
+      walked.push(...rows.map((r) => r.otherId));
+    });
+    const perCode = await countBuckets(store, list, [1]);
+    const parent = await countBucket(store, list, 4096);
+    expect({ walked: walked.sort((a, b) => (a < b ? -1 : 1)), perCode: [...perCode], parent }).toEqual({
+      walked: [50n, 120n, 160n, 190n],
+      perCode: [[1, 4]],
+      parent: 1,
     });
   });
 });

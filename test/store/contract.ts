@@ -100,6 +100,24 @@ export function describeStoreContract(name: string, make: () => Promise<StoreFix
       expect(sorted((await store.listDeactivated(all.length)) ?? [])).toEqual(sorted(all));
     });
 
+    it('keeps each account’s latest reported activity, whatever order reports arrive in', async () => {
+      const [a, b, c] = ids(3) as [bigint, bigint, bigint];
+      const t = 1_796_000_000_000_000n;
+      await store.putActivity(a, t + 5n);
+      await store.putActivity(a, t + 2n); // older, arriving later: no change
+      await store.putActivity(b, t);
+      await store.putActivity(b, t + 9n);
+      await store.putActivity(b, t + 9n); // repeated: idempotent
+      expect(await store.getActivity([a, b, c, a])).toEqual(
+        new Map([
+          [a, t + 5n],
+          [b, t + 9n],
+        ]),
+      );
+      // Activity is not part of the user row.
+      expect(await store.getUser(a)).toBeNull();
+    });
+
     it('keeps an op’s feed slot with it (absent on ops appended without one)', async () => {
       const [a, b] = ids(2) as [bigint, bigint];
       await store.appendPair({

@@ -11,6 +11,8 @@ export const followedByRoute = createRoute({
   tags: ['followers'],
   summary: 'People the viewer follows who follow id',
   description:
+    "The sample is ordered closest first: the viewer's close friends, then accounts that follow the viewer " +
+    'back, then the rest, each group most recently followed first; `total` counts them all. ' +
     "Cost is bounded by the viewer's following size. It names members of id's followers, so it is visible " +
     'like the lists: 403 when the viewer may not see them (a private account the viewer does not follow, ' +
     'or hide_lists), 404 when id blocks the viewer.',

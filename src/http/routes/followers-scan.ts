@@ -12,7 +12,8 @@ export const followersScanRoute = createRoute({
   summary: 'One slice of a fan-out scan over every active follower (graph:admin)',
   description:
     'Slices 0..slices-1 are disjoint and together cover every active follower exactly once; each slice ' +
-    'resumes from its cursor. Order within a slice is unspecified. slices 1–1024, limit 1–1000.',
+    'resumes from its cursor. Order within a slice is unspecified. slices 1–1024, limit 1–1000. ' +
+    '`active_since` also skips members not active since then (one activity read per member read).',
   security: [{ bearerAuth: [] }],
   request: { params: IdParams, query: ScanQuery },
   responses: {
@@ -38,6 +39,7 @@ export function registerFollowersScan(app: ApiApp, deps: RouteDeps) {
       q.slices,
       q.limit,
       q.cursor ?? null,
+      q.active_since === undefined ? {} : { activeSince: q.active_since },
     );
     return c.json({ ids: page.ids.map(String), next_cursor: page.nextCursor }, 200);
   });

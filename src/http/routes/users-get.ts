@@ -3,6 +3,7 @@ import type { Relationship } from '../../graph/contracts.js';
 import { principalOf } from '../auth.js';
 import { type ApiApp, idOf, problems, type RouteDeps } from '../route-kit.js';
 import { IdParams, NoQuery, ProfileSchema } from '../schemas.js';
+import { formatTime } from '../times.js';
 import { countsBody } from './counts.js';
 
 export const getUserRoute = createRoute({
@@ -36,10 +37,11 @@ export function registerGetUser(app: ApiApp, deps: RouteDeps) {
     const p = principalOf(c);
     const id = idOf(c.req.valid('param').id);
     if (!p.admin) await deps.graph.assertCanViewProfile(p.sub, id);
-    const [user, counts, rel] = await Promise.all([
+    const [user, counts, rel, lastActive] = await Promise.all([
       deps.graph.getUser(id),
       deps.graph.listsVisible(p, id).then((ok) => (ok ? deps.graph.counts(id) : null)),
       p.sub === id ? SELF : deps.graph.relationship(p.sub, id),
+      p.admin ? deps.graph.lastActiveAt(id) : null,
     ]);
     return c.json(
       {
@@ -54,7 +56,9 @@ export function registerGetUser(app: ApiApp, deps: RouteDeps) {
           muting: rel.muting,
           restricting: rel.restricting,
         },
-        ...(p.admin ? { state: user.state } : {}),
+        ...(p.admin
+          ? { state: user.state, last_active_at: lastActive === null ? null : formatTime(lastActive) }
+          : {}),
       },
       200,
     );

@@ -100,6 +100,12 @@ export class CassandraGraphStore implements GraphStore {
   listDeactivated(...a: Args<UserStore, 'listDeactivated'>) {
     return this.users.listDeactivated(...a);
   }
+  putActivity(...a: Args<UserStore, 'putActivity'>) {
+    return this.users.putActivity(...a);
+  }
+  getActivity(...a: Args<UserStore, 'getActivity'>) {
+    return this.users.getActivity(...a);
+  }
 
   getRelayCursor(...a: Args<RelayCursorStore, 'getRelayCursor'>) {
     return this.relayCursors.getRelayCursor(...a);

@@ -124,6 +124,10 @@ export const S = {
     'DELETE FROM deactivated_accounts USING TIMESTAMP ? WHERE shard = ? AND user_id = ?',
   ),
   listDeactivated: idempotent('SELECT user_id FROM deactivated_accounts WHERE shard = ? LIMIT ?'),
+  putActivity: idempotent(
+    'INSERT INTO user_activity (user_id, last_active_at) VALUES (?, ?) USING TIMESTAMP ?',
+  ),
+  getActivity: idempotent('SELECT last_active_at FROM user_activity WHERE user_id = ?'),
   putEvent: idempotent(
     'INSERT INTO graph_events (period, shard, slot, low_id, high_id, op_position, op_source, op_kind, events) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) USING TIMESTAMP ? AND TTL ?',
   ),

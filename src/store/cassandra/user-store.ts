@@ -5,7 +5,7 @@
 import { nowPosition } from '../../model/clock.js';
 import { UsernameTakenError } from '../../model/errors.js';
 import type { EventRow } from '../../model/events.js';
-import type { UserId, UserRecord } from '../../model/types.js';
+import type { Position, UserId, UserRecord } from '../../model/types.js';
 import type { UserStore } from '../../ports/store.js';
 import { DEACTIVATED_SHARDS, deactivatedShard } from '../../ports/store.js';
 import type { CassandraEventStore } from './event-store.js';
@@ -23,6 +23,26 @@ export class CassandraUserStore implements UserStore {
     const rs = await this.cql.exec('getUser', S.getUser, [id]);
     const row = rs.first();
     return row?.username ? toUser(row) : null;
+  }
+
+  async putActivity(id: UserId, at: Position): Promise<void> {
+    // Write time = the instant reported: the latest report wins at any arrival order.
+    await this.cql.exec('putActivity', S.putActivity, [id, at, at]);
+  }
+
+  async getActivity(ids: readonly UserId[]): Promise<Map<UserId, Position>> {
+    // Point reads, at most 256 in flight (a scan page asks for up to 1,000 members).
+    const unique = [...new Set(ids)];
+    const out = new Map<UserId, Position>();
+    for (let i = 0; i < unique.length; i += 256) {
+      await Promise.all(
+        unique.slice(i, i + 256).map(async (id) => {
+          const at = (await this.cql.exec('getActivity', S.getActivity, [id])).first()?.last_active_at;
+          if (at !== undefined && at !== null) out.set(id, at as bigint);
+        }),
+      );
+    }
+    return out;
   }
 
   async getUsers(ids: readonly UserId[]): Promise<Map<UserId, UserRecord>> {

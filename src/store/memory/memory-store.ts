@@ -177,6 +177,8 @@ export class MemoryGraphStore implements GraphStore {
   private readonly usernames = new Map<string, UserId>();
   /** The registry of deactivated accounts (`listDeactivated`). */
   private readonly deactivated = new Set<UserId>();
+  /** Last reported activity per account (`putActivity`: the latest instant wins). */
+  private readonly activity = new Map<UserId, Position>();
   private readonly pairs = new Map<string, MemoryPair>();
   /** Forward edge state (`edges_out`). */
   private readonly edges = new Map<string, VersionedEdge>();
@@ -243,6 +245,20 @@ export class MemoryGraphStore implements GraphStore {
 
   async listDeactivated(limit: number): Promise<UserId[] | null> {
     return this.deactivated.size > limit ? null : [...this.deactivated];
+  }
+
+  async putActivity(id: UserId, at: Position): Promise<void> {
+    const cur = this.activity.get(id);
+    if (cur === undefined || at > cur) this.activity.set(id, at);
+  }
+
+  async getActivity(ids: readonly UserId[]): Promise<Map<UserId, Position>> {
+    const out = new Map<UserId, Position>();
+    for (const id of ids) {
+      const at = this.activity.get(id);
+      if (at !== undefined) out.set(id, at);
+    }
+    return out;
   }
 
   async putAccountTask(task: AccountTask): Promise<void> {
