@@ -51,6 +51,8 @@ export interface Relationship {
   followedBy: boolean;
   blocking: boolean;
   muting: boolean;
+  /** The viewer restricts the other account (never the other way round: that stays hidden). */
+  restricting: boolean;
 }
 
 /** The flags one Follow button needs, from the viewer's side (`relationships`). */
@@ -64,6 +66,8 @@ export interface RelationshipFlags {
   blockedBy: boolean;
   muting: boolean;
   closeFriend: boolean;
+  /** The viewer restricts the id (there is no `restrictedBy`: a restrict stays hidden from its target). */
+  restricting: boolean;
 }
 
 export interface Counts {
@@ -165,6 +169,17 @@ export interface GraphApi {
     target: UserId,
     o?: MutationOptions,
   ): Promise<MutationResult<'close_friend' | 'none'>>;
+  /** Owner-private: the target never learns it (no flag, list, count or error shows it to anyone else). */
+  restrict(
+    actor: UserId,
+    target: UserId,
+    o?: MutationOptions,
+  ): Promise<MutationResult<'restricting' | 'none'>>;
+  unrestrict(
+    actor: UserId,
+    target: UserId,
+    o?: MutationOptions,
+  ): Promise<MutationResult<'restricting' | 'none'>>;
 
   // reads. A deactivated account is absent from all of them: as a member it is skipped, as the
   // subject it is a `UserNotFoundError`/`HiddenError` (see `account-state.ts`).
@@ -174,7 +189,7 @@ export interface GraphApi {
   /**
    * The viewer's relationship flags with each of `ids`, in request order (a repeated id repeats
    * its item; an unknown id answers all false). One round of single-partition reads: the viewer's
-   * five out-edge partitions and its bucketed inverse edges of follows, requests and blocks.
+   * six out-edge partitions and its bucketed inverse edges of follows, requests and blocks.
    * Throws `InvalidInputError` over `MAX_RELATIONSHIP_IDS` ids.
    */
   relationships(viewer: UserId, ids: readonly UserId[]): Promise<RelationshipFlags[]>;

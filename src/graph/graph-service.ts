@@ -278,6 +278,8 @@ export class GraphService implements GraphApi {
   readonly unmute = this.toggle('unmute');
   readonly addCloseFriend = this.toggle('close_friend_add');
   readonly removeCloseFriend = this.toggle('close_friend_remove');
+  readonly restrict = this.toggle('restrict');
+  readonly unrestrict = this.toggle('unrestrict');
 
   /** The typed-edge op `kind` as a `GraphApi` method. */
   private toggle<K extends ToggleKind>(kind: K) {

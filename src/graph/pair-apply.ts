@@ -226,6 +226,8 @@ export const TOGGLES = {
   unmute: { relation: 'mutes', on: 'muting' },
   close_friend_add: { relation: 'close_friends', on: 'close_friend' },
   close_friend_remove: { relation: 'close_friends', on: 'close_friend' },
+  restrict: { relation: 'restricts', on: 'restricting' },
+  unrestrict: { relation: 'restricts', on: 'restricting' },
 } as const satisfies Partial<Record<OpKind, { relation: Relation; on: string }>>;
 export type ToggleKind = keyof typeof TOGGLES;
 

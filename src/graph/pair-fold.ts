@@ -5,8 +5,8 @@
  * Design note.
  *
  * Invariant. Every accepted operation on a pair is appended to one partition holding the pair's
- * whole history (all relations, both directions). The state of each of the ten edges between the
- * pair (five relations × two directions) is `foldPair(history)`: the ops applied in position
+ * whole history (all relations, both directions). The state of each of the twelve edges between the
+ * pair (six relations × two directions) is `foldPair(history)`: the ops applied in position
  * order (ties: source id, then kind — the order `readPairHistory` returns), each relation's rules
  * checked at that op's position. Because the state is a function of the *set* of ops, any order of
  * arrival, any duplication and any interleaving of appliers converge on the same state, and a
@@ -34,6 +34,16 @@
  * no answer for cross-relation order. (3) Versions equal to positions: two partial views of the
  * same newest position would write different states at the same version and the tie rule (larger
  * cell value) would pick arbitrarily.
+ *
+ * Restrict (issue 23). `restricts` is an owner-private edge like `mutes`: no guard and no
+ * side effects, so it never touches follows, requests, mutes or close friends, and no other op
+ * touches it. In particular a block does NOT clear a restrict (nor refuses one), the rule mutes
+ * already follow: the two are separate tools the owner sets for different reasons (Instagram keeps
+ * restrict beside block, not under it), an unblock then finds the owner's restrict where it was,
+ * and the fold needs no order-dependent interaction between them — a block and a restrict in
+ * either position order, delivered in either order, leave both edges active. Checkpoints written
+ * before this relation existed decode unchanged: the stored form names each edge's relation
+ * (`checkpoint-codec.ts`), and such a checkpoint simply holds no `restricts` edge.
  *
  * Limits. Versions are ≈ position·1024, far above wall-clock µs: every other writer of the edge
  * and list tables (growth's `dropBucket`) must use `wallClockVersion()` from here.
@@ -111,6 +121,8 @@ export const MACHINES: { readonly [R in Relation]: MachineTable } = {
   },
   mutes: { mute: { move: 'set' }, unmute: { move: 'unset' } },
   close_friends: { close_friend_add: { move: 'set' }, close_friend_remove: { move: 'unset' } },
+  // Owner-private; a block neither clears nor refuses it (see the note).
+  restricts: { restrict: { move: 'set' }, unrestrict: { move: 'unset' } },
 };
 
 /** The relation an op kind acts on, and its transition (derived from `MACHINES`). */

@@ -53,6 +53,7 @@ export class GraphReads {
       followedBy: on(other, 'follows'),
       blocking: on(viewer, 'blocks'),
       muting: on(viewer, 'mutes'),
+      restricting: on(viewer, 'restricts'),
     };
   }
 
@@ -63,18 +64,29 @@ export class GraphReads {
     const distinct = [...new Set(ids)];
     const out = (relation: Relation) => this.store.getEdgesOut(viewer, relation, distinct);
     const inv = (relation: Relation) => this.edges.inverseEdges(viewer, relation, distinct);
-    const [follows, requests, blocks, mutes, closeFriends, followedBy, requestedBy, blockedBy, hidden] =
-      await Promise.all([
-        out('follows'),
-        out('requests'),
-        out('blocks'),
-        out('mutes'),
-        out('close_friends'),
-        inv('follows'),
-        inv('requests'),
-        inv('blocks'),
-        this.hidden(distinct),
-      ]);
+    const [
+      follows,
+      requests,
+      blocks,
+      mutes,
+      closeFriends,
+      followedBy,
+      requestedBy,
+      blockedBy,
+      hidden,
+      restricts,
+    ] = await Promise.all([
+      out('follows'),
+      out('requests'),
+      out('blocks'),
+      out('mutes'),
+      out('close_friends'),
+      inv('follows'),
+      inv('requests'),
+      inv('blocks'),
+      this.hidden(distinct),
+      out('restricts'),
+    ]);
     const on = (m: Map<UserId, { state: string }>, id: UserId) =>
       m.get(id)?.state === 'active' && !hidden.has(id);
     return ids.map((id) => ({
@@ -87,6 +99,7 @@ export class GraphReads {
       blockedBy: on(blockedBy, id),
       muting: on(mutes, id),
       closeFriend: on(closeFriends, id),
+      restricting: on(restricts, id),
     }));
   }
 

@@ -221,6 +221,10 @@ export const RelationshipSchema = z
     followed_by: z.boolean(),
     blocking: z.boolean(),
     muting: z.boolean(),
+    restricting: z.boolean().openapi({
+      description:
+        'The viewer restricts this account. Whether this account restricts the viewer is never shown.',
+    }),
   })
   .openapi('Relationship');
 
@@ -338,6 +342,7 @@ export const RelationshipsSchema = z
         blocked_by: z.boolean(),
         muting: z.boolean(),
         close_friend: z.boolean(),
+        restricting: z.boolean(),
       }),
     ),
   })

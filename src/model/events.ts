@@ -15,6 +15,8 @@ export const EVENT_TYPES = [
   'mute.removed',
   'close_friend.added',
   'close_friend.removed',
+  'restrict.created',
+  'restrict.removed',
   'user.updated',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -32,6 +34,8 @@ export function edgeEventType(relation: Relation, on: boolean): EventType {
       return on ? 'mute.created' : 'mute.removed';
     case 'close_friends':
       return on ? 'close_friend.added' : 'close_friend.removed';
+    case 'restricts':
+      return on ? 'restrict.created' : 'restrict.removed';
   }
 }
 

@@ -9,7 +9,11 @@ export type UserId = bigint;
 /** µs since the epoch; strictly increasing per edge. */
 export type Position = bigint;
 
-export const RELATIONS = ['follows', 'requests', 'blocks', 'mutes', 'close_friends'] as const;
+/**
+ * Append only: a relation's index here is stored in list cursors (`cursor-codec.ts`), so a new
+ * relation goes at the end.
+ */
+export const RELATIONS = ['follows', 'requests', 'blocks', 'mutes', 'close_friends', 'restricts'] as const;
 
 export type Relation = (typeof RELATIONS)[number];
 
@@ -32,6 +36,8 @@ export const OP_KINDS = [
   'unmute',
   'close_friend_add',
   'close_friend_remove',
+  'restrict',
+  'unrestrict',
 ] as const;
 
 export type OpKind = (typeof OP_KINDS)[number];

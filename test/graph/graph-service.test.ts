@@ -95,6 +95,7 @@ describe('follow, unfollow and the lists', () => {
       followedBy: true,
       blocking: false,
       muting: false,
+      restricting: false,
     });
   });
 
@@ -190,6 +191,7 @@ describe('blocks, mutes, close friends', () => {
       followedBy: false,
       blocking: true,
       muting: false,
+      restricting: false,
     });
     expect(await graph.unblock(ada, bo)).toMatchObject({ state: 'none', changed: true });
     expect(await graph.contains(ada, 'follows', 'out', [bo])).toEqual([]);

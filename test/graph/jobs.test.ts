@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { GraphService } from '../../src/graph/graph-service.js';
 import { reconcileList, reconcileUsers } from '../../src/jobs/reconcile.js';
 import { repairPair, repairUsers } from '../../src/jobs/repair.js';
-import type { ListKey } from '../../src/model/types.js';
+import { type ListKey, RELATIONS } from '../../src/model/types.js';
 import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
 import { SingleBucketLists } from './support/single-bucket-lists.js';
 
@@ -78,7 +78,7 @@ describe('reconcile', () => {
     const { store, graph } = await setup();
     await graph.follow(1n, 2n);
     const results = await reconcileUsers(store, [1n, 2n], { pageSize: 1 });
-    expect(results).toHaveLength(20);
+    expect(results).toHaveLength(2 * RELATIONS.length * 2); // users × relations × directions
     expect(results.filter((r) => r.counted > 0).map((r) => [r.list.userId, r.list.direction])).toEqual([
       [1n, 'out'],
       [2n, 'in'],

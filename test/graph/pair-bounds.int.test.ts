@@ -90,7 +90,7 @@ async function projections(g: GraphService, a: UserId, b: UserId) {
 /** What every projection shows once `b` blocks `a` (the block removes the follow). */
 const blocked = (a: UserId, b: UserId) => ({
   fold: { blocks: true, follows: false },
-  relationship: { following: 'none', followedBy: false, blocking: true, muting: false },
+  relationship: { following: 'none', followedBy: false, blocking: true, muting: false, restricting: false },
   followStatus: { state: 'none' },
   followersOfB: [],
   followingOfA: [],

@@ -329,6 +329,96 @@ const cases: Record<string, Case[]> = {
     },
     { name: 'close_friend_remove: none → no-op', history: [['A', 'close_friend_remove', 20]], active: [] },
   ],
+  restricts: [
+    { name: 'restrict: none → active', history: [['A', 'restrict', 10]], active: ['A restricts B @10'] },
+    {
+      name: 'restrict: twice → created_at kept',
+      history: [
+        ['A', 'restrict', 10],
+        ['A', 'restrict', 20],
+      ],
+      active: ['A restricts B @10'],
+    },
+    {
+      name: 'unrestrict: active → removed',
+      history: [
+        ['A', 'restrict', 10],
+        ['A', 'unrestrict', 20],
+      ],
+      active: [],
+    },
+    { name: 'unrestrict: none → no-op', history: [['A', 'unrestrict', 20]], active: [] },
+    {
+      name: 'restrict keeps follows both ways, requests, mutes and close friends',
+      history: [
+        ['A', 'follow', 1],
+        ['B', 'request', 2],
+        ['A', 'mute', 3],
+        ['A', 'close_friend_add', 4],
+        ['A', 'restrict', 10],
+      ],
+      active: [
+        'A close_friends B @4',
+        'A follows B @1',
+        'A mutes B @3',
+        'A restricts B @10',
+        'B requests A @2',
+      ],
+    },
+    {
+      name: 'the restricted side can still follow and request',
+      history: [
+        ['A', 'restrict', 1],
+        ['B', 'follow', 5],
+        ['A', 'request', 6],
+      ],
+      active: ['A requests B @6', 'A restricts B @1', 'B follows A @5'],
+    },
+    {
+      name: 'unrestrict leaves the follow',
+      history: [
+        ['A', 'follow', 1],
+        ['A', 'restrict', 5],
+        ['A', 'unrestrict', 10],
+      ],
+      active: ['A follows B @1'],
+    },
+    {
+      name: 'a block by the restricter does not clear it',
+      history: [
+        ['A', 'restrict', 5],
+        ['A', 'block', 10],
+      ],
+      active: ['A blocks B @10', 'A restricts B @5'],
+    },
+    {
+      name: 'a block by the restricted side does not clear it',
+      history: [
+        ['A', 'restrict', 5],
+        ['B', 'block', 10],
+      ],
+      active: ['A restricts B @5', 'B blocks A @10'],
+    },
+    {
+      name: 'restrict while blocked (either side) is accepted',
+      history: [
+        ['A', 'block', 1],
+        ['B', 'block', 2],
+        ['A', 'restrict', 10],
+      ],
+      active: ['A blocks B @1', 'A restricts B @10', 'B blocks A @2'],
+    },
+    {
+      name: 'block then unblock: the restrict is where it was',
+      history: [
+        ['A', 'follow', 1],
+        ['A', 'restrict', 2],
+        ['A', 'block', 5],
+        ['A', 'unblock', 10],
+      ],
+      active: ['A restricts B @2'],
+    },
+  ],
 };
 
 describe('pair fold: each relation’s state machine', () => {
@@ -349,6 +439,89 @@ describe('pair fold: each relation’s state machine', () => {
     );
     for (const table of Object.values(MACHINES))
       for (const k of Object.keys(table)) expect(tested).toContain(k);
+  });
+});
+
+/** Every order of `items` (for the small replays below). */
+function permutations<T>(items: readonly T[]): T[][] {
+  if (items.length <= 1) return [[...items]];
+  return items.flatMap((x, i) =>
+    permutations([...items.slice(0, i), ...items.slice(i + 1)]).map((rest) => [x, ...rest]),
+  );
+}
+
+describe('pair fold: restrict beside block, replayed out of order (a block does not clear a restrict)', () => {
+  // Both ways: the block's position before and after the restrict's, by either side, with an
+  // unblock or an unrestrict after both; every delivery order of each history (and with
+  // duplicates) folds to the same state, and so does the history continued from a checkpoint.
+  const scenarios: Case[] = [
+    {
+      name: 'restrict before block (restricter blocks)',
+      history: [
+        ['A', 'follow', 1],
+        ['A', 'restrict', 5],
+        ['A', 'block', 10],
+      ],
+      active: ['A blocks B @10', 'A restricts B @5'],
+    },
+    {
+      name: 'block before restrict (restricter blocks)',
+      history: [
+        ['A', 'follow', 1],
+        ['A', 'block', 5],
+        ['A', 'restrict', 10],
+      ],
+      active: ['A blocks B @5', 'A restricts B @10'],
+    },
+    {
+      name: 'restrict before block (restricted side blocks)',
+      history: [
+        ['B', 'follow', 1],
+        ['A', 'restrict', 5],
+        ['B', 'block', 10],
+      ],
+      active: ['A restricts B @5', 'B blocks A @10'],
+    },
+    {
+      name: 'block before restrict (restricted side blocks)',
+      history: [
+        ['B', 'follow', 1],
+        ['B', 'block', 5],
+        ['A', 'restrict', 10],
+      ],
+      active: ['A restricts B @10', 'B blocks A @5'],
+    },
+    {
+      name: 'block, restrict, unblock: the restrict stays',
+      history: [
+        ['A', 'block', 5],
+        ['A', 'restrict', 7],
+        ['A', 'unblock', 10],
+      ],
+      active: ['A restricts B @7'],
+    },
+    {
+      name: 'restrict, block, unrestrict: the block stays',
+      history: [
+        ['A', 'restrict', 5],
+        ['A', 'block', 7],
+        ['A', 'unrestrict', 10],
+      ],
+      active: ['A blocks B @7'],
+    },
+  ];
+  it.each(scenarios)('$name: every delivery order, duplicated or not', (c) => {
+    const history = ops(c.history);
+    for (const order of permutations(history)) {
+      expect(active(foldPair(order))).toEqual(c.active);
+      expect(active(foldPair([...order, ...order.slice(0, 2)]))).toEqual(c.active);
+    }
+    // Checkpointed at any point of the history, the rest continues to the same state.
+    const sorted = normalizeHistory(history);
+    for (let k = 1; k < sorted.length; k++) {
+      const early = [...foldPair(sorted.slice(0, k)).edges.values()];
+      expect(active(foldPair(sorted.slice(k), early))).toEqual(c.active);
+    }
   });
 });
 
@@ -454,6 +627,21 @@ describe('pair fold: order, duplicates and late arrivals', () => {
           if (e.state === 'active') expect(e.candidates).toContain(e.createdAt);
         }
       }),
+    );
+  });
+
+  it('restricts are independent: they change no other edge, and no other op changes them', () => {
+    const others = (f: PairFold) => active(f).filter((e) => !e.includes(' restricts '));
+    const restricts = (f: PairFold) => active(f).filter((e) => e.includes(' restricts '));
+    const isRestrictOp = (o: PairOp) => o.kind === 'restrict' || o.kind === 'unrestrict';
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 30 }), (steps) => {
+        const history = ops(steps as Step[]);
+        const all = foldPair(history);
+        expect(others(all)).toEqual(others(foldPair(history.filter((o) => !isRestrictOp(o)))));
+        expect(restricts(all)).toEqual(restricts(foldPair(history.filter(isRestrictOp))));
+      }),
+      { numRuns: 500 },
     );
   });
 

@@ -6,7 +6,7 @@
  * here), on the domain over the in-memory store.
  *
  * The cast: D (deactivated) follows and is followed by O, has a pending request from R (D is
- * private) and mutes R, so every owner read of D would have something to show.
+ * private) and mutes and restricts R, so every owner read of D would have something to show.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { GraphService } from '../../src/graph/graph-service.js';
@@ -45,6 +45,7 @@ beforeAll(async () => {
   await graph.putUser({ id: D, private: true });
   expect(await graph.follow(R, D)).toMatchObject({ state: 'requested' });
   await graph.mute(D, R);
+  await graph.restrict(D, R);
   await graph.putUser({ id: D, state: 'deactivated' });
   await graph.settleAccountTasks();
   app = buildTestApp({ graph, receipts: store }).app;
@@ -117,7 +118,13 @@ describe('a deactivated account answers 404 on every route', () => {
         username: 'u7',
         private: true,
         counts: expect.objectContaining({ followers: 1, following: 1 }),
-        relationship: { following: 'none', followed_by: false, blocking: false, muting: false },
+        relationship: {
+          following: 'none',
+          followed_by: false,
+          blocking: false,
+          muting: false,
+          restricting: false,
+        },
         state: 'deactivated',
         last_active_at: null,
       },

@@ -45,6 +45,7 @@ const PAGE_ROUTES = [
   '/v1/users/1/blocks',
   '/v1/users/1/mutes',
   '/v1/users/1/close-friends',
+  '/v1/users/1/restricts',
 ];
 const admin = bearer(1, { admin: true });
 
@@ -73,6 +74,7 @@ describe('list routes refuse unknown query parameters', () => {
         '/v1/users/1/blocks',
         '/v1/users/1/mutes',
         '/v1/users/1/close-friends',
+        '/v1/users/1/restricts',
         '/v1/users/1/followed-by',
         '/v1/users/1/followers/scan',
         '/v1/users/1/mutuals',

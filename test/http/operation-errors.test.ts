@@ -118,7 +118,7 @@ describe('declineRequest errors', () => {
   });
 });
 
-describe('typed edge errors (blocks, mutes, close friends)', () => {
+describe('typed edge errors (blocks, mutes, close friends, restricts)', () => {
   it('put_blocks / delete_blocks: unknown target 404, self 400', async () => {
     await pairMutationErrors('PUT', (t) => `/v1/users/7/blocks/${t}`, 'block');
     await pairMutationErrors('DELETE', (t) => `/v1/users/7/blocks/${t}`, 'unblock');
@@ -131,10 +131,15 @@ describe('typed edge errors (blocks, mutes, close friends)', () => {
     await pairMutationErrors('PUT', (t) => `/v1/users/7/close-friends/${t}`, 'addCloseFriend');
     await pairMutationErrors('DELETE', (t) => `/v1/users/7/close-friends/${t}`, 'removeCloseFriend');
   });
-  it('list_blocks / list_mutes / list_close_friends: unknown owner 404, altered cursor 400, limit 0 400', async () => {
+  it('put_restricts / delete_restricts: unknown target 404, self 400', async () => {
+    await pairMutationErrors('PUT', (t) => `/v1/users/7/restricts/${t}`, 'restrict');
+    await pairMutationErrors('DELETE', (t) => `/v1/users/7/restricts/${t}`, 'unrestrict');
+  });
+  it('list_blocks / list_mutes / list_close_friends / list_restricts: unknown owner 404, altered cursor 400, limit 0 400', async () => {
     await ownerListErrors('blocks', 'blocks');
     await ownerListErrors('mutes', 'mutes');
     await ownerListErrors('close-friends', 'close_friends');
+    await ownerListErrors('restricts', 'restricts');
   });
 });
 

@@ -60,7 +60,17 @@ const OWNER_LISTS = routes('owner-private lists (blocks, mutes, close friends, r
 const PRIVATE = routes('private account: owner and accepted followers see the lists; others get 403');
 const BLOCKED = routes('blocked by the owner: 404 for the profile, lists, counts and followed-by');
 const TYPED_LISTS = errors(
-  'list_blocks / list_mutes / list_close_friends: unknown owner 404, altered cursor 400, limit 0 400',
+  'list_blocks / list_mutes / list_close_friends / list_restricts: unknown owner 404, altered cursor 400, limit 0 400',
+);
+const restricts = t('restricts.test.ts');
+const RESTRICT = restricts(
+  'put_restricts / delete_restricts / list_restricts: restrict, repeat, list and page, unrestrict; follows, close friends and counts untouched',
+);
+const RESTRICT_ERRORS = restricts(
+  'errors: 401 without a token, 403 for another subject, 400 self and bad ids, 404 unknown accounts, 400 bad cursor and limit',
+);
+const RESTRICT_HIDDEN = restricts(
+  'the restricted account (its own token) and a third party see nothing of it on any operation, before and after their own writes',
 );
 const CONTAINS = routes('contains: subset in request order, own subject or admin only, ≤1000 ids');
 const SET_ERRORS = sets(
@@ -254,6 +264,24 @@ export const OPERATION_TESTS: Record<string, OperationCoverage> = {
     happy: [MUTE],
     error: [TYPED_LISTS],
     security: [SHARED_SECURITY, OWNER_LISTS],
+  },
+  put_restricts: {
+    happy: [RESTRICT],
+    error: [RESTRICT_ERRORS, errors('put_restricts / delete_restricts: unknown target 404, self 400')],
+    security: [SHARED_SECURITY, RESTRICT_ERRORS, RESTRICT_HIDDEN],
+  },
+  delete_restricts: {
+    happy: [RESTRICT],
+    error: [RESTRICT_ERRORS, errors('put_restricts / delete_restricts: unknown target 404, self 400')],
+    security: [SHARED_SECURITY, RESTRICT_ERRORS, RESTRICT_HIDDEN],
+  },
+  list_restricts: {
+    happy: [
+      RESTRICT,
+      restricts('the owner sees it: restricting in relationships, in its view of the profile, and its list'),
+    ],
+    error: [RESTRICT_ERRORS, TYPED_LISTS],
+    security: [SHARED_SECURITY, OWNER_LISTS, RESTRICT_HIDDEN],
   },
   relationships: {
     happy: [rel('answers every flag in request order, repeats included, unknown ids all false')],

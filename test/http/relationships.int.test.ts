@@ -24,6 +24,8 @@ describe('POST /v1/users/{id}/relationships', () => {
     await adminOp('PUT', 100, 'close-friends', 101, 5);
     await adminOp('PUT', 103, 'blocks', 100, 6); // blocked_by
     await adminOp('PUT', 100, 'blocks', 105, 7); // blocking
+    await adminOp('PUT', 100, 'restricts', 101, 9); // restricting
+    await adminOp('PUT', 104, 'restricts', 100, 10); // hidden from 100: no flag says 104 restricts it
     await r.graph.putUser({ id: 100n, username: 'u100', private: true });
     await adminOp('PUT', 104, 'following', 100, 8); // requested_by
     await expectRes(
@@ -41,6 +43,7 @@ describe('POST /v1/users/{id}/relationships', () => {
             followed_by: true,
             muting: true,
             close_friend: true,
+            restricting: true,
           },
           { ...NO_RELATIONSHIP, id: '102', requested: true },
           { ...NO_RELATIONSHIP, id: '103', blocked_by: true },
@@ -54,6 +57,7 @@ describe('POST /v1/users/{id}/relationships', () => {
             followed_by: true,
             muting: true,
             close_friend: true,
+            restricting: true,
           },
         ],
       },

@@ -67,6 +67,9 @@ const ACCESS: Record<string, Access> = {
   put_close_friends: 'owner',
   delete_close_friends: 'owner',
   list_close_friends: 'owner',
+  put_restricts: 'owner',
+  delete_restricts: 'owner',
+  list_restricts: 'owner',
   listEvents: 'admin',
   streamEvents: 'admin',
 };

@@ -131,14 +131,26 @@ describe('users', () => {
       username: 'u12',
       private: false,
       counts: { followers: 1, following: 1, exact: false, as_of: null },
-      relationship: { following: 'following', followed_by: true, blocking: false, muting: true },
+      relationship: {
+        following: 'following',
+        followed_by: true,
+        blocking: false,
+        muting: true,
+        restricting: false,
+      },
     });
     await expectRes(req('GET', '/v1/users/12', { auth: as(12) }), 200, {
       id: '12',
       username: 'u12',
       private: false,
       counts: { followers: 1, following: 1, exact: false, as_of: null },
-      relationship: { following: 'none', followed_by: false, blocking: false, muting: false },
+      relationship: {
+        following: 'none',
+        followed_by: false,
+        blocking: false,
+        muting: false,
+        restricting: false,
+      },
     });
     await expectRes(req('GET', '/v1/users/404404', { auth: as(12) }), 404, notFound(404404));
     await expectRes(req('PUT', '/v1/users/12/blocks/14', { auth: as(12) }), 200, { state: 'blocking' });
@@ -148,7 +160,13 @@ describe('users', () => {
       username: 'u14',
       private: false,
       counts: expect.objectContaining({ followers: 0, following: 0 }),
-      relationship: { following: 'none', followed_by: false, blocking: true, muting: false },
+      relationship: {
+        following: 'none',
+        followed_by: false,
+        blocking: true,
+        muting: false,
+        restricting: false,
+      },
     });
     await expectRes(
       req('GET', '/v1/users/12'),
@@ -684,7 +702,13 @@ describe('visibility', () => {
       username: 'u70',
       private: true,
       counts: null,
-      relationship: { following: 'none', followed_by: false, blocking: false, muting: false },
+      relationship: {
+        following: 'none',
+        followed_by: false,
+        blocking: false,
+        muting: false,
+        restricting: false,
+      },
     });
   });
 
@@ -719,7 +743,7 @@ describe('visibility', () => {
   });
 
   it('owner-private lists (blocks, mutes, close friends, requests) are 403 to others', async () => {
-    for (const seg of ['blocks', 'mutes', 'close-friends', 'requests']) {
+    for (const seg of ['blocks', 'mutes', 'close-friends', 'restricts', 'requests']) {
       await expectRes(req('GET', `/v1/users/74/${seg}`, { auth: as(75) }), 403, FORBIDDEN);
     }
   });

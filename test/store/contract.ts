@@ -7,7 +7,13 @@ import { bucketCodeOf, bucketOf, SINGLE_BUCKET } from '../../src/model/buckets.j
 import { nowPosition } from '../../src/model/clock.js';
 import { UsernameTakenError } from '../../src/model/errors.js';
 import { compareEventKeys, eventShard } from '../../src/model/events.js';
-import type { EdgeRecord, ListEntry, ListKey, Relation } from '../../src/model/types.js';
+import {
+  type EdgeRecord,
+  type ListEntry,
+  type ListKey,
+  RELATIONS,
+  type Relation,
+} from '../../src/model/types.js';
 import { PAIR_READ_ROWS } from '../../src/ports/records.js';
 import { DIRTY_SHARDS, type GraphStore } from '../../src/ports/store.js';
 
@@ -419,6 +425,22 @@ export function describeStoreContract(name: string, make: () => Promise<StoreFix
       expect(await store.getPairEdges(b, a)).toEqual([expected]);
     });
 
+    it('a pair read returns the edges of every relation, restricts included, both ways', async () => {
+      const [a, b] = ids(2) as [bigint, bigint];
+      const all = RELATIONS.flatMap((relation) => [
+        { ...edge(a, b, 'active', 10n), relation },
+        { ...edge(b, a, 'removed', 20n, 10n), relation },
+      ]);
+      await store.writeEdges(
+        all.map((e) => ({ edge: e, inBucketCodes: [1] })),
+        [],
+        1000n,
+      );
+      const key = (e: EdgeRecord) => `${e.sourceId}|${e.relation}`;
+      const sorted = (es: EdgeRecord[]) => [...es].sort((x, y) => (key(x) < key(y) ? -1 : 1));
+      expect(sorted(await store.getPairEdges(a, b))).toEqual(sorted(all));
+    });
+
     it('at equal versions the larger cell value wins (removed over active)', async () => {
       const [a, b] = ids(2) as [bigint, bigint];
       await store.writeEdges([{ edge: edge(a, b, 'removed', 10n), inBucketCodes: [1] }], [], 500n);
@@ -695,9 +717,7 @@ export function describeStoreContract(name: string, make: () => Promise<StoreFix
 
     it('every relation and direction is its own list, whatever table holds it', async () => {
       const [owner, x, y] = ids(3) as [bigint, bigint, bigint];
-      const lists: ListKey[] = (
-        ['follows', 'requests', 'blocks', 'mutes', 'close_friends'] as Relation[]
-      ).flatMap((relation) =>
+      const lists: ListKey[] = RELATIONS.flatMap((relation) =>
         (['out', 'in'] as const).map((direction) => ({ userId: owner, relation, direction })),
       );
       for (const [i, list] of lists.entries()) {

@@ -14,7 +14,8 @@ export const relationshipsRoute = createRoute({
   description:
     'Owner only (`sub == id`; graph:admin may act for anyone). One item per requested id, in request order ' +
     '(repeats repeat); an unknown id answers every flag false. `following`/`requested`: id → other; ' +
-    '`followed_by`/`requested_by`/`blocked_by`: other → id.',
+    '`followed_by`/`requested_by`/`blocked_by`: other → id. `restricting`: id restricts other; whether other ' +
+    'restricts id is never shown (a restrict is hidden from its target).',
   security: [{ bearerAuth: [] }],
   request: {
     params: IdParams,
@@ -46,6 +47,7 @@ export function registerRelationships(app: ApiApp, deps: RouteDeps) {
         blocked_by: f.blockedBy,
         muting: f.muting,
         close_friend: f.closeFriend,
+        restricting: f.restricting,
       })),
     };
     return c.json(body, 200);

@@ -1,6 +1,6 @@
 /**
- * Blocks, mutes and close friends: three owner-private typed edges with the same three calls
- * (`PUT`/`DELETE …/{target}`, `GET` the list), declared from one table.
+ * Blocks, mutes, close friends and restricts: four owner-private typed edges with the same three
+ * calls (`PUT`/`DELETE …/{target}`, `GET` the list), declared from one table.
  */
 import { createRoute } from '@hono/zod-openapi';
 import type { GraphApi, MutationOptions, MutationResult } from '../../graph/contracts.js';
@@ -18,7 +18,7 @@ type Op<S extends string> = (
 ) => Promise<MutationResult<S>>;
 
 interface TypedEdge<S extends string> {
-  segment: 'blocks' | 'mutes' | 'close-friends';
+  segment: 'blocks' | 'mutes' | 'close-friends' | 'restricts';
   relation: Relation;
   state: S;
   tag: string;
@@ -57,6 +57,18 @@ const EDGES = [
     remove: (g, a, t, o) => g.removeCloseFriend(a, t, o),
     addSummary: 'Add to the owner-private close-friends audience list.',
   } satisfies TypedEdge<'close_friend'>,
+  {
+    segment: 'restricts',
+    relation: 'restricts',
+    state: 'restricting',
+    tag: 'restricts',
+    add: (g, a, t, o) => g.restrict(a, t, o),
+    remove: (g, a, t, o) => g.unrestrict(a, t, o),
+    addSummary:
+      'Restrict: owner-private (the apps hide the target’s comments and route its messages to requests); ' +
+      'follows, requests, mutes and close friends are unchanged, and a block neither clears nor refuses it. ' +
+      'The target never learns it: no flag, list, count or error shows it to anyone but the owner.',
+  } satisfies TypedEdge<'restricting'>,
 ] as const;
 
 export const typedEdgeRoutes = EDGES.map((e) => {

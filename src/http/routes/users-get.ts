@@ -24,7 +24,13 @@ export const getUserRoute = createRoute({
   },
 });
 
-const SELF: Relationship = { following: 'none', followedBy: false, blocking: false, muting: false };
+const SELF: Relationship = {
+  following: 'none',
+  followedBy: false,
+  blocking: false,
+  muting: false,
+  restricting: false,
+};
 
 export function registerGetUser(app: ApiApp, deps: RouteDeps) {
   app.openapi(getUserRoute, async (c) => {
@@ -48,6 +54,7 @@ export function registerGetUser(app: ApiApp, deps: RouteDeps) {
           followed_by: rel.followedBy,
           blocking: rel.blocking,
           muting: rel.muting,
+          restricting: rel.restricting,
         },
         ...(p.admin
           ? { state: user.state, last_active_at: lastActive === null ? null : formatTime(lastActive) }

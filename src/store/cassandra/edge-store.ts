@@ -8,7 +8,13 @@
  */
 import { bucketCodeOf } from '../../model/buckets.js';
 import type { EventRow } from '../../model/events.js';
-import type { BucketLayout, EdgeRecord, Relation, UserId } from '../../model/types.js';
+import {
+  type BucketLayout,
+  type EdgeRecord,
+  RELATIONS,
+  type Relation,
+  type UserId,
+} from '../../model/types.js';
 import type { EdgeWrite, ListRowWrite } from '../../ports/records.js';
 import type { EdgeStore } from '../../ports/store.js';
 import type { CassandraEventStore } from './event-store.js';
@@ -17,7 +23,7 @@ import { listTable, partitionValues } from './keys.js';
 import { toEdge } from './rows.js';
 import { LS, S } from './statements.js';
 
-const ALL_RELATIONS: Relation[] = ['follows', 'requests', 'blocks', 'mutes', 'close_friends'];
+const ALL_RELATIONS: Relation[] = [...RELATIONS];
 
 export class CassandraEdgeStore implements EdgeStore {
   constructor(

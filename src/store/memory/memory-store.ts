@@ -31,7 +31,7 @@ import type {
   UserId,
   UserRecord,
 } from '../../model/types.js';
-import { compareEntries, listId } from '../../model/types.js';
+import { compareEntries, listId, RELATIONS } from '../../model/types.js';
 import type {
   AccountTask,
   CountSync,
@@ -492,7 +492,7 @@ export class MemoryGraphStore implements GraphStore {
       [a, b],
       [b, a],
     ] as const) {
-      for (const r of ['follows', 'requests', 'blocks', 'mutes', 'close_friends'] as const) {
+      for (const r of RELATIONS) {
         const e = this.edges.get(edgeKey(s, r, t));
         if (e) out.push({ ...e.edge });
       }

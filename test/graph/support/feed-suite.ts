@@ -1,7 +1,7 @@
 /**
  * The change feed's contract, run on the memory store (`feed.test.ts`) and on the real node
  * (`feed.int.test.ts`): exact events for the relation rules (no event for a no-op, a block's
- * `follow.removed`s, `user.updated`), and a seeded property — concurrent writers whose appends and
+ * `follow.removed`s, `user.updated`, restricts beside blocks), and a seeded property — concurrent writers whose appends and
  * batches are delayed at random, replays at old positions and duplicate deliveries, readers that
  * read while the writers run: every read from any cursor it was given returns exactly the events
  * after it, and each pair's events applied in feed order give its current state.
@@ -140,6 +140,39 @@ export function feedSuite(open: () => Promise<FeedWorld>, ids: () => bigint) {
     }
   });
 
+  it('restrict.created / restrict.removed: none for a no-op; a block leaves the restrict, also one replayed late below the block', async () => {
+    const { graph } = await open();
+    const [a, b, c, d] = [ids(), ids(), ids(), ids()];
+    for (const id of [a, b, c, d]) await graph.putUser({ id, username: `u${id}` });
+    const start = (await graph.feed.read(null, 1000)).next;
+    await settle();
+    const mark = (await readAll(graph, start)).at(-1)?.id ?? start;
+
+    await graph.follow(b, a);
+    await graph.restrict(a, b);
+    await graph.restrict(a, b); // a no-op
+    await graph.block(b, a); // removes b's follow; a's restrict of b stays
+    await graph.unrestrict(a, b);
+    await graph.unrestrict(a, b); // a no-op
+    await graph.unblock(b, a);
+    // Late: a restrict whose position is below a block already delivered. A block does not clear
+    // a restrict, so it lands (under a clearing rule it would fold to nothing and emit nothing).
+    const block = await graph.block(d, c);
+    await graph.restrict(c, d, { position: block.position - 1000n });
+    await settle();
+
+    expect((await readAll(graph, mark)).map(brief)).toEqual([
+      { type: 'follow.created', source: b, target: a },
+      { type: 'restrict.created', source: a, target: b },
+      { type: 'block.created', source: b, target: a },
+      { type: 'follow.removed', source: b, target: a },
+      { type: 'restrict.removed', source: a, target: b },
+      { type: 'block.removed', source: b, target: a },
+      { type: 'block.created', source: d, target: c },
+      { type: 'restrict.created', source: c, target: d },
+    ]);
+  });
+
   it('an empty page still answers a cursor, at the watermark, and a read with wait returns when an event settles', async () => {
     const { graph } = await open();
     const [a, b] = [ids(), ids()];
@@ -187,6 +220,8 @@ export function feedSuite(open: () => Promise<FeedWorld>, ids: () => bigint) {
       'mute',
       'unmute',
       'close_friend_add',
+      'restrict',
+      'unrestrict',
     ];
     const cursors = new Set<string>([mark]);
     const acknowledged = new Set<bigint>();
@@ -293,6 +328,8 @@ const EVENT_EDGE: Partial<Record<GraphEvent['type'], [Relation, boolean]>> = {
   'mute.removed': ['mutes', false],
   'close_friend.added': ['close_friends', true],
   'close_friend.removed': ['close_friends', false],
+  'restrict.created': ['restricts', true],
+  'restrict.removed': ['restricts', false],
 };
 
 /** Feed order of two ids (cursors): their numeric parts, the op kind as text. */
@@ -334,6 +371,10 @@ async function apply(
       return graph.unmute(a, b, o);
     case 'close_friend_add':
       return graph.addCloseFriend(a, b, o);
+    case 'restrict':
+      return graph.restrict(a, b, o);
+    case 'unrestrict':
+      return graph.unrestrict(a, b, o);
     default:
       throw new Error(`no call for ${kind}`);
   }

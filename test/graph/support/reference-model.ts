@@ -18,6 +18,8 @@ export const CALLS = [
   'unmute',
   'addCloseFriend',
   'removeCloseFriend',
+  'restrict',
+  'unrestrict',
 ] as const;
 export type Call = (typeof CALLS)[number];
 
@@ -94,6 +96,13 @@ export function reference(privateIds: Set<bigint>, ops: readonly Op[]): Map<stri
         break;
       case 'removeCloseFriend':
         del(a, 'close_friends', o);
+        break;
+      // Owner-private, untouched by blocks (which delete follows and requests only, above).
+      case 'restrict':
+        set(a, 'restricts', o, p);
+        break;
+      case 'unrestrict':
+        del(a, 'restricts', o);
         break;
     }
   }

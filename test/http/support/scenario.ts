@@ -26,6 +26,7 @@ export const NO_RELATIONSHIP = {
   blocked_by: false,
   muting: false,
   close_friend: false,
+  restricting: false,
 };
 export const notFound = (id: number) => problem(404, 'user_not_found', `user ${id} not found`);
 export const FORBIDDEN = problem(403, 'forbidden', "a token may act only on its own subject's relationships");
