@@ -86,7 +86,7 @@ async function until(kind: string, since: number, check: () => Promise<boolean>)
   for (;;) {
     if (await check()) {
       const ms = performance.now() - since;
-      (delays[kind] ??= []).push(ms);
+      delays[kind] = [...(delays[kind] ?? []), ms];
       return ms;
     }
     if (performance.now() - since > 5000) throw new Error(`${kind}: B still serves the old state after 5 s`);
