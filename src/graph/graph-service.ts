@@ -189,13 +189,6 @@ export class GraphService implements GraphApi {
       o.onEventsWritten?.(n);
       this.feed.publish(rows);
     };
-    // Deactivation from memory (`deactivated-registry.ts`), kept fresh by the feed's tail; without
-    // the feed (events: false) or with an injected filter, none.
-    this.registry =
-      o.memberFilter || o.events === false || o.registry === false
-        ? null
-        : new DeactivatedRegistry({ store: o.store, feed: this.feed });
-    this.registry?.start();
     const cachesOff = o.caches === false || o.events === false || o.registry === false;
     this.caches = new GraphCaches({
       store: o.store,
@@ -204,6 +197,14 @@ export class GraphService implements GraphApi {
     });
     const reader = this.caches.reader;
     this.reader = reader;
+    // Deactivation from memory (`deactivated-registry.ts`), kept fresh by the feed's tail; without
+    // the feed (events: false) or with an injected filter, none. Its per-member reads (while it is
+    // not fresh) take the cached rows, which are as fresh as the caches' bound.
+    this.registry =
+      o.memberFilter || o.events === false || o.registry === false
+        ? null
+        : new DeactivatedRegistry({ store: o.store, feed: this.feed, memberRows: reader });
+    this.registry?.start();
     this.hiddenMembers = o.memberFilter ?? this.registry?.filter ?? deactivatedFilter(reader);
     this.injectedFilter = o.memberFilter;
     this.edges = new EdgeReads(reader, o.lists);
