@@ -109,7 +109,9 @@ export interface Config {
     eventRetentionSeconds: number;
     /**
      * The read caches (`graph/caches/graph-caches.ts`): the staleness bound (ms; 0 turns every cache
-     * off) and each cache's entries (0 turns it off). The defaults hold about 0.3 GB at most.
+     * off) and each cache's entries (0 turns it off). Full, the default users and edges caches hold
+     * 240 MB of heap (`bench/cache-memory.ts`), the counts about 30 MB more, the pages (1000 first
+     * pages) up to their limit each: within a 1 GiB process.
      */
     caches: {
       ttlMs: number;

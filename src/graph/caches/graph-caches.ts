@@ -30,9 +30,29 @@
  * counter work), and an account's row when its PUT returns, before it answers; a local feed event
  * drops them as soon as the batch is acknowledged too.
  *
+ * Every read path that consults a user row or a block edge, and what it reads (all within the bound):
+ * - the account gate, `assertAccountsActive`: the owner's row (cached), the caller's own state from
+ *   the registry (`deactivated-registry.ts`, its own 1 s freshness rule) or its cached row;
+ * - `assertListsVisible` / `assertCanViewLists` / `assertCanViewProfile` (profile, both follow
+ *   lists, counts, set lists, followed-by, the status of another account): the owner's cached row
+ *   (deactivated, private, hide_lists), the owner's block of the viewer (cached edge, negative
+ *   included) and, for a private owner, the viewer's follow (cached inverse edge);
+ * - `getFollowStatus`: both cached rows; `relationship`: the pair's cached states;
+ *   `relationships`: cached out and in states (blocks both ways) and the member filter;
+ * - the member filter of pages, scans, set queries, `contains` and `relationships`: the registry
+ *   while fresh, else cached rows (`memberRows`), and page hydration: cached rows;
+ * - `GraphService.getUser` (the routes' existence checks): the cached row;
+ * - not cached: suggestions (reads the store), the write path and the account tasks.
+ * A first page is served whole from its cache, so it is cleared on every `user.updated` and
+ * expires within the bound like every entry.
+ *
  * The race rule (`read-cache.ts`): a read-through takes a ticket before it reads the store and
  * stores only if no invalidation of its key came after the ticket, so a reader that fetched the
  * old value before a writer's invalidation never stores it.
+ *
+ * Limits: the tail reads at most 1000 feed rows per poll, so under a heavy write rate events can be
+ * missed (the TTL still holds); a list's first pages are dropped by the limits seen for it, kept in
+ * a bounded map: a list pushed out of it keeps its pages until they expire.
  *
  * Rejected: a store decorator handed to the whole service. The write path and the account tasks
  * must read what is stored (an account PUT compares with the stored row; the pair protocol reads
