@@ -110,8 +110,8 @@ export interface Config {
     /**
      * The read caches (`graph/caches/graph-caches.ts`): the staleness bound (ms; 0 turns every cache
      * off) and each cache's entries (0 turns it off). Full, the default users and edges caches hold
-     * 240 MB of heap (`bench/cache-memory.ts`), the counts about 30 MB more, the pages (1000 first
-     * pages) up to their limit each: within a 1 GiB process.
+     * 240 MB of heap (`bench/cache-memory.ts`); the counts and the pages (1000 first pages, each up
+     * to its limit) were not measured.
      */
     caches: {
       ttlMs: number;
