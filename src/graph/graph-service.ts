@@ -189,7 +189,8 @@ export class GraphService implements GraphApi {
       o.onEventsWritten?.(n);
       this.feed.publish(rows);
     };
-    const cachesOff = o.caches === false || o.events === false || o.registry === false;
+    // Off with the registry: the caches follow the same feed tail.
+    const cachesOff = o.events === false || o.registry === false;
     this.caches = new GraphCaches({
       store: o.store,
       feed: this.feed,
@@ -229,9 +230,10 @@ export class GraphService implements GraphApi {
       renameLagMicros: feedLagMicros(policy),
       ...(o.onRenameProgress ? { onRenameProgress: o.onRenameProgress } : {}),
       onEvents,
+      // The row at once; an update's feed row (published right after) drops counts and pages too.
       onUserWritten: (u) => {
         this.registry?.note(u);
-        this.caches.dropUser(u.id);
+        this.caches.users.invalidate(u.id);
       },
       accept: (owner, requester) => this.writes.accept(owner, requester, {}, true),
       onTaskError: o.onTaskError ?? (() => undefined),
