@@ -3,7 +3,11 @@
  * prepared statement on the same table and keys, in one process, arms alternating A B A B:
  *
  *   T5 edge check: `GraphService.contains(follower, follows, out, [celebrity])` ÷ a raw
- *      single-partition `SELECT state FROM edges_out WHERE source_id, relation, target_id`.
+ *      single-partition `SELECT state FROM edges_out WHERE source_id, relation, target_id`, with
+ *      the read caches off (`T5 … cache off`) and on with a random follower each call (`T5 … miss`).
+ *   C2 edge check, hit: the same call with the caches on, over a hot set of 1000 ids (half of them
+ *      followers: negative answers included) read once untimed before each timed run, ÷ the raw
+ *      SELECT.
  *   T6 300-id contains on the celebrity's inverse: `contains(celebrity, follows, in, 300 ids)`
  *      (about half of them followers) ÷ 300 concurrent raw single-row reads of `edges_in` at the
  *      same bucket codes.
@@ -17,6 +21,7 @@
  *
  *   npm run bench:probe -- [--followers 9000000] [--reps 3] [--rounds 2000] [--with-postgres]
  */
+import { GraphService } from '../src/graph/graph-service.js';
 import { bucketCodeOf } from '../src/model/buckets.js';
 import type { ListKey } from '../src/model/types.js';
 import { mulberry32 } from '../test/support/random.js';
@@ -54,7 +59,14 @@ const follower = () => FIRST_FOLLOWER + BigInt(Math.floor(rand() * F));
 /** Half followers, half ids just past the list. */
 const probeId = () => FIRST_FOLLOWER + BigInt(Math.floor(rand() * 2 * F));
 
-const { client, store, graph } = await bench.celebrity(F);
+const { client, store, lists, graph } = await bench.celebrity(F);
+/** The same service with the read caches off (what T5 measured before issue 21). */
+const uncached = new GraphService({ store, lists, maxFollowing: 10_000_000, caches: false });
+/** The C2 hot set: 500 followers and 500 ids past the list. */
+const HOT = Array.from({ length: 1000 }, (_, i) =>
+  i % 2 === 0 ? FIRST_FOLLOWER + BigInt(Math.floor(rand() * F)) : FIRST_FOLLOWER + BigInt(F + i),
+);
+let hotAt = 0;
 const N = (await store.getLayout(list)).buckets;
 console.log(`${F} followers, N=${N}; load average ${loadAverage()}`);
 
@@ -67,8 +79,18 @@ const RAW_IN =
 const arms = {
   t5Service: async () => {
     const f = follower();
+    const hit = await uncached.contains(f, 'follows', 'out', [CELEBRITY]);
+    if (hit.length !== 1) throw new Error(`edge ${f} → celebrity missing`);
+  },
+  t5Miss: async () => {
+    const f = follower();
     const hit = await graph.contains(f, 'follows', 'out', [CELEBRITY]);
     if (hit.length !== 1) throw new Error(`edge ${f} → celebrity missing`);
+  },
+  c2Hit: async () => {
+    const i = hotAt++ % HOT.length;
+    const hit = await graph.contains(HOT[i] as bigint, 'follows', 'out', [CELEBRITY]);
+    if (hit.length !== (i % 2 === 0 ? 1 : 0)) throw new Error(`edge ${HOT[i]} → celebrity: ${hit.length}`);
   },
   t5Raw: async () => {
     const f = follower();
@@ -93,6 +115,8 @@ const arms = {
 type ArmName = keyof typeof arms;
 
 async function timeArm(name: ArmName, n: number) {
+  // The hot set read once, untimed, so the timed calls are hits (within the TTL).
+  if (name === 'c2Hit') for (const id of HOT) await graph.contains(id, 'follows', 'out', [CELEBRITY]);
   const meter = cpuMeter();
   const times: number[] = [];
   for (let i = 0; i < n; i++) {
@@ -117,7 +141,9 @@ if (pgdb) {
 }
 
 const pairs: [string, ArmName, ArmName, number][] = [
-  ['T5 edge check', 't5Service', 't5Raw', ROUNDS],
+  ['T5 edge check, cache off', 't5Service', 't5Raw', ROUNDS],
+  ['T5 edge check, miss (cache on)', 't5Miss', 't5Raw', ROUNDS],
+  ['C2 edge check, hit (cache on)', 'c2Hit', 't5Raw', ROUNDS],
   ['T6 300-id contains', 't6Service', 't6Raw', Math.max(50, Math.floor(ROUNDS / 10))],
 ];
 if (pgdb)

@@ -58,6 +58,12 @@ const EnvSchema = z.object({
   GRAPH_CLOCK_SKEW_MS: int(10, 60_000).default(2000),
   GRAPH_WRITE_BUDGET_MS: int(50, 60_000).default(2000),
   GRAPH_EVENT_RETENTION_SECONDS: int(3600, 30 * 86_400).default(7 * 86_400),
+  GRAPH_CACHE_TTL_MS: int(0, 2000).default(1000),
+  GRAPH_CACHE_USERS: int(0, 10_000_000).default(300_000),
+  GRAPH_CACHE_EDGES: int(0, 20_000_000).default(500_000),
+  GRAPH_CACHE_COUNTS: int(0, 10_000_000).default(100_000),
+  GRAPH_CACHE_PAGES: int(0, 1_000_000).default(1000),
+  GRAPH_CACHE_PAGE_MIN_LIST: int(0, 1_000_000_000).default(10_000),
   GRAPH_DOCS: z.enum(['true', 'false', '1', '0', 'yes', 'no']).default('true').pipe(bool),
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
 });
@@ -101,6 +107,20 @@ export interface Config {
     writeBudgetMs: number;
     /** How long the change feed keeps events (its rows' TTL); an older cursor answers 410. */
     eventRetentionSeconds: number;
+    /**
+     * The read caches (`graph/caches/graph-caches.ts`): the staleness bound (ms; 0 turns every cache
+     * off) and each cache's entries (0 turns it off). Full, the default users and edges caches hold
+     * 240 MB of heap (`bench/cache-memory.ts`); the counts and the pages (1000 first pages, each up
+     * to its limit) were not measured.
+     */
+    caches: {
+      ttlMs: number;
+      users: number;
+      edges: number;
+      counts: number;
+      pages: number;
+      pageMinListSize: number;
+    };
   };
 }
 
@@ -162,6 +182,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       clockSkewMs: e.GRAPH_CLOCK_SKEW_MS,
       writeBudgetMs: e.GRAPH_WRITE_BUDGET_MS,
       eventRetentionSeconds: e.GRAPH_EVENT_RETENTION_SECONDS,
+      caches: {
+        ttlMs: e.GRAPH_CACHE_TTL_MS,
+        users: e.GRAPH_CACHE_USERS,
+        edges: e.GRAPH_CACHE_EDGES,
+        counts: e.GRAPH_CACHE_COUNTS,
+        pages: e.GRAPH_CACHE_PAGES,
+        pageMinListSize: e.GRAPH_CACHE_PAGE_MIN_LIST,
+      },
     },
   };
 }

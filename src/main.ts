@@ -12,7 +12,7 @@ import { ClockGuard } from './graph/clock-guard.js';
 import { relayLags } from './graph/feed.js';
 import { GraphService } from './graph/graph-service.js';
 import { createLogger } from './http/logger.js';
-import { createHttpMetrics, registerRelayLag } from './http/metrics.js';
+import { createHttpMetrics, registerCacheMetrics, registerRelayLag } from './http/metrics.js';
 import { startDirtyReconciler } from './jobs/reconcile-dirty.js';
 import { contactPointsOrLocalNode } from './local-cassandra/node.js';
 import { whenOrphaned } from './local-cassandra/orphan-watch.js';
@@ -91,6 +91,7 @@ async function main() {
     historyPolicy: { clockSkewMs: config.graph.clockSkewMs, writeBudgetMs: config.graph.writeBudgetMs },
     setCursorSecret: config.graph.cursorSecret,
     eventRetentionSeconds: config.graph.eventRetentionSeconds,
+    caches: config.graph.caches,
     onEventsWritten: (n) => metrics.recorder.eventsWritten(n),
     onFeedRead: (_, age) => age !== null && metrics.recorder.feedLag(age),
     onTaskError: (userId, error) =>
@@ -115,6 +116,7 @@ async function main() {
       : null;
 
   registerRelayLag(registry, () => relayLags(store, nowPosition()));
+  registerCacheMetrics(registry, () => graph.caches.stats());
 
   let draining = false;
   const app = createApp({

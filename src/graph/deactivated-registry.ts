@@ -43,6 +43,8 @@ export interface DeactivatedRegistryOptions {
   staleMs?: number;
   /** ms clock (default `Date.now`). */
   nowMs?: () => number;
+  /** Where the per-member reads (while the registry is not fresh) read rows; default `store`. */
+  memberRows?: Pick<UserStore, 'getUsers'>;
 }
 
 const CONFIRM_BATCH = 500;
@@ -60,12 +62,12 @@ export class DeactivatedRegistry {
   private unsubscribe: (() => void) | null = null;
   private flushing: Promise<void> | null = null;
   private readonly perMember: MemberFilter;
-  private readonly o: Required<Omit<DeactivatedRegistryOptions, 'store' | 'feed'>> &
+  private readonly o: Required<Omit<DeactivatedRegistryOptions, 'store' | 'feed' | 'memberRows'>> &
     DeactivatedRegistryOptions;
 
   constructor(o: DeactivatedRegistryOptions) {
     this.o = { bound: REGISTRY_BOUND, reloadMs: 120_000, staleMs: 1_000, nowMs: Date.now, ...o };
-    this.perMember = deactivatedFilter(o.store);
+    this.perMember = deactivatedFilter(o.memberRows ?? o.store);
   }
 
   /** The page filter (see the note): from memory while the registry is fresh, else per member. */

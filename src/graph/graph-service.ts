@@ -24,7 +24,7 @@ import type {
 import { SetCursorCodec, type SetQueryKind } from '../lists/cursor/set-cursor.js';
 import { walkList } from '../lists/list-walker.js';
 import { nowPosition } from '../model/clock.js';
-import { InvalidInputError } from '../model/errors.js';
+import { InvalidInputError, UserNotFoundError } from '../model/errors.js';
 import { DEFAULT_EVENT_RETENTION_SECONDS, type EventRow } from '../model/events.js';
 import { boundedLru } from '../model/lru.js';
 import {
@@ -39,6 +39,7 @@ import {
 import type { GraphStore } from '../ports/store.js';
 import { deactivatedFilter } from './account-state.js';
 import { Accounts, type UserInput } from './accounts.js';
+import { type CacheOptions, GraphCaches } from './caches/graph-caches.js';
 import { UNGUARDED, type WriteClock } from './clock-guard.js';
 import type {
   Caller,
@@ -125,6 +126,12 @@ export interface GraphServiceOptions {
    * simulation), which the registry's real-time tail poll would not.
    */
   registry?: boolean;
+  /**
+   * The read caches (`caches/graph-caches.ts`): sizes and the staleness bound; false (or a TTL of
+   * 0) turns them off. Default: on with the defaults wherever the registry is (they follow the
+   * same feed tail), off otherwise.
+   */
+  caches?: Partial<CacheOptions> | false;
 }
 
 /** How far ahead of the clock a reported activity may be (µs): clock skew between services. */
@@ -146,10 +153,14 @@ export class GraphService implements GraphApi {
   /** Members a read must skip: deactivated accounts (see `account-state.ts`), or the injected filter. */
   readonly hiddenMembers: MemberFilter;
   private readonly injectedFilter: MemberFilter | undefined;
+  /** The store's user and edge reads through the caches: what the read paths take. */
+  private readonly reader: GraphCaches['reader'];
   /** The change feed (`feed.ts`). */
   readonly feed: Feed;
   /** The in-memory registry of deactivated accounts, when the service has one. */
   readonly registry: DeactivatedRegistry | null;
+  /** The read caches (`caches/graph-caches.ts`); disabled ones hold nothing. */
+  readonly caches: GraphCaches;
 
   constructor(o: GraphServiceOptions) {
     const clock = o.clock ?? nowPosition;
@@ -182,17 +193,27 @@ export class GraphService implements GraphApi {
       o.onEventsWritten?.(n);
       this.feed.publish(rows);
     };
+    // Off with the registry: the caches follow the same feed tail.
+    const cachesOff = o.events === false || o.registry === false;
+    this.caches = new GraphCaches({
+      store: o.store,
+      feed: this.feed,
+      options: cachesOff || o.caches === false ? { ttlMs: 0 } : (o.caches ?? {}),
+    });
+    const reader = this.caches.reader;
+    this.reader = reader;
     // Deactivation from memory (`deactivated-registry.ts`), kept fresh by the feed's tail; without
-    // the feed (events: false) or with an injected filter, none.
+    // the feed (events: false) or with an injected filter, none. Its per-member reads (while it is
+    // not fresh) take the cached rows, which are as fresh as the caches' bound.
     this.registry =
       o.memberFilter || o.events === false || o.registry === false
         ? null
-        : new DeactivatedRegistry({ store: o.store, feed: this.feed });
+        : new DeactivatedRegistry({ store: o.store, feed: this.feed, memberRows: reader });
     this.registry?.start();
-    this.hiddenMembers = o.memberFilter ?? this.registry?.filter ?? deactivatedFilter(o.store);
+    this.hiddenMembers = o.memberFilter ?? this.registry?.filter ?? deactivatedFilter(reader);
     this.clock = clock;
     this.injectedFilter = o.memberFilter;
-    this.edges = new EdgeReads(o.store, o.lists);
+    this.edges = new EdgeReads(reader, o.lists);
     this.writes = new PairWrites({
       store: o.store,
       lists: o.lists,
@@ -214,12 +235,31 @@ export class GraphService implements GraphApi {
       renameLagMicros: feedLagMicros(policy),
       ...(o.onRenameProgress ? { onRenameProgress: o.onRenameProgress } : {}),
       onEvents,
-      onUserWritten: (u) => this.registry?.note(u),
+      // The row at once; an update's feed row (published right after) drops counts and pages too.
+      onUserWritten: (u) => {
+        this.registry?.note(u);
+        this.caches.users.invalidate(u.id);
+      },
       accept: (owner, requester) => this.writes.accept(owner, requester, {}, true),
       onTaskError: o.onTaskError ?? (() => undefined),
     });
-    this.reads = new GraphReads(o.store, this.edges, this.hiddenMembers, clock);
-    this.visibility = new Visibility(o.store, this.edges, (id) => this.registry?.isDeactivated(id) ?? null);
+    this.reads = new GraphReads(
+      {
+        getUsers: reader.getUsers,
+        getEdgesOut: reader.getEdgesOut,
+        getPairEdges: reader.getPairEdges,
+        getCountSync: (list) => o.store.getCountSync(list),
+        hasDirty: (list) => o.store.hasDirty(list),
+      },
+      this.edges,
+      this.hiddenMembers,
+      clock,
+    );
+    this.visibility = new Visibility(
+      { getUser: reader.getUser, getUsers: reader.getUsers, getEdgesOut: reader.getEdgesOut },
+      this.edges,
+      (id) => this.registry?.isDeactivated(id) ?? null,
+    );
     this.sets = new SetQueries({
       lists: o.lists,
       codec: new SetCursorCodec(o.setCursorSecret ?? randomBytes(32).toString('base64url')),
@@ -236,11 +276,14 @@ export class GraphService implements GraphApi {
   putUser(input: UserInput): Promise<{ user: UserRecord; created: boolean }> {
     return this.accounts.putUser(input);
   }
-  getUser(id: UserId): Promise<UserRecord> {
-    return this.accounts.getUser(id);
+  /** Throws `UserNotFoundError`. Through the user cache (within the staleness bound). */
+  async getUser(id: UserId): Promise<UserRecord> {
+    const u = await this.reader.getUser(id);
+    if (!u) throw new UserNotFoundError(id);
+    return u;
   }
   getUsers(ids: readonly UserId[]): Promise<Map<UserId, UserRecord>> {
-    return this.store.getUsers(ids);
+    return this.reader.getUsers(ids);
   }
   /** Resumes every unfinished account task in the background (once, at start-up); returns how many. */
   resumeAccountTasks(): Promise<number> {
@@ -258,19 +301,31 @@ export class GraphService implements GraphApi {
   // ---- mutations (`pair-apply.ts`) ----
 
   follow(actor: UserId, target: UserId, o?: MutationOptions) {
-    return this.writes.follow(actor, target, o);
+    return this.dropping(actor, target, this.writes.follow(actor, target, o));
   }
   unfollow(actor: UserId, target: UserId, o?: MutationOptions) {
-    return this.writes.unfollow(actor, target, o);
+    return this.dropping(actor, target, this.writes.unfollow(actor, target, o));
   }
   acceptRequest(owner: UserId, requester: UserId, o?: MutationOptions) {
-    return this.writes.accept(owner, requester, o);
+    return this.dropping(owner, requester, this.writes.accept(owner, requester, o));
   }
   declineRequest(owner: UserId, requester: UserId, o?: MutationOptions) {
-    return this.writes.onInbound(owner, requester, 'decline', o);
+    return this.dropping(owner, requester, this.writes.onInbound(owner, requester, 'decline', o));
   }
   removeFollower(owner: UserId, follower: UserId, o?: MutationOptions) {
-    return this.writes.onInbound(owner, follower, 'remove_follower', o);
+    return this.dropping(owner, follower, this.writes.onInbound(owner, follower, 'remove_follower', o));
+  }
+
+  /**
+   * Read-your-writes: the pair's cached entries are dropped when its mutation settles (after its
+   * counter work), before the caller answers; a failed one may have written part of its change.
+   */
+  private async dropping<T>(a: UserId, b: UserId, write: Promise<T>): Promise<T> {
+    try {
+      return await write;
+    } finally {
+      this.caches.dropPair(a, b);
+    }
   }
   readonly block = this.toggle('block');
   readonly unblock = this.toggle('unblock');
@@ -288,7 +343,7 @@ export class GraphService implements GraphApi {
       target: UserId,
       o?: MutationOptions,
     ): Promise<GraphMutationResult<(typeof TOGGLES)[K]['on'] | 'none'>> =>
-      this.writes.toggle(kind, actor, target, o);
+      this.dropping(actor, target, this.writes.toggle(kind, actor, target, o));
   }
 
   // ---- reads (`reads.ts`) ----
@@ -311,7 +366,7 @@ export class GraphService implements GraphApi {
     return this.reads.contains(owner, relation, direction, ids);
   }
   counts(userId: UserId): Promise<Counts> {
-    return this.reads.counts(userId);
+    return this.caches.countsThrough(userId, () => this.reads.counts(userId));
   }
   suggestions(userId: UserId, limit: number): Promise<SuggestionItem[]> {
     return readSuggestions(this.store, userId, limit);
@@ -325,7 +380,7 @@ export class GraphService implements GraphApi {
    */
   private pageMembers() {
     const fromRegistry = this.registry?.fresh() ? this.registry.filter : undefined;
-    return pageMembers(this.store, this.injectedFilter ?? fromRegistry);
+    return pageMembers(this.reader, this.injectedFilter ?? fromRegistry);
   }
 
   /** A page without deactivated members: the engine reads on past them, within its work budget. */
@@ -335,9 +390,14 @@ export class GraphService implements GraphApi {
     cursor: string | null,
     options: ListQueryOptions = {},
   ): Promise<MemberPage> {
-    const m = this.pageMembers();
-    const page = await this.lists.page(list, limit, cursor, { ...options, exclude: m.exclude });
-    return { ...page, items: await m.hydrate(page.items) };
+    const read = async () => {
+      const m = this.pageMembers();
+      const page = await this.lists.page(list, limit, cursor, { ...options, exclude: m.exclude });
+      return { ...page, items: await m.hydrate(page.items) };
+    };
+    const plain = cursor === null && !options.direction && options.since == null && options.until == null;
+    if (!plain) return read();
+    return this.caches.firstPage(list, limit, read, () => this.counts(list.userId));
   }
 
   /** A scan page without deactivated members (it may be short; ids only, for fan-out). */

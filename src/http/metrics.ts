@@ -13,6 +13,9 @@
  *   the event routes through `EventMetrics`; `flocklist_events_written_total` and
  *   `flocklist_feed_lag_seconds` (now − the newest event a feed read returned), through the recorder;
  *   `flocklist_relay_lag_seconds{relay}` from the relays' saved cursors (`registerRelayLag`).
+ * - `flocklist_cache_{hits,misses,refused,invalidations}_total{cache}` and
+ *   `flocklist_cache_entries{cache}`: the read caches' counters, read when `/metrics` is scraped
+ *   (`registerCacheMetrics`).
  */
 import type { MiddlewareHandler } from 'hono';
 import { matchedRoutes } from 'hono/route';
@@ -154,6 +157,56 @@ export function registerRelayLag(
       this.reset();
       const lags = await read().catch(() => []);
       for (const { relay, lagSeconds } of lags) this.set({ relay }, lagSeconds);
+    },
+  });
+}
+
+/** What one read cache reports (structural: `ReadCacheStats` of `graph/caches/read-cache.ts`). */
+export interface CacheStats {
+  hits: number;
+  misses: number;
+  refused: number;
+  invalidations: number;
+  size: number;
+}
+
+/**
+ * `flocklist_cache_hits_total{cache}`, `…_misses_total`, `…_refused_total` (read-throughs the race
+ * rule refused to store), `…_invalidations_total` and `flocklist_cache_entries{cache}`, from
+ * `read()` (every cache's counters since it was built) when `/metrics` is scraped.
+ */
+export function registerCacheMetrics(registry: Registry, read: () => Record<string, CacheStats>): void {
+  const counter = (key: Exclude<keyof CacheStats, 'size'>, name: string, help: string) =>
+    new Counter({
+      name,
+      help,
+      labelNames: ['cache'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const [cache, s] of Object.entries(read())) this.inc({ cache }, s[key]);
+      },
+    });
+  counter('hits', 'flocklist_cache_hits_total', 'Read-cache lookups answered from memory, by cache.');
+  counter(
+    'misses',
+    'flocklist_cache_misses_total',
+    'Read-cache lookups that went to the database, by cache.',
+  );
+  counter(
+    'refused',
+    'flocklist_cache_refused_total',
+    'Read-throughs not stored because an invalidation came after their read began (or it outlived the TTL), by cache.',
+  );
+  counter('invalidations', 'flocklist_cache_invalidations_total', 'Read-cache invalidations, by cache.');
+  new Gauge({
+    name: 'flocklist_cache_entries',
+    help: 'Entries held by each read cache now.',
+    labelNames: ['cache'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [cache, s] of Object.entries(read())) this.set({ cache }, s.size);
     },
   });
 }

@@ -1,0 +1,71 @@
+/**
+ * C4 (issue 21): the process's RSS and heap with the user cache holding `--users` rows (default
+ * 1,000,000) and the edge cache `--edges` states (default 0), filled through the caches' reader
+ * from an in-memory stand-in of the store (no database), with a TTL long enough not to expire
+ * while filling. What a service process pays for its caches at that size.
+ *
+ *   npx tsx bench/cache-memory.ts -- [--users 1000000] [--edges 0]
+ */
+import { parseArgs } from 'node:util';
+import { GraphCaches } from '../src/graph/caches/graph-caches.js';
+import type { EdgeRecord, UserId, UserRecord } from '../src/model/types.js';
+
+const { values } = parseArgs({
+  args: process.argv.slice(2).filter((a) => a !== '--'),
+  options: { users: { type: 'string', default: '1000000' }, edges: { type: 'string', default: '0' } },
+});
+const USERS = Number(values.users);
+const EDGES = Number(values.edges);
+const mb = (n: number) => Math.round(n / 2 ** 20);
+const gc = (globalThis as { gc?: () => void }).gc;
+gc?.();
+const before = process.memoryUsage();
+const user = (id: UserId): UserRecord => ({
+  id,
+  username: `user_${id.toString(36)}_${(Number(id) % 997).toString(16)}`,
+  private: Number(id) % 10 === 0,
+  state: 'active',
+  hideLists: false,
+});
+const caches = new GraphCaches({
+  store: {
+    getUser: async (id) => user(id),
+    getUsers: async (ids) => new Map(ids.map((id) => [id, user(id)])),
+    getEdgesOut: async (source, relation, targets) =>
+      new Map(
+        targets.map((t): [UserId, EdgeRecord] => [
+          t,
+          { sourceId: source, targetId: t, relation, state: 'active', position: 1n, createdAt: 1n },
+        ]),
+      ),
+    getEdgesIn: async () => new Map(),
+    getPairEdges: async () => [],
+  },
+  options: { ttlMs: 2000, users: USERS, edges: EDGES },
+});
+const start = performance.now();
+for (let i = 0; i < USERS; i += 1000)
+  await caches.reader.getUsers(
+    Array.from({ length: Math.min(1000, USERS - i) }, (_, j) => BigInt(i + j + 1)),
+  );
+for (let i = 0; i < EDGES; i += 1000)
+  await caches.reader.getEdgesOut(
+    7n,
+    'follows',
+    Array.from({ length: Math.min(1000, EDGES - i) }, (_, j) => BigInt(i + j + 1)),
+  );
+const fillMs = performance.now() - start;
+gc?.();
+const after = process.memoryUsage();
+const s = caches.stats();
+console.log(
+  JSON.stringify({
+    users: s.users.size,
+    edges: s.edges.size,
+    fillMs: Math.round(fillMs),
+    rssMb: mb(after.rss),
+    heapUsedMb: mb(after.heapUsed),
+    heapDeltaMb: mb(after.heapUsed - before.heapUsed),
+    rssBeforeMb: mb(before.rss),
+  }),
+);

@@ -1,0 +1,210 @@
+/**
+ * Two service processes (`src/main.ts`, both started here) on one keyspace of the real node, the
+ * read caches on with their defaults: every change is written on A and read on B, whose caches
+ * hold the old state (read just before). For follows, unfollows, blocks, deactivations and
+ * private flips, the delay from A's answer to B's first read showing the new state is recorded
+ * (printed as p50/p99/max) and must stay within the staleness bound; a block must show on every
+ * read path of B that the blocked viewer can take (profile, both lists, counts, followed-by,
+ * mutuals, the follow status, contains).
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { mintToken } from '../../../src/jobs/token.js';
+import { type TestKeyspace, testKeyspace } from '../../support/cassandra.js';
+
+const { contactPoints, localDataCenter } = inject('cassandra');
+let ks: TestKeyspace;
+const SECRET = 'cross-instance-secret-0123456789';
+/** The bound the caches promise (their TTL, `GRAPH_CACHE_TTL_MS`), plus a poll of slack. */
+const TTL_MS = 1000;
+const REPEATS = 6;
+
+interface Service {
+  proc: ChildProcess;
+  url: string;
+  log: () => string;
+}
+
+async function startService(name: string): Promise<Service> {
+  const proc = spawn('node', ['--import', 'tsx', 'src/main.ts'], {
+    env: {
+      ...process.env,
+      PORT: '0',
+      CASSANDRA_CONTACT_POINTS: contactPoints.join(','),
+      CASSANDRA_LOCAL_DC: localDataCenter,
+      CASSANDRA_KEYSPACE: ks.keyspace,
+      GRAPH_JWT_SECRET: SECRET,
+      CASSANDRA_REQUEST_TIMEOUT_MS: '30000',
+      GRAPH_RATE_LIMIT_PER_MINUTE: '1000000',
+      GRAPH_CACHE_TTL_MS: String(TTL_MS),
+      LOG_LEVEL: 'info',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${name} did not listen:\n${out}`)), 90_000);
+    proc.stdout?.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /"url":"(http:\/\/[^"]+)"/.exec(out);
+      if (m?.[1]) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    });
+    proc.stderr?.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    proc.on('exit', (code) => reject(new Error(`${name} exited ${code}:\n${out}`)));
+  });
+  return { proc, url, log: () => out };
+}
+
+const token = (sub: bigint, admin = false) =>
+  `Bearer ${mintToken({ sub: String(sub), admin, expiresInSeconds: 3600 }, SECRET)}`;
+
+async function call(s: Service, method: string, path: string, as: bigint, body?: unknown, admin = false) {
+  const r = await fetch(`${s.url}${path}`, {
+    method,
+    headers: {
+      authorization: token(as, admin),
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await r.text();
+  return { status: r.status, json: text ? (JSON.parse(text) as Record<string, unknown>) : null };
+}
+
+let a: Service;
+let b: Service;
+let nextId = 1000n;
+const delays: Record<string, number[]> = {};
+
+/** Polls `check` on B until it holds; returns ms since `since` (A's answer). */
+async function until(kind: string, since: number, check: () => Promise<boolean>): Promise<number> {
+  for (;;) {
+    if (await check()) {
+      const ms = performance.now() - since;
+      delays[kind] = [...(delays[kind] ?? []), ms];
+      return ms;
+    }
+    if (performance.now() - since > 5000) throw new Error(`${kind}: B still serves the old state after 5 s`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+async function users(n: number): Promise<bigint[]> {
+  const ids = Array.from({ length: n }, () => nextId++);
+  for (const id of ids) {
+    const r = await call(a, 'PUT', `/v1/users/${id}`, 1n, { username: `u${id}` }, true);
+    expect(r.status).toBe(201);
+  }
+  return ids;
+}
+
+const status = async (x: bigint, y: bigint) =>
+  (await call(b, 'GET', `/v1/users/${x}/following/${y}`, x)).json?.state as string;
+
+beforeAll(async () => {
+  // The keyspace from the baseline (the services find every migration applied).
+  ks = await testKeyspace('xcache');
+  a = await startService('A');
+  b = await startService('B');
+}, 180_000);
+
+afterAll(async () => {
+  for (const s of [a, b]) s?.proc.kill('SIGTERM');
+  const report = Object.entries(delays).map(([kind, ms]) => {
+    const sorted = [...ms].sort((x, y) => x - y);
+    const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? NaN;
+    return `${kind}: n=${ms.length} p50=${at(0.5).toFixed(0)} ms p99=${at(0.99).toFixed(0)} ms max=${at(1).toFixed(0)} ms`;
+  });
+  console.log(`[cross-instance staleness, TTL ${TTL_MS} ms]\n${report.join('\n')}`);
+  await ks?.drop().catch(() => undefined);
+}, 60_000);
+
+describe('two service processes, writes on A, reads on B (caches on)', () => {
+  it('follows and unfollows reach B within the bound', async () => {
+    for (let i = 0; i < REPEATS; i++) {
+      const [x, y] = (await users(2)) as [bigint, bigint];
+      expect(await status(x, y)).toBe('none');
+      expect(await status(x, y)).toBe('none');
+      expect((await call(a, 'PUT', `/v1/users/${x}/following/${y}`, x)).status).toBe(200);
+      const since = performance.now();
+      expect(await until('follow', since, async () => (await status(x, y)) === 'following')).toBeLessThan(
+        2 * TTL_MS,
+      );
+      expect((await call(a, 'DELETE', `/v1/users/${x}/following/${y}`, x)).status).toBe(200);
+      const since2 = performance.now();
+      expect(await until('unfollow', since2, async () => (await status(x, y)) === 'none')).toBeLessThan(
+        2 * TTL_MS,
+      );
+    }
+  });
+
+  it('a block is enforced on every read path of B within the bound', async () => {
+    for (let i = 0; i < REPEATS; i++) {
+      const [viewer, owner, third] = (await users(3)) as [bigint, bigint, bigint];
+      await call(a, 'PUT', `/v1/users/${viewer}/following/${owner}`, viewer);
+      await call(a, 'PUT', `/v1/users/${owner}/following/${third}`, owner);
+      await call(a, 'PUT', `/v1/users/${viewer}/following/${third}`, viewer);
+      const paths: [string, string, unknown?][] = [
+        ['GET', `/v1/users/${owner}`],
+        ['GET', `/v1/users/${owner}/followers?limit=10`],
+        ['GET', `/v1/users/${owner}/following?limit=10`],
+        ['GET', `/v1/users/${owner}/counts`],
+        ['GET', `/v1/users/${owner}/mutuals?limit=10`],
+        ['GET', `/v1/users/${owner}/followed-by?limit=10`],
+      ];
+      const blockedBy = async () =>
+        (
+          (await call(b, 'POST', `/v1/users/${viewer}/relationships`, viewer, { ids: [String(owner)] })).json
+            ?.items as { blocked_by: boolean }[] | undefined
+        )?.[0]?.blocked_by;
+      // Warm B: every path answers the viewer before the block.
+      for (const [m, p] of paths) expect([p, (await call(b, m, p, viewer)).status]).toEqual([p, 200]);
+      expect(await status(viewer, owner)).toBe('following');
+      expect(await blockedBy()).toBe(false);
+      expect((await call(a, 'PUT', `/v1/users/${owner}/blocks/${viewer}`, owner)).status).toBe(200);
+      const since = performance.now();
+      // The owner's profile, lists, counts and set queries are hidden (404), the relationship says
+      // blocked_by, and the block removed the viewer's follow (status and contains).
+      for (const [m, p] of paths)
+        await until('block', since, async () => (await call(b, m, p, viewer)).status === 404);
+      await until('block', since, async () => (await blockedBy()) === true);
+      await until('block', since, async () => (await status(viewer, owner)) === 'none');
+      const contains = await call(b, 'POST', `/v1/users/${viewer}/following/contains`, viewer, {
+        ids: [String(owner)],
+      });
+      expect(contains.json).toEqual({ ids: [] });
+    }
+    for (const ms of delays.block ?? []) expect(ms).toBeLessThan(2 * TTL_MS);
+  });
+
+  it('a deactivation and a private flip reach B within the bound', async () => {
+    for (let i = 0; i < REPEATS; i++) {
+      const [viewer, owner] = (await users(2)) as [bigint, bigint];
+      expect((await call(b, 'GET', `/v1/users/${owner}/followers?limit=5`, viewer)).status).toBe(200);
+      expect((await call(b, 'GET', `/v1/users/${owner}/followers?limit=5`, viewer)).status).toBe(200);
+      await call(a, 'PUT', `/v1/users/${owner}`, 1n, { private: true }, true);
+      const since = performance.now();
+      expect(
+        await until('private', since, async () => {
+          const r = await call(b, 'GET', `/v1/users/${owner}/followers?limit=5`, viewer);
+          return r.status === 403;
+        }),
+      ).toBeLessThan(2 * TTL_MS);
+      expect((await call(b, 'GET', `/v1/users/${owner}`, viewer)).status).toBe(200);
+      await call(a, 'PUT', `/v1/users/${owner}`, 1n, { state: 'deactivated' }, true);
+      const since2 = performance.now();
+      expect(
+        await until(
+          'deactivate',
+          since2,
+          async () => (await call(b, 'GET', `/v1/users/${owner}`, viewer)).status === 404,
+        ),
+      ).toBeLessThan(2 * TTL_MS);
+    }
+  });
+});

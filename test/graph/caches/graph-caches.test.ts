@@ -1,0 +1,235 @@
+/**
+ * The read caches through the service on the memory store: hits, read-your-writes, the
+ * read-through race (a store that parks the reader between its read and its store), invalidation
+ * from another instance's feed events, expiry without events, the first-page cache and the metrics.
+ */
+import { Registry } from 'prom-client';
+import { describe, expect, it } from 'vitest';
+import { GraphCaches } from '../../../src/graph/caches/graph-caches.js';
+import { GraphService } from '../../../src/graph/graph-service.js';
+import { registerCacheMetrics } from '../../../src/http/metrics.js';
+import type { UserId } from '../../../src/model/types.js';
+import type { GraphStore } from '../../../src/ports/store.js';
+import { MemoryGraphStore } from '../../../src/store/memory/memory-store.js';
+import { SingleBucketLists } from '../support/single-bucket-lists.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** `store` with its reads counted by method, and a `park(method)` that holds the next call's answer until released. */
+function heldStore(store: MemoryGraphStore) {
+  const calls = new Map<string, number>();
+  const parked = new Map<string, { reached: () => void; release: Promise<void> }>();
+  const wrapped = new Proxy(store, {
+    get(target, prop) {
+      const value = Reflect.get(target, prop, target) as unknown;
+      if (typeof value !== 'function') return value;
+      const name = String(prop);
+      return async (...a: unknown[]) => {
+        if (/^get/.test(name)) calls.set(name, (calls.get(name) ?? 0) + 1);
+        const result = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, a);
+        const hold = parked.get(name);
+        if (hold) {
+          parked.delete(name);
+          hold.reached();
+          await hold.release;
+        }
+        return result;
+      };
+    },
+  }) as GraphStore;
+  return {
+    store: wrapped,
+    calls,
+    reads: (name: string) => calls.get(name) ?? 0,
+    /** The next `method` call reads, then waits (its answer read) until `release()`. */
+    park(method: string) {
+      let release = () => {};
+      let reached = () => {};
+      const atRead = new Promise<void>((r) => {
+        reached = r;
+      });
+      parked.set(method, {
+        reached,
+        release: new Promise<void>((r) => {
+          release = r;
+        }),
+      });
+      return { atRead, release: () => release() };
+    },
+  };
+}
+
+async function service(store: GraphStore, o: Partial<ConstructorParameters<typeof GraphService>[0]> = {}) {
+  const graph = new GraphService({
+    store,
+    lists: new SingleBucketLists(store),
+    maxFollowing: 100,
+    countLeaseMs: 0,
+    ...o,
+  });
+  return graph;
+}
+
+describe('read caches through the service', () => {
+  it('a warm status, relationship and user read touch no store; a follow is seen at once by the instance that made it', async () => {
+    const memory = new MemoryGraphStore();
+    const h = heldStore(memory);
+    const graph = await service(h.store);
+    for (const id of [1n, 2n]) await graph.putUser({ id, username: `u${id}` });
+    expect(await graph.getFollowStatus(1n, 2n)).toEqual({ state: 'none' });
+    h.calls.clear();
+    expect(await graph.getFollowStatus(1n, 2n)).toEqual({ state: 'none' });
+    expect((await graph.getUser(2n)).username).toBe('u2');
+    expect([...h.calls]).toEqual([]);
+    await graph.follow(1n, 2n);
+    expect((await graph.getFollowStatus(1n, 2n)).state).toBe('following');
+    expect(await graph.relationship(2n, 1n)).toMatchObject({ followedBy: true });
+    h.calls.clear();
+    expect(await graph.relationship(2n, 1n)).toMatchObject({ followedBy: true });
+    expect(await graph.contains(2n, 'follows', 'in', [1n])).toEqual([1n]);
+    expect(h.reads('getPairEdges') + h.reads('getEdgesIn') + h.reads('getEdgesOut')).toBe(0);
+    await graph.putUser({ id: 2n, private: true });
+    expect((await graph.getUser(2n)).private).toBe(true);
+    graph.feed.close();
+  });
+
+  it('the read-through race: a status read parked between its read and its store while a follow lands stores nothing', async () => {
+    const memory = new MemoryGraphStore();
+    const h = heldStore(memory);
+    const graph = await service(h.store);
+    for (const id of [1n, 2n]) await graph.putUser({ id, username: `u${id}` });
+    const held = h.park('getEdgesOut');
+    const reader = graph.getFollowStatus(1n, 2n);
+    await held.atRead; // the reader has the old edge state (none) in hand …
+    await graph.follow(1n, 2n); // … the writer changes it and invalidates …
+    held.release(); // … then the reader goes on to store what it read
+    expect(await reader).toEqual({ state: 'none' });
+    expect((await graph.getFollowStatus(1n, 2n)).state).toBe('following');
+    expect(graph.caches.edges.stats.refused).toBeGreaterThan(0);
+    graph.feed.close();
+  });
+
+  it('the same race on a user row: a deactivation during a parked read is enforced on the next read', async () => {
+    const memory = new MemoryGraphStore();
+    const h = heldStore(memory);
+    const graph = await service(h.store);
+    for (const id of [1n, 2n]) await graph.putUser({ id, username: `u${id}` });
+    const held = h.park('getUser');
+    const reader = graph.getUser(2n);
+    await held.atRead;
+    await graph.putUser({ id: 2n, state: 'deactivated' });
+    held.release();
+    expect((await reader).state).toBe('active');
+    expect((await graph.getUser(2n)).state).toBe('deactivated');
+    await expect(graph.assertCanViewProfile(1n, 2n)).rejects.toThrow();
+    graph.feed.close();
+  });
+
+  it("another instance's follow, block and private flip reach this one's caches through the feed's tail", async () => {
+    const memory = new MemoryGraphStore();
+    const a = await service(memory, { feedPollMs: { tail: 20 } });
+    const b = await service(memory, { feedPollMs: { tail: 20 }, caches: { ttlMs: 2000 } });
+    for (const id of [1n, 2n]) await a.putUser({ id, username: `u${id}` });
+    const seen = async (check: () => Promise<boolean>) => {
+      const start = performance.now();
+      while (!(await check())) {
+        if (performance.now() - start > 1500) return null;
+        await sleep(5);
+      }
+      return performance.now() - start;
+    };
+    expect((await b.getFollowStatus(1n, 2n)).state).toBe('none');
+    await a.follow(1n, 2n);
+    expect(await seen(async () => (await b.getFollowStatus(1n, 2n)).state === 'following')).not.toBeNull();
+    await b.assertCanViewProfile(1n, 2n);
+    await a.block(2n, 1n);
+    expect(
+      await seen(() =>
+        b.assertCanViewProfile(1n, 2n).then(
+          () => false,
+          () => true,
+        ),
+      ),
+    ).not.toBeNull();
+    expect((await b.getUser(2n)).private).toBe(false);
+    await a.putUser({ id: 2n, private: true });
+    expect(await seen(async () => (await b.getUser(2n)).private)).not.toBeNull();
+    // Without the tail (a missed event), entries still expire within the TTL.
+    const c = await service(memory, { feedPollMs: { tail: 0 }, caches: { ttlMs: 200 } });
+    expect((await c.getUser(2n)).hideLists).toBe(false);
+    await a.putUser({ id: 2n, hideLists: true });
+    expect((await c.getUser(2n)).hideLists).toBe(false);
+    const waited = await seen(async () => (await c.getUser(2n)).hideLists);
+    expect(waited).not.toBeNull();
+    expect(waited as number).toBeLessThan(400);
+    for (const g of [a, b, c]) g.feed.close();
+  });
+
+  it('counts: an exact count is served from memory until a follow drops it; an inexact one is not kept', async () => {
+    const memory = new MemoryGraphStore();
+    const h = heldStore(memory);
+    const graph = await service(h.store);
+    for (const id of [1n, 2n]) await graph.putUser({ id, username: `u${id}` });
+    expect((await graph.counts(2n)).followers).toBe(0);
+    h.calls.clear();
+    expect((await graph.counts(2n)).followers).toBe(0);
+    expect([...h.calls]).toEqual([]);
+    await graph.follow(1n, 2n);
+    const after = await graph.counts(2n);
+    expect(after.followers).toBe(1);
+    expect(after.exact).toBe(false);
+    h.calls.clear();
+    await graph.counts(2n);
+    expect(h.reads('getCountSync')).toBe(2);
+    graph.feed.close();
+  });
+
+  it('the first page of a large list is kept per limit and dropped by an edge event of the list', async () => {
+    const memory = new MemoryGraphStore();
+    const h = heldStore(memory);
+    const graph = await service(h.store, { caches: { pageMinListSize: 2 } });
+    for (const id of [1n, 2n, 3n, 4n]) await graph.putUser({ id, username: `u${id}` });
+    await graph.follow(2n, 1n);
+    await graph.follow(3n, 1n);
+    const list = { userId: 1n, relation: 'follows' as const, direction: 'in' as const };
+    const ids = async () => (await graph.listPage(list, 10, null)).items.map((m) => m.id);
+    expect(await ids()).toEqual([3n, 2n]);
+    await sleep(10); // the size hint is read in the background
+    expect(await ids()).toEqual([3n, 2n]);
+    h.calls.clear();
+    expect(await ids()).toEqual([3n, 2n]);
+    expect(h.reads('listBucket')).toBe(0);
+    await graph.follow(4n, 1n);
+    expect(await ids()).toEqual([4n, 3n, 2n]);
+    graph.feed.close();
+  });
+
+  it('every cache holds at most its entries; sizes of 0 turn caches off', async () => {
+    const memory = new MemoryGraphStore();
+    const graph = await service(memory, { caches: { users: 3 } });
+    const ids: UserId[] = [1n, 2n, 3n, 4n, 5n];
+    for (const id of ids) await graph.putUser({ id, username: `u${id}` });
+    await graph.getUsers(ids);
+    expect(graph.caches.users.snapshot().size).toBe(3);
+    const off = await service(memory, { caches: false });
+    await off.getUsers(ids);
+    expect(off.caches.stats().users.size).toBe(0);
+    expect(off.caches.enabled).toBe(false);
+    for (const g of [graph, off]) g.feed.close();
+  });
+
+  it('metrics: flocklist_cache_*{cache} report each cache', async () => {
+    const memory = new MemoryGraphStore();
+    const caches = new GraphCaches({ store: memory });
+    await memory.putUser({ id: 1n, username: 'u1', private: false, state: 'active', hideLists: false });
+    await caches.reader.getUser(1n);
+    await caches.reader.getUser(1n);
+    const registry = new Registry();
+    registerCacheMetrics(registry, () => caches.stats());
+    const text = await registry.metrics();
+    expect(text).toContain('flocklist_cache_hits_total{cache="users"} 1');
+    expect(text).toContain('flocklist_cache_misses_total{cache="users"} 1');
+    expect(text).toContain('flocklist_cache_entries{cache="users"} 1');
+    expect(text).toContain('flocklist_cache_misses_total{cache="edges"} 0');
+  });
+});
