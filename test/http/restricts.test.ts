@@ -19,6 +19,7 @@ import { formatTime } from '../../src/http/times.js';
 import { BucketedListService } from '../../src/lists/list-service.js';
 import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
 import { bearer, buildTestApp, call, problem } from './support/app.js';
+import { NO_RELATIONSHIP } from './support/scenario.js';
 
 const [O, T, X, W] = [21n, 22n, 23n, 24n];
 const P0 = 1_796_000_000_000_000n;
@@ -263,29 +264,14 @@ describe('restrict is hidden from everyone but its owner', () => {
     expect(rel.json).toEqual({
       items: [
         {
+          ...NO_RELATIONSHIP,
           id: String(T),
           following: true,
           followed_by: true,
-          requested: false,
-          requested_by: false,
-          blocking: false,
-          blocked_by: false,
-          muting: false,
           close_friend: true,
           restricting: true,
         },
-        {
-          id: String(X),
-          following: true,
-          followed_by: true,
-          requested: false,
-          requested_by: false,
-          blocking: false,
-          blocked_by: false,
-          muting: false,
-          close_friend: false,
-          restricting: false,
-        },
+        { ...NO_RELATIONSHIP, id: String(X), following: true, followed_by: true },
       ],
     });
     const profile = await call(restricted.app, 'GET', `/v1/users/${T}`, { auth: owner });
