@@ -17,6 +17,7 @@ const [O, F, S, M, A] = [1n, 2n, 3n, 4n, 9n];
 
 let store: MemoryGraphStore;
 let app: ReturnType<typeof buildTestApp>['app'];
+let graph: GraphService;
 
 beforeEach(async () => {
   store = new MemoryGraphStore();
@@ -25,7 +26,7 @@ beforeEach(async () => {
     cursorSecret: 'cursor-secret-0123456789abcdef',
     bucketThresholds: [1000],
   });
-  const graph = new GraphService({ store, lists, maxFollowing: 10 });
+  graph = new GraphService({ store, lists, maxFollowing: 10 });
   for (const id of [O, F, S, M, A]) await graph.putUser({ id, username: `u${id}` });
   for (const [a, b] of [
     [M, O],
@@ -39,9 +40,9 @@ beforeEach(async () => {
   app = buildTestApp({ graph, receipts: store }).app;
 });
 
+/** Through the service, as the account service would (its caches drop the row before it answers). */
 async function setOwner(o: { private: boolean; hideLists: boolean }) {
-  const user = await store.getUser(O);
-  await store.putUser({ ...user!, private: o.private, hideLists: o.hideLists });
+  await graph.putUser({ id: O, private: o.private, hideLists: o.hideLists });
 }
 
 /** [status, body] of followed-by on O as `viewer` sees it. */
