@@ -12,7 +12,12 @@ import type { EdgeRecord, UserId, UserRecord } from '../src/model/types.js';
 
 const { values } = parseArgs({
   args: process.argv.slice(2).filter((a) => a !== '--'),
-  options: { users: { type: 'string', default: '1000000' }, edges: { type: 'string', default: '0' } },
+  options: {
+    users: { type: 'string', default: '1000000' },
+    edges: { type: 'string', default: '0' },
+    // Taken for the shared bench arguments (`bench:smoke` passes one to every bench); no database here.
+    keyspace: { type: 'string' },
+  },
 });
 const USERS = Number(values.users);
 const EDGES = Number(values.edges);
