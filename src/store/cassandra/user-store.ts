@@ -30,30 +30,15 @@ export class CassandraUserStore implements UserStore {
     await this.cql.exec('putActivity', S.putActivity, [id, at, at]);
   }
 
-  async getActivity(ids: readonly UserId[]): Promise<Map<UserId, Position>> {
-    // Point reads, at most 256 in flight (a scan page asks for up to 1,000 members).
-    const unique = [...new Set(ids)];
-    const out = new Map<UserId, Position>();
-    for (let i = 0; i < unique.length; i += 256) {
-      await Promise.all(
-        unique.slice(i, i + 256).map(async (id) => {
-          const at = (await this.cql.exec('getActivity', S.getActivity, [id])).first()?.last_active_at;
-          if (at !== undefined && at !== null) out.set(id, at as bigint);
-        }),
-      );
-    }
-    return out;
+  getActivity(ids: readonly UserId[]): Promise<Map<UserId, Position>> {
+    return pointReads(ids, async (id) => {
+      const at = (await this.cql.exec('getActivity', S.getActivity, [id])).first()?.last_active_at;
+      return at === undefined || at === null ? null : (at as bigint);
+    });
   }
 
-  async getUsers(ids: readonly UserId[]): Promise<Map<UserId, UserRecord>> {
-    // Point reads, at most 256 in flight: a reconcile page asks for thousands of members at once.
-    const unique = [...new Set(ids)];
-    const out = new Map<UserId, UserRecord>();
-    for (let i = 0; i < unique.length; i += 256) {
-      const users = await Promise.all(unique.slice(i, i + 256).map((id) => this.getUser(id)));
-      for (const u of users) if (u) out.set(u.id, u);
-    }
-    return out;
+  getUsers(ids: readonly UserId[]): Promise<Map<UserId, UserRecord>> {
+    return pointReads(ids, (id) => this.getUser(id));
   }
 
   async putUser(user: UserRecord, o: { event?: EventRow } = {}): Promise<{ created: boolean }> {
@@ -104,4 +89,25 @@ export class CassandraUserStore implements UserStore {
     }
     return ids;
   }
+}
+
+/**
+ * One point read per distinct id, at most 256 in flight (a reconcile page asks for thousands of
+ * members at once, a scan page for up to 1,000); ids `read` finds nothing for are absent.
+ */
+async function pointReads<V>(
+  ids: readonly UserId[],
+  read: (id: UserId) => Promise<V | null>,
+): Promise<Map<UserId, V>> {
+  const unique = [...new Set(ids)];
+  const out = new Map<UserId, V>();
+  for (let i = 0; i < unique.length; i += 256) {
+    const chunk = unique.slice(i, i + 256);
+    const values = await Promise.all(chunk.map(read));
+    chunk.forEach((id, j) => {
+      const v = values[j];
+      if (v !== null && v !== undefined) out.set(id, v);
+    });
+  }
+  return out;
 }
