@@ -198,6 +198,7 @@ export class GraphService implements GraphApi {
     this.caches = new GraphCaches({
       store: o.store,
       feed: this.feed,
+      cursorAfter: (list, last) => o.lists.olderCursor(list, last),
       options: cachesOff || o.caches === false ? { ttlMs: 0 } : (o.caches ?? {}),
     });
     const reader = this.caches.reader;
@@ -321,13 +322,19 @@ export class GraphService implements GraphApi {
 
   /**
    * Read-your-writes: the pair's cached entries are dropped when its mutation settles (after its
-   * counter work), before the caller answers; a failed one may have written part of its change.
+   * counter work), before the caller answers. The follow lists' first pages only when it failed (it
+   * may have written part of its change): a mutation that returns has published its events to this
+   * instance's caches before (`onEvents`, right after each batch), and they patched or dropped the
+   * pages it changed; dropping them again would throw away a celebrity's page on every follow.
    */
   private async dropping<T>(a: UserId, b: UserId, write: Promise<T>): Promise<T> {
+    let ok = false;
     try {
-      return await write;
+      const r = await write;
+      ok = true;
+      return r;
     } finally {
-      this.caches.dropPair(a, b);
+      this.caches.dropPair(a, b, { pages: !ok });
     }
   }
   readonly block = this.toggle('block');

@@ -91,6 +91,12 @@ export interface ListService {
    * (`nextCursor`, or `prevCursor` for `newer`) is non-null and resumes past the skipped members.
    */
   page(list: ListKey, limit: number, cursor: string | null, options?: PageOptions): Promise<ListPage>;
+  /**
+   * The `nextCursor` a plain page (no bounds, older direction) ending at `last` carries: it resumes
+   * just past `last` in either engine (both resume from the boundary key). The read caches use it
+   * to keep a cached first page's cursor right when they patch the page.
+   */
+  olderCursor(list: ListKey, last: ListEntry): string;
   /** One slice of a fan-out scan; `options.exclude` drops members (scan pages may be short). */
   scan(
     list: ListKey,

@@ -274,6 +274,16 @@ export class BucketedListService implements ListService {
     return r.page;
   }
 
+  olderCursor(list: ListKey, last: ListEntry): string {
+    return this.codec.encodePage({
+      list,
+      buckets: 1,
+      after: { createdAt: last.createdAt, otherId: last.otherId },
+      gapUs: 0,
+      states: [{ exhausted: false, ceiling: null }],
+    });
+  }
+
   /** A page of a time-bucketed list (`time-pages.ts`); cursors carry the boundary only. */
   private async timePage(
     list: ListKey,

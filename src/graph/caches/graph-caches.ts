@@ -63,8 +63,10 @@ import type { GraphEvent } from '../../model/events.js';
 import { boundedLru } from '../../model/lru.js';
 import {
   type BucketLayout,
+  compareEntries,
   type EdgeRecord,
   edgeKey,
+  type ListEntry,
   type ListKey,
   listId,
   RELATIONS,
@@ -114,6 +116,11 @@ export interface GraphCachesDeps {
   options?: Partial<CacheOptions>;
   /** ms clock (default `performance.now`). */
   nowMs?: () => number;
+  /**
+   * The cursor a plain first page ending at `last` carries (`ListService.olderCursor`); without
+   * it a follow event drops the follow lists' first pages instead of patching them.
+   */
+  cursorAfter?: (list: ListKey, last: ListEntry) => string;
 }
 
 export class GraphCaches {
@@ -127,8 +134,10 @@ export class GraphCaches {
   private readonly pageLimits = boundedLru<string, Set<number>>(10_000);
   private readonly sizeHints: ReturnType<typeof boundedLru<string, number>>;
   private unsubscribe: (() => void) | null = null;
+  private readonly cursorAfter: GraphCachesDeps['cursorAfter'];
 
   constructor(d: GraphCachesDeps) {
+    this.cursorAfter = d.cursorAfter;
     const o = { ...DEFAULT_CACHE_OPTIONS, ...d.options };
     this.options = o;
     const sized = (entries: number) => ({
@@ -153,7 +162,68 @@ export class GraphCaches {
   /** A feed event (this instance's at once, others' by the tail poll). */
   onEvent(e: GraphEvent): void {
     if (e.type === 'user.updated') this.dropUser(e.source);
-    else this.dropPair(e.source, e.target);
+    else if (e.type === 'follow.created' || e.type === 'follow.removed') {
+      this.dropPair(e.source, e.target, { pages: false });
+      this.patchFollowPages(e);
+    } else this.dropPair(e.source, e.target);
+  }
+
+  /**
+   * A follow event's change to the two first pages it touches, made in place (`ReadCache.patch`:
+   * the reads in flight store nothing, the entry keeps its expiry): the target's followers page and
+   * the source's following page. A follow whose row is newer than the page's first member (a live
+   * follow: its row's `createdAt` is the event's position) is prepended and the page trimmed to its
+   * limit, its cursor re-sealed after the new last member; one older than a full page's last member
+   * changes nothing when the page has a next cursor (the page is the list's first `limit`
+   * members). Anything else drops the page, and the next read fetches it: a
+   * late follow landing inside the page, a member whose row is not in the user cache or is
+   * deactivated, and every unfollow (whether the page's cursor still leads anywhere is not known
+   * without a read: the page must equal a fresh read, cursor included). This keeps a celebrity's first page
+   * served from memory while followers arrive (C1), where dropping it on every follow would not.
+   */
+  private patchFollowPages(e: GraphEvent): void {
+    if (!this.pages.enabled) return;
+    const on = e.type === 'follow.created';
+    const sides = [
+      [e.target, e.source, 'in'],
+      [e.source, e.target, 'out'],
+    ] as const;
+    for (const [owner, member, direction] of sides) {
+      const list: ListKey = { userId: owner, relation: 'follows', direction };
+      const limits = this.pageLimits.get(listId(list));
+      if (!limits) continue;
+      for (const limit of limits)
+        this.pages.patch(`${listId(list)}|${limit}`, (page) =>
+          on ? this.withMember(list, page, limit, member, e.position) : undefined,
+        );
+    }
+  }
+
+  private withMember(
+    list: ListKey,
+    page: MemberPage,
+    limit: number,
+    member: UserId,
+    at: bigint,
+  ): MemberPage | undefined {
+    const shown = page.items.find((i) => i.id === member);
+    if (shown) return shown.createdAt === at ? page : undefined;
+    const entry = { createdAt: at, otherId: member };
+    const key = (i: { id: UserId; createdAt: bigint }) => ({ createdAt: i.createdAt, otherId: i.id });
+    const first = page.items[0];
+    const last = page.items.at(-1);
+    if (first && compareEntries(entry, key(first)) > 0) {
+      // Older than the first member: unchanged only when it falls past a full page that goes on.
+      const past = page.items.length >= limit && last && compareEntries(entry, key(last)) > 0;
+      return past && page.nextCursor !== null ? page : undefined;
+    }
+    const user = this.users.peek(member);
+    if (!user || user.state !== 'active' || !this.cursorAfter) return undefined;
+    const items = [{ id: member, createdAt: at, username: user.username }, ...page.items];
+    if (items.length <= limit) return { ...page, items };
+    const kept = items.slice(0, limit);
+    const end = kept.at(-1) as (typeof kept)[number];
+    return { ...page, items: kept, nextCursor: this.cursorAfter(list, key(end)) };
   }
 
   /**
@@ -169,15 +239,18 @@ export class GraphCaches {
     }
   }
 
-  /** Drops every edge state between `a` and `b`, both accounts' counts and their follow lists' first pages. */
-  dropPair(a: UserId, b: UserId): void {
+  /**
+   * Drops every edge state between `a` and `b`, both accounts' counts and (unless `pages: false`)
+   * their follow lists' first pages.
+   */
+  dropPair(a: UserId, b: UserId, o: { pages?: boolean } = {}): void {
     for (const relation of RELATIONS) {
       this.edges.invalidate(edgeKey(a, relation, b));
       this.edges.invalidate(edgeKey(b, relation, a));
     }
     this.counts.invalidate(a);
     this.counts.invalidate(b);
-    if (this.pages.enabled)
+    if (this.pages.enabled && o.pages !== false)
       for (const id of [a, b])
         for (const direction of ['in', 'out'] as const)
           this.dropPages({ userId: id, relation: 'follows', direction });

@@ -97,6 +97,11 @@ export class ReadCache<K extends {}, V> {
     return box?.value;
   }
 
+  /** The cached value without counting a hit or a miss (a cache's own bookkeeping reads). */
+  peek(key: K): V | undefined {
+    return this.entries?.peek(key)?.value;
+  }
+
   /** A ticket to take before reading the store for keys this cache may then `store`. */
   begin(): ReadTicket {
     return { epoch: this.epoch, atMs: this.now() };
@@ -120,6 +125,23 @@ export class ReadCache<K extends {}, V> {
     this.epoch++;
     this.marks.set(key, this.epoch);
     this.entries?.delete(key);
+  }
+
+  /**
+   * Refuses the stores of every read of `key` that began before now (as `invalidate`), but keeps
+   * its entry changed by `change` (which sees the cached value and returns the new one, or
+   * undefined to drop it) with its expiry unchanged: the entry's read began when it did, and the
+   * change is what the caller knows happened since. No entry: only the refusal.
+   */
+  patch(key: K, change: (value: V) => V | undefined): void {
+    this.stats.invalidations++;
+    this.epoch++;
+    this.marks.set(key, this.epoch);
+    const box = this.entries?.peek(key);
+    if (!box) return;
+    const next = change(box.value);
+    if (next === undefined) this.entries?.delete(key);
+    else box.value = next;
   }
 
   /** Drops every entry and refuses the stores of every read that began before now. */

@@ -6,6 +6,7 @@
  */
 import { type Config, loadConfig } from '../../../src/config.js';
 import { GraphService } from '../../../src/graph/graph-service.js';
+import { createLogger } from '../../../src/http/logger.js';
 import { BucketedListService } from '../../../src/lists/list-service.js';
 import type { CqlClient } from '../../../src/store/cassandra/client.js';
 import { CassandraGraphStore } from '../../../src/store/cassandra/graph-store.js';
@@ -69,6 +70,8 @@ export async function clusterApp(env: Record<string, string>): Promise<ClusterAp
     graph,
     receipts: store,
     ready: () => schemaPresent(client, cassandra.keyspace, CQL_DIR),
+    // A 500 is a bug even under faults: log it with its stack (CI keeps the output).
+    logger: createLogger(process.env.CLUSTER_LOG_LEVEL ?? 'error'),
   });
   return {
     config,

@@ -8,9 +8,11 @@ import { describe, expect, it } from 'vitest';
 import { GraphCaches } from '../../../src/graph/caches/graph-caches.js';
 import { GraphService } from '../../../src/graph/graph-service.js';
 import { registerCacheMetrics } from '../../../src/http/metrics.js';
+import { BucketedListService } from '../../../src/lists/list-service.js';
 import type { UserId } from '../../../src/model/types.js';
 import type { GraphStore } from '../../../src/ports/store.js';
 import { MemoryGraphStore } from '../../../src/store/memory/memory-store.js';
+import { mulberry32 } from '../../support/random.js';
 import { SingleBucketLists } from '../support/single-bucket-lists.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -25,7 +27,7 @@ function heldStore(store: MemoryGraphStore) {
       if (typeof value !== 'function') return value;
       const name = String(prop);
       return async (...a: unknown[]) => {
-        if (/^get/.test(name)) calls.set(name, (calls.get(name) ?? 0) + 1);
+        if (/^(get|list|has)/.test(name)) calls.set(name, (calls.get(name) ?? 0) + 1);
         const result = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, a);
         const hold = parked.get(name);
         if (hold) {
@@ -201,6 +203,92 @@ describe('read caches through the service', () => {
     expect(h.reads('listBucket')).toBe(0);
     await graph.follow(4n, 1n);
     expect(await ids()).toEqual([4n, 3n, 2n]);
+    graph.feed.close();
+  });
+
+  it.each([
+    ['the one-bucket test lists', (_: GraphStore): BucketedListService | undefined => undefined],
+    [
+      'the real list service (time buckets, signed cursors)',
+      (store: GraphStore): BucketedListService | undefined =>
+        new BucketedListService({
+          store,
+          cursorSecret: 'patch-test-secret-0123456789abcdef',
+          bucketThresholds: [3],
+        }),
+    ],
+  ] as const)(
+    'a follow patches the cached first page in place (no list read), and every patched page equals a fresh read, cursor included (%s)',
+    async (_name, makeLists) => {
+      const seed = Number(process.env.SEED ?? Math.floor(Math.random() * 2 ** 31));
+      console.log(`first-page patch: seed=${seed} (replay: SEED=${seed})`);
+      const rand = mulberry32(seed);
+      const memory = new MemoryGraphStore();
+      const h = heldStore(memory);
+      const real = makeLists(h.store);
+      const realFresh = makeLists(memory);
+      const graph = await service(h.store, {
+        caches: { pageMinListSize: 2 },
+        ...(real ? { lists: real } : {}),
+      });
+      const fresh = await service(memory, { caches: false, ...(realFresh ? { lists: realFresh } : {}) });
+      const owner = 1n;
+      const people = Array.from({ length: 12 }, (_, i) => BigInt(i + 2));
+      for (const id of [owner, ...people]) await graph.putUser({ id, username: `u${id}` });
+      for (const id of people.slice(0, 6)) await graph.follow(id, owner);
+      const list = { userId: owner, relation: 'follows' as const, direction: 'in' as const };
+      const LIMIT = 4;
+      await graph.listPage(list, LIMIT, null);
+      await sleep(10); // the size hint is read in the background
+      let patched = 0;
+      let follows = 0;
+      for (let step = 0; step < 60; step++) {
+        await graph.listPage(list, LIMIT, null); // cached before the change
+        const who = people[Math.floor(rand() * people.length)] as UserId;
+        const following = (await fresh.getFollowStatus(who, owner)).state === 'following';
+        if (following) await graph.unfollow(who, owner);
+        else {
+          await graph.follow(who, owner);
+          follows++;
+        }
+        h.calls.clear();
+        const cached = await graph.listPage(list, LIMIT, null);
+        const listReads = [...h.calls].filter(
+          ([n]) => /^list(Bucket|Time|Directory|Layout)?/.test(n) && n !== 'listDirty',
+        );
+        if (listReads.length === 0) patched++;
+        const want = await fresh.listPage(list, LIMIT, null);
+        expect({ step, who, following, page: cached }).toEqual({ step, who, following, page: want });
+      }
+      console.log(`first-page patch: ${patched}/60 changes served without a list read (${follows} follows)`);
+      // A live follow is newer than the whole page and its member's row is cached (the follow read
+      // it): each one was patched; an unfollow drops the page.
+      expect(patched).toBe(follows);
+      graph.feed.close();
+      fresh.feed.close();
+    },
+  );
+
+  it('the race on a first page: a page read parked while a follow patches the cached page stores nothing', async () => {
+    const memory = new MemoryGraphStore();
+    const h = heldStore(memory);
+    const graph = await service(h.store, { caches: { pageMinListSize: 2, ttlMs: 2000 } });
+    for (const id of [1n, 2n, 3n, 4n]) await graph.putUser({ id, username: `u${id}` });
+    await graph.follow(2n, 1n);
+    await graph.follow(3n, 1n);
+    const list = { userId: 1n, relation: 'follows' as const, direction: 'in' as const };
+    const ids = async () => (await graph.listPage(list, 10, null)).items.map((m) => m.id);
+    await ids();
+    await sleep(10); // the size hint is read in the background
+    graph.caches.pages.clear();
+    const held = h.park('listBucket');
+    const reader = ids();
+    await held.atRead; // the reader holds [3, 2] …
+    await graph.follow(4n, 1n); // … a follow lands (no entry to patch: it only fences the key) …
+    held.release(); // … and the reader's store is refused
+    expect(await reader).toEqual([3n, 2n]);
+    expect(await ids()).toEqual([4n, 3n, 2n]);
+    expect(graph.caches.pages.stats.refused).toBe(1);
     graph.feed.close();
   });
 

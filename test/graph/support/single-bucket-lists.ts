@@ -32,6 +32,10 @@ export class SingleBucketLists implements ListService {
     return { items, nextCursor: last ? encode(last) : null };
   }
 
+  olderCursor(_list: ListKey, last: ListEntry): string {
+    return encode(last);
+  }
+
   async scan(
     list: ListKey,
     slice: number,
