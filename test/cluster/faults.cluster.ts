@@ -148,6 +148,8 @@ describe.sequential('3-node cluster, RF 3, LOCAL_QUORUM', () => {
       `edges expected from the ledger ${want.length}, found ${want.length} (both directions, whole lists)`,
     );
     expect(f.readsFailed).toBe(0);
+    // A failure under a node kill is a 503 the client retries, never a 500.
+    expect(Object.keys(f.statuses).filter((k) => !k.endsWith(' 503'))).toEqual([]);
     expect(failedAfterConviction).toEqual([]);
   });
 

@@ -21,6 +21,12 @@ const RETRYABLE_CODES = new Set<number>([
 
 export function isUnavailable(err: unknown): boolean {
   if (err instanceof errors.NoHostAvailableError) return true;
+  // A connection closed under a request ("Socket was closed": its node died or restarted). The
+  // driver retries it elsewhere only when it is idempotent; a counter batch or an LWT gets this
+  // error (the write may or may not have applied, as after a timeout). A CI run of the node-kill
+  // test answered two follows 500 with it.
+  if (err instanceof errors.DriverError && (err as { isSocketError?: boolean }).isSocketError === true)
+    return true;
   if (err instanceof errors.OperationTimedOutError) return true;
   if (err instanceof errors.BusyConnectionError) return true;
   if (err instanceof errors.ResponseError) return RETRYABLE_CODES.has(err.code);

@@ -148,6 +148,21 @@ describe('CqlExecutor', () => {
     expect(names).toEqual([['getUser', false]]);
   });
 
+  it('turns a connection closed under a request (its node died) into StoreUnavailableError, never a 500', async () => {
+    // What the driver hands a non-idempotent request (a counter batch) whose socket closed.
+    const closed = Object.assign(new errors.DriverError('Socket was closed'), { isSocketError: true });
+    const { cql } = executor([closed]);
+    const failed = await cql
+      .write('incrementCounts', two, { logged: false, counter: true })
+      .catch((e: unknown) => e);
+    expect(failed).toBeInstanceOf(StoreUnavailableError);
+    expect((failed as Error).cause).toBe(closed);
+    // Any other driver error is a programming error and propagates unchanged.
+    const other = new errors.DriverError('something else');
+    const { cql: cql2 } = executor([other]);
+    expect(await cql2.exec('getUser', a, []).catch((e: unknown) => e)).toBe(other);
+  });
+
   it('reads every page, one statement per page, resuming from the page state', async () => {
     const { client } = recordingClient();
     const states: unknown[] = [];
