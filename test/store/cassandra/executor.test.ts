@@ -10,6 +10,8 @@ import { type Bound, CqlExecutor, type ExecutorOptions } from '../../../src/stor
 import type { Statement } from '../../../src/store/cassandra/statements.js';
 
 const { errors, types } = cassandra;
+/** The driver's base error (its typings call it abstract; the driver itself constructs it). */
+const DriverError = errors.DriverError as unknown as new (message: string) => Error;
 
 type Sent = { kind: 'execute' | 'batch'; query: unknown; options: Record<string, unknown> };
 
@@ -150,7 +152,7 @@ describe('CqlExecutor', () => {
 
   it('turns a connection closed under a request (its node died) into StoreUnavailableError, never a 500', async () => {
     // What the driver hands a non-idempotent request (a counter batch) whose socket closed.
-    const closed = Object.assign(new errors.DriverError('Socket was closed'), { isSocketError: true });
+    const closed = Object.assign(new DriverError('Socket was closed'), { isSocketError: true });
     const { cql } = executor([closed]);
     const failed = await cql
       .write('incrementCounts', two, { logged: false, counter: true })
@@ -158,7 +160,7 @@ describe('CqlExecutor', () => {
     expect(failed).toBeInstanceOf(StoreUnavailableError);
     expect((failed as Error).cause).toBe(closed);
     // Any other driver error is a programming error and propagates unchanged.
-    const other = new errors.DriverError('something else');
+    const other = new DriverError('something else');
     const { cql: cql2 } = executor([other]);
     expect(await cql2.exec('getUser', a, []).catch((e: unknown) => e)).toBe(other);
   });
