@@ -73,10 +73,12 @@ let nextNew = 0;
 const added: UserId[] = [];
 let stale = 0;
 let writeErrors = 0;
+const staleByArm: Record<string, number> = { cacheOn: 0, cacheOff: 0, postgres: 0 };
 
 /** The followers the writer will add, created before timing (users are not what C1 measures). */
-const perArm = Math.ceil(RATE * SECONDS) + 5;
-const total = perArm * ARMS.length * REPS;
+const WARMUP_S = Math.min(2, SECONDS);
+const perArm = (seconds: number) => Math.ceil(RATE * seconds) + 5;
+const total = (perArm(SECONDS) * REPS + perArm(WARMUP_S)) * ARMS.length;
 for (let i = 0; i < total; i += 100) {
   await Promise.all(
     Array.from({ length: Math.min(100, total - i) }, (_, k) => {
@@ -174,7 +176,12 @@ async function timeArm(arm: ArmName, seconds: number) {
     // server interleaves them the same way), untimed.
     await new Promise((r) => setImmediate(r));
     // Read-your-writes: a page read begun after a follow was acknowledged shows it (or a newer one).
-    if (want !== null && first !== undefined && first < want) stale++;
+    if (want !== null && first !== undefined && first < want) {
+      stale++;
+      staleByArm[arm] = (staleByArm[arm] ?? 0) + 1;
+      if (staleByArm[arm] === 1)
+        console.error(`${arm}: a page read after ${want} was acknowledged began with ${first}`);
+    }
   }
   const cpu = meter();
   const writes = await stop();
@@ -183,7 +190,7 @@ async function timeArm(arm: ArmName, seconds: number) {
 }
 
 // Warm-up: two seconds per arm.
-for (const arm of ARMS) await timeArm(arm, Math.min(2, SECONDS));
+for (const arm of ARMS) await timeArm(arm, WARMUP_S);
 const reps: Record<ArmName, Awaited<ReturnType<typeof timeArm>>>[] = [];
 for (let r = 0; r < REPS; r++) {
   const order = ARMS.map((_, i) => ARMS[(i + r) % ARMS.length] as ArmName);
@@ -228,6 +235,7 @@ const results = {
   postgresVersion: pgdb?.version ?? null,
   loadAverageEnd: loadAverage(),
   staleReads: stale,
+  staleByArm,
   writeErrors,
   cacheStats,
   arms: Object.fromEntries(ARMS.map((a) => [a, arm(a)])) as Record<ArmName, ReturnType<typeof arm>>,
@@ -244,7 +252,7 @@ const fmt = (r: { median: number; min: number; max: number } | null) =>
   r ? `${r.median} [${r.min}–${r.max}]` : '—';
 const md = `# bench:first-page ${F} followers, +${RATE}/s (${REPS} reps × ${SECONDS} s per arm)
 
-load average at end ${results.loadAverageEnd}; stale reads after an acknowledged follow: ${stale}
+load average at end ${results.loadAverageEnd}; stale reads after an acknowledged follow: ${stale} (${JSON.stringify(staleByArm)})
 
 | arm | p50 / p99 ms | reads per rep | node CPU s | JVM CPU s |
 |---|---|---|---|---|
