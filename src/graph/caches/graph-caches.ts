@@ -10,7 +10,8 @@
  *   edge ever). One key space serves the forward reads (`getEdgesOut`: status, the visibility
  *   checks' block edge, `relationships`, `contains … out`), the inverse reads (`getEdgesIn`:
  *   `contains … in`, followed-by, `relationships`' inverse flags) and the pair read
- *   (`getPairEdges`: a relationship; it stores all ten states of the pair, absent ones as null).
+ *   (`getPairEdges`: a relationship; it stores all twelve states of the pair, six relations in
+ *   both directions, absent ones as null).
  *   Block lists are not cached whole: every read path that asks "does X block Y" asks it of given
  *   ids (one owner, ≤ 1000 ids), so the per-edge entries answer it, negatives included.
  * - `counts`: what `GraphReads.counts` returns, by account, when it is exact (see `countsThrough`).
@@ -22,8 +23,9 @@
  * fetched it began, so whatever is lost on the way (a missed feed event, a tail poll that fails,
  * a read that raced a write), no read serves a value read more than `ttlMs` before. The feed's
  * unsettled tail (`Feed.subscribe`: this instance's rows at once, every instance's rows by a poll
- * every 250 ms) drops entries sooner: an edge event drops its pair's ten edge states, both
- * accounts' counts and first pages; `user.updated` drops the account's row, every count and every
+ * every 250 ms) drops entries sooner: an edge event drops its pair's twelve edge states, both
+ * accounts' counts and first pages (a follow event patches the pages instead, see
+ * `patchFollowPages`); `user.updated` drops the account's row, every count and every
  * first page (a deactivation changes other accounts' counts and pages, a rename their pages).
  *
  * Read-your-writes. The service drops the pair's entries again when a mutation returns (after its
