@@ -5,8 +5,9 @@
  *   the store), from the account tables (`counts`: two single-partition reads, `cql/023`) and from
  *   the list tables (`countsLists`: six, what counts read until `jobs migrate-counts` is done),
  *   each ÷ a raw prepared single-partition point read (`edges_out` of a random follower),
- *   `--rounds` calls per arm, the three arms interleaved in rotating order over `--reps`; p50/p99
- *   ratio per repetition, median and spread. The celebrity's lists are recounted into the account
+ *   `--rounds` calls per arm, the arms interleaved in rotating order over `--reps`; p50/p99
+ *   ratio per repetition, median and spread; a fourth arm, two point reads in parallel, shows the
+ *   floor of any read that takes two requests. The celebrity's lists are recounted into the account
  *   tables first when those lack them (`migrateCountsOfUsers`; the keyspace's marker is left
  *   alone). `--latency-only` stops there (the rest unfollows and refollows 1% of the list).
  *   Drift: the count right after the load (must be F), then 1% of the followers unfollow through
@@ -77,7 +78,7 @@ const cold = { accounts: coldFrom('accounts'), lists: coldFrom('lists') };
 const listsCount = await cold.lists.counts(CELEBRITY);
 let accountsCount = await cold.accounts.counts(CELEBRITY);
 let recountS: number | null = null;
-if (accountsCount.asOf === null || accountsCount.followers !== listsCount.followers) {
+if (accountsCount.asOf === null) {
   const t = performance.now();
   await migrateCountsOfUsers(store, [CELEBRITY]);
   recountS = (performance.now() - t) / 1000;
@@ -105,6 +106,14 @@ const arms = {
     const f = FIRST_FOLLOWER + BigInt(Math.floor(rand() * F));
     await client.execute(RAW, [f, CELEBRITY], { prepare: true });
   },
+  /** Two point reads in parallel: the floor of any read that takes two requests. */
+  point2: async () => {
+    const [f, g] = [rand(), rand()].map((x) => FIRST_FOLLOWER + BigInt(Math.floor(x * F)));
+    await Promise.all([
+      client.execute(RAW, [f, CELEBRITY], { prepare: true }),
+      client.execute(RAW, [g, CELEBRITY], { prepare: true }),
+    ]);
+  },
 };
 type Arm = keyof typeof arms;
 async function timeArm(arm: Arm, n: number) {
@@ -121,7 +130,7 @@ async function timeArm(arm: Arm, n: number) {
 // Warm-up: 100 calls per arm (fewer only when a run times fewer, as the smoke run does).
 for (const arm of Object.keys(arms) as Arm[]) await timeArm(arm, Math.min(100, ROUNDS));
 // Three arms, each repetition in a rotated order (A B C, B C A, C A B, …).
-const ARMS = ['counts', 'countsLists', 'point'] as const;
+const ARMS = ['counts', 'countsLists', 'point', 'point2'] as const;
 type Timing = Awaited<ReturnType<typeof timeArm>>;
 const reps: Record<Arm, Timing>[] = [];
 for (let r = 0; r < REPS; r++) {
@@ -132,7 +141,7 @@ for (let r = 0; r < REPS; r++) {
   }
   reps.push(rep);
   console.log(
-    `T7 rep ${r}: counts (account tables) p50 ${rep.counts.p50.toFixed(3)} p99 ${rep.counts.p99.toFixed(3)} ms; counts (list tables) p50 ${rep.countsLists.p50.toFixed(3)} p99 ${rep.countsLists.p99.toFixed(3)} ms; point p50 ${rep.point.p50.toFixed(3)} p99 ${rep.point.p99.toFixed(3)} ms; load ${loadAverage()}`,
+    `T7 rep ${r}: counts (account tables) p50 ${rep.counts.p50.toFixed(3)} p99 ${rep.counts.p99.toFixed(3)} ms; counts (list tables) p50 ${rep.countsLists.p50.toFixed(3)} p99 ${rep.countsLists.p99.toFixed(3)} ms; point p50 ${rep.point.p50.toFixed(3)} p99 ${rep.point.p99.toFixed(3)} ms; two point reads p50 ${rep.point2.p50.toFixed(3)} p99 ${rep.point2.p99.toFixed(3)} ms; load ${loadAverage()}`,
   );
 }
 const med = <T>(f: (x: T) => number, of: readonly T[]) => +percentile(sortedCopy(of.map(f)), 50).toFixed(3);
@@ -140,10 +149,13 @@ const latency = {
   counts: { p50_ms: med((x) => x.counts.p50, reps), p99_ms: med((x) => x.counts.p99, reps) },
   countsLists: { p50_ms: med((x) => x.countsLists.p50, reps), p99_ms: med((x) => x.countsLists.p99, reps) },
   point: { p50_ms: med((x) => x.point.p50, reps), p99_ms: med((x) => x.point.p99, reps) },
+  point2: { p50_ms: med((x) => x.point2.p50, reps), p99_ms: med((x) => x.point2.p99, reps) },
   p99Ratio: ratioSummary(reps.map((x) => x.counts.p99 / x.point.p99)),
   p50Ratio: ratioSummary(reps.map((x) => x.counts.p50 / x.point.p50)),
   listsP99Ratio: ratioSummary(reps.map((x) => x.countsLists.p99 / x.point.p99)),
   listsP50Ratio: ratioSummary(reps.map((x) => x.countsLists.p50 / x.point.p50)),
+  point2P99Ratio: ratioSummary(reps.map((x) => x.point2.p99 / x.point.p99)),
+  point2P50Ratio: ratioSummary(reps.map((x) => x.point2.p50 / x.point.p50)),
   recountS,
   reps,
 };
@@ -157,6 +169,8 @@ const latencyMd = `| T7, cold (caches off) | value |
 | p50 ratio, account tables | ${fmt(latency.p50Ratio)} |
 | p99 ratio, list tables | ${fmt(latency.listsP99Ratio)} |
 | p50 ratio, list tables | ${fmt(latency.listsP50Ratio)} |
+| two point reads in parallel, p50 / p99 ms | ${latency.point2.p50_ms} / ${latency.point2.p99_ms} |
+| p99 / p50 ratio, two point reads (the floor of two requests) | ${fmt(latency.point2P99Ratio)} / ${fmt(latency.point2P50Ratio)} |
 `;
 const latencySvg = () =>
   barChartSvg(
