@@ -71,9 +71,10 @@ const list = listIn(CELEBRITY, 'follows');
 const N = (await store.getLayout(list)).buckets;
 console.log(`${F} followers, N=${N}; load average ${loadAverage()}`);
 
-// Cold: no read cache, so every call reads the store; one service per copy of the counts.
+// Cold: no read cache, so every call reads the store; one service per copy of the counts, neither
+// with a registry (its feed-tail polls would add background reads to every arm).
 const coldFrom = (countsFrom: 'accounts' | 'lists') =>
-  new GraphService({ store, lists, maxFollowing: 10_000_000, caches: false, countsFrom });
+  new GraphService({ store, lists, maxFollowing: 10_000_000, caches: false, registry: false, countsFrom });
 const cold = { accounts: coldFrom('accounts'), lists: coldFrom('lists') };
 const listsCount = await cold.lists.counts(CELEBRITY);
 let accountsCount = await cold.accounts.counts(CELEBRITY);
