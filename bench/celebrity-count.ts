@@ -1,10 +1,15 @@
 /**
  * T7 counts on the loaded celebrity list (`npm run bench:load` first).
  *
- *   Latency: `GraphService.counts(celebrity)` (both counters: shard sum + correction + dirty
- *   flag per list) ÷ a raw prepared single-partition point read (`edges_out` of a random
- *   follower), `--rounds` calls per arm, interleaved A B / B A over `--reps`; p50/p99 ratio per
- *   repetition, median and spread.
+ *   Latency, cold: `GraphService.counts(celebrity)` with the read caches off (every call reaches
+ *   the store), from the account tables (`counts`: two single-partition reads, `cql/023`) and from
+ *   the list tables (`countsLists`: six, what counts read until `jobs migrate-counts` is done),
+ *   each ÷ a raw prepared single-partition point read (`edges_out` of a random follower),
+ *   `--rounds` calls per arm, the arms interleaved in rotating order over `--reps`; p50/p99
+ *   ratio per repetition, median and spread; a fourth arm, two point reads in parallel, shows the
+ *   floor of any read that takes two requests. The celebrity's lists are recounted into the account
+ *   tables first when those lack them (`migrateCountsOfUsers`; the keyspace's marker is left
+ *   alone). `--latency-only` stops there (the rest unfollows and refollows 1% of the list).
  *   Drift: the count right after the load (must be F), then 1% of the followers unfollow through
  *   `GraphService.unfollow` (`--concurrency` at a time) and a tenth of those are sent twice at
  *   once (a client retry racing its own original); drift = |counter − rows| ÷ rows, before and
@@ -20,6 +25,8 @@
  *                          [--deactivate 100] [--recount-reps 3]
  */
 import { deactivatedFilter, registryFilter } from '../src/graph/account-state.js';
+import { GraphService } from '../src/graph/graph-service.js';
+import { migrateCountsOfUsers } from '../src/jobs/migrate-counts.js';
 import { reconcileList } from '../src/jobs/reconcile.js';
 import { countBucket } from '../src/lists/list-walker.js';
 import { readBucketCodes } from '../src/model/buckets.js';
@@ -39,7 +46,7 @@ import {
 
 const bench = openBench({
   usage:
-    'npm run bench:count -- [--followers 9000000] [--reps 3] [--rounds 500] [--concurrency 32] [--percent 1] [--deactivate 100] [--recount-reps 3]',
+    'npm run bench:count -- [--followers 9000000] [--reps 3] [--rounds 500] [--concurrency 32] [--percent 1] [--deactivate 100] [--recount-reps 3] [--latency-only]',
   options: {
     followers: { type: 'string', default: '9000000' },
     reps: { type: 'string', default: '3' },
@@ -48,6 +55,7 @@ const bench = openBench({
     percent: { type: 'string', default: '1' },
     deactivate: { type: 'string', default: '100' },
     'recount-reps': { type: 'string', default: '3' },
+    'latency-only': { type: 'boolean', default: false },
   },
 });
 const args = bench.args;
@@ -58,10 +66,29 @@ const CONCURRENCY = Number(args.concurrency);
 const DEACTIVATE = Number(args.deactivate);
 const RECOUNT_REPS = Number(args['recount-reps']);
 
-const { client, store, graph } = await bench.celebrity(F);
+const { client, store, lists, graph } = await bench.celebrity(F);
 const list = listIn(CELEBRITY, 'follows');
 const N = (await store.getLayout(list)).buckets;
 console.log(`${F} followers, N=${N}; load average ${loadAverage()}`);
+
+// Cold: no read cache, so every call reads the store; one service per copy of the counts, neither
+// with a registry (its feed-tail polls would add background reads to every arm).
+const coldFrom = (countsFrom: 'accounts' | 'lists') =>
+  new GraphService({ store, lists, maxFollowing: 10_000_000, caches: false, registry: false, countsFrom });
+const cold = { accounts: coldFrom('accounts'), lists: coldFrom('lists') };
+const listsCount = await cold.lists.counts(CELEBRITY);
+let accountsCount = await cold.accounts.counts(CELEBRITY);
+let recountS: number | null = null;
+if (accountsCount.asOf === null) {
+  const t = performance.now();
+  await migrateCountsOfUsers(store, [CELEBRITY]);
+  recountS = (performance.now() - t) / 1000;
+  accountsCount = await cold.accounts.counts(CELEBRITY);
+  console.log(`recounted the celebrity's lists into the account tables in ${recountS.toFixed(1)} s`);
+}
+console.log(
+  `counts: account tables ${accountsCount.followers}/${accountsCount.following} exact ${accountsCount.exact}; list tables ${listsCount.followers}/${listsCount.following} exact ${listsCount.exact}`,
+);
 
 let seed = 7;
 const rand = () => {
@@ -71,11 +98,22 @@ const rand = () => {
 const RAW = "SELECT state FROM edges_out WHERE source_id = ? AND relation = 'follows' AND target_id = ?";
 const arms = {
   counts: async () => {
-    await graph.counts(CELEBRITY);
+    await cold.accounts.counts(CELEBRITY);
+  },
+  countsLists: async () => {
+    await cold.lists.counts(CELEBRITY);
   },
   point: async () => {
     const f = FIRST_FOLLOWER + BigInt(Math.floor(rand() * F));
     await client.execute(RAW, [f, CELEBRITY], { prepare: true });
+  },
+  /** Two point reads in parallel: the floor of any read that takes two requests. */
+  point2: async () => {
+    const [f, g] = [rand(), rand()].map((x) => FIRST_FOLLOWER + BigInt(Math.floor(x * F)));
+    await Promise.all([
+      client.execute(RAW, [f, CELEBRITY], { prepare: true }),
+      client.execute(RAW, [g, CELEBRITY], { prepare: true }),
+    ]);
   },
 };
 type Arm = keyof typeof arms;
@@ -91,18 +129,76 @@ async function timeArm(arm: Arm, n: number) {
   return { p50: percentile(s, 50), p99: percentile(s, 99), ...meter() };
 }
 // Warm-up: 100 calls per arm (fewer only when a run times fewer, as the smoke run does).
-await timeArm('counts', Math.min(100, ROUNDS));
-await timeArm('point', Math.min(100, ROUNDS));
-const reps = await interleaved(
-  REPS,
-  ['counts', 'point'] as const,
-  (arm) => timeArm(arm, ROUNDS),
-  (rep, r) =>
-    console.log(
-      `T7 rep ${r}: counts p50 ${rep.counts.p50.toFixed(3)} p99 ${rep.counts.p99.toFixed(3)} ms; point p50 ${rep.point.p50.toFixed(3)} p99 ${rep.point.p99.toFixed(3)} ms; load ${loadAverage()}`,
-    ),
-);
+for (const arm of Object.keys(arms) as Arm[]) await timeArm(arm, Math.min(100, ROUNDS));
+// Three arms, each repetition in a rotated order (A B C, B C A, C A B, …).
+const ARMS = ['counts', 'countsLists', 'point', 'point2'] as const;
+type Timing = Awaited<ReturnType<typeof timeArm>>;
+const reps: Record<Arm, Timing>[] = [];
+for (let r = 0; r < REPS; r++) {
+  const rep = {} as Record<Arm, Timing>;
+  for (let i = 0; i < ARMS.length; i++) {
+    const arm = ARMS[(r + i) % ARMS.length] as Arm;
+    rep[arm] = await timeArm(arm, ROUNDS);
+  }
+  reps.push(rep);
+  console.log(
+    `T7 rep ${r}: counts (account tables) p50 ${rep.counts.p50.toFixed(3)} p99 ${rep.counts.p99.toFixed(3)} ms; counts (list tables) p50 ${rep.countsLists.p50.toFixed(3)} p99 ${rep.countsLists.p99.toFixed(3)} ms; point p50 ${rep.point.p50.toFixed(3)} p99 ${rep.point.p99.toFixed(3)} ms; two point reads p50 ${rep.point2.p50.toFixed(3)} p99 ${rep.point2.p99.toFixed(3)} ms; load ${loadAverage()}`,
+  );
+}
 const med = <T>(f: (x: T) => number, of: readonly T[]) => +percentile(sortedCopy(of.map(f)), 50).toFixed(3);
+const latency = {
+  counts: { p50_ms: med((x) => x.counts.p50, reps), p99_ms: med((x) => x.counts.p99, reps) },
+  countsLists: { p50_ms: med((x) => x.countsLists.p50, reps), p99_ms: med((x) => x.countsLists.p99, reps) },
+  point: { p50_ms: med((x) => x.point.p50, reps), p99_ms: med((x) => x.point.p99, reps) },
+  point2: { p50_ms: med((x) => x.point2.p50, reps), p99_ms: med((x) => x.point2.p99, reps) },
+  p99Ratio: ratioSummary(reps.map((x) => x.counts.p99 / x.point.p99)),
+  p50Ratio: ratioSummary(reps.map((x) => x.counts.p50 / x.point.p50)),
+  listsP99Ratio: ratioSummary(reps.map((x) => x.countsLists.p99 / x.point.p99)),
+  listsP50Ratio: ratioSummary(reps.map((x) => x.countsLists.p50 / x.point.p50)),
+  point2P99Ratio: ratioSummary(reps.map((x) => x.point2.p99 / x.point.p99)),
+  point2P50Ratio: ratioSummary(reps.map((x) => x.point2.p50 / x.point.p50)),
+  recountS,
+  reps,
+};
+const fmt = (r: { median: number; min: number; max: number }) => `${r.median} [${r.min}–${r.max}]`;
+const latencyMd = `| T7, cold (caches off) | value |
+|---|---|
+| counts, account tables, p50 / p99 ms | ${latency.counts.p50_ms} / ${latency.counts.p99_ms} |
+| counts, list tables, p50 / p99 ms | ${latency.countsLists.p50_ms} / ${latency.countsLists.p99_ms} |
+| point read p50 / p99 ms | ${latency.point.p50_ms} / ${latency.point.p99_ms} |
+| p99 ratio, account tables (median [spread]) | ${fmt(latency.p99Ratio)} |
+| p50 ratio, account tables | ${fmt(latency.p50Ratio)} |
+| p99 ratio, list tables | ${fmt(latency.listsP99Ratio)} |
+| p50 ratio, list tables | ${fmt(latency.listsP50Ratio)} |
+| two point reads in parallel, p50 / p99 ms | ${latency.point2.p50_ms} / ${latency.point2.p99_ms} |
+| p99 / p50 ratio, two point reads (the floor of two requests) | ${fmt(latency.point2P99Ratio)} / ${fmt(latency.point2P50Ratio)} |
+`;
+const latencySvg = () =>
+  barChartSvg(
+    `cold count read vs point read (${F} followers, N=${N})`,
+    ['p50', 'p99'],
+    [
+      { name: 'counts(), account tables', values: [latency.counts.p50_ms, latency.counts.p99_ms] },
+      { name: 'counts(), list tables', values: [latency.countsLists.p50_ms, latency.countsLists.p99_ms] },
+      { name: 'raw point read', values: [latency.point.p50_ms, latency.point.p99_ms] },
+    ],
+    'ms',
+  );
+if (args['latency-only']) {
+  const md = `# bench:count ${F} followers (N=${N}, ${REPS}×${ROUNDS}), latency only\n\nload average at end ${loadAverage()}\n\n${latencyMd}`;
+  console.log(md);
+  const result = {
+    at: new Date().toISOString(),
+    followers: F,
+    buckets: N,
+    reps: REPS,
+    rounds: ROUNDS,
+    latency,
+  };
+  console.log(`wrote ${await bench.writeResults(`count-${F}-latency`, result, latencySvg(), md)}`);
+  await bench.close();
+  process.exit(0);
+}
 
 // Drift: `--percent` (default 1%) unfollows, a tenth of them retried concurrently with their original.
 const countNow = async () => (await graph.counts(CELEBRITY)).followers;
@@ -194,13 +290,7 @@ const result = {
   reps: REPS,
   rounds: ROUNDS,
   loadAverageEnd: loadAverage(),
-  latency: {
-    counts: { p50_ms: med((x) => x.counts.p50, reps), p99_ms: med((x) => x.counts.p99, reps) },
-    point: { p50_ms: med((x) => x.point.p50, reps), p99_ms: med((x) => x.point.p99, reps) },
-    p99Ratio: ratioSummary(reps.map((x) => x.counts.p99 / x.point.p99)),
-    p50Ratio: ratioSummary(reps.map((x) => x.counts.p50 / x.point.p50)),
-    reps,
-  },
+  latency,
   drift: {
     afterLoad,
     expectedAfterLoad: F,
@@ -230,17 +320,13 @@ const result = {
     reps: recounts,
   },
 };
-const fmt = (r: { median: number; min: number; max: number }) => `${r.median} [${r.min}–${r.max}]`;
 const md = `# bench:count ${F} followers (N=${N}, ${REPS}×${ROUNDS})
 
 load average at end ${result.loadAverageEnd}
 
-| T7 | value |
+${latencyMd}
+| T7 drift | value |
 |---|---|
-| counts p50 / p99 ms | ${result.latency.counts.p50_ms} / ${result.latency.counts.p99_ms} |
-| point read p50 / p99 ms | ${result.latency.point.p50_ms} / ${result.latency.point.p99_ms} |
-| p99 ratio (median [spread]) | ${fmt(result.latency.p99Ratio)} |
-| p50 ratio | ${fmt(result.latency.p50Ratio)} |
 | count after load | ${afterLoad} (expected ${F})${startReconciled === null ? '' : `; reconciled to ${startReconciled} before the churn`} |
 | unfollows (sent twice at once) | ${U} (${retried}) in ${result.drift.unfollowWallS} s |
 | counter before reconcile vs rows | ${beforeReconcile} vs ${truth}: drift ${(drift(beforeReconcile) * 100).toFixed(4)}% |
@@ -255,15 +341,7 @@ load average at end ${result.loadAverageEnd}
 | per-member user reads, median s | ${result.recount.perMemberWallS} |
 | per-member ÷ registry time (median [spread]) | ${fmt(result.recount.speedup)} |
 `;
-const svg = barChartSvg(
-  `count read vs point read (${F} followers, N=${N})`,
-  ['p50', 'p99'],
-  [
-    { name: 'counts()', values: [result.latency.counts.p50_ms, result.latency.counts.p99_ms] },
-    { name: 'raw point read', values: [result.latency.point.p50_ms, result.latency.point.p99_ms] },
-  ],
-  'ms',
-);
+const svg = latencySvg();
 console.log(md);
 console.log(`wrote ${await bench.writeResults(`count-${F}`, result, svg, md)}`);
 await bench.close();

@@ -53,6 +53,7 @@ import type {
   RelationshipFlags,
   SuggestionItem,
 } from './contracts.js';
+import { CountSource, type CountsFrom } from './count-source.js';
 import { DeactivatedRegistry } from './deactivated-registry.js';
 import { EdgeReads } from './edge-reads.js';
 import { Feed } from './feed.js';
@@ -132,6 +133,14 @@ export interface GraphServiceOptions {
    * same feed tail), off otherwise.
    */
   caches?: Partial<CacheOptions> | false;
+  /**
+   * Which copy of the counts `counts` reads (`count-source.ts`): `auto` (default) the account
+   * tables once `jobs migrate-counts` has finished, the list tables until then; `accounts` or
+   * `lists` forces one (benchmarks, tests).
+   */
+  countsFrom?: CountsFrom;
+  /** How often an unset counts-migration marker is re-read (ms); default 30 s. */
+  countsMarkerRefreshMs?: number;
 }
 
 /** How far ahead of the clock a reported activity may be (µs): clock skew between services. */
@@ -161,8 +170,11 @@ export class GraphService implements GraphApi {
   readonly registry: DeactivatedRegistry | null;
   /** The read caches (`caches/graph-caches.ts`); disabled ones hold nothing. */
   readonly caches: GraphCaches;
+  /** Which copy of the counts `counts` reads (`count-source.ts`). */
+  readonly countSource: CountSource;
 
   constructor(o: GraphServiceOptions) {
+    this.countSource = new CountSource(o.store, o.countsFrom, o.countsMarkerRefreshMs);
     const clock = o.clock ?? nowPosition;
     const guard = o.clockGuard ?? UNGUARDED;
     const monotonic = o.monotonic ?? (() => performance.now());
@@ -254,10 +266,12 @@ export class GraphService implements GraphApi {
         getPairEdges: reader.getPairEdges,
         getCountSync: (list) => o.store.getCountSync(list),
         hasDirty: (list) => o.store.hasDirty(list),
+        getUserCounts: (userId, relation) => o.store.getUserCounts(userId, relation),
       },
       this.edges,
       this.hiddenMembers,
       clock,
+      () => this.countSource.accountTables(),
     );
     this.visibility = new Visibility(
       { getUser: reader.getUser, getUsers: reader.getUsers, getEdgesOut: reader.getEdgesOut },

@@ -20,7 +20,14 @@ import type { EdgeReads } from './edge-reads.js';
 
 export type ReadStore = Pick<UserStore, 'getUsers'> &
   Pick<EdgeStore, 'getEdgesOut' | 'getPairEdges'> &
-  Pick<CountStore, 'getCountSync' | 'hasDirty'>;
+  Pick<CountStore, 'getCountSync' | 'hasDirty' | 'getUserCounts'>;
+
+/** One list's served count and freshness. */
+interface Served {
+  n: number;
+  exact: boolean;
+  asOf: Position | null;
+}
 
 export class GraphReads {
   constructor(
@@ -28,6 +35,8 @@ export class GraphReads {
     private readonly edges: EdgeReads,
     private readonly hidden: MemberFilter,
     private readonly clock: () => Position,
+    /** Whether counts come from the account tables (`count-source.ts`); default the list tables. */
+    private readonly accountTables: () => Promise<boolean> = async () => false,
   ) {}
 
   async getFollowStatus(source: UserId, target: UserId): Promise<FollowStatus> {
@@ -128,20 +137,35 @@ export class GraphReads {
   }
 
   /**
-   * O(1): the two counters (shards plus the reconciler's correction) and their freshness, four
-   * single-partition reads. Negative drift (before reconciliation) reads as 0.
+   * O(1): the two counters (shards plus the reconciler's correction) and their freshness. From the
+   * account tables two single-partition reads (one account's counters, one account's correction
+   * and dirty flags); from the list tables, until the counts migration is done, six (per list the
+   * counter shards, the correction and the dirty flags). Negative drift (before reconciliation)
+   * reads as 0. A list never written reads 0, exact, as of now.
    */
   async counts(userId: UserId): Promise<Counts> {
     const now = this.clock();
-    const [fr, fg] = await Promise.all(
-      [listIn(userId, 'follows'), listOut(userId, 'follows')].map(async (list) => {
-        const [sync, dirty] = await Promise.all([this.store.getCountSync(list), this.store.hasDirty(list)]);
-        const asOf = sync.asOf ?? (sync.written ? null : now);
-        return { n: Math.max(0, sync.shardSum + sync.correction), exact: !dirty && asOf !== null, asOf };
-      }),
-    );
-    const a = fr as { n: number; exact: boolean; asOf: Position | null };
-    const b = fg as typeof a;
+    const serve = (
+      c: { shardSum: number; correction: number; asOf: Position | null; written: boolean },
+      dirty: boolean,
+    ): Served => {
+      const asOf = c.asOf ?? (c.written ? null : now);
+      return { n: Math.max(0, c.shardSum + c.correction), exact: !dirty && asOf !== null, asOf };
+    };
+    let a: Served;
+    let b: Served;
+    if (await this.accountTables()) {
+      const c = await this.store.getUserCounts(userId, 'follows');
+      a = serve(c.in, c.in.dirty);
+      b = serve(c.out, c.out.dirty);
+    } else {
+      [a, b] = (await Promise.all(
+        [listIn(userId, 'follows'), listOut(userId, 'follows')].map(async (list) => {
+          const [sync, dirty] = await Promise.all([this.store.getCountSync(list), this.store.hasDirty(list)]);
+          return serve(sync, dirty);
+        }),
+      )) as [Served, Served];
+    }
     return {
       followers: a.n,
       following: b.n,

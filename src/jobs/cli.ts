@@ -51,6 +51,10 @@ const COMMANDS: Record<string, { help: string; load: () => Promise<Command> }> =
     help: 'migrate hash-bucketed lists to time buckets, resumably (--users 1,2 | --all) [--bucket-rows N] [--settle-ms N]',
     load: async () => (await import('./commands.js')).migrateListsCommand,
   },
+  'migrate-counts': {
+    help: 'recount every list with counts into the per-account count tables, resumably, then read counts from them (--all | --users 1,2) [--page N]',
+    load: async () => (await import('./commands.js')).migrateCountsCommand,
+  },
   'split-buckets': {
     help: 'split closed time buckets overfilled by old-time writes, resumably (--users 1,2 | --all) [--bucket-rows N] [--settle-ms N]',
     load: async () => (await import('./split-buckets.js')).splitBucketsCommand,

@@ -128,9 +128,33 @@ export function readCodesFor(code: number, layout: BucketLayout): number[] {
 const listId = (l: ListKey) => `${l.userId}|${l.relation}|${l.direction}`;
 
 /**
+ * Writes a recount of `list` (`counted` rows in all, `buckets` the buckets recounted) as of
+ * `asOf` into both copies of its counts: each copy's correction is `counted` minus that copy's
+ * own shard sum, read now (after the count), since the two copies' counters differ (the account
+ * tables' start at the release that added them; see `CountStore`).
+ */
+export async function recordRecount(
+  store: Pick<CountStore, 'getCountSync' | 'getUserCountSync' | 'putCountSync' | 'putUserCountSync'>,
+  list: ListKey,
+  counted: number,
+  asOf: Position,
+  buckets: ReadonlyMap<number, number>,
+): Promise<void> {
+  const [lists, users] = await Promise.all([store.getCountSync(list), store.getUserCountSync(list)]);
+  await Promise.all([
+    store.putCountSync(list, { correction: counted - lists.shardSum, asOf, buckets }),
+    store.putUserCountSync(list, { correction: counted - users.shardSum, asOf, buckets }),
+  ]);
+}
+
+/**
  * Recounts the marked buckets of one list and writes its correction; then clears the marks dated
  * at or before `asOf` (later ones may cover writes still in flight). `exclude` names the
  * deactivated members; make it after the marks were read (default: a fresh `registryFilter`).
+ *
+ * The per-bucket counts it keeps are the account tables' (`getUserCountSync`): a bucket they do
+ * not hold yet is recounted, so the first pass over a list after the release that added them
+ * recounts the whole list, and both copies are written from the same recount (`recordRecount`).
  */
 export async function reconcileDirtyList(
   store: ReconcileDirtyStore,
@@ -140,11 +164,15 @@ export async function reconcileDirtyList(
   pageSize = 5000,
   exclude: MemberFilter = registryFilter(store),
 ): Promise<DirtyListResult & { rows: number }> {
-  const [layout, before] = await Promise.all([store.getLayout(list), store.getCountSync(list)]);
+  const [layout, before, kept] = await Promise.all([
+    store.getLayout(list),
+    store.getCountSync(list),
+    store.getUserCountSync(list),
+  ]);
   const codes = readBucketCodes(layout);
   const todo = new Set<number>();
   for (const m of marks) for (const c of readCodesFor(m.bucketCode, layout)) todo.add(c);
-  for (const c of codes) if (!before.buckets.has(c)) todo.add(c);
+  for (const c of codes) if (!kept.buckets.has(c)) todo.add(c);
   // One read per marked hash bucket, or one walk of a time-bucketed list for all of them.
   const recounted = await countBuckets(
     store,
@@ -155,9 +183,8 @@ export async function reconcileDirtyList(
   );
   let rows = 0;
   for (const n of recounted.values()) rows += n;
-  const counted = codes.reduce((sum, c) => sum + (recounted.get(c) ?? before.buckets.get(c) ?? 0), 0);
-  const { shardSum } = await store.getCountSync(list);
-  await store.putCountSync(list, { correction: counted - shardSum, asOf, buckets: recounted });
+  const counted = codes.reduce((sum, c) => sum + (recounted.get(c) ?? kept.buckets.get(c) ?? 0), 0);
+  await recordRecount(store, list, counted, asOf, recounted);
   await Promise.all(marks.filter((m) => m.version <= asOf).map((m) => store.clearDirty(m)));
   return {
     list,

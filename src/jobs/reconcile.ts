@@ -16,6 +16,7 @@ import { readBucketCodes } from '../model/buckets.js';
 import { nowPosition } from '../model/clock.js';
 import { type Direction, type ListKey, RELATIONS, type Relation, type UserId } from '../model/types.js';
 import type { GraphStore } from '../ports/store.js';
+import { recordRecount } from './reconcile-dirty.js';
 
 export interface ReconcileResult {
   list: ListKey;
@@ -60,8 +61,7 @@ export async function reconcileList(
   const buckets = await countBuckets(store, list, codes, o.pageSize ?? 1000, hidden);
   const counted = [...buckets.values()].reduce((a, b) => a + b, 0);
   const drift = counted - before;
-  const { shardSum } = await store.getCountSync(list);
-  await store.putCountSync(list, { correction: counted - shardSum, asOf, buckets });
+  await recordRecount(store, list, counted, asOf, buckets);
   await store.putReconciliation(list, { reconciledAt: o.now?.() ?? new Date(), counted, drift });
   return { list, counted, before, drift };
 }

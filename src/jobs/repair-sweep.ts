@@ -416,6 +416,8 @@ export async function repairSweep(deps: RepairDeps, o: SweepOptions = {}): Promi
       case 'relation_lists':
         return checkListBucket(key.list, key.bucketCode, fixes, hidden);
       case 'users':
+      case 'list_counts':
+      case 'bucket_counts':
         return Promise.resolve();
     }
   };

@@ -184,6 +184,23 @@ export interface CountSync {
   written: boolean;
 }
 
+/**
+ * What a counts read needs of one list from the per-account tables (`user_counts`,
+ * `user_count_state`): the served count is `shardSum + correction`.
+ */
+export interface ListCounts {
+  /** Sum over the list's counter shards, without the correction. */
+  shardSum: number;
+  /** The reconciler's correction (0 when never reconciled). */
+  correction: number;
+  /** When the last reconciliation read the dirty marks (µs), or null if never reconciled. */
+  asOf: Position | null;
+  /** Whether any bucket of the list is marked dirty (the mirror of its `dirty_lists` marks). */
+  dirty: boolean;
+  /** Whether the list has any counter shard or reconciliation state at all. */
+  written: boolean;
+}
+
 /** Tables a token-range scan can walk, partition by partition. */
 export const SCAN_TABLES = [
   'pair_ops',
@@ -192,6 +209,8 @@ export const SCAN_TABLES = [
   'followers',
   'relation_lists',
   'users',
+  'list_counts',
+  'bucket_counts',
 ] as const;
 
 export type ScanTable = (typeof SCAN_TABLES)[number];
@@ -212,7 +231,8 @@ export type ScannedKey =
   | { table: 'pair_ops'; lowId: UserId; highId: UserId }
   | { table: 'edges_out'; sourceId: UserId }
   | { table: 'following' | 'followers' | 'relation_lists'; list: ListKey; bucketCode: number }
-  | { table: 'users'; userId: UserId };
+  | { table: 'users'; userId: UserId }
+  | { table: 'list_counts' | 'bucket_counts'; list: ListKey };
 
 /** One partition found by a token-range scan: its token and its key. */
 export interface ScannedPartition {

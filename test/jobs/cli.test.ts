@@ -21,6 +21,7 @@ it('--help lists every job with one line each', async () => {
     'suggest',
     'repair',
     'migrate-lists',
+    'migrate-counts',
     'split-buckets',
     'relay',
   ]);
@@ -38,7 +39,7 @@ it('an unknown job and bad options are usage errors (exit 2), before any connect
   };
   expect(await fail(['nope'])).toEqual([
     2,
-    'usage: jobs <token|migrate|reconcile|reconcile-dirty|repair-sweep|suggest|repair|migrate-lists|split-buckets|relay> [args]  (jobs --help for more)',
+    'usage: jobs <token|migrate|reconcile|reconcile-dirty|repair-sweep|suggest|repair|migrate-lists|migrate-counts|split-buckets|relay> [args]  (jobs --help for more)',
   ]);
   expect(await fail(['suggest', '--top', '101'])).toEqual([
     2,
@@ -65,6 +66,12 @@ it('an unknown job and bad options are usage errors (exit 2), before any connect
     expect(await fail(['migrate-lists', ...bad])).toEqual([
       2,
       'usage: jobs migrate-lists (--users 1,2 | --all) [--bucket-rows N] [--settle-ms N]',
+    ]);
+  }
+  for (const bad of [[], ['--all', '--users', '1'], ['--all', '--page', '0'], ['--users', 'x']]) {
+    expect(await fail(['migrate-counts', ...bad])).toEqual([
+      2,
+      'usage: jobs migrate-counts (--all | --users 1,2) [--page N]',
     ]);
   }
   expect(await fail(['repair-sweep', '--rate', '0'])).toEqual([

@@ -852,6 +852,104 @@ export function describeStoreContract(name: string, make: () => Promise<StoreFix
       expect(await marks(b)).toEqual(['in/2@900']);
     });
 
+    it('the account tables: increments, marks and clears reach both copies; getUserCounts gives both directions of one relation', async () => {
+      const [a, b] = ids(2) as [bigint, bigint];
+      const out: ListKey = { userId: a, relation: 'follows', direction: 'out' };
+      const blocks: ListKey = { userId: a, relation: 'blocks', direction: 'out' };
+      const never = { shardSum: 0, correction: 0, asOf: null, dirty: false, written: false };
+      expect(await store.getUserCounts(a, 'follows')).toEqual({ in: never, out: never });
+      await store.incrementCount(out, 2, 3);
+      await store.incrementCounts([
+        { list: out, shard: 5, delta: 1 },
+        { list: followers(a), shard: 1, delta: 7 },
+        { list: blocks, shard: 0, delta: 4 },
+        { list: followers(b), shard: 0, delta: 2 },
+      ]);
+      await store.markDirtyBuckets(
+        [
+          { list: followers(a), bucketCode: 3 },
+          { list: followers(b), bucketCode: 1 },
+        ],
+        600n,
+      );
+      expect(await store.getUserCounts(a, 'follows')).toEqual({
+        in: { shardSum: 7, correction: 0, asOf: null, dirty: true, written: true },
+        out: { shardSum: 4, correction: 0, asOf: null, dirty: false, written: true },
+      });
+      expect(await store.getUserCounts(a, 'blocks')).toEqual({
+        in: never,
+        out: { shardSum: 4, correction: 0, asOf: null, dirty: false, written: true },
+      });
+      // The list tables hold the same counters.
+      expect([
+        await store.getCount(out),
+        await store.getCount(followers(a)),
+        await store.getCount(blocks),
+      ]).toEqual([4, 7, 4]);
+      // A clear at an older version leaves the mark; one at its version removes both copies of it.
+      await store.clearDirty({ list: followers(a), bucketCode: 3, version: 599n });
+      expect((await store.getUserCounts(a, 'follows')).in.dirty).toBe(true);
+      await store.clearDirty({ list: followers(a), bucketCode: 3, version: 600n });
+      expect((await store.getUserCounts(a, 'follows')).in.dirty).toBe(false);
+      expect(await store.hasDirty(followers(a))).toBe(false);
+      // A mark at that version again stays cleared (the clear wins at equal versions); a newer one stands.
+      await store.markDirty(followers(a), 3, 600n);
+      expect((await store.getUserCounts(a, 'follows')).in.dirty).toBe(false);
+      await store.markDirty(followers(a), 3, 601n);
+      expect([
+        (await store.getUserCounts(a, 'follows')).in.dirty,
+        await store.hasDirty(followers(a)),
+      ]).toEqual([true, true]);
+      expect((await store.getUserCounts(b, 'follows')).in).toEqual({
+        shardSum: 2,
+        correction: 0,
+        asOf: null,
+        dirty: true,
+        written: true,
+      });
+    });
+
+    it('the account tables keep their own reconciliation: the newest asOf wins, bucket counts merge, the list tables untouched', async () => {
+      const [a] = ids(1) as [bigint];
+      const list = followers(a);
+      await store.incrementCount(list, 1, 5);
+      await store.putUserCountSync(list, { correction: -2, asOf: 1_000n, buckets: new Map([[1, 3]]) });
+      const many = new Map(Array.from({ length: 250 }, (_, i) => [4096 + i, i] as const));
+      await store.putUserCountSync(list, { correction: 4, asOf: 2_000n, buckets: many });
+      await store.putUserCountSync(list, { correction: 9, asOf: 1_500n, buckets: new Map([[1, 7]]) });
+      expect(await store.getUserCountSync(list)).toEqual({
+        shardSum: 5,
+        correction: 4,
+        asOf: 2_000n,
+        buckets: new Map([[1, 7], ...many]),
+        written: true,
+      });
+      expect((await store.getUserCounts(a, 'follows')).in).toEqual({
+        shardSum: 5,
+        correction: 4,
+        asOf: 2_000n,
+        dirty: false,
+        written: true,
+      });
+      expect(await store.getCountSync(list)).toEqual({
+        shardSum: 5,
+        correction: 0,
+        asOf: null,
+        buckets: new Map(),
+        written: true,
+      });
+      // A list with a reconciliation and no counter is written too.
+      const out: ListKey = { userId: a, relation: 'follows', direction: 'out' };
+      await store.putUserCountSync(out, { correction: 0, asOf: 3_000n, buckets: new Map() });
+      expect((await store.getUserCounts(a, 'follows')).out).toEqual({
+        shardSum: 0,
+        correction: 0,
+        asOf: 3_000n,
+        dirty: false,
+        written: true,
+      });
+    });
+
     it('receipts: the first put wins', async () => {
       const [actor] = ids(1) as [bigint];
       expect(await store.getReceipt(actor, 'k1')).toBeNull();
@@ -863,6 +961,40 @@ export function describeStoreContract(name: string, make: () => Promise<StoreFix
         body: '{"a":1}',
       });
       expect(await store.getReceipt(actor + 1n, 'k1')).toBeNull();
+    });
+
+    it('scans the lists with counts: list_counts and bucket_counts partitions, each once, in token order', async () => {
+      const [a, b] = ids(2) as [bigint, bigint];
+      const out: ListKey = { userId: a, relation: 'follows', direction: 'out' };
+      const mutes: ListKey = { userId: b, relation: 'mutes', direction: 'in' };
+      await store.incrementCounts([
+        { list: out, shard: 0, delta: 1 },
+        { list: followers(b), shard: 3, delta: 2 },
+      ]);
+      await store.putCountSync(mutes, { correction: 0, asOf: 10n, buckets: new Map([[1, 0]]) });
+      const whole = { start: -(2n ** 63n), end: 2n ** 63n - 1n };
+      const walk = async (table: 'list_counts' | 'bucket_counts') => {
+        const found: { token: bigint; key: unknown }[] = [];
+        let after: bigint | null = null;
+        for (;;) {
+          const page = await store.scanPartitions(table, whole, after, 50);
+          found.push(...page);
+          if (page.length < 50) break;
+          after = page.at(-1)?.token ?? null;
+        }
+        const tokens = found.map((p) => p.token);
+        expect(tokens).toEqual([...tokens].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0)));
+        expect(new Set(tokens).size).toBe(tokens.length);
+        return found
+          .map((p) => p.key as { table: string; list: ListKey })
+          .filter((k) => k.list.userId === a || k.list.userId === b)
+          .sort((x, y) => (x.list.userId < y.list.userId ? -1 : 1));
+      };
+      expect(await walk('list_counts')).toEqual([
+        { table: 'list_counts', list: out },
+        { table: 'list_counts', list: followers(b) },
+      ]);
+      expect(await walk('bucket_counts')).toEqual([{ table: 'bucket_counts', list: mutes }]);
     });
 
     it('scans partitions by token range: every partition once, in token order, resumable at any token', async () => {

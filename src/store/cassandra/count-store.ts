@@ -4,29 +4,77 @@
  * lists by a job, which reads the dirty marks writers leave (`dirty_lists`, at explicit write
  * times so a clear never removes a newer mark) and keeps per-bucket counts and the correction
  * (`bucket_counts`, written at the reconciliation's `asOf`).
+ *
+ * The same again per account (cql/023: `user_counts`, `user_count_state`), written in the same
+ * requests: each increment batch carries both shards' updates, each mark batch both marks (a
+ * `dirty` cell per bucket mirrors the `dirty_lists` row, at the same write time), each clear both
+ * deletes. One account's lists share one partition of each table, so `getUserCounts` answers a
+ * counts read in two single-partition reads; the per-bucket counts sit under `kind` 1, out of
+ * that read's slice (`kind` 0).
  */
-import type { ListKey } from '../../model/types.js';
-import type { CountSync, DirtyMark, Reconciliation } from '../../ports/records.js';
+import type { Direction, ListKey, Relation, UserId } from '../../model/types.js';
+import type { CountSync, DirtyMark, ListCounts, Reconciliation } from '../../ports/records.js';
 import type { CounterDelta, CountStore } from '../../ports/store.js';
-import type { CqlExecutor } from './executor.js';
+import type { Bound, CqlExecutor } from './executor.js';
 import { dirtyKey } from './keys.js';
+import type { Row } from './rows.js';
 import { toCountSync, toDirtyMark, toReconciliation } from './rows.js';
 import { S } from './statements.js';
 
 const listKey = (list: ListKey) => [list.userId, list.relation, list.direction];
+
+/** `user_id, relation` of the account tables' partition slice, `direction` and `bucket` after it. */
+const userKey = (list: ListKey, bucketCode: number) => [
+  list.userId,
+  list.relation,
+  list.direction,
+  bucketCode,
+];
+
+/** The bucket of a list's correction and `as_of` row under `kind` 0. */
+const HEAD = -1;
+
+/** Bucket counts per single-partition batch (under the batch size warning at a few KB). */
+const COUNTED_PER_BATCH = 100;
+
+const incrBoth = (d: CounterDelta): Bound[] => {
+  const params = [BigInt(d.delta), ...listKey(d.list), d.shard];
+  return [
+    { statement: S.incr, params },
+    { statement: S.userIncr, params },
+  ];
+};
+
+const markBoth = (list: ListKey, bucketCode: number, version: bigint): Bound[] => [
+  { statement: S.markDirty, params: [...dirtyKey(list), bucketCode, version] },
+  { statement: S.userMarkDirty, params: [version, ...userKey(list, bucketCode)] },
+];
+
+/** One list's `ListCounts` from its counter rows and its `kind` 0 rows. */
+function toListCounts(shards: readonly Row[], state: readonly Row[]): ListCounts {
+  const head = state.find((r) => r.bucket === HEAD);
+  return {
+    shardSum: shards.reduce((sum, row) => sum + Number(row.n as bigint), 0),
+    correction: Number((head?.correction as bigint | null | undefined) ?? 0n),
+    asOf: (head?.as_of as bigint | null | undefined) ?? null,
+    dirty: state.some((r) => r.bucket !== HEAD && r.dirty === true),
+    written: shards.length > 0 || head !== undefined,
+  };
+}
 
 export class CassandraCountStore implements CountStore {
   constructor(private readonly cql: CqlExecutor) {}
 
   async incrementCount(list: ListKey, shard: number, delta: number): Promise<void> {
     if (delta === 0) return;
-    await this.cql.exec('incrementCount', S.incr, [BigInt(delta), ...listKey(list), shard]);
+    await this.cql.write('incrementCount', incrBoth({ list, shard, delta }), {
+      logged: false,
+      counter: true,
+    });
   }
 
   async incrementCounts(deltas: readonly CounterDelta[]): Promise<void> {
-    const queries = deltas
-      .filter((d) => d.delta !== 0)
-      .map((d) => ({ statement: S.incr, params: [BigInt(d.delta), ...listKey(d.list), d.shard] }));
+    const queries = deltas.filter((d) => d.delta !== 0).flatMap(incrBoth);
     // Counter updates may share only a COUNTER batch; unlogged, as counters must be.
     await this.cql.write('incrementCounts', queries, { logged: false, counter: true });
   }
@@ -37,17 +85,18 @@ export class CassandraCountStore implements CountStore {
   }
 
   async markDirty(list: ListKey, bucketCode: number, version: bigint): Promise<void> {
-    await this.cql.exec('markDirty', S.markDirty, [...dirtyKey(list), bucketCode, version]);
+    await this.cql.write('markDirty', markBoth(list, bucketCode, version), { logged: false });
   }
 
   async markDirtyBuckets(
     marks: readonly { list: ListKey; bucketCode: number }[],
     version: bigint,
   ): Promise<void> {
-    // At most `DIRTY_SHARDS` partitions (8), under Cassandra's unlogged-batch warning (10).
+    // A writer's marks name the lists of the op's two accounts: at most two `dirty_lists` shards
+    // and two accounts' partitions, under Cassandra's unlogged-batch warning (10 partitions).
     await this.cql.write(
       'markDirty',
-      marks.map((m) => ({ statement: S.markDirty, params: [...dirtyKey(m.list), m.bucketCode, version] })),
+      marks.flatMap((m) => markBoth(m.list, m.bucketCode, version)),
       { logged: false },
     );
   }
@@ -63,7 +112,14 @@ export class CassandraCountStore implements CountStore {
   }
 
   async clearDirty(mark: DirtyMark): Promise<void> {
-    await this.cql.exec('clearDirty', S.clearDirty, [mark.version, ...dirtyKey(mark.list), mark.bucketCode]);
+    await this.cql.write(
+      'clearDirty',
+      [
+        { statement: S.clearDirty, params: [mark.version, ...dirtyKey(mark.list), mark.bucketCode] },
+        { statement: S.userClearDirty, params: [mark.version, ...userKey(mark.list, mark.bucketCode)] },
+      ],
+      { logged: false },
+    );
   }
 
   async getCountSync(list: ListKey): Promise<CountSync> {
@@ -86,6 +142,58 @@ export class CassandraCountStore implements CountStore {
       ),
       this.cql.exec('putCountSync', S.putCountSync, [sync.asOf, BigInt(sync.correction), sync.asOf, ...key]),
     ]);
+  }
+
+  async getUserCounts(userId: UserId, relation: Relation): Promise<Record<Direction, ListCounts>> {
+    const [shards, heads] = await Promise.all([
+      this.cql.exec('getUserCounts', S.getUserCounts, [userId, relation]),
+      this.cql.exec('getUserCountHeads', S.getUserCountHeads, [userId, relation]),
+    ]);
+    const of = (d: Direction) =>
+      toListCounts(
+        shards.rows.filter((r) => r.direction === d),
+        heads.rows.filter((r) => r.direction === d),
+      );
+    return { in: of('in'), out: of('out') };
+  }
+
+  async getUserCountSync(list: ListKey): Promise<CountSync> {
+    const [shards, state] = await Promise.all([
+      this.cql.exec('getUserCounts', S.getUserCounts, [list.userId, list.relation]),
+      this.cql.exec('getUserCountState', S.getUserCountState, [list.userId, list.relation], {
+        fetchSize: 5000,
+      }),
+    ]);
+    const mine = state.rows.filter((r) => r.direction === list.direction);
+    const counts = toListCounts(
+      shards.rows.filter((r) => r.direction === list.direction),
+      mine.filter((r) => r.kind === 0),
+    );
+    const buckets = new Map<number, number>();
+    for (const r of mine)
+      if (r.kind === 1 && r.counted !== null) buckets.set(r.bucket as number, Number(r.counted));
+    const { dirty: _, ...sync } = counts;
+    return { ...sync, written: sync.written || buckets.size > 0, buckets };
+  }
+
+  async putUserCountSync(
+    list: ListKey,
+    sync: { correction: number; asOf: bigint; buckets: ReadonlyMap<number, number> },
+  ): Promise<void> {
+    const counted: Bound[] = [...sync.buckets].map(([code, n]) => ({
+      statement: S.userPutCounted,
+      params: [sync.asOf, BigInt(n), ...userKey(list, code)],
+    }));
+    const head: Bound = {
+      statement: S.userPutHead,
+      params: [sync.asOf, BigInt(sync.correction), sync.asOf, ...userKey(list, HEAD)],
+    };
+    // Single-partition batches; the head with the first of them.
+    const batches: Bound[][] = [];
+    for (let i = 0; i < counted.length; i += COUNTED_PER_BATCH)
+      batches.push(counted.slice(i, i + COUNTED_PER_BATCH));
+    batches[0] = [head, ...(batches[0] ?? [])];
+    await Promise.all(batches.map((b) => this.cql.write('putUserCountSync', b, { logged: false })));
   }
 
   async putReconciliation(list: ListKey, r: Reconciliation): Promise<void> {

@@ -217,6 +217,15 @@ export class CassandraGraphStore implements GraphStore {
   putCountSync(...a: Args<CountStore, 'putCountSync'>) {
     return this.counts.putCountSync(...a);
   }
+  getUserCounts(...a: Args<CountStore, 'getUserCounts'>) {
+    return this.counts.getUserCounts(...a);
+  }
+  getUserCountSync(...a: Args<CountStore, 'getUserCountSync'>) {
+    return this.counts.getUserCountSync(...a);
+  }
+  putUserCountSync(...a: Args<CountStore, 'putUserCountSync'>) {
+    return this.counts.putUserCountSync(...a);
+  }
   putReconciliation(...a: Args<CountStore, 'putReconciliation'>) {
     return this.counts.putReconciliation(...a);
   }

@@ -36,6 +36,8 @@ export const SCAN_PARTITION: Record<ScanTable, string[]> = {
   followers: PARTITION.followers,
   relation_lists: PARTITION.relation_lists,
   users: ['user_id'],
+  list_counts: ['user_id', 'relation', 'direction'],
+  bucket_counts: ['user_id', 'relation', 'direction'],
 };
 
 /** `(shard, user_id, relation, direction)` of a list's dirty marks. */

@@ -181,6 +181,16 @@ export function toScannedKey(table: ScanTable, row: Row): ScannedKey {
       return { table, sourceId: row.source_id as bigint };
     case 'users':
       return { table, userId: row.user_id as bigint };
+    case 'list_counts':
+    case 'bucket_counts':
+      return {
+        table,
+        list: {
+          userId: row.user_id as bigint,
+          relation: row.relation as Relation,
+          direction: row.direction as Direction,
+        },
+      };
     case 'following':
     case 'followers':
       return {

@@ -249,6 +249,30 @@ export const S = {
   putBucketCount: idempotent(
     'UPDATE bucket_counts USING TIMESTAMP ? SET counted = ? WHERE user_id = ? AND relation = ? AND direction = ? AND bucket = ?',
   ),
+  // The account tables (cql/023): one partition per account, every relation and direction.
+  userIncr: once(
+    'UPDATE user_counts SET n = n + ? WHERE user_id = ? AND relation = ? AND direction = ? AND shard = ?',
+  ),
+  getUserCounts: idempotent('SELECT direction, n FROM user_counts WHERE user_id = ? AND relation = ?'),
+  /** `kind` 0 of one relation: per list the correction and `as_of` (bucket -1) and the dirty mirrors. */
+  getUserCountHeads: idempotent(
+    'SELECT direction, bucket, correction, as_of, dirty FROM user_count_state WHERE user_id = ? AND relation = ? AND kind = 0',
+  ),
+  getUserCountState: idempotent(
+    'SELECT kind, direction, bucket, correction, as_of, dirty, counted FROM user_count_state WHERE user_id = ? AND relation = ?',
+  ),
+  userMarkDirty: idempotent(
+    'UPDATE user_count_state USING TIMESTAMP ? SET dirty = true WHERE user_id = ? AND relation = ? AND kind = 0 AND direction = ? AND bucket = ?',
+  ),
+  userClearDirty: idempotent(
+    'DELETE dirty FROM user_count_state USING TIMESTAMP ? WHERE user_id = ? AND relation = ? AND kind = 0 AND direction = ? AND bucket = ?',
+  ),
+  userPutHead: idempotent(
+    'UPDATE user_count_state USING TIMESTAMP ? SET correction = ?, as_of = ? WHERE user_id = ? AND relation = ? AND kind = 0 AND direction = ? AND bucket = ?',
+  ),
+  userPutCounted: idempotent(
+    'UPDATE user_count_state USING TIMESTAMP ? SET counted = ? WHERE user_id = ? AND relation = ? AND kind = 1 AND direction = ? AND bucket = ?',
+  ),
   putRecon: idempotent(
     'INSERT INTO count_reconciliations (user_id, relation, direction, reconciled_at, counted, drift) VALUES (?, ?, ?, ?, ?, ?)',
   ),

@@ -23,6 +23,7 @@ import {
 } from '../../model/time-buckets.js';
 import type {
   BucketLayout,
+  Direction,
   EdgeRecord,
   ListEntry,
   ListKey,
@@ -37,6 +38,7 @@ import type {
   CountSync,
   DirtyMark,
   EdgeWrite,
+  ListCounts,
   ListMigration,
   ListRowWrite,
   PairAppend,
@@ -202,6 +204,16 @@ export class MemoryGraphStore implements GraphStore {
   /** Dirty marks per list bucket, with the newest clear (`tomb`) that shadows older marks. */
   private readonly dirty = new Map<string, { tomb: bigint | null; mark: DirtyMark | null }>();
   private readonly syncs = new Map<
+    string,
+    { correction: number; asOf: bigint | null; buckets: Map<number, number> }
+  >();
+  /**
+   * The account tables' copies (`user_counts`, `user_count_state`), kept apart so each read names
+   * the copy it reads. Their dirty mirror is `dirty` itself: here a mark and its mirror always land
+   * together.
+   */
+  private readonly userCounters = new Map<string, Map<number, number>>();
+  private readonly userSyncs = new Map<
     string,
     { correction: number; asOf: bigint | null; buckets: Map<number, number> }
   >();
@@ -697,10 +709,13 @@ export class MemoryGraphStore implements GraphStore {
   }
 
   async incrementCount(list: ListKey, shard: number, delta: number): Promise<void> {
+    if (delta === 0) return;
     const k = listKey(list);
-    const shards = this.counters.get(k) ?? new Map<number, number>();
-    shards.set(shard, (shards.get(shard) ?? 0) + delta);
-    this.counters.set(k, shards);
+    for (const counters of [this.counters, this.userCounters]) {
+      const shards = counters.get(k) ?? new Map<number, number>();
+      shards.set(shard, (shards.get(shard) ?? 0) + delta);
+      counters.set(k, shards);
+    }
   }
 
   // One request on the node: applied at once here, as the single-statement methods are.
@@ -750,9 +765,37 @@ export class MemoryGraphStore implements GraphStore {
   }
 
   async getCountSync(list: ListKey): Promise<CountSync> {
+    return this.countSyncOf(list, this.counters, this.syncs);
+  }
+
+  async getUserCountSync(list: ListKey): Promise<CountSync> {
+    return this.countSyncOf(list, this.userCounters, this.userSyncs);
+  }
+
+  async getUserCounts(userId: UserId, relation: Relation): Promise<Record<Direction, ListCounts>> {
+    const of = async (direction: Direction): Promise<ListCounts> => {
+      const list = { userId, relation, direction };
+      const { buckets: _, ...sync } = this.countSyncOf(list, this.userCounters, this.userSyncs);
+      return { ...sync, dirty: await this.hasDirty(list) };
+    };
+    return { in: await of('in'), out: await of('out') };
+  }
+
+  async putUserCountSync(
+    list: ListKey,
+    s: { correction: number; asOf: bigint; buckets: ReadonlyMap<number, number> },
+  ): Promise<void> {
+    this.putSyncInto(this.userSyncs, list, s);
+  }
+
+  private countSyncOf(
+    list: ListKey,
+    counters: Map<string, Map<number, number>>,
+    syncs: Map<string, { correction: number; asOf: bigint | null; buckets: Map<number, number> }>,
+  ): CountSync {
     const k = listKey(list);
-    const shards = this.counters.get(k);
-    const sync = this.syncs.get(k);
+    const shards = counters.get(k);
+    const sync = syncs.get(k);
     let shardSum = 0;
     for (const n of shards?.values() ?? []) shardSum += n;
     return {
@@ -768,12 +811,20 @@ export class MemoryGraphStore implements GraphStore {
     list: ListKey,
     s: { correction: number; asOf: bigint; buckets: ReadonlyMap<number, number> },
   ): Promise<void> {
+    this.putSyncInto(this.syncs, list, s);
+  }
+
+  private putSyncInto(
+    syncs: Map<string, { correction: number; asOf: bigint | null; buckets: Map<number, number> }>,
+    list: ListKey,
+    s: { correction: number; asOf: bigint; buckets: ReadonlyMap<number, number> },
+  ): void {
     const k = listKey(list);
-    const cur = this.syncs.get(k);
+    const cur = syncs.get(k);
     const buckets = new Map(cur?.buckets ?? []);
     for (const [code, n] of s.buckets) buckets.set(code, n);
     const newer = !cur || cur.asOf === null || s.asOf >= cur.asOf;
-    this.syncs.set(k, {
+    syncs.set(k, {
       correction: newer ? s.correction : (cur?.correction ?? 0),
       asOf: newer ? s.asOf : (cur?.asOf ?? null),
       buckets,
@@ -825,6 +876,11 @@ export class MemoryGraphStore implements GraphStore {
       for (const s of sources) add(`${s}`, { table, sourceId: s });
     } else if (table === 'users') {
       for (const id of this.users.keys()) add(`${id}`, { table, userId: id });
+    } else if (table === 'list_counts' || table === 'bucket_counts') {
+      for (const k of (table === 'list_counts' ? this.counters : this.syncs).keys()) {
+        const [user, relation, direction] = k.split('|') as [string, Relation, Direction];
+        add(k, { table, list: { userId: BigInt(user), relation, direction } });
+      }
     } else {
       for (const [pk, part] of this.partitions) {
         if (part.rows.size === 0) continue;

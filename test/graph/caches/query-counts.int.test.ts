@@ -10,6 +10,7 @@ import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GraphService } from '../../../src/graph/graph-service.js';
 import { createHttpMetrics, registerCacheMetrics } from '../../../src/http/metrics.js';
+import { migrateCounts } from '../../../src/jobs/migrate-counts.js';
 import { reconcileDirty } from '../../../src/jobs/reconcile-dirty.js';
 import { BucketedListService } from '../../../src/lists/list-service.js';
 import { CassandraGraphStore } from '../../../src/store/cassandra/graph-store.js';
@@ -26,8 +27,7 @@ const IDS = [...FOLLOWERS, ...Array.from({ length: 270 }, (_, i) => 1000n + BigI
 const BACKGROUND = new Set(['readEvents', 'listEventPeriods', 'listDeactivated']);
 
 let ks: TestKeyspace;
-const apps: Record<'on' | 'off', { app: ReturnType<typeof buildTestApp>['app']; registry: Registry }> =
-  {} as never;
+const apps: Record<'on' | 'off', Awaited<ReturnType<typeof build>>> = {} as never;
 
 async function build(caches: boolean) {
   const registry = new Registry();
@@ -133,4 +133,33 @@ describe('Q2: DB queries per request, warm', () => {
         expect((r.json.ids as string[]).sort()).toEqual(FOLLOWERS.map(String).sort());
       }
     });
+});
+
+describe('Q1: a cold counts read (issue 21)', () => {
+  it('is two single-partition reads from the account tables once migrate-counts is done, none warm', async () => {
+    await migrateCounts(apps.on.store);
+    // A new process: cold caches; its first counts read also reads the migration marker, once.
+    const fresh = await build(true);
+    const statements = async (read: () => Promise<unknown>) => {
+      const before = await queries(fresh.registry);
+      await read();
+      const out: string[] = [];
+      for (const [op, n] of await queries(fresh.registry))
+        if (!BACKGROUND.has(op)) for (let i = 0; i < n - (before.get(op) ?? 0); i++) out.push(op);
+      return out.sort();
+    };
+    const cold = await statements(() => fresh.graph.counts(OWNER));
+    const next = await statements(() => fresh.graph.counts(VIEWER));
+    const warm = await statements(() => fresh.graph.counts(OWNER));
+    console.log(`[Q1] counts cold (first read of a process) ${cold}; cold ${next}; warm ${warm.length}`);
+    expect(cold).toEqual(['getSweepProgress', 'getUserCountHeads', 'getUserCounts']);
+    expect(next).toEqual(['getUserCountHeads', 'getUserCounts']);
+    expect(warm).toEqual([]);
+    expect(await fresh.graph.counts(OWNER)).toEqual({
+      followers: 31,
+      following: 0,
+      exact: true,
+      asOf: expect.any(BigInt),
+    });
+  });
 });

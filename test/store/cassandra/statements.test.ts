@@ -25,7 +25,7 @@ function everyStatement(): [string, Statement][] {
 }
 
 describe('statements', () => {
-  it('flags exactly the lightweight transactions and the counter update as not idempotent', () => {
+  it('flags exactly the lightweight transactions and the counter updates as not idempotent', () => {
     const once = everyStatement()
       .filter(([, s]) => !s.idempotent)
       .map(([name]) => name);
@@ -37,6 +37,7 @@ describe('statements', () => {
       'S.directoryNextVersion',
       'S.replaceLayout',
       'S.incr',
+      'S.userIncr',
       'S.putReceipt',
     ]);
   });
