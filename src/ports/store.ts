@@ -11,6 +11,7 @@
  */
 
 import type { EventKey, EventRow } from '../model/events.js';
+import type { SearchKey, SearchRow } from '../model/search.js';
 import type { Directory, PendingSplit, RowMode, TimeBucket } from '../model/time-buckets.js';
 import type {
   BucketLayout,
@@ -27,6 +28,7 @@ import type {
   CountSync,
   DirtyMark,
   EdgeWrite,
+  IndexedNameWrite,
   ListMigration,
   ListRowWrite,
   PairAppend,
@@ -35,6 +37,7 @@ import type {
   Reconciliation,
   ScannedPartition,
   ScanTable,
+  SearchWrite,
   Suggestion,
   SuggestionSet,
   SweepProgress,
@@ -345,7 +348,11 @@ export interface CountStore {
    */
   putCountSync(
     list: ListKey,
-    sync: { correction: number; asOf: Position; buckets: ReadonlyMap<number, number> },
+    sync: {
+      correction: number;
+      asOf: Position;
+      buckets: ReadonlyMap<number, number>;
+    },
   ): Promise<void>;
   /** Records that the list's counter was reconciled against `counted` rows, with `drift` corrected. */
   putReconciliation(list: ListKey, r: Reconciliation): Promise<void>;
@@ -449,6 +456,34 @@ export interface RelayCursorStore {
 }
 
 /**
+ * The search rows of follows lists (`list_search`): each member of a follows list under its
+ * lowercased username, partitioned per list by the name's first two characters
+ * (`model/search.ts`). The edge batch writes them with their list rows (`EdgeStore.writeEdges`,
+ * `ListRowWrite.searchNames`); this port reads them and writes them outside that batch.
+ */
+export interface SearchStore {
+  /**
+   * The rows of partition `prefix` of `list`'s search rows strictly after `after` in
+   * (lowercased name, id) order and with a lowercased name below `end`, in that order, at most
+   * `limit`. One single-partition read.
+   */
+  listSearchRows(
+    list: ListKey,
+    prefix: string,
+    after: SearchKey,
+    end: string,
+    limit: number,
+  ): Promise<SearchRow[]>;
+  /**
+   * Writes each search row put or delete at its own version (a row's cells last-writer-wins; at
+   * one version a delete beats a put), and each indexed name into its pair's static cell at its
+   * version. Idempotent. Grouped per partition; partitions are written independently (not atomic
+   * together).
+   */
+  writeSearchRows(writes: readonly SearchWrite[], indexed?: readonly IndexedNameWrite[]): Promise<void>;
+}
+
+/**
  * Everything the service needs from storage: the role interfaces above plus the database clock.
  * Components take the narrowest role they use. (Readiness is not asked of the store: `/readyz`
  * asks whether every migration is applied: `schemaPresent`, wired in `src/main.ts`.)
@@ -459,6 +494,7 @@ export interface GraphStore
     PairHistoryStore,
     EdgeStore,
     ListStore,
+    SearchStore,
     CountStore,
     ReceiptStore,
     AccountTaskStore,
