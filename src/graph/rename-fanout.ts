@@ -31,18 +31,38 @@
  *   rename wins at the row's write time whatever the names' order. This relies on a page being
  *   written within the bound of its check (a page is one round of reads and writes, well under it).
  *
+ * Search rows (`list_search`, follows rows only; `pair-writer.ts`). For each follows row it renames,
+ * the page also writes, at the row's own write time W: the new name's search row (its name cell
+ * tagged like the list row's, so it beats a put's plain name at W), the member's indexed name in
+ * the pair's static cell (tagged too), and a delete of the old name's row (the name the list row
+ * held when read; skipped when only the case changes, which is the same row). The write-time rule:
+ * a rename task never brings back a member unfollowed at an earlier position. Every delete of the
+ * row is a later write of the pair, at a version at or above W, and deletes its search rows under
+ * the member's current name and its indexed name; at equal write times a delete beats a put, so
+ * whichever of the two lands first, the search row stays deleted as long as the delete named the
+ * new name. A delete that read the old name was made within the write path's bound of the rename,
+ * and the walk starts after that bound, so it has landed: the walk finds no row and writes
+ * nothing. A delete that lands after the walk read W read the new name (or the new indexed name).
+ * What is left, a delete that named neither landing between the read of W and the search write,
+ * the page's second look covers: it reads each row again after its writes and, for a row gone by
+ * then, deletes the new name's search row at W (a re-follow writes above W and wins). A rename
+ * shows in search when the walk reaches the row: the write path's bound plus the walk's time
+ * (README, "Search").
+ *
  * Generations and the task row follow `account-state.ts`: written before the user row at version
  * = generation, one higher per commit, deleted at the version the run last wrote or read, so a
  * newer rename's row survives the older run's delete.
  *
  * Cost: per row of the account's lists, the counterpart's layout and directory (two reads), one
- * one-row read and one write: about four round trips per follower, run a page at a time in
+ * one-row read and one write, and for a follows row one search write and a second one-row read:
+ * about six round trips per follower, run a page at a time in
  * parallel. Measured rates and the figure for a 9M-follower account are in the README. Limits:
  * a repair (`pair-repair.ts`) reads usernames outside the write path's bound; one that read the
  * old name and lands after the walk passed leaves it until the pair's next write.
  */
 import { type WalkCursor, walkList } from '../lists/list-walker.js';
 import { nowPosition } from '../model/clock.js';
+import { renamedUsername } from '../model/row-username.js';
 import { writeCodes } from '../model/time-buckets.js';
 import {
   type Direction,
@@ -54,11 +74,12 @@ import {
   type Relation,
   type UserId,
 } from '../model/types.js';
-import type { AccountTask, VersionedEntry } from '../ports/records.js';
-import type { AccountTaskStore, ListStore, UserStore } from '../ports/store.js';
+import type { AccountTask, SearchWrite, VersionedEntry } from '../ports/records.js';
+import type { AccountTaskStore, ListStore, SearchStore, UserStore } from '../ports/store.js';
 
 export type RenameFanoutStore = Pick<UserStore, 'getUser'> &
   Pick<ListStore, 'getLayout' | 'getDirectory' | 'listBucket' | 'listBucketVersions' | 'setListUsernames'> &
+  Pick<SearchStore, 'writeSearchRows'> &
   AccountTaskStore;
 
 /** Where a rename's walk stands (`account_tasks.cursor`, plain data; never leaves the server). */
@@ -154,15 +175,21 @@ export function newRenameTask(
  * its row): in every partition the row's list writes to now (`writeCodes` of the list's layout and
  * directory: its time bucket, or its hash buckets while it migrates, parent and child during a
  * split), at the row's own write time, grouped per partition. A target without a row writes
- * nothing. The fan-out's page step, and the list-level rename the list property tests apply.
+ * nothing. A follows row's search row moves too (see the note): the new name's row and the
+ * member's indexed name at the row's write time W, the old name's row (as the list row held it)
+ * deleted at W; then the list row is read again, and if it is gone by now the new name's row is
+ * deleted at W. The fan-out's page step, and the list-level rename the list property tests apply.
  */
 export async function renameRows(
-  store: Pick<ListStore, 'getLayout' | 'getDirectory' | 'listBucketVersions' | 'setListUsernames'>,
+  store: Pick<ListStore, 'getLayout' | 'getDirectory' | 'listBucketVersions' | 'setListUsernames'> &
+    Pick<SearchStore, 'writeSearchRows'>,
   targets: readonly { list: ListKey; entry: ListEntry }[],
   name: string,
   generation: Position,
 ): Promise<void> {
   const parts = new Map<string, { list: ListKey; code: number; rows: VersionedEntry[] }>();
+  /** Follows rows found, once per row (a row written to two partitions has one search row). */
+  const indexed = new Map<string, { list: ListKey; code: number; row: VersionedEntry }>();
   await Promise.all(
     targets.map(async ({ list, entry }) => {
       const [layout, directory] = await Promise.all([store.getLayout(list), store.getDirectory(list)]);
@@ -171,17 +198,66 @@ export async function renameRows(
         if (!row) continue;
         const key = `${listId(list)}|${code}`;
         const part = parts.get(key) ?? { list, code, rows: [] };
-        part.rows.push(row);
+        part.rows.push({
+          entry: { createdAt: row.entry.createdAt, otherId: row.entry.otherId },
+          version: row.version,
+        });
         parts.set(key, part);
+        const rowKey = `${listId(list)}|${entry.createdAt}|${entry.otherId}`;
+        if (list.relation === 'follows' && !indexed.has(rowKey)) indexed.set(rowKey, { list, code, row });
       }
     }),
   );
   await Promise.all(
     [...parts.values()].map((p) => store.setListUsernames(p.list, p.code, p.rows, name, generation)),
   );
+  if (indexed.size === 0) return;
+  const cell = renamedUsername(name, generation);
+  const lower = name.toLowerCase();
+  const found = [...indexed.values()];
+  const writes: SearchWrite[] = [];
+  for (const { list, row } of found) {
+    const { otherId, createdAt, username: old } = row.entry;
+    const version = row.version;
+    writes.push({ op: 'put', list, row: { lower, otherId, username: cell, createdAt }, version });
+    if (old !== undefined && old.toLowerCase() !== lower)
+      writes.push({ op: 'delete', list, key: { lower: old.toLowerCase(), otherId }, version });
+  }
+  await store.writeSearchRows(
+    writes,
+    found.map(({ list, row }) => ({
+      member: row.entry.otherId,
+      other: list.userId,
+      cell,
+      version: row.version,
+    })),
+  );
+  // A row deleted after its version was read (at or above it): its delete may not have named the
+  // new name, so the new name's row goes at W too (a later follow writes above W and wins).
+  const gone = await Promise.all(
+    found.map(async ({ list, code, row }) =>
+      (await rowVersion(store, list, code, row.entry)) ? null : { list, row },
+    ),
+  );
+  const late: SearchWrite[] = gone.flatMap((g) =>
+    g
+      ? [
+          {
+            op: 'delete' as const,
+            list: g.list,
+            key: { lower, otherId: g.row.entry.otherId },
+            version: g.row.version,
+          },
+        ]
+      : [],
+  );
+  if (late.length > 0) await store.writeSearchRows(late);
 }
 
-/** The write time of `entry`'s row in one partition, or null when it has none. One one-row read. */
+/**
+ * The write time of `entry`'s row in one partition (with the name the row holds), or null when
+ * it has none. One one-row read.
+ */
 async function rowVersion(
   store: Pick<ListStore, 'listBucketVersions'>,
   list: ListKey,
@@ -191,7 +267,14 @@ async function rowVersion(
   // Rows strictly after (createdAt, owner + 1) in list order begin with (createdAt, owner) when it exists.
   const [row] = await store.listBucketVersions(list, code, { ...entry, otherId: entry.otherId + 1n }, 1);
   return row && row.entry.createdAt === entry.createdAt && row.entry.otherId === entry.otherId
-    ? { entry: { createdAt: entry.createdAt, otherId: entry.otherId }, version: row.version }
+    ? {
+        entry: {
+          createdAt: entry.createdAt,
+          otherId: entry.otherId,
+          ...(row.entry.username === undefined ? {} : { username: row.entry.username }),
+        },
+        version: row.version,
+      }
     : null;
 }
 
