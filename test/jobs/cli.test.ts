@@ -22,6 +22,7 @@ it('--help lists every job with one line each', async () => {
     'repair',
     'migrate-lists',
     'split-buckets',
+    'index-search',
     'relay',
   ]);
 });
@@ -38,7 +39,7 @@ it('an unknown job and bad options are usage errors (exit 2), before any connect
   };
   expect(await fail(['nope'])).toEqual([
     2,
-    'usage: jobs <token|migrate|reconcile|reconcile-dirty|repair-sweep|suggest|repair|migrate-lists|split-buckets|relay> [args]  (jobs --help for more)',
+    'usage: jobs <token|migrate|reconcile|reconcile-dirty|repair-sweep|suggest|repair|migrate-lists|split-buckets|index-search|relay> [args]  (jobs --help for more)',
   ]);
   expect(await fail(['suggest', '--top', '101'])).toEqual([
     2,
@@ -65,6 +66,12 @@ it('an unknown job and bad options are usage errors (exit 2), before any connect
     expect(await fail(['migrate-lists', ...bad])).toEqual([
       2,
       'usage: jobs migrate-lists (--users 1,2 | --all) [--bucket-rows N] [--settle-ms N]',
+    ]);
+  }
+  for (const bad of [[], ['--all', '--users', '1'], ['--users', 'x']]) {
+    expect(await fail(['index-search', ...bad])).toEqual([
+      2,
+      'usage: jobs index-search (--users 1,2 | --all) [--restart]',
     ]);
   }
   expect(await fail(['repair-sweep', '--rate', '0'])).toEqual([
