@@ -10,7 +10,7 @@
  * (`writeCodes` of the counterpart's layout and directory: its time bucket, or its hash buckets
  * while it migrates, both in between), reads that row's write time (`listBucketVersions`, one row
  * from just above the key) and writes the name at exactly that write time
- * (`ListStore.setListUsernames`), grouped per partition. Its cursor (list, walk cursor, rows done)
+ * (`ListStore.setListUsernames`), row by row, a bounded number of rows at once. Its cursor (list, walk cursor, rows done)
  * is committed after every page, so a crash resumes at the last page and memory stays one page
  * whatever the list's size.
  *
@@ -68,7 +68,6 @@ import {
   type Direction,
   type ListEntry,
   type ListKey,
-  listId,
   type Position,
   RELATIONS,
   type Relation,
@@ -174,84 +173,89 @@ export function newRenameTask(
  * Writes `name`, tagged with `generation`, into the rows of `targets` (each a list and the key of
  * its row): in every partition the row's list writes to now (`writeCodes` of the list's layout and
  * directory: its time bucket, or its hash buckets while it migrates, parent and child during a
- * split), at the row's own write time, grouped per partition. A target without a row writes
- * nothing. A follows row's search row moves too (see the note): the new name's row and the
+ * split), at the row's own write time, each row its own chain of requests, `RENAME_CONCURRENCY`
+ * rows at once. A target without a row writes nothing. A follows row's search row moves too (see the note): the new name's row and the
  * member's indexed name at the row's write time W, the old name's row (as the list row held it)
  * deleted at W; then the list row is read again, and if it is gone by now the new name's row is
  * deleted at W. The fan-out's page step, and the list-level rename the list property tests apply.
  */
 export async function renameRows(
-  store: Pick<ListStore, 'getLayout' | 'getDirectory' | 'listBucketVersions' | 'setListUsernames'> &
-    Pick<SearchStore, 'writeSearchRows'>,
+  store: RenameRowsStore,
   targets: readonly { list: ListKey; entry: ListEntry }[],
   name: string,
   generation: Position,
 ): Promise<void> {
-  const parts = new Map<string, { list: ListKey; code: number; rows: VersionedEntry[] }>();
-  /** Follows rows found, once per row (a row written to two partitions has one search row). */
-  const indexed = new Map<string, { list: ListKey; code: number; row: VersionedEntry }>();
-  await Promise.all(
-    targets.map(async ({ list, entry }) => {
-      const [layout, directory] = await Promise.all([store.getLayout(list), store.getDirectory(list)]);
-      for (const code of writeCodes(layout, directory, entry)) {
-        const row = await rowVersion(store, list, code, entry);
-        if (!row) continue;
-        const key = `${listId(list)}|${code}`;
-        const part = parts.get(key) ?? { list, code, rows: [] };
-        part.rows.push({
-          entry: { createdAt: row.entry.createdAt, otherId: row.entry.otherId },
-          version: row.version,
-        });
-        parts.set(key, part);
-        const rowKey = `${listId(list)}|${entry.createdAt}|${entry.otherId}`;
-        if (list.relation === 'follows' && !indexed.has(rowKey)) indexed.set(rowKey, { list, code, row });
-      }
-    }),
-  );
-  await Promise.all(
-    [...parts.values()].map((p) => store.setListUsernames(p.list, p.code, p.rows, name, generation)),
-  );
-  if (indexed.size === 0) return;
+  let next = 0;
+  const worker = async () => {
+    while (next < targets.length) {
+      const target = targets[next++] as { list: ListKey; entry: ListEntry };
+      await renameRow(store, target.list, target.entry, name, generation);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(RENAME_CONCURRENCY, targets.length) }, worker));
+}
+
+/** What renaming one row reads and writes. */
+type RenameRowsStore = Pick<
+  ListStore,
+  'getLayout' | 'getDirectory' | 'listBucketVersions' | 'setListUsernames'
+> &
+  Pick<SearchStore, 'writeSearchRows'>;
+
+/**
+ * Rows a page renames at once: each row is its own chain of round trips (at most two requests in
+ * flight), so a page keeps the driver's connection well under its 2,048 requests in flight while
+ * no row waits for the slowest of its page between steps.
+ */
+const RENAME_CONCURRENCY = 256;
+
+/** `renameRows` for one row (see there). */
+async function renameRow(
+  store: RenameRowsStore,
+  list: ListKey,
+  entry: ListEntry,
+  name: string,
+  generation: Position,
+): Promise<void> {
+  const [layout, directory] = await Promise.all([store.getLayout(list), store.getDirectory(list)]);
+  const found: { code: number; row: VersionedEntry }[] = [];
+  for (const code of writeCodes(layout, directory, entry)) {
+    const row = await rowVersion(store, list, code, entry);
+    if (row) found.push({ code, row });
+  }
+  const [first] = found;
+  if (!first) return;
+  const key = (r: VersionedEntry) => ({
+    entry: { createdAt: r.entry.createdAt, otherId: r.entry.otherId },
+    version: r.version,
+  });
+  if (list.relation !== 'follows') {
+    await Promise.all(
+      found.map(({ code, row }) => store.setListUsernames(list, code, [key(row)], name, generation)),
+    );
+    return;
+  }
+  // One search row per row, whichever partitions hold the list row; it rides with the first
+  // partition's name write (one request).
+  const { otherId, createdAt, username: old } = first.row.entry;
+  const version = first.row.version;
   const cell = renamedUsername(name, generation);
   const lower = name.toLowerCase();
-  const found = [...indexed.values()];
-  const writes: SearchWrite[] = [];
-  for (const { list, row } of found) {
-    const { otherId, createdAt, username: old } = row.entry;
-    const version = row.version;
-    writes.push({ op: 'put', list, row: { lower, otherId, username: cell, createdAt }, version });
-    if (old !== undefined && old.toLowerCase() !== lower)
-      writes.push({ op: 'delete', list, key: { lower: old.toLowerCase(), otherId }, version });
-  }
-  await store.writeSearchRows(
-    writes,
-    found.map(({ list, row }) => ({
-      member: row.entry.otherId,
-      other: list.userId,
-      cell,
-      version: row.version,
-    })),
+  const writes: SearchWrite[] = [
+    { op: 'put', list, row: { lower, otherId, username: cell, createdAt }, version },
+  ];
+  if (old !== undefined && old.toLowerCase() !== lower)
+    writes.push({ op: 'delete', list, key: { lower: old.toLowerCase(), otherId }, version });
+  const search = { writes, indexed: [{ member: otherId, other: list.userId, cell, version }] };
+  await Promise.all(
+    found.map(({ code, row }, i) =>
+      store.setListUsernames(list, code, [key(row)], name, generation, i === 0 ? search : undefined),
+    ),
   );
   // A row deleted after its version was read (at or above it): its delete may not have named the
   // new name, so the new name's row goes at W too (a later follow writes above W and wins).
-  const gone = await Promise.all(
-    found.map(async ({ list, code, row }) =>
-      (await rowVersion(store, list, code, row.entry)) ? null : { list, row },
-    ),
-  );
-  const late: SearchWrite[] = gone.flatMap((g) =>
-    g
-      ? [
-          {
-            op: 'delete' as const,
-            list: g.list,
-            key: { lower, otherId: g.row.entry.otherId },
-            version: g.row.version,
-          },
-        ]
-      : [],
-  );
-  if (late.length > 0) await store.writeSearchRows(late);
+  if (!(await rowVersion(store, list, first.code, first.row.entry)))
+    await store.writeSearchRows([{ op: 'delete', list, key: { lower, otherId }, version }]);
 }
 
 /**
@@ -283,7 +287,7 @@ class Superseded extends Error {}
 class Gone extends Error {}
 
 export interface RenameFanoutOptions {
-  /** Rows of the account's lists per page (default 250). */
+  /** Rows of the account's lists per page (default 1,000; renamed `RENAME_CONCURRENCY` at a time). */
   pageSize?: number;
   /** µs since the epoch (default `nowPosition`). */
   clock?: () => Position;
@@ -308,7 +312,7 @@ export async function runRenameFanout(
 ): Promise<number> {
   const clock = o.clock ?? nowPosition;
   const sleep = o.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
-  const pageSize = o.pageSize ?? 250;
+  const pageSize = o.pageSize ?? 1000;
   let visited = 0;
   for (;;) {
     const task = await store.getAccountTask(owner, 'rename_fanout');

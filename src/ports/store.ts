@@ -261,7 +261,10 @@ export interface ListStore {
    * (two live cells at one write time resolve to the larger value). With `generation` (a
    * rename's, µs) the cell is tagged with it (`model/row-username.ts`), so of two renames written
    * at one row's write time the newer generation wins whatever the names' order; readers see the
-   * name only. One single-partition write. Idempotent.
+   * name only. One single-partition write. Idempotent. `search`: search writes (`SearchStore`)
+   * sent in the same request, each at its own version (a rename's fan-out moves a follows row's
+   * search row with its name): one unlogged batch, each partition's mutation atomic on its own,
+   * the whole not.
    */
   setListUsernames(
     list: ListKey,
@@ -269,6 +272,7 @@ export interface ListStore {
     rows: readonly VersionedEntry[],
     username: string,
     generation?: Position,
+    search?: { writes: readonly SearchWrite[]; indexed: readonly IndexedNameWrite[] },
   ): Promise<void>;
   /** Drops a whole bucket partition (after a growth has moved past it), at write time `version`. */
   dropBucket(list: ListKey, bucketCode: number, version: bigint): Promise<void>;

@@ -757,7 +757,9 @@ export class MemoryGraphStore implements GraphStore {
     rows: readonly VersionedEntry[],
     username: string,
     generation?: Position,
+    search?: { writes: readonly SearchWrite[]; indexed: readonly IndexedNameWrite[] },
   ): Promise<void> {
+    if (search) await this.writeSearchRows(search.writes, search.indexed);
     const name = generation === undefined ? username : renamedUsername(username, generation);
     const pk = partKey(list, bucketCode);
     const part = this.partitions.get(pk) ?? { drop: null, rows: new Map() };
