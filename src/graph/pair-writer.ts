@@ -124,8 +124,9 @@ export function listRowsFor(
   for (const { list, otherId } of projections(e)) {
     const place = placementOf(list);
     const username = usernames?.get(otherId);
+    // An active row put without a name (a caller that read none) indexes nothing and deletes nothing.
     const names =
-      e.relation !== 'follows'
+      e.relation !== 'follows' || (active !== null && username === undefined)
         ? []
         : [...new Set([username, indexed?.get(otherId)])].filter(
             (n): n is string => n !== undefined && (active === null || n !== username),

@@ -35,7 +35,7 @@ export const INDEX_SEARCH_JOB = 'index-search';
 const DIRECTIONS: readonly Direction[] = ['in', 'out'];
 
 /** Where a run stands (the progress row's `totals`, plain JSON). */
-interface Position {
+interface IndexCursor {
   /** The user whose lists are being indexed (null: the next one from `lastToken` or the list). */
   user: string | null;
   direction: Direction;
@@ -62,7 +62,7 @@ export interface IndexSearchOptions {
   onProgress?: (p: IndexSearchProgress) => void;
 }
 
-const toWalk = (w: Position['walk']): WalkCursor | null =>
+const toWalk = (w: IndexCursor['walk']): WalkCursor | null =>
   w === null
     ? null
     : {
@@ -70,7 +70,7 @@ const toWalk = (w: Position['walk']): WalkCursor | null =>
         after: w.t !== null && w.o !== null ? { createdAt: BigInt(w.t), otherId: BigInt(w.o) } : null,
       };
 
-const fromWalk = (w: WalkCursor | null): Position['walk'] =>
+const fromWalk = (w: WalkCursor | null): IndexCursor['walk'] =>
   w === null
     ? null
     : { b: w.bucketCode, t: w.after?.createdAt.toString() ?? null, o: w.after?.otherId.toString() ?? null };
@@ -99,8 +99,8 @@ export async function indexSearch(
   const saved = o.restart ? null : await store.getSweepProgress(INDEX_SEARCH_JOB);
   const resume = saved && !saved.done ? saved : null;
   const runId = resume?.runId ?? randomUUID();
-  const at: Position = resume
-    ? (JSON.parse(resume.totals) as Position)
+  const at: IndexCursor = resume
+    ? (JSON.parse(resume.totals) as IndexCursor)
     : { user: null, direction: 'in', walk: null, users: 0, rows: 0 };
   let lastToken = resume?.lastToken ?? null;
   const commit = (done: boolean) =>
