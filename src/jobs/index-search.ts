@@ -117,9 +117,10 @@ export async function indexSearch(
   const listed = o.users;
   const source = listed
     ? (async function* () {
+        // In order: the users done are the first `at.users`; the one in progress is named.
         const from =
           at.user === null
-            ? 0
+            ? at.users
             : Math.max(
                 0,
                 listed.findIndex((u) => u.toString() === at.user),

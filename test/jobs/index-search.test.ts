@@ -109,6 +109,36 @@ describe('jobs index-search', () => {
       [ann],
       [bob],
     ]);
+    // A run stopped between two users resumes with the next one, not from the first.
+    await store.putUser({ id: 2n, username: 'two', private: false, state: 'active', hideLists: false });
+    let calls = 0;
+    const stopping = new Proxy(store, {
+      get(target, prop) {
+        const v = Reflect.get(target, prop, target) as unknown;
+        if (prop === 'putSweepProgress')
+          return async (...a: unknown[]) => {
+            await (v as (...a: unknown[]) => Promise<void>).apply(target, a);
+            // Commits: O's followers page, its following page, O done (stop there).
+            if (++calls === 3) throw new Error('stopped');
+          };
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+    await expect(indexSearch(stopping, { users: [O, 2n], restart: true })).rejects.toThrow('stopped');
+    const listed: bigint[] = [];
+    const walking = new Proxy(store, {
+      get(target, prop) {
+        const v = Reflect.get(target, prop, target) as unknown;
+        if (prop === 'getLayout')
+          return async (list: ListKey) => {
+            listed.push(list.userId);
+            return (v as (l: ListKey) => Promise<unknown>).call(target, list);
+          };
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+    expect(await indexSearch(walking, { users: [O, 2n] })).toEqual({ users: 2, rows: 3 });
+    expect([...new Set(listed)]).toEqual([2n]);
     expect(await indexSearch(store, { users: [O], restart: true })).toEqual({ users: 1, rows: 3 });
     expect([
       await searchRows(store, followers, 'an'),
