@@ -242,6 +242,14 @@ export interface GraphApi {
     options?: ListQueryOptions,
   ): Promise<MemberPage>;
   /**
+   * The members of a follows list whose username starts with `q` (1–30 username characters,
+   * case-insensitive), in (lowercased name, id) order; the cursor is signed and bound to `list`
+   * and `q`. Visibility is the caller's (as `listPage`). Deactivated members are left out like a
+   * list page's, with the same short-page rule. Throws `InvalidInputError` for a bad `q`,
+   * `InvalidCursorError` for a cursor of another list or query.
+   */
+  search(list: ListKey, q: string, limit: number, cursor: string | null): Promise<MemberPage>;
+  /**
    * Fan-out scan of one slice of a list; order within a slice unspecified. `activeSince` (µs):
    * also skip members whose last reported activity is older, or never reported (one point read
    * of each member's activity per page); the slices' coverage of the members kept is unchanged.

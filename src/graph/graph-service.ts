@@ -424,6 +424,13 @@ export class GraphService implements GraphApi {
     return this.caches.firstPage(list, limit, read, () => this.counts(list.userId));
   }
 
+  /** A search page without deactivated members (`list-search.ts`); its rows carry the names. */
+  async search(list: ListKey, q: string, limit: number, cursor: string | null): Promise<MemberPage> {
+    const m = this.pageMembers();
+    const page = await this.lists.search(list, q, limit, cursor, { exclude: m.exclude });
+    return { ...page, items: await m.hydrate(page.items) };
+  }
+
   /** A scan page without deactivated members (it may be short; ids only, for fan-out). */
   scanPage(
     list: ListKey,

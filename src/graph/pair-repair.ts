@@ -79,11 +79,17 @@ export async function rewritePair(
     const e = rowEdge(r.list, r.otherId);
     const f = fold.edges.get(edgeKey(e.source, e.relation, e.target));
     if (f?.state === 'active' && f.createdAt === r.createdAt) continue;
+    // A follow the fold does not activate at all: its search row goes too (an active one keeps its own).
+    const names =
+      r.list.relation === 'follows' && f?.state !== 'active'
+        ? [usernames.get(r.otherId), history.indexedNames?.get(r.otherId)].filter((n) => n !== undefined)
+        : [];
     deletes.push({
       list: r.list,
       bucketCodes: [r.bucketCode],
       entry: { createdAt: r.createdAt, otherId: r.otherId },
       op: 'delete',
+      ...(names.length > 0 ? { searchNames: names } : {}),
     });
   }
   if (deletes.length > 0) {

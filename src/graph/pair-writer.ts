@@ -23,6 +23,15 @@
  * between them leaves stray rows that the next write or repair deletes). The first batch also
  * carries the view's feed rows (`pair-events.ts`): the events and the change are all-or-nothing.
  *
+ * Search rows (`list_search`, `cql/024`). A follows row's put carries the member's username, and
+ * the store writes the member's search row and records the name in the pair's static cell (its
+ * *indexed* name) in the same batch, at the same version. A search row is keyed by name, not by
+ * position, so a write deletes it only when the edge is inactive, under the member's current name
+ * and its indexed name (the pair read returns the static cells with the history, no extra
+ * request): the indexed name is what a follow written before a rename, whose fan-out has not
+ * reached the row yet, left behind; the current name is what a write or a fan-out after the
+ * rename indexed. A put under a name that differs from the indexed one deletes the indexed one.
+ *
  * Rewriting is idempotent: the same view and op write the same cells at the same version, which
  * is what makes retries and the repair job safe to re-run.
  *
@@ -77,6 +86,8 @@ export const COUNT_SHARDS = 16;
 export interface PairView {
   checkpoint: PairCheckpoint | null;
   ops: readonly StoredPairOp[];
+  /** The names the pair's accounts were last indexed under (`PairHistory.indexedNames`). */
+  indexedNames?: ReadonlyMap<UserId, string>;
 }
 
 /** The fold of a view, leaving out `skip` (an op, matched by position, source and kind) when given. */
@@ -93,30 +104,48 @@ const EVENTS_PER_BATCH = 24;
 
 /**
  * The rows a view must write for one folded edge: its active row (with the member's username from
- * `usernames` when it has one), deletes at each `stale` position.
+ * `usernames` when it has one), deletes at each `stale` position. A follows edge's rows also name
+ * the search rows to delete (`ListRowWrite.searchNames`): an active row's put deletes under the
+ * member's `indexed` name when a rename made it differ from the name put; an inactive edge's first
+ * delete deletes under both the member's current and its indexed name. (Not every delete: a search
+ * row has no position, and a delete at a stale position beside an active put would take the put's
+ * search row with it.)
  */
 export function listRowsFor(
   e: FoldedEdge,
   stale: Iterable<Position>,
   placementOf: (list: ListKey) => RowPlacement,
   usernames?: ReadonlyMap<UserId, string>,
+  indexed?: ReadonlyMap<UserId, string>,
 ): ListRowWrite[] {
   const rows: ListRowWrite[] = [];
   const active = e.state === 'active' ? e.createdAt : null;
   const deletes = [...new Set(stale)].filter((c) => c !== active);
   for (const { list, otherId } of projections(e)) {
     const place = placementOf(list);
-    const row = (entry: ListEntry, op: ListRowWrite['op']): ListRowWrite => ({
+    const username = usernames?.get(otherId);
+    // An active row put without a name (a caller that read none) indexes nothing and deletes nothing.
+    const names =
+      e.relation !== 'follows' || (active !== null && username === undefined)
+        ? []
+        : [...new Set([username, indexed?.get(otherId)])].filter(
+            (n): n is string => n !== undefined && (active === null || n !== username),
+          );
+    const row = (entry: ListEntry, op: ListRowWrite['op'], searchNames: string[]): ListRowWrite => ({
       list,
       bucketCodes: place.codes(entry),
       entry,
       op,
+      ...(searchNames.length > 0 ? { searchNames } : {}),
     });
     if (active !== null) {
-      const username = usernames?.get(otherId);
-      rows.push(row({ createdAt: active, otherId, ...(username === undefined ? {} : { username }) }, 'put'));
+      rows.push(
+        row({ createdAt: active, otherId, ...(username === undefined ? {} : { username }) }, 'put', names),
+      );
     }
-    for (const c of deletes) rows.push(row({ createdAt: c, otherId }, 'delete'));
+    deletes.forEach((c, i) => {
+      rows.push(row({ createdAt: c, otherId }, 'delete', active === null && i === 0 ? names : []));
+    });
   }
   return rows;
 }
@@ -178,7 +207,7 @@ export async function writePairView(
       edge,
       inBucketCodes: writeBucketCodes(placementOf(listIn(e.targetId, e.relation)).layout, e.sourceId),
     });
-    rows.push(...listRowsFor(e, stale.get(k) ?? [], placementOf, usernames));
+    rows.push(...listRowsFor(e, stale.get(k) ?? [], placementOf, usernames, view.indexedNames));
   }
   // Puts first, so the rows that must appear ride in the logged batch with their edges.
   rows.sort((x, y) => (x.op === y.op ? 0 : x.op === 'put' ? -1 : 1));

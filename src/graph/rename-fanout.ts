@@ -10,7 +10,7 @@
  * (`writeCodes` of the counterpart's layout and directory: its time bucket, or its hash buckets
  * while it migrates, both in between), reads that row's write time (`listBucketVersions`, one row
  * from just above the key) and writes the name at exactly that write time
- * (`ListStore.setListUsernames`), grouped per partition. Its cursor (list, walk cursor, rows done)
+ * (`ListStore.setListUsernames`), row by row, a bounded number of rows at once. Its cursor (list, walk cursor, rows done)
  * is committed after every page, so a crash resumes at the last page and memory stays one page
  * whatever the list's size.
  *
@@ -31,34 +31,54 @@
  *   rename wins at the row's write time whatever the names' order. This relies on a page being
  *   written within the bound of its check (a page is one round of reads and writes, well under it).
  *
+ * Search rows (`list_search`, follows rows only; `pair-writer.ts`). For each follows row it renames,
+ * the page also writes, at the row's own write time W: the new name's search row (its name cell
+ * tagged like the list row's, so it beats a put's plain name at W), the member's indexed name in
+ * the pair's static cell (tagged too), and a delete of the old name's row (the name the list row
+ * held when read; skipped when only the case changes, which is the same row). The write-time rule:
+ * a rename task never brings back a member unfollowed at an earlier position. Every delete of the
+ * row is a later write of the pair, at a version at or above W, and deletes its search rows under
+ * the member's current name and its indexed name; at equal write times a delete beats a put, so
+ * whichever of the two lands first, the search row stays deleted as long as the delete named the
+ * new name. A delete that read the old name was made within the write path's bound of the rename,
+ * and the walk starts after that bound, so it has landed: the walk finds no row and writes
+ * nothing. A delete that lands after the walk read W read the new name (or the new indexed name).
+ * What is left, a delete that named neither landing between the read of W and the search write,
+ * the page's second look covers: it reads each row again after its writes and, for a row gone by
+ * then, deletes the new name's search row at W (a re-follow writes above W and wins). A rename
+ * shows in search when the walk reaches the row: the write path's bound plus the walk's time
+ * (README, "Search").
+ *
  * Generations and the task row follow `account-state.ts`: written before the user row at version
  * = generation, one higher per commit, deleted at the version the run last wrote or read, so a
  * newer rename's row survives the older run's delete.
  *
  * Cost: per row of the account's lists, the counterpart's layout and directory (two reads), one
- * one-row read and one write: about four round trips per follower, run a page at a time in
+ * one-row read and one write, and for a follows row one search write and a second one-row read:
+ * about six round trips per follower, run a page at a time in
  * parallel. Measured rates and the figure for a 9M-follower account are in the README. Limits:
  * a repair (`pair-repair.ts`) reads usernames outside the write path's bound; one that read the
  * old name and lands after the walk passed leaves it until the pair's next write.
  */
 import { type WalkCursor, walkList } from '../lists/list-walker.js';
 import { nowPosition } from '../model/clock.js';
+import { renamedUsername } from '../model/row-username.js';
 import { writeCodes } from '../model/time-buckets.js';
 import {
   type Direction,
   type ListEntry,
   type ListKey,
-  listId,
   type Position,
   RELATIONS,
   type Relation,
   type UserId,
 } from '../model/types.js';
-import type { AccountTask, VersionedEntry } from '../ports/records.js';
-import type { AccountTaskStore, ListStore, UserStore } from '../ports/store.js';
+import type { AccountTask, SearchWrite, VersionedEntry } from '../ports/records.js';
+import type { AccountTaskStore, ListStore, SearchStore, UserStore } from '../ports/store.js';
 
 export type RenameFanoutStore = Pick<UserStore, 'getUser'> &
   Pick<ListStore, 'getLayout' | 'getDirectory' | 'listBucket' | 'listBucketVersions' | 'setListUsernames'> &
+  Pick<SearchStore, 'writeSearchRows'> &
   AccountTaskStore;
 
 /** Where a rename's walk stands (`account_tasks.cursor`, plain data; never leaves the server). */
@@ -153,35 +173,95 @@ export function newRenameTask(
  * Writes `name`, tagged with `generation`, into the rows of `targets` (each a list and the key of
  * its row): in every partition the row's list writes to now (`writeCodes` of the list's layout and
  * directory: its time bucket, or its hash buckets while it migrates, parent and child during a
- * split), at the row's own write time, grouped per partition. A target without a row writes
- * nothing. The fan-out's page step, and the list-level rename the list property tests apply.
+ * split), at the row's own write time, each row its own chain of requests, `RENAME_CONCURRENCY`
+ * rows at once. A target without a row writes nothing. A follows row's search row moves too (see the note): the new name's row and the
+ * member's indexed name at the row's write time W, the old name's row (as the list row held it)
+ * deleted at W; then the list row is read again, and if it is gone by now the new name's row is
+ * deleted at W. The fan-out's page step, and the list-level rename the list property tests apply.
  */
 export async function renameRows(
-  store: Pick<ListStore, 'getLayout' | 'getDirectory' | 'listBucketVersions' | 'setListUsernames'>,
+  store: RenameRowsStore,
   targets: readonly { list: ListKey; entry: ListEntry }[],
   name: string,
   generation: Position,
 ): Promise<void> {
-  const parts = new Map<string, { list: ListKey; code: number; rows: VersionedEntry[] }>();
-  await Promise.all(
-    targets.map(async ({ list, entry }) => {
-      const [layout, directory] = await Promise.all([store.getLayout(list), store.getDirectory(list)]);
-      for (const code of writeCodes(layout, directory, entry)) {
-        const row = await rowVersion(store, list, code, entry);
-        if (!row) continue;
-        const key = `${listId(list)}|${code}`;
-        const part = parts.get(key) ?? { list, code, rows: [] };
-        part.rows.push(row);
-        parts.set(key, part);
-      }
-    }),
-  );
-  await Promise.all(
-    [...parts.values()].map((p) => store.setListUsernames(p.list, p.code, p.rows, name, generation)),
-  );
+  let next = 0;
+  const worker = async () => {
+    while (next < targets.length) {
+      const target = targets[next++] as { list: ListKey; entry: ListEntry };
+      await renameRow(store, target.list, target.entry, name, generation);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(RENAME_CONCURRENCY, targets.length) }, worker));
 }
 
-/** The write time of `entry`'s row in one partition, or null when it has none. One one-row read. */
+/** What renaming one row reads and writes. */
+type RenameRowsStore = Pick<
+  ListStore,
+  'getLayout' | 'getDirectory' | 'listBucketVersions' | 'setListUsernames'
+> &
+  Pick<SearchStore, 'writeSearchRows'>;
+
+/**
+ * Rows a page renames at once: each row is its own chain of round trips (at most two requests in
+ * flight), so a page keeps the driver's connection well under its 2,048 requests in flight while
+ * no row waits for the slowest of its page between steps.
+ */
+const RENAME_CONCURRENCY = 256;
+
+/** `renameRows` for one row (see there). */
+async function renameRow(
+  store: RenameRowsStore,
+  list: ListKey,
+  entry: ListEntry,
+  name: string,
+  generation: Position,
+): Promise<void> {
+  const [layout, directory] = await Promise.all([store.getLayout(list), store.getDirectory(list)]);
+  const found: { code: number; row: VersionedEntry }[] = [];
+  for (const code of writeCodes(layout, directory, entry)) {
+    const row = await rowVersion(store, list, code, entry);
+    if (row) found.push({ code, row });
+  }
+  const [first] = found;
+  if (!first) return;
+  const key = (r: VersionedEntry) => ({
+    entry: { createdAt: r.entry.createdAt, otherId: r.entry.otherId },
+    version: r.version,
+  });
+  if (list.relation !== 'follows') {
+    await Promise.all(
+      found.map(({ code, row }) => store.setListUsernames(list, code, [key(row)], name, generation)),
+    );
+    return;
+  }
+  // One search row per row, whichever partitions hold the list row; it rides with the first
+  // partition's name write (one request).
+  const { otherId, createdAt, username: old } = first.row.entry;
+  const version = first.row.version;
+  const cell = renamedUsername(name, generation);
+  const lower = name.toLowerCase();
+  const writes: SearchWrite[] = [
+    { op: 'put', list, row: { lower, otherId, username: cell, createdAt }, version },
+  ];
+  if (old !== undefined && old.toLowerCase() !== lower)
+    writes.push({ op: 'delete', list, key: { lower: old.toLowerCase(), otherId }, version });
+  const search = { writes, indexed: [{ member: otherId, other: list.userId, cell, version }] };
+  await Promise.all(
+    found.map(({ code, row }, i) =>
+      store.setListUsernames(list, code, [key(row)], name, generation, i === 0 ? search : undefined),
+    ),
+  );
+  // A row deleted after its version was read (at or above it): its delete may not have named the
+  // new name, so the new name's row goes at W too (a later follow writes above W and wins).
+  if (!(await rowVersion(store, list, first.code, first.row.entry)))
+    await store.writeSearchRows([{ op: 'delete', list, key: { lower, otherId }, version }]);
+}
+
+/**
+ * The write time of `entry`'s row in one partition (with the name the row holds), or null when
+ * it has none. One one-row read.
+ */
 async function rowVersion(
   store: Pick<ListStore, 'listBucketVersions'>,
   list: ListKey,
@@ -191,7 +271,14 @@ async function rowVersion(
   // Rows strictly after (createdAt, owner + 1) in list order begin with (createdAt, owner) when it exists.
   const [row] = await store.listBucketVersions(list, code, { ...entry, otherId: entry.otherId + 1n }, 1);
   return row && row.entry.createdAt === entry.createdAt && row.entry.otherId === entry.otherId
-    ? { entry: { createdAt: entry.createdAt, otherId: entry.otherId }, version: row.version }
+    ? {
+        entry: {
+          createdAt: entry.createdAt,
+          otherId: entry.otherId,
+          ...(row.entry.username === undefined ? {} : { username: row.entry.username }),
+        },
+        version: row.version,
+      }
     : null;
 }
 
@@ -200,7 +287,7 @@ class Superseded extends Error {}
 class Gone extends Error {}
 
 export interface RenameFanoutOptions {
-  /** Rows of the account's lists per page (default 250). */
+  /** Rows of the account's lists per page (default 1,000; renamed `RENAME_CONCURRENCY` at a time). */
   pageSize?: number;
   /** µs since the epoch (default `nowPosition`). */
   clock?: () => Position;
@@ -225,7 +312,7 @@ export async function runRenameFanout(
 ): Promise<number> {
   const clock = o.clock ?? nowPosition;
   const sleep = o.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
-  const pageSize = o.pageSize ?? 250;
+  const pageSize = o.pageSize ?? 1000;
   let visited = 0;
   for (;;) {
     const task = await store.getAccountTask(owner, 'rename_fanout');

@@ -92,6 +92,17 @@ export const ListQuery = queryParams({
       'Only members whose `followed_at` is before this time (RFC 3339). A cursor is bound to its `since` / `until`.',
   }),
 });
+/** Search within a follows list: a username prefix, and a list's limit and cursor. */
+export const SearchQuery = queryParams({
+  q: z.string().regex(USERNAME_PATTERN, '1 to 30 of A-Z a-z 0-9 . _').openapi({
+    description: 'Username prefix, 1–30 of `[A-Za-z0-9._]`, case-insensitive.',
+    example: 'ad',
+  }),
+  limit: intParam(1, 200, 50),
+  cursor: Cursor.openapi({
+    description: 'Opaque cursor from a previous page of the same list and `q` (`next_cursor`).',
+  }),
+});
 /** Set queries (mutuals, not-followed-back): a list query whose cursor wraps a list cursor. */
 export const SetQuery = queryParams({
   limit: intParam(1, 200, 50),
@@ -248,6 +259,20 @@ export const ProfileSchema = z
 export const ListItemSchema = z
   .object({ id: UserIdString, username: z.string(), followed_at: Time })
   .openapi('ListItem');
+
+export const SearchPageSchema = z
+  .object({
+    items: z.array(ListItemSchema),
+    next_cursor: z
+      .string()
+      .nullable()
+      .openapi({
+        description:
+          'The next page of matches; null at the end, and only there: a page may come back short, even ' +
+          'empty, when its work budget is spent (e.g. many deactivated members in a row).',
+      }),
+  })
+  .openapi('SearchPage');
 
 export const ListPageSchema = z
   .object({

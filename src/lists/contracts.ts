@@ -97,6 +97,21 @@ export interface ListService {
    * to keep a cached first page's cursor right when they patch the page.
    */
   olderCursor(list: ListKey, last: ListEntry): string;
+  /**
+   * The members of `list` (a follows list) whose username starts with `q` (1–30 username
+   * characters, case-insensitive), in (lowercased name, id) order, at most `limit`, after `cursor`
+   * (issued for the same list and query; `InvalidCursorError` otherwise). Reads the search rows
+   * only: its cost is bounded by the matches it passes, not by the list's size
+   * (`list-search.ts`). With `options.exclude` it skips those members and may come back short
+   * (its work budget spent) with a non-null cursor, like `page`.
+   */
+  search(
+    list: ListKey,
+    q: string,
+    limit: number,
+    cursor: string | null,
+    options?: Pick<PageOptions, 'exclude'>,
+  ): Promise<ListPage>;
   /** One slice of a fan-out scan; `options.exclude` drops members (scan pages may be short). */
   scan(
     list: ListKey,

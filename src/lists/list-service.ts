@@ -48,7 +48,7 @@ import { boundedLru } from '../model/lru.js';
 import { type Directory, nextBucketId, type RowMode, rowMode, writeCodes } from '../model/time-buckets.js';
 import type { BucketLayout, ListEntry, ListKey, Position } from '../model/types.js';
 import { listId } from '../model/types.js';
-import type { ListStore } from '../ports/store.js';
+import type { ListStore, SearchStore } from '../ports/store.js';
 import type {
   ListPage,
   ListService,
@@ -63,11 +63,13 @@ import type { PageStats } from './cursor/merge.js';
 import { log2, MAX_SLICES } from './cursor/scan-slices.js';
 import { hashPage, hashScan } from './hash-pages.js';
 import { type GrowthProgress, growList } from './list-growth.js';
+import { searchPage } from './list-search.js';
 import { keyAbove, keyBelow, MIN_ID, toItem } from './page-keys.js';
 import { readNewer, readOlder, scanTimeSlice } from './time-pages.js';
 
 export interface ListServiceOptions {
-  store: ListStore;
+  /** The list rows, and the search rows search pages read. */
+  store: ListStore & Pick<SearchStore, 'listSearchRows'>;
   /** HMAC key for cursors; at least 16 characters. */
   cursorSecret: string;
   /** Index i: the list size at which a list grows to 2^(i+1) buckets (`config.graph.bucketThresholds`). */
@@ -180,7 +182,7 @@ export function nextThreshold(
 }
 
 export class BucketedListService implements ListService {
-  private readonly store: ListStore;
+  private readonly store: ListStore & Pick<SearchStore, 'listSearchRows'>;
   private readonly codec: CursorCodec;
   private readonly ttlMs: number;
   private readonly maxBuckets: number;
@@ -282,6 +284,27 @@ export class BucketedListService implements ListService {
       gapUs: 0,
       states: [{ exhausted: false, ceiling: null }],
     });
+  }
+
+  /** A search page (`list-search.ts`), within the list pages' rows-read budget. */
+  async search(
+    list: ListKey,
+    q: string,
+    limit: number,
+    cursor: string | null,
+    options: Pick<PageOptions, 'exclude'> = {},
+  ): Promise<ListPage> {
+    assertLimit(limit);
+    const budget = (this.o.pageBudget ?? pageBudget)(limit);
+    const { page } = await searchPage(
+      { store: this.store, codec: this.codec, budget },
+      list,
+      q,
+      limit,
+      cursor,
+      options.exclude,
+    );
+    return page;
   }
 
   /** A page of a time-bucketed list (`time-pages.ts`); cursors carry the boundary only. */

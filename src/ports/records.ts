@@ -3,6 +3,7 @@
  * scans, suggestions): the vocabulary of `ports/store.ts` beyond the domain's nouns.
  */
 
+import type { SearchKey, SearchRow } from '../model/search.js';
 import type { EdgeRecord, ListEntry, ListKey, PairOp, Position, UserId } from '../model/types.js';
 
 /**
@@ -64,6 +65,13 @@ export interface PairHistory {
    * share the checkpoint's snapshot. A compaction may only commit a horizon strictly below it.
    */
   snapshotThrough: Position | null;
+  /**
+   * The name each account of the pair was last indexed under in the other's follows lists' search
+   * rows (`list_search`), as the pair's static cells hold it (plain, the tag of a rename's cell
+   * stripped); an account never indexed has no entry (and the field is absent when neither was). What a delete of a follow row deletes its
+   * search row under besides the member's current name (`ListRowWrite.searchNames`).
+   */
+  indexedNames?: ReadonlyMap<UserId, string>;
 }
 
 /** One single-partition write to a pair's history: an op, and optionally a compaction step. */
@@ -111,6 +119,35 @@ export interface ListRowWrite {
   bucketCodes: number[];
   entry: ListEntry;
   op: 'put' | 'delete';
+  /**
+   * Follows rows only: the names the member's search row (`list_search`) may stand under that
+   * this write deletes, at its version. A put indexes `entry.username` (and records it as the
+   * member's indexed name in the pair's static cell) and deletes under each other name here (a
+   * name indexed before a rename reached the row); a delete deletes under each name here (the
+   * member's current name and the name last indexed). Names equal to the put's once lowercased
+   * are skipped (the same search row).
+   */
+  searchNames?: readonly string[];
+}
+
+/**
+ * One search-row write outside the edge batch (a rename's fan-out, the backfill job): a put of a
+ * row, or a delete of a key, in `list` (a follows list), at `version` (the list row's write time).
+ * `username` of a put is the cell as stored (a rename's is tagged, `model/row-username.ts`).
+ */
+export type SearchWrite =
+  | { op: 'put'; list: ListKey; row: SearchRow; version: bigint }
+  | { op: 'delete'; list: ListKey; key: SearchKey; version: bigint };
+
+/**
+ * The name `member` is indexed under in `other`'s follows lists, recorded in their pair's static
+ * cell at `version` (`cell`: a `row-username.ts` cell, a rename's tagged so it wins at one write time).
+ */
+export interface IndexedNameWrite {
+  member: UserId;
+  other: UserId;
+  cell: string;
+  version: bigint;
 }
 
 /** A derived edge state to write. */

@@ -11,6 +11,7 @@
  */
 
 import type { EventKey, EventRow } from '../model/events.js';
+import type { SearchKey, SearchRow } from '../model/search.js';
 import type { Directory, PendingSplit, RowMode, TimeBucket } from '../model/time-buckets.js';
 import type {
   BucketLayout,
@@ -28,6 +29,7 @@ import type {
   CountSync,
   DirtyMark,
   EdgeWrite,
+  IndexedNameWrite,
   ListCounts,
   ListMigration,
   ListRowWrite,
@@ -37,6 +39,7 @@ import type {
   Reconciliation,
   ScannedPartition,
   ScanTable,
+  SearchWrite,
   Suggestion,
   SuggestionSet,
   SweepProgress,
@@ -260,7 +263,10 @@ export interface ListStore {
    * (two live cells at one write time resolve to the larger value). With `generation` (a
    * rename's, µs) the cell is tagged with it (`model/row-username.ts`), so of two renames written
    * at one row's write time the newer generation wins whatever the names' order; readers see the
-   * name only. One single-partition write. Idempotent.
+   * name only. One single-partition write. Idempotent. `search`: search writes (`SearchStore`)
+   * sent in the same request, each at its own version (a rename's fan-out moves a follows row's
+   * search row with its name): one unlogged batch, each partition's mutation atomic on its own,
+   * the whole not.
    */
   setListUsernames(
     list: ListKey,
@@ -268,6 +274,7 @@ export interface ListStore {
     rows: readonly VersionedEntry[],
     username: string,
     generation?: Position,
+    search?: { writes: readonly SearchWrite[]; indexed: readonly IndexedNameWrite[] },
   ): Promise<void>;
   /** Drops a whole bucket partition (after a growth has moved past it), at write time `version`. */
   dropBucket(list: ListKey, bucketCode: number, version: bigint): Promise<void>;
@@ -378,7 +385,11 @@ export interface CountStore {
    */
   putCountSync(
     list: ListKey,
-    sync: { correction: number; asOf: Position; buckets: ReadonlyMap<number, number> },
+    sync: {
+      correction: number;
+      asOf: Position;
+      buckets: ReadonlyMap<number, number>;
+    },
   ): Promise<void>;
   /** Records that the list's counter was reconciled against `counted` rows, with `drift` corrected. */
   putReconciliation(list: ListKey, r: Reconciliation): Promise<void>;
@@ -482,6 +493,34 @@ export interface RelayCursorStore {
 }
 
 /**
+ * The search rows of follows lists (`list_search`): each member of a follows list under its
+ * lowercased username, partitioned per list by the name's first two characters
+ * (`model/search.ts`). The edge batch writes them with their list rows (`EdgeStore.writeEdges`,
+ * `ListRowWrite.searchNames`); this port reads them and writes them outside that batch.
+ */
+export interface SearchStore {
+  /**
+   * The rows of partition `prefix` of `list`'s search rows strictly after `after` in
+   * (lowercased name, id) order and with a lowercased name below `end`, in that order, at most
+   * `limit`. One single-partition read.
+   */
+  listSearchRows(
+    list: ListKey,
+    prefix: string,
+    after: SearchKey,
+    end: string,
+    limit: number,
+  ): Promise<SearchRow[]>;
+  /**
+   * Writes each search row put or delete at its own version (a row's cells last-writer-wins; at
+   * one version a delete beats a put), and each indexed name into its pair's static cell at its
+   * version. Idempotent. Grouped per partition; partitions are written independently (not atomic
+   * together).
+   */
+  writeSearchRows(writes: readonly SearchWrite[], indexed?: readonly IndexedNameWrite[]): Promise<void>;
+}
+
+/**
  * Everything the service needs from storage: the role interfaces above plus the database clock.
  * Components take the narrowest role they use. (Readiness is not asked of the store: `/readyz`
  * asks whether every migration is applied: `schemaPresent`, wired in `src/main.ts`.)
@@ -492,6 +531,7 @@ export interface GraphStore
     PairHistoryStore,
     EdgeStore,
     ListStore,
+    SearchStore,
     CountStore,
     ReceiptStore,
     AccountTaskStore,

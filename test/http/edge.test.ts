@@ -617,6 +617,8 @@ describe('operations', () => {
         'POST /v1/users/{id}/followers/contains',
         'DELETE /v1/users/{id}/followers/{follower}',
         'GET /v1/users/{id}/followers/scan',
+        'GET /v1/users/{id}/followers/search',
+        'GET /v1/users/{id}/following/search',
         'GET /v1/users/{id}/followed-by',
         'GET /v1/users/{id}/counts',
         'GET /v1/users/{id}/requests',

@@ -26,6 +26,7 @@ const emptyGraph: Partial<GraphApi> = {
   scanPage: async () => ({ ids: [], nextCursor: null }),
   followedBy: async () => ({ sample: [], total: 0 }),
   setPage: async () => ({ items: [], nextCursor: null }),
+  search: async () => ({ items: [], nextCursor: null }),
   suggestions: async () => [],
 };
 
@@ -63,6 +64,10 @@ async function listRoutes(): Promise<{ path: string }[]> {
   });
 }
 
+/** A valid query of a list route: `limit=1`, and the prefix a search route requires. */
+const known = (path: string): Record<string, string> =>
+  path.endsWith('/search') ? { limit: '1', q: 'a' } : { limit: '1' };
+
 describe('list routes refuse unknown query parameters', () => {
   it('covers every list route of the contract', async () => {
     expect((await listRoutes()).map((r) => r.path).sort()).toEqual(
@@ -77,6 +82,8 @@ describe('list routes refuse unknown query parameters', () => {
         '/v1/users/1/restricts',
         '/v1/users/1/followed-by',
         '/v1/users/1/followers/scan',
+        '/v1/users/1/followers/search',
+        '/v1/users/1/following/search',
         '/v1/users/1/mutuals',
         '/v1/users/1/followers/not-followed-back',
         '/v1/users/1/suggestions',
@@ -185,6 +192,8 @@ describe('list routes refuse unknown query parameters', () => {
       '/v1/users/1/followed-by',
       '/v1/users/1/followers/not-followed-back',
       '/v1/users/1/followers/scan',
+      '/v1/users/1/followers/search',
+      '/v1/users/1/following/search',
       '/v1/users/1/mutuals',
       '/v1/users/1/suggestions',
     ]);
@@ -194,7 +203,7 @@ describe('list routes refuse unknown query parameters', () => {
         : ['direction', 'since', 'until'];
     for (const path of others) {
       for (const unknown of refused(path)) {
-        const q = new URLSearchParams({ limit: '1', [unknown]: 'x' });
+        const q = new URLSearchParams({ ...known(path), [unknown]: 'x' });
         const r = await call(app, 'GET', `${path}?${q}`, { auth: admin });
         expect([path, unknown, r.status, r.json.errors]).toEqual([
           path,
@@ -209,7 +218,7 @@ describe('list routes refuse unknown query parameters', () => {
   it('every list route: an unknown parameter next to a known one is a 400 naming it; the known one alone is a 200', async () => {
     for (const { path } of await listRoutes()) {
       for (const unknown of ['Limit', 'limit[]', 'Direction', 'since[]']) {
-        const q = new URLSearchParams({ limit: '1', [unknown]: 'x' });
+        const q = new URLSearchParams({ ...known(path), [unknown]: 'x' });
         const r = await call(app, 'GET', `${path}?${q}`, { auth: admin });
         expect([path, unknown, r.status, r.json.code, r.json.errors]).toEqual([
           path,
@@ -219,7 +228,7 @@ describe('list routes refuse unknown query parameters', () => {
           [{ path: 'query', message: `Unrecognized key: "${unknown}"` }],
         ]);
       }
-      const ok = await call(app, 'GET', `${path}?limit=1`, { auth: admin });
+      const ok = await call(app, 'GET', `${path}?${new URLSearchParams(known(path))}`, { auth: admin });
       expect([path, ok.status]).toEqual([path, 200]);
     }
   });

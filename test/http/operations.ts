@@ -43,6 +43,7 @@ const SUGGEST_ERRORS = suggest(
 );
 const queries = t('list-queries.test.ts');
 const events = t('events.test.ts');
+const search = t('follow-search.test.ts');
 const EVENTS_SECURITY = events(
   'security: 401 without a token and 403 for a token without graph:admin, on both routes, before the feed',
 );
@@ -79,6 +80,25 @@ const SET_ERRORS = sets(
 const SET_SECURITY = sets(
   'security: not-followed-back is owner-only (403); mutuals follow list visibility (403 private, 404 blocked)',
 );
+
+const SEARCH = {
+  happy: [
+    search('search: prefix matches in username order, case-insensitive, paged through the cursor to the end'),
+    search('search: a deactivated member is left out, and back once reactivated'),
+  ],
+  error: [
+    search(
+      'search: a bad q (missing, empty, 31 characters, a character outside usernames) is a 400 naming q',
+    ),
+    search('search: a cursor of another q or another list is a 400 invalid_cursor'),
+  ],
+  security: [
+    SHARED_SECURITY,
+    search(
+      'search: a private account’s lists are 403 to a stranger, like the list routes; the owner sees them',
+    ),
+  ],
+};
 
 export const OPERATION_TESTS: Record<string, OperationCoverage> = {
   putUser: {
@@ -171,6 +191,8 @@ export const OPERATION_TESTS: Record<string, OperationCoverage> = {
     ],
     security: [SHARED_SECURITY, PRIVATE, BLOCKED],
   },
+  searchFollowers: SEARCH,
+  searchFollowing: SEARCH,
   removeFollower: {
     happy: [routes('DELETE removes a follower (idempotent; owner only)')],
     error: [errors('removeFollower: unknown follower 404, self 400')],

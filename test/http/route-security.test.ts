@@ -39,6 +39,8 @@ const ACCESS: Record<string, Access> = {
   getFollowStatus: 'public',
   listFollowing: 'public',
   listFollowers: 'public',
+  searchFollowing: 'public',
+  searchFollowers: 'public',
   followedBy: 'public',
   getCounts: 'public',
   listMutuals: 'public',
@@ -86,6 +88,12 @@ const VALID_BODY: Record<string, { type: string; text: string }> = {
   followersContains: { type: 'application/json', text: '{"ids":["8"]}' },
   relationships: { type: 'application/json', text: '{"ids":["8"]}' },
   importFollowing: { type: 'application/x-ndjson', text: '{"id":"8"}\n' },
+};
+
+/** A valid query for every operation with a required query parameter (appended to its path). */
+const VALID_QUERY: Record<string, string> = {
+  searchFollowing: 'q=ad',
+  searchFollowers: 'q=ad',
 };
 
 /** The only routes that answer without a token (the API contract, "Operations"). */
@@ -161,11 +169,21 @@ const OPERATIONS: Operation[] = DOC_OPERATIONS.map(({ path, method, op }) => ({
   bodyType: op.requestBody ? Object.keys(op.requestBody.content)[0] : undefined,
 }));
 
-/** The concrete path: `{id}` is the owner, every other parameter another user. */
-const concrete = (op: Operation, bad?: { name: string; value: string }) =>
-  op.path.replace(/\{(\w+)\}/g, (_m, name: string) =>
+/**
+ * The concrete path: `{id}` is the owner, every other parameter another user; with the operation's
+ * valid query (`VALID_QUERY`), if it needs one.
+ */
+const concrete = (op: Operation, bad?: { name: string; value: string }) => {
+  const path = op.path.replace(/\{(\w+)\}/g, (_m, name: string) =>
     bad?.name === name ? encodeURIComponent(bad.value) : name === 'id' ? OWNER : OTHER,
   );
+  const query = VALID_QUERY[op.operationId];
+  return query === undefined ? path : `${path}?${query}`;
+};
+
+/** `concrete(op)` with one more query parameter. */
+const withQuery = (op: Operation, param: string) =>
+  `${concrete(op)}${VALID_QUERY[op.operationId] === undefined ? '?' : '&'}${param}`;
 
 interface Sent {
   status: number;
@@ -365,7 +383,7 @@ describe.each(ROWS)('every operation: validation — %s', (_id, op) => {
   });
 
   it('an unknown query parameter is a 400 naming it', async () => {
-    expect(await send(op, { auth: admin, path: `${concrete(op)}?bogus=1` })).toEqual(
+    expect(await send(op, { auth: admin, path: withQuery(op, 'bogus=1') })).toEqual(
       invalid('query', [{ path: 'query', message: 'Unrecognized key: "bogus"' }]),
     );
   });

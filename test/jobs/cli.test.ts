@@ -23,6 +23,7 @@ it('--help lists every job with one line each', async () => {
     'migrate-lists',
     'migrate-counts',
     'split-buckets',
+    'index-search',
     'relay',
   ]);
 });
@@ -39,7 +40,7 @@ it('an unknown job and bad options are usage errors (exit 2), before any connect
   };
   expect(await fail(['nope'])).toEqual([
     2,
-    'usage: jobs <token|migrate|reconcile|reconcile-dirty|repair-sweep|suggest|repair|migrate-lists|migrate-counts|split-buckets|relay> [args]  (jobs --help for more)',
+    'usage: jobs <token|migrate|reconcile|reconcile-dirty|repair-sweep|suggest|repair|migrate-lists|migrate-counts|split-buckets|index-search|relay> [args]  (jobs --help for more)',
   ]);
   expect(await fail(['suggest', '--top', '101'])).toEqual([
     2,
@@ -72,6 +73,12 @@ it('an unknown job and bad options are usage errors (exit 2), before any connect
     expect(await fail(['migrate-counts', ...bad])).toEqual([
       2,
       'usage: jobs migrate-counts (--all | --users 1,2) [--page N]',
+    ]);
+  }
+  for (const bad of [[], ['--all', '--users', '1'], ['--users', 'x']]) {
+    expect(await fail(['index-search', ...bad])).toEqual([
+      2,
+      'usage: jobs index-search (--users 1,2 | --all) [--restart]',
     ]);
   }
   expect(await fail(['repair-sweep', '--rate', '0'])).toEqual([

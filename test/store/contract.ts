@@ -7,6 +7,8 @@ import { bucketCodeOf, bucketOf, SINGLE_BUCKET } from '../../src/model/buckets.j
 import { nowPosition } from '../../src/model/clock.js';
 import { UsernameTakenError } from '../../src/model/errors.js';
 import { compareEventKeys, eventShard } from '../../src/model/events.js';
+import { renamedUsername } from '../../src/model/row-username.js';
+import { SEARCH_END } from '../../src/model/search.js';
 import {
   type EdgeRecord,
   type ListEntry,
@@ -555,6 +557,110 @@ export function describeStoreContract(name: string, make: () => Promise<StoreFix
       await store.copyBucketPage(list, 1, null, 10, () => 4096);
       await store.setListUsernames(list, 4096, walked, 'zed', 1_000n);
       expect(await store.listBucket(list, 4096, null, 10)).toStrictEqual([{ ...ex, username: 'amy' }]);
+    });
+
+    it('search rows ride with follows rows: a put indexes its name (and the pair’s indexed name), searchNames deletes, one partition per prefix read after a key and below an end', async () => {
+      const [owner, x, y, z] = ids(4) as [bigint, bigint, bigint, bigint];
+      const list = followers(owner);
+      const row = (entry: ListEntry, op: 'put' | 'delete', searchNames?: string[]) => ({
+        list,
+        bucketCodes: [1, 2],
+        entry,
+        op,
+        ...(searchNames ? { searchNames } : {}),
+      });
+      await store.writeEdges(
+        [],
+        [
+          row({ createdAt: 100n, otherId: x, username: 'Bob' }, 'put'),
+          row({ createdAt: 200n, otherId: y, username: 'bobby' }, 'put'),
+          row({ createdAt: 300n, otherId: z, username: 'Bo' }, 'put'),
+          {
+            list: { userId: owner, relation: 'mutes', direction: 'in' },
+            bucketCodes: [1],
+            entry: { createdAt: 400n, otherId: x, username: 'Bob' },
+            op: 'put',
+          },
+        ],
+        10n,
+      );
+      const start = { lower: '', otherId: 0n };
+      const [bo, bob, bobby] = [
+        { lower: 'bo', otherId: z, username: 'Bo', createdAt: 300n },
+        { lower: 'bob', otherId: x, username: 'Bob', createdAt: 100n },
+        { lower: 'bobby', otherId: y, username: 'bobby', createdAt: 200n },
+      ];
+      expect(await store.listSearchRows(list, 'bo', start, SEARCH_END, 10)).toStrictEqual([bo, bob, bobby]);
+      expect(await store.listSearchRows(list, 'bo', { lower: 'bo', otherId: z }, 'bobb', 10)).toStrictEqual([
+        bob,
+      ]);
+      expect(await store.listSearchRows(list, 'bo', start, SEARCH_END, 2)).toStrictEqual([bo, bob]);
+      expect(await store.listSearchRows(list, 'b', start, SEARCH_END, 10)).toStrictEqual([]);
+      expect(
+        await store.listSearchRows({ ...list, direction: 'out' }, 'bo', start, SEARCH_END, 10),
+      ).toStrictEqual([]);
+      expect((await store.readPairHistory(x, owner)).indexedNames).toStrictEqual(new Map([[x, 'Bob']]));
+      // A put under a new name deletes the one named beside it; a delete deletes under every name.
+      await store.writeEdges(
+        [],
+        [row({ createdAt: 100n, otherId: x, username: 'Carl' }, 'put', ['Bob'])],
+        11n,
+      );
+      await store.writeEdges([], [row({ createdAt: 200n, otherId: y }, 'delete', ['BOBBY', 'zed'])], 11n);
+      expect(await store.listSearchRows(list, 'bo', start, SEARCH_END, 10)).toStrictEqual([bo]);
+      expect(await store.listSearchRows(list, 'ca', start, SEARCH_END, 10)).toStrictEqual([
+        { lower: 'carl', otherId: x, username: 'Carl', createdAt: 100n },
+      ]);
+      expect((await store.readPairHistory(owner, x)).indexedNames).toStrictEqual(new Map([[x, 'Carl']]));
+      // An older put cannot bring a deleted row back, nor one at the delete's version; a case-only
+      // rename named beside its own put is the same row, kept.
+      await store.writeEdges([], [row({ createdAt: 200n, otherId: y, username: 'bobby' }, 'put')], 11n);
+      await store.writeEdges([], [row({ createdAt: 300n, otherId: z, username: 'BO' }, 'put', ['Bo'])], 12n);
+      expect(await store.listSearchRows(list, 'bo', start, SEARCH_END, 10)).toStrictEqual([
+        { ...bo, username: 'BO' },
+      ]);
+    });
+
+    it('writeSearchRows: each write at its own version, a rename’s tagged name wins at one write time, a delete at it wins over both', async () => {
+      const [owner, x] = ids(2) as [bigint, bigint];
+      const list: ListKey = { userId: owner, relation: 'follows', direction: 'out' };
+      const start = { lower: '', otherId: 0n };
+      await store.writeEdges(
+        [],
+        [{ list, bucketCodes: [1], entry: { createdAt: 100n, otherId: x, username: 'bob' }, op: 'put' }],
+        10n,
+      );
+      const cell = renamedUsername('BOB', 5n);
+      await store.writeSearchRows(
+        [
+          {
+            op: 'put',
+            list,
+            row: { lower: 'bob', otherId: x, username: cell, createdAt: 100n },
+            version: 10n,
+          },
+        ],
+        [{ member: x, other: owner, cell, version: 10n }],
+      );
+      const renamed = { lower: 'bob', otherId: x, username: 'BOB', createdAt: 100n };
+      expect(await store.listSearchRows(list, 'bo', start, SEARCH_END, 10)).toStrictEqual([renamed]);
+      expect((await store.readPairHistory(owner, x)).indexedNames).toStrictEqual(new Map([[x, 'BOB']]));
+      // A plain name at the same write time loses to the tagged one; an older write changes nothing.
+      await store.writeSearchRows(
+        [
+          {
+            op: 'put',
+            list,
+            row: { lower: 'bob', otherId: x, username: 'bob', createdAt: 100n },
+            version: 10n,
+          },
+        ],
+        [{ member: x, other: owner, cell: 'zzz', version: 9n }],
+      );
+      expect(await store.listSearchRows(list, 'bo', start, SEARCH_END, 10)).toStrictEqual([renamed]);
+      expect((await store.readPairHistory(owner, x)).indexedNames).toStrictEqual(new Map([[x, 'BOB']]));
+      await store.writeSearchRows([{ op: 'delete', list, key: { lower: 'bob', otherId: x }, version: 10n }]);
+      expect(await store.listSearchRows(list, 'bo', start, SEARCH_END, 10)).toStrictEqual([]);
     });
 
     it('list rows: since bounds an older read; listBucketNewer reads upward, oldest first, below until', async () => {

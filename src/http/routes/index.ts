@@ -4,6 +4,7 @@ import { registerContains } from './contains.js';
 import { registerCounts } from './counts.js';
 import { registerEvents } from './events.js';
 import { registerFollowersList, registerFollowingList } from './follow-lists.js';
+import { registerFollowersSearch, registerFollowingSearch } from './follow-search.js';
 import { registerFollowedBy } from './followed-by.js';
 import { removeFollower } from './followers-delete.js';
 import { registerFollowersScan } from './followers-scan.js';
@@ -31,11 +32,14 @@ export function registerRoutes(app: ApiApp, deps: RouteDeps): void {
   // Before `following/{target}`: `export` and `import` are fixed segments, not targets.
   registerFollowingExport(app, deps);
   registerFollowingImport(app, deps);
+  // Before `following/{target}`: `search` is a fixed segment, not a target.
+  registerFollowingSearch(app, deps);
   registerFollowStatus(app, deps);
   registerFollowingList(app, deps);
   registerContains(app, deps);
   registerFollowersScan(app, deps);
   registerFollowersList(app, deps);
+  registerFollowersSearch(app, deps);
   removeFollower.register(app, deps);
   registerFollowedBy(app, deps);
   registerCounts(app, deps);

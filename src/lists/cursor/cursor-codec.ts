@@ -43,12 +43,16 @@
  * expands a coarse code back into its sub-buckets. Read in rank order, the entries of one position
  * stay one contiguous rank range, which merges into at most 2·log2 N codes.
  *
+ * A search cursor (`list-search.ts`) records the lowercased query it was issued for and the last
+ * (lowercased name, id) key passed; `decodeSearch` refuses it for another query (or list).
+ *
  * Rejected: JSON (3–4× larger at N = 1024); encryption (the content is not secret, integrity is
  * what matters); expiry (cursors must not expire while the list exists).
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { InvalidCursorError } from '../../model/errors.js';
+import type { SearchKey } from '../../model/search.js';
 import type { ListEntry, ListKey, Relation } from '../../model/types.js';
 import { RELATIONS } from '../../model/types.js';
 import type { BucketState } from './merge.js';
@@ -74,6 +78,8 @@ const KIND_PAGE = 1;
 const KIND_SCAN = 2;
 /** A scan slice of a time-bucketed list (`time-pages.ts`). */
 const KIND_TIME_SCAN = 3;
+/** A search page (`list-search.ts`): bound to the list and the query. */
+const KIND_SEARCH = 4;
 const FLAG_DEFLATED = 0x10;
 const FLAG_SPARSE = 0x20;
 /** A page cursor that pages toward newer items (a `prev_cursor`). */
@@ -292,6 +298,34 @@ export class CursorCodec {
     return {
       key: body.readUInt32BE(4),
       after: has ? { createdAt: body.readBigInt64BE(9), otherId: body.readBigInt64BE(17) } : null,
+    };
+  }
+
+  /** Seals a search position: the lowercased query and the last key passed. */
+  encodeSearch(c: { list: ListKey; q: string; after: SearchKey }): string {
+    const q = Buffer.from(c.q, 'utf8');
+    const lower = Buffer.from(c.after.lower, 'utf8');
+    const body = Buffer.alloc(2 + q.length + lower.length + 8);
+    body.writeUInt8(q.length, 0);
+    q.copy(body, 1);
+    body.writeUInt8(lower.length, 1 + q.length);
+    lower.copy(body, 2 + q.length);
+    body.writeBigInt64BE(c.after.otherId, 2 + q.length + lower.length);
+    return this.seal(KIND_SEARCH, c.list, 1, body);
+  }
+
+  /** Throws `InvalidCursorError` unless the token is a search position made here for this list and query. */
+  decodeSearch(token: string, list: ListKey, q: string): SearchKey {
+    const { body } = this.open(token, KIND_SEARCH, list);
+    const qLength = body.length > 0 ? body.readUInt8(0) : 0;
+    if (body.length < 2 + qLength + 8) throw invalid('malformed');
+    const lowerLength = body.readUInt8(1 + qLength);
+    if (body.length !== 2 + qLength + lowerLength + 8) throw invalid('malformed');
+    if (body.subarray(1, 1 + qLength).toString('utf8') !== q)
+      throw invalid('cursor belongs to another query');
+    return {
+      lower: body.subarray(2 + qLength, 2 + qLength + lowerLength).toString('utf8'),
+      otherId: body.readBigInt64BE(2 + qLength + lowerLength),
     };
   }
 

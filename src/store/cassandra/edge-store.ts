@@ -17,10 +17,12 @@ import {
 } from '../../model/types.js';
 import type { EdgeWrite, ListRowWrite } from '../../ports/records.js';
 import type { EdgeStore } from '../../ports/store.js';
+import { searchWritesOf } from '../search-writes.js';
 import type { CassandraEventStore } from './event-store.js';
 import type { Bound, CqlExecutor } from './executor.js';
 import { listTable, partitionValues } from './keys.js';
 import { toEdge } from './rows.js';
+import { searchStatements } from './search-store.js';
 import { LS, S } from './statements.js';
 
 const ALL_RELATIONS: Relation[] = [...RELATIONS];
@@ -40,9 +42,15 @@ export class CassandraEdgeStore implements EdgeStore {
     const queries: Bound[] = [];
     for (const { edge: e, inBucketCodes } of edges) {
       const cells = [e.state, e.position, e.createdAt, version];
-      queries.push({ statement: S.putOut, params: [e.sourceId, e.relation, e.targetId, ...cells] });
+      queries.push({
+        statement: S.putOut,
+        params: [e.sourceId, e.relation, e.targetId, ...cells],
+      });
       for (const code of inBucketCodes) {
-        queries.push({ statement: S.putIn, params: [e.targetId, e.relation, code, e.sourceId, ...cells] });
+        queries.push({
+          statement: S.putIn,
+          params: [e.targetId, e.relation, code, e.sourceId, ...cells],
+        });
       }
     }
     for (const r of rows) {
@@ -53,18 +61,29 @@ export class CassandraEdgeStore implements EdgeStore {
           queries.push({ statement: q.deleteRow, params: [version, ...key] });
           continue;
         }
-        queries.push({ statement: q.putRow, params: [...key, version, version] });
+        queries.push({
+          statement: q.putRow,
+          params: [...key, version, version],
+        });
         // The name one below the row (see `ListStore.setListUsernames`), so a rename's rewrite at
         // the row's own write time replaces it whatever the names' order.
         const name = r.entry.username;
         if (name !== undefined)
-          queries.push({ statement: q.setUsername, params: [version - 1n, name, ...key] });
+          queries.push({
+            statement: q.setUsername,
+            params: [version - 1n, name, ...key],
+          });
       }
     }
+    // The follows rows' search rows and indexed names ride with them, at the same version.
+    const search = searchWritesOf(rows, version);
+    queries.push(...searchStatements(search.writes, search.indexed));
     queries.push(...this.events.eventStatements(events, version));
     if (queries.length === 0) return;
     // Feed rows never go without the batchlog: their change must land with them or not at all.
-    await this.cql.loggedBatch('writeEdges', queries, { fallback: events.length === 0 });
+    await this.cql.loggedBatch('writeEdges', queries, {
+      fallback: events.length === 0,
+    });
     this.events.written(events);
   }
 

@@ -19,7 +19,7 @@
  * `executor.ts`; every statement with its idempotence flag in `statements.ts`; partition-key
  * values in `keys.ts`; every row mapper in `rows.ts`; driver errors in `errors.ts`; one store per
  * port (`user-store.ts`, `pair-history-store.ts`, `edge-store.ts`, `list-store.ts`,
- * `count-store.ts`, `receipt-store.ts`, `account-task-store.ts`, `scan-store.ts`,
+ * `search-store.ts`, `count-store.ts`, `receipt-store.ts`, `account-task-store.ts`, `scan-store.ts`,
  * `suggestion-store.ts`, `event-store.ts`, `relay-cursor-store.ts`). This class only delegates; each method is a prototype method, so a test
  * double can override one and call `super`.
  */
@@ -34,6 +34,7 @@ import type {
   ReceiptStore,
   RelayCursorStore,
   ScanStore,
+  SearchStore,
   SuggestionStore,
   UserStore,
 } from '../../ports/store.js';
@@ -48,6 +49,7 @@ import { CassandraPairHistoryStore } from './pair-history-store.js';
 import { CassandraReceiptStore } from './receipt-store.js';
 import { CassandraRelayCursorStore } from './relay-cursor-store.js';
 import { CassandraScanStore } from './scan-store.js';
+import { CassandraSearchStore } from './search-store.js';
 import { S } from './statements.js';
 import { CassandraSuggestionStore } from './suggestion-store.js';
 import { CassandraUserStore } from './user-store.js';
@@ -66,6 +68,7 @@ export class CassandraGraphStore implements GraphStore {
   private readonly pairs: PairHistoryStore;
   private readonly edges: EdgeStore;
   private readonly lists: ListStore;
+  private readonly search: SearchStore;
   private readonly counts: CountStore;
   private readonly receipts: ReceiptStore;
   private readonly tasks: AccountTaskStore;
@@ -81,6 +84,7 @@ export class CassandraGraphStore implements GraphStore {
     this.pairs = new CassandraPairHistoryStore(this.cql);
     this.edges = new CassandraEdgeStore(this.cql, this.events);
     this.lists = new CassandraListStore(this.cql);
+    this.search = new CassandraSearchStore(this.cql);
     this.counts = new CassandraCountStore(this.cql);
     this.receipts = new CassandraReceiptStore(this.cql);
     this.tasks = new CassandraAccountTaskStore(this.cql);
@@ -119,6 +123,13 @@ export class CassandraGraphStore implements GraphStore {
 
   readEventRows(...a: Args<EventStore, 'readEventRows'>) {
     return this.events.readEventRows(...a);
+  }
+
+  listSearchRows(...a: Args<SearchStore, 'listSearchRows'>) {
+    return this.search.listSearchRows(...a);
+  }
+  writeSearchRows(...a: Args<SearchStore, 'writeSearchRows'>) {
+    return this.search.writeSearchRows(...a);
   }
 
   readPairHistory(...a: Args<PairHistoryStore, 'readPairHistory'>) {

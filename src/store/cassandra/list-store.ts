@@ -14,11 +14,12 @@ import {
   type TimeBucket,
 } from '../../model/time-buckets.js';
 import type { BucketLayout, ListEntry, ListKey, Position, UserId } from '../../model/types.js';
-import type { ListMigration, VersionedEntry } from '../../ports/records.js';
+import type { IndexedNameWrite, ListMigration, SearchWrite, VersionedEntry } from '../../ports/records.js';
 import type { ListStore } from '../../ports/store.js';
 import type { CqlExecutor } from './executor.js';
 import { inverseKey, listTable, partitionValues } from './keys.js';
 import { type Row, toEntry, toLayout } from './rows.js';
+import { searchStatements } from './search-store.js';
 import { LS, putInCells, S, type Statement } from './statements.js';
 
 /** The smallest id: `(t, MIN_ID)` is below every key at time `t` (tuple bounds on `created_at` alone). */
@@ -258,6 +259,7 @@ export class CassandraListStore implements ListStore {
     rows: readonly VersionedEntry[],
     username: string,
     generation?: Position,
+    search?: { writes: readonly SearchWrite[]; indexed: readonly IndexedNameWrite[] },
   ): Promise<void> {
     const statement = LS[listTable(list)].setUsername;
     const key = partitionValues(list, bucketCode);
@@ -266,7 +268,9 @@ export class CassandraListStore implements ListStore {
       statement,
       params: [version, cell, ...key, entry.createdAt, entry.otherId],
     }));
-    // One partition: an unlogged batch is one mutation, applied atomically on each replica.
+    // One partition: an unlogged batch is one mutation, applied atomically on each replica (the
+    // search writes riding along are other partitions: one request, each mutation on its own).
+    if (search) queries.push(...searchStatements(search.writes, search.indexed));
     await this.cql.write('setListUsernames', queries, { logged: false });
   }
 

@@ -9,6 +9,7 @@
  */
 import cassandra from 'cassandra-driver';
 import { boundedLru } from '../../model/lru.js';
+import { plainUsername } from '../../model/row-username.js';
 import type { UserId } from '../../model/types.js';
 import type { PairAppend, PairHistory } from '../../ports/records.js';
 import { PAIR_READ_ROWS, PAIR_STEP_TIME } from '../../ports/records.js';
@@ -67,9 +68,13 @@ export class CassandraPairHistoryStore implements PairHistoryStore {
     if (checkpoint && rows.some((r) => r.position === checkpoint.horizon)) {
       this.horizonHints.set(pair, checkpoint.horizon);
     }
+    const indexedNames = new Map<UserId, string>();
+    if (typeof head?.indexed_low === 'string') indexedNames.set(low, plainUsername(head.indexed_low));
+    if (typeof head?.indexed_high === 'string') indexedNames.set(high, plainUsername(head.indexed_high));
     return {
       checkpoint,
       pending: toPending(head),
+      ...(indexedNames.size > 0 ? { indexedNames } : {}),
       ops: rows
         .filter((r) => r.position !== null && (r.position as bigint) > floor)
         .map((r) => toPairOp(low, high, r)),

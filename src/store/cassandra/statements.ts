@@ -158,14 +158,31 @@ export const S = {
   commitCheckpoint: idempotent(
     'UPDATE pair_ops USING TIMESTAMP ? SET cp_horizon = ?, cp_state = ?, compact_to = null, compact_at = null, compact_seen = null, compact_seen_for = null WHERE low_id = ? AND high_id = ?',
   ),
+  /** The name the pair's low (high) account is indexed under in the other's follows lists. */
+  indexedLow: idempotent(
+    'UPDATE pair_ops USING TIMESTAMP ? SET indexed_low = ? WHERE low_id = ? AND high_id = ?',
+  ),
+  indexedHigh: idempotent(
+    'UPDATE pair_ops USING TIMESTAMP ? SET indexed_high = ? WHERE low_id = ? AND high_id = ?',
+  ),
+  searchPut: idempotent(
+    'INSERT INTO list_search (user_id, direction, prefix, lower_username, other_id, username, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) USING TIMESTAMP ?',
+  ),
+  searchDelete: idempotent(
+    'DELETE FROM list_search USING TIMESTAMP ? WHERE user_id = ? AND direction = ? AND prefix = ? AND lower_username = ? AND other_id = ?',
+  ),
+  /** One partition's rows after a key and below a name: the clustering range of a prefix. */
+  searchRead: idempotent(
+    'SELECT lower_username, other_id, username, created_at FROM list_search WHERE user_id = ? AND direction = ? AND prefix = ? AND (lower_username, other_id) > (?, ?) AND (lower_username) < (?) LIMIT ?',
+  ),
   dropFolded: idempotent('DELETE FROM pair_ops WHERE low_id = ? AND high_id = ? AND position < ?'),
   /** The whole pair from its first live row: one statement (its first page) is one snapshot. */
   pairRead: idempotent(
-    'SELECT position, source_id, kind, base, slot, cp_horizon, cp_state, compact_to, compact_at, compact_seen, compact_seen_for FROM pair_ops WHERE low_id = ? AND high_id = ?',
+    'SELECT position, source_id, kind, base, slot, cp_horizon, cp_state, compact_to, compact_at, compact_seen, compact_seen_for, indexed_low, indexed_high FROM pair_ops WHERE low_id = ? AND high_id = ?',
   ),
   /** The same from a known horizon on (its rows stay, so the statics always come back). */
   pairReadFrom: idempotent(
-    'SELECT position, source_id, kind, base, slot, cp_horizon, cp_state, compact_to, compact_at, compact_seen, compact_seen_for FROM pair_ops WHERE low_id = ? AND high_id = ? AND position >= ?',
+    'SELECT position, source_id, kind, base, slot, cp_horizon, cp_state, compact_to, compact_at, compact_seen, compact_seen_for, indexed_low, indexed_high FROM pair_ops WHERE low_id = ? AND high_id = ? AND position >= ?',
   ),
   putOut: idempotent(
     'INSERT INTO edges_out (source_id, relation, target_id, state, position, created_at) VALUES (?, ?, ?, ?, ?, ?) USING TIMESTAMP ?',

@@ -14,6 +14,7 @@ import { nowPosition } from '../../model/clock.js';
 import { UsernameTakenError } from '../../model/errors.js';
 import { compareEventKeys, type EventKey, type EventRow } from '../../model/events.js';
 import { plainUsername, renamedUsername } from '../../model/row-username.js';
+import { compareSearchKeys, type SearchKey, type SearchRow, searchPrefix } from '../../model/search.js';
 import {
   type Directory,
   EMPTY_DIRECTORY,
@@ -38,6 +39,7 @@ import type {
   CountSync,
   DirtyMark,
   EdgeWrite,
+  IndexedNameWrite,
   ListCounts,
   ListMigration,
   ListRowWrite,
@@ -47,6 +49,7 @@ import type {
   Reconciliation,
   ScannedPartition,
   ScanTable,
+  SearchWrite,
   StoredPairOp,
   Suggestion,
   SuggestionSet,
@@ -59,6 +62,7 @@ import type { CounterDelta, GraphStore } from '../../ports/store.js';
 import { DIRTY_SHARDS } from '../../ports/store.js';
 import { decodeCheckpoint, encodeCheckpoint } from '../checkpoint-codec.js';
 import { decodeEvents, encodeEvents, hasEvents } from '../event-codec.js';
+import { searchWritesOf } from '../search-writes.js';
 
 /** `pair_ops` clustering order: position, then source id, then kind. */
 function historyOrder(x: StoredPairOp, y: StoredPairOp): number {
@@ -141,6 +145,9 @@ interface MemoryPair {
     compactAt: Cell<bigint>;
     seen: Cell<bigint>;
     seenFor: Cell<bigint>;
+    /** The names the low (high) account is indexed under (`list_search`), as `row-username.ts` cells. */
+    indexedLow: Cell<string>;
+    indexedHigh: Cell<string>;
   };
   ops: Map<string, StoredPairOp>;
 }
@@ -155,6 +162,8 @@ function newMemoryPair(): MemoryPair {
       compactAt: empty(),
       seen: empty(),
       seenFor: empty(),
+      indexedLow: empty(),
+      indexedHigh: empty(),
     },
     ops: new Map(),
   };
@@ -174,6 +183,15 @@ function larger<T extends string | bigint>(x: T, y: T): T {
   return x > y ? x : y;
 }
 
+/** A search row (`list_search`): its marker and cells with their write times, and the newest delete. */
+interface SearchCell {
+  key: SearchKey;
+  live: bigint | null;
+  tomb: bigint | null;
+  username: Cell<string>;
+  createdAt: Cell<bigint>;
+}
+
 export class MemoryGraphStore implements GraphStore {
   private readonly users = new Map<UserId, UserRecord>();
   private readonly usernames = new Map<string, UserId>();
@@ -182,6 +200,8 @@ export class MemoryGraphStore implements GraphStore {
   /** Last reported activity per account (`putActivity`: the latest instant wins). */
   private readonly activity = new Map<UserId, Position>();
   private readonly pairs = new Map<string, MemoryPair>();
+  /** Search rows per (list owner, direction, prefix) partition, keyed by (lower, id). */
+  private readonly search = new Map<string, Map<string, SearchCell>>();
   /** Forward edge state (`edges_out`). */
   private readonly edges = new Map<string, VersionedEdge>();
   /** Inverse edge state (`edges_in`): per (target, relation, bucket code), keyed by source. */
@@ -294,13 +314,27 @@ export class MemoryGraphStore implements GraphStore {
     const k = `${userId}|${task}`;
     const cur = this.tasks.get(k);
     const tomb = max(cur?.tomb ?? null, version);
-    this.tasks.set(k, { tomb, row: cur?.row && cur.row.version > tomb ? cur.row : null });
+    this.tasks.set(k, {
+      tomb,
+      row: cur?.row && cur.row.version > tomb ? cur.row : null,
+    });
   }
 
   async readPairHistory(a: UserId, b: UserId): Promise<PairHistory> {
     const pair = this.pairs.get(this.pairKey(a, b));
-    if (!pair) return { checkpoint: null, pending: null, ops: [], snapshotThrough: null };
-    const { cpHorizon, cpState, compactTo, compactAt, seen, seenFor } = pair.statics;
+    if (!pair)
+      return {
+        checkpoint: null,
+        pending: null,
+        ops: [],
+        snapshotThrough: null,
+        indexedNames: new Map(),
+      };
+    const { cpHorizon, cpState, compactTo, compactAt, seen, seenFor, indexedLow, indexedHigh } = pair.statics;
+    const [low, high] = a < b ? [a, b] : [b, a];
+    const indexedNames = new Map<UserId, string>();
+    if (indexedLow.value !== null) indexedNames.set(low, plainUsername(indexedLow.value));
+    if (indexedHigh.value !== null) indexedNames.set(high, plainUsername(indexedHigh.value));
     const checkpoint =
       cpHorizon.value !== null && cpState.value !== null
         ? decodeCheckpoint(cpHorizon.value, cpState.value)
@@ -322,6 +356,7 @@ export class MemoryGraphStore implements GraphStore {
           : null,
       ops: rows.filter((op) => op.position > horizon).map((op) => ({ ...op })),
       snapshotThrough: overflow ? overflow.position : null,
+      ...(indexedNames.size > 0 ? { indexedNames } : {}),
     };
   }
 
@@ -373,6 +408,71 @@ export class MemoryGraphStore implements GraphStore {
     }
     for (const r of rows) {
       for (const code of r.bucketCodes) this.writeRow(r.list, code, r.entry, r.op, version);
+    }
+    const search = searchWritesOf(rows, version);
+    await this.writeSearchRows(search.writes, search.indexed);
+  }
+
+  async listSearchRows(
+    list: ListKey,
+    prefix: string,
+    after: SearchKey,
+    end: string,
+    limit: number,
+  ): Promise<SearchRow[]> {
+    const part = this.search.get(`${list.userId}|${list.direction}|${prefix}`);
+    if (!part) return [];
+    const counts = (at: bigint | null, tomb: bigint | null) => at !== null && (tomb === null || tomb < at);
+    const out: SearchRow[] = [];
+    for (const c of part.values()) {
+      if (compareSearchKeys(c.key, after) <= 0 || c.key.lower >= end) continue;
+      const name = c.username.value !== null && counts(c.username.at, c.tomb) ? c.username.value : null;
+      const createdAt =
+        c.createdAt.value !== null && counts(c.createdAt.at, c.tomb) ? c.createdAt.value : null;
+      if (!counts(c.live, c.tomb) && name === null && createdAt === null) continue;
+      // Every put writes all three together, so a live row has both cells.
+      out.push({
+        ...c.key,
+        username: plainUsername(name ?? ''),
+        createdAt: createdAt ?? 0n,
+      });
+    }
+    return out.sort(compareSearchKeys).slice(0, limit);
+  }
+
+  async writeSearchRows(
+    writes: readonly SearchWrite[],
+    indexed: readonly IndexedNameWrite[] = [],
+  ): Promise<void> {
+    for (const w of writes) {
+      const key = w.op === 'put' ? { lower: w.row.lower, otherId: w.row.otherId } : w.key;
+      const pk = `${w.list.userId}|${w.list.direction}|${searchPrefix(key.lower)}`;
+      const part = this.search.get(pk) ?? new Map<string, SearchCell>();
+      this.search.set(pk, part);
+      const rk = `${key.lower}|${key.otherId}`;
+      const cell = part.get(rk) ?? {
+        key,
+        live: null,
+        tomb: null,
+        username: { value: null, at: -1n },
+        createdAt: { value: null, at: -1n },
+      };
+      part.set(rk, cell);
+      if (w.op === 'delete') {
+        cell.tomb = max(cell.tomb, w.version);
+        continue;
+      }
+      cell.live = max(cell.live, w.version);
+      writeCell(cell.username, w.row.username, w.version);
+      writeCell(cell.createdAt, w.row.createdAt, w.version);
+    }
+    for (const w of indexed) {
+      let pair = this.pairs.get(this.pairKey(w.member, w.other));
+      if (!pair) {
+        pair = newMemoryPair();
+        this.pairs.set(this.pairKey(w.member, w.other), pair);
+      }
+      writeCell(w.member < w.other ? pair.statics.indexedLow : pair.statics.indexedHigh, w.cell, w.version);
     }
   }
 
@@ -544,7 +644,13 @@ export class MemoryGraphStore implements GraphStore {
   }
 
   async getLayout(list: ListKey): Promise<BucketLayout> {
-    return { ...(this.layouts.get(listKey(list)) ?? { buckets: 1, growingTo: null, copiedThrough: 0 }) };
+    return {
+      ...(this.layouts.get(listKey(list)) ?? {
+        buckets: 1,
+        growingTo: null,
+        copiedThrough: 0,
+      }),
+    };
   }
 
   async putLayout(list: ListKey, layout: BucketLayout): Promise<void> {
@@ -553,7 +659,11 @@ export class MemoryGraphStore implements GraphStore {
 
   async replaceLayout(list: ListKey, expected: BucketLayout, next: BucketLayout): Promise<boolean> {
     // No await between the read and the write: the compare-and-set must be atomic.
-    const current = this.layouts.get(listKey(list)) ?? { buckets: 1, growingTo: null, copiedThrough: 0 };
+    const current = this.layouts.get(listKey(list)) ?? {
+      buckets: 1,
+      growingTo: null,
+      copiedThrough: 0,
+    };
     const same =
       current.buckets === expected.buckets &&
       current.growingTo === expected.growingTo &&
@@ -568,7 +678,11 @@ export class MemoryGraphStore implements GraphStore {
     return {
       ...d,
       buckets: d.buckets.map((b) => ({ ...b })),
-      ...(split ? { split: { ...split, starts: [...split.starts], ids: [...split.ids] } } : {}),
+      ...(split
+        ? {
+            split: { ...split, starts: [...split.starts], ids: [...split.ids] },
+          }
+        : {}),
     };
   }
 
@@ -631,7 +745,10 @@ export class MemoryGraphStore implements GraphStore {
         await this.setListUsernames(list, code, [{ entry: key, version: r.nameAt }], r.nameCell);
     }
     const last = page.at(-1);
-    return { copied: page.length, last: page.length < limit || !last ? null : { ...last.entry } };
+    return {
+      copied: page.length,
+      last: page.length < limit || !last ? null : { ...last.entry },
+    };
   }
 
   async listBucketVersions(
@@ -652,7 +769,9 @@ export class MemoryGraphStore implements GraphStore {
     rows: readonly VersionedEntry[],
     username: string,
     generation?: Position,
+    search?: { writes: readonly SearchWrite[]; indexed: readonly IndexedNameWrite[] },
   ): Promise<void> {
+    if (search) await this.writeSearchRows(search.writes, search.indexed);
     const name = generation === undefined ? username : renamedUsername(username, generation);
     const pk = partKey(list, bucketCode);
     const part = this.partitions.get(pk) ?? { drop: null, rows: new Map() };
@@ -660,7 +779,11 @@ export class MemoryGraphStore implements GraphStore {
     for (const { entry, version } of rows) {
       const rk = rowKey(entry);
       const { createdAt, otherId } = entry;
-      const cell = part.rows.get(rk) ?? { live: null, tomb: null, entry: { createdAt, otherId } };
+      const cell = part.rows.get(rk) ?? {
+        live: null,
+        tomb: null,
+        entry: { createdAt, otherId },
+      };
       this.writeName(cell, name, version);
       part.rows.set(rk, cell);
     }
@@ -677,7 +800,12 @@ export class MemoryGraphStore implements GraphStore {
     const pk = partKey(list, bucketCode);
     const part = this.partitions.get(pk);
     if (part) part.ranges = [...(part.ranges ?? []), { from, version }];
-    else this.partitions.set(pk, { drop: null, rows: new Map(), ranges: [{ from, version }] });
+    else
+      this.partitions.set(pk, {
+        drop: null,
+        rows: new Map(),
+        ranges: [{ from, version }],
+      });
   }
 
   async copyInverseEdgePage(
@@ -699,7 +827,10 @@ export class MemoryGraphStore implements GraphStore {
       .slice(0, limit);
     for (const r of page) this.writeInverse(targetCode(r.edge.sourceId), r.edge, r.version);
     const last = page.at(-1)?.edge.sourceId;
-    return { copied: page.length, last: page.length < limit || last === undefined ? null : last };
+    return {
+      copied: page.length,
+      last: page.length < limit || last === undefined ? null : last,
+    };
   }
 
   async dropInverseEdgeBucket(list: ListKey, bucketCode: number, version: bigint): Promise<void> {
@@ -740,7 +871,10 @@ export class MemoryGraphStore implements GraphStore {
     const cur = this.dirty.get(k);
     if (cur && cur.tomb !== null && version <= cur.tomb) return;
     if (cur?.mark && cur.mark.version >= version) return;
-    this.dirty.set(k, { tomb: cur?.tomb ?? null, mark: { list: { ...list }, bucketCode, version } });
+    this.dirty.set(k, {
+      tomb: cur?.tomb ?? null,
+      mark: { list: { ...list }, bucketCode, version },
+    });
   }
 
   async listDirty(shard: number, limit: number): Promise<DirtyMark[]> {
@@ -761,7 +895,10 @@ export class MemoryGraphStore implements GraphStore {
     const k = `${listKey(mark.list)}|${mark.bucketCode}`;
     const cur = this.dirty.get(k);
     const tomb = max(cur?.tomb ?? null, mark.version);
-    this.dirty.set(k, { tomb, mark: cur?.mark && cur.mark.version > tomb ? cur.mark : null });
+    this.dirty.set(k, {
+      tomb,
+      mark: cur?.mark && cur.mark.version > tomb ? cur.mark : null,
+    });
   }
 
   async getCountSync(list: ListKey): Promise<CountSync> {
@@ -809,7 +946,11 @@ export class MemoryGraphStore implements GraphStore {
 
   async putCountSync(
     list: ListKey,
-    s: { correction: number; asOf: bigint; buckets: ReadonlyMap<number, number> },
+    s: {
+      correction: number;
+      asOf: bigint;
+      buckets: ReadonlyMap<number, number>;
+    },
   ): Promise<void> {
     this.putSyncInto(this.syncs, list, s);
   }
@@ -850,7 +991,10 @@ export class MemoryGraphStore implements GraphStore {
     const k = `${actorId}|${key}`;
     const existing = this.receipts.get(k);
     if (existing && existing.expires >= Date.now()) return;
-    this.receipts.set(k, { receipt: { ...receipt }, expires: Date.now() + ttlSeconds * 1000 });
+    this.receipts.set(k, {
+      receipt: { ...receipt },
+      expires: Date.now() + ttlSeconds * 1000,
+    });
   }
 
   async scanPartitions(
@@ -947,7 +1091,10 @@ export class MemoryGraphStore implements GraphStore {
   async putSuggestions(userId: UserId, generation: bigint, items: readonly Suggestion[]): Promise<void> {
     const cur = this.suggestions.get(userId);
     if (cur && cur.generation > generation) return;
-    this.suggestions.set(userId, { generation, items: structuredClone([...items]) });
+    this.suggestions.set(userId, {
+      generation,
+      items: structuredClone([...items]),
+    });
   }
 
   async getSuggestions(userId: UserId): Promise<SuggestionSet | null> {

@@ -1,14 +1,24 @@
 /**
  * A test-only `ListService`: every list in one bucket, pages read straight from the store with an
- * unsigned cursor. Stands in for the real list service (bucket merge, signed cursors, growth) in
+ * unsigned cursor (search pages: the real `searchPage`). Stands in for the real list service (bucket merge, signed cursors, growth) in
  * the graph-service tests; never used by `src/`.
  */
 
-import type { ListPage, ListService, RowPlacement, ScanPage } from '../../../src/lists/contracts.js';
+import type {
+  ListPage,
+  ListService,
+  MemberFilter,
+  RowPlacement,
+  ScanPage,
+} from '../../../src/lists/contracts.js';
+import { CursorCodec } from '../../../src/lists/cursor/cursor-codec.js';
+import { searchPage } from '../../../src/lists/list-search.js';
 import { SINGLE_BUCKET } from '../../../src/model/buckets.js';
 import { InvalidCursorError } from '../../../src/model/errors.js';
 import type { BucketLayout, ListEntry, ListKey } from '../../../src/model/types.js';
 import type { GraphStore } from '../../../src/ports/store.js';
+
+const SEARCH_CODEC = new CursorCodec('single-bucket-lists-search');
 
 const encode = (e: ListEntry) => `${e.createdAt}:${e.otherId}`;
 
@@ -34,6 +44,18 @@ export class SingleBucketLists implements ListService {
 
   olderCursor(_list: ListKey, last: ListEntry): string {
     return encode(last);
+  }
+
+  /** The real search page over the store's search rows (a fixed key; no work budget). */
+  async search(
+    list: ListKey,
+    q: string,
+    limit: number,
+    cursor: string | null,
+    options: { exclude?: MemberFilter } = {},
+  ): Promise<ListPage> {
+    const deps = { store: this.store, codec: SEARCH_CODEC, budget: Number.MAX_SAFE_INTEGER };
+    return (await searchPage(deps, list, q, limit, cursor, options.exclude)).page;
   }
 
   async scan(

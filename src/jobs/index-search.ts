@@ -1,0 +1,231 @@
+/**
+ * `jobs index-search`: writes the search rows (`list_search`, `cql/024`) of follows lists written
+ * before search existed. Walks each user's followers and following lists (`walkList`), and for
+ * every row writes the member's search row and indexed name at the row's own write time, so a
+ * delete of the row (an unfollow, at a version at or above it) wins whether it lands before or
+ * after, and a row the write path or a rename's fan-out wrote since (at the same write time, with
+ * the same or a tagged name) is left as it is. A row without a username takes its member's name
+ * from the user row (one batched read per page); a member without a user row is skipped.
+ *
+ * Resumable: the cursor (user, list, walk position) is committed after every page in the job's
+ * sweep-progress row, so a crashed or stopped run resumes at its last page with its totals;
+ * `--restart` starts over. Idempotent: re-running writes the same cells at the same write times.
+ */
+import { randomUUID } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { type WalkCursor, walkList } from '../lists/list-walker.js';
+import { keyAbove } from '../lists/page-keys.js';
+import type { Direction, ListEntry, ListKey, UserId } from '../model/types.js';
+import { type IndexedNameWrite, MAX_TOKEN, MIN_TOKEN, type SearchWrite } from '../ports/records.js';
+import type { ListStore, ScanStore, SearchStore, UserStore } from '../ports/store.js';
+import type { OpenJobRuntime } from './runtime.js';
+import { parseUserIds } from './runtime.js';
+
+export type IndexSearchStore = Pick<
+  ListStore,
+  'getLayout' | 'getDirectory' | 'listBucket' | 'listBucketVersions'
+> &
+  Pick<SearchStore, 'writeSearchRows'> &
+  Pick<UserStore, 'getUsers'> &
+  Pick<ScanStore, 'scanPartitions' | 'getSweepProgress' | 'putSweepProgress'>;
+
+/** The job's row in `sweep_progress`. */
+export const INDEX_SEARCH_JOB = 'index-search';
+
+const DIRECTIONS: readonly Direction[] = ['in', 'out'];
+
+/** Where a run stands (the progress row's `totals`, plain JSON). */
+interface IndexCursor {
+  /** The user whose lists are being indexed (null: the next one from `lastToken` or the list). */
+  user: string | null;
+  direction: Direction;
+  walk: { b: number; t: string | null; o: string | null } | null;
+  users: number;
+  rows: number;
+}
+
+export interface IndexSearchProgress {
+  users: number;
+  rows: number;
+  user: UserId;
+  direction: Direction;
+}
+
+export interface IndexSearchOptions {
+  /** Only these users (in this order); absent: every user, in token order. */
+  users?: readonly UserId[];
+  /** Ignore a saved run and start over. */
+  restart?: boolean;
+  /** Rows per page (default 1000). */
+  pageSize?: number;
+  /** Told after every committed page. */
+  onProgress?: (p: IndexSearchProgress) => void;
+}
+
+const toWalk = (w: IndexCursor['walk']): WalkCursor | null =>
+  w === null
+    ? null
+    : {
+        bucketCode: w.b,
+        after: w.t !== null && w.o !== null ? { createdAt: BigInt(w.t), otherId: BigInt(w.o) } : null,
+      };
+
+const fromWalk = (w: WalkCursor | null): IndexCursor['walk'] =>
+  w === null
+    ? null
+    : { b: w.bucketCode, t: w.after?.createdAt.toString() ?? null, o: w.after?.otherId.toString() ?? null };
+
+/** The users to index after `token` (every user by token order), each with its token. */
+async function* usersAfter(
+  store: Pick<ScanStore, 'scanPartitions'>,
+  token: bigint | null,
+): AsyncGenerator<{ id: UserId; token: bigint | null }> {
+  const range = { start: MIN_TOKEN, end: MAX_TOKEN };
+  let after = token;
+  for (;;) {
+    const page = await store.scanPartitions('users', range, after, 500);
+    for (const p of page) if (p.key.table === 'users') yield { id: p.key.userId, token: p.token };
+    const last = page.at(-1);
+    if (page.length < 500 || !last) return;
+    after = last.token;
+  }
+}
+
+/** Indexes the follows lists of the users (see the note); returns the run's totals. */
+export async function indexSearch(
+  store: IndexSearchStore,
+  o: IndexSearchOptions = {},
+): Promise<{ users: number; rows: number }> {
+  const saved = o.restart ? null : await store.getSweepProgress(INDEX_SEARCH_JOB);
+  const resume = saved && !saved.done ? saved : null;
+  const runId = resume?.runId ?? randomUUID();
+  const at: IndexCursor = resume
+    ? (JSON.parse(resume.totals) as IndexCursor)
+    : { user: null, direction: 'in', walk: null, users: 0, rows: 0 };
+  let lastToken = resume?.lastToken ?? null;
+  const commit = (done: boolean) =>
+    store.putSweepProgress({
+      job: INDEX_SEARCH_JOB,
+      runId,
+      ranges: 1,
+      rangeIndex: 0,
+      table: 'users',
+      lastToken,
+      totals: JSON.stringify(at),
+      done,
+    });
+  const listed = o.users;
+  const source = listed
+    ? (async function* () {
+        // In order: the users done are the first `at.users`; the one in progress is named.
+        const from =
+          at.user === null
+            ? at.users
+            : Math.max(
+                0,
+                listed.findIndex((u) => u.toString() === at.user),
+              );
+        for (const id of listed.slice(from)) yield { id, token: null as bigint | null };
+      })()
+    : usersAfter(store, lastToken);
+  for await (const { id, token } of source) {
+    const resuming = at.user === id.toString();
+    const first = resuming ? DIRECTIONS.indexOf(at.direction) : 0;
+    for (let d = Math.max(0, first); d < DIRECTIONS.length; d++) {
+      const direction = DIRECTIONS[d] as Direction;
+      const list: ListKey = { userId: id, relation: 'follows', direction };
+      const from = resuming && d === first ? toWalk(at.walk) : null;
+      at.user = id.toString();
+      at.direction = direction;
+      await walkList(
+        store,
+        list,
+        async (rows, code, next) => {
+          at.rows += await indexPage(store, list, code, rows);
+          at.walk = fromWalk(next);
+          await commit(false);
+          o.onProgress?.({ users: at.users, rows: at.rows, user: id, direction });
+        },
+        { pageSize: o.pageSize ?? 1000, from },
+      );
+      at.walk = null;
+    }
+    at.users++;
+    at.user = null;
+    at.direction = 'in';
+    if (token !== null) lastToken = token;
+    await commit(false);
+  }
+  await commit(true);
+  return { users: at.users, rows: at.rows };
+}
+
+/** Writes the search rows of one page of `list` at each row's write time; returns the rows written. */
+async function indexPage(
+  store: IndexSearchStore,
+  list: ListKey,
+  code: number,
+  rows: readonly ListEntry[],
+): Promise<number> {
+  const first = rows[0];
+  if (!first) return 0;
+  // The page again with each row's write time (one read; rows deleted since are not in it).
+  const versioned = await store.listBucketVersions(list, code, keyAbove(first), rows.length);
+  const unnamed = versioned.filter((r) => r.entry.username === undefined).map((r) => r.entry.otherId);
+  const users = unnamed.length > 0 ? await store.getUsers(unnamed) : new Map();
+  const writes: SearchWrite[] = [];
+  const indexed: IndexedNameWrite[] = [];
+  for (const { entry, version } of versioned) {
+    const username = entry.username ?? users.get(entry.otherId)?.username;
+    if (username === undefined) continue;
+    const row = {
+      lower: username.toLowerCase(),
+      otherId: entry.otherId,
+      username,
+      createdAt: entry.createdAt,
+    };
+    writes.push({ op: 'put', list, row, version });
+    indexed.push({ member: entry.otherId, other: list.userId, cell: username, version });
+  }
+  if (writes.length > 0) await store.writeSearchRows(writes, indexed);
+  return writes.length;
+}
+
+export const INDEX_SEARCH_USAGE = 'usage: jobs index-search (--users 1,2 | --all) [--restart]';
+
+/** `jobs index-search`: a progress line per 10,000 rows and a summary; re-run it to resume. */
+export async function indexSearchCommand(argv: string[], openRuntime: OpenJobRuntime): Promise<void> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      users: { type: 'string' },
+      all: { type: 'boolean', default: false },
+      restart: { type: 'boolean', default: false },
+    },
+  });
+  if (values.all === (values.users !== undefined)) {
+    console.error(INDEX_SEARCH_USAGE);
+    process.exit(2);
+  }
+  const users = values.users === undefined ? undefined : parseUserIds(values.users, INDEX_SEARCH_USAGE);
+  const rt = await openRuntime();
+  const started = performance.now();
+  let printed = 0;
+  try {
+    const r = await indexSearch(rt.store, {
+      ...(users ? { users } : {}),
+      restart: values.restart,
+      onProgress: (p) => {
+        if (p.rows - printed < 10_000) return;
+        printed = p.rows;
+        const s = (performance.now() - started) / 1000;
+        console.log(
+          `[index-search] ${p.rows} rows of ${p.users} users done; at ${p.user} ${p.direction === 'in' ? 'followers' : 'following'} (${Math.round(p.rows / s)} rows/s)`,
+        );
+      },
+    });
+    console.log(`[index-search] done: ${r.rows} search rows for ${r.users} users`);
+  } finally {
+    await rt.close();
+  }
+}
