@@ -59,6 +59,7 @@ const SMOKE: readonly (readonly [file: string, args: readonly string[]])[] = [
   ['celebrity-page', [`--followers=${F}`, '--reps=1', '--p99-reps=1', '--rounds=5', '--concurrency=1']],
   ['celebrity-scan', [`--followers=${F}`, '--slices=1,2', '--reps=1']],
   ['celebrity-probe', [`--followers=${F}`, '--reps=1', '--rounds=20']],
+  ['search', [`--followers=${F}`, '--reps=1', '--rounds=5', '--without-postgres', '--index']],
   ['first-page', [`--followers=${F}`, '--reps=1', '--seconds=1', '--rate=20', '--without-postgres']],
   [
     'celebrity-count',
