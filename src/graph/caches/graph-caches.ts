@@ -220,7 +220,7 @@ export class GraphCaches {
       return past && page.nextCursor !== null ? page : undefined;
     }
     const user = this.users.peek(member);
-    if (!user || user.state !== 'active' || !this.cursorAfter) return undefined;
+    if (user?.state !== 'active' || !this.cursorAfter) return undefined;
     const items = [{ id: member, createdAt: at, username: user.username }, ...page.items];
     if (items.length <= limit) return { ...page, items };
     const kept = items.slice(0, limit);
