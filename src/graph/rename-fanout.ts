@@ -32,36 +32,48 @@
  *   written within the bound of its check (a page is one round of reads and writes, well under it).
  *
  * Search rows (`list_search`, follows rows only; `pair-writer.ts`). For each follows row it renames,
- * the page also writes, at the row's own write time W: the new name's search row (its name cell
- * tagged like the list row's, so it beats a put's plain name at W), the member's indexed name in
- * the pair's static cell (tagged too), and a delete of the old name's row (the name the list row
- * held when read; skipped when only the case changes, which is the same row). The write-time rule:
- * a rename task never brings back a member unfollowed at an earlier position. Every delete of the
- * row is a later write of the pair, at a version at or above W, and deletes its search rows under
- * the member's current name and its indexed name; at equal write times a delete beats a put, so
- * whichever of the two lands first, the search row stays deleted as long as the delete named the
- * new name. A delete that read the old name was made within the write path's bound of the rename,
- * and the walk starts after that bound, so it has landed: the walk finds no row and writes
- * nothing. A delete that lands after the walk read W read the new name (or the new indexed name).
- * What is left, a delete that named neither landing between the read of W and the search write,
- * the page's second look covers: it reads each row again after its writes and, for a row gone by
- * then, deletes the new name's search row at W (a re-follow writes above W and wins). A rename
- * shows in search when the walk reaches the row: the write path's bound plus the walk's time
- * (README, "Search").
+ * the page also writes the new name's search row (its name cell tagged like the list row's), the
+ * member's indexed name in the pair's static cell (tagged, at the row's write time W), and a delete
+ * of the old name's row (the name the list row held when read; skipped when only the case
+ * changes, which is the same row). The search writes go at S = max(W, g × LENGTH_SLOTS), g the
+ * rename's generation (µs), not at W: a write of the pair that re-puts its row with another name
+ * deletes the old name's search row at its own version, and so does an earlier rename at its S; a
+ * rename back to that name (A → B → A) must put above that tombstone, and every such tombstone
+ * stands at or below the last rename's S (a pair write before g; an earlier generation). At W it
+ * lost the tie, and the account vanished from search (the search property found it, seed
+ * 930922898).
+ *
+ * The write-time rule: a rename task never brings back a member unfollowed at an earlier position.
+ * Every delete of the row is a later write of the pair, at a version above W, and deletes its
+ * search rows under the member's current name and its indexed name; at equal versions a delete
+ * beats a put. A delete issued before the walk (any position, any name it read) has landed by the
+ * time the walk starts, the write path's bound after g: the walk finds no row and writes nothing.
+ * A delete that lands after the walk read the row was issued after g + L − B (L = `feedLagMicros`
+ * = B + V + T + 2S), so its position is above g and its version above S when S is g's; when S is W
+ * it is above W anyway. And it read the new name (or the new indexed name). What is left, a
+ * delete that named neither landing between the read and the search write, the page's second look
+ * covers: it reads each row again after its writes and, for a row gone by then, deletes the new
+ * name's search row at S (a re-follow writes above S and wins). Residual: a pair write that read
+ * the name before a first rename but whose clock ran past both that rename's and a second one's
+ * (skew, up to 2S) leaves S = W for both, and the second, back to the old name, meets the first's
+ * tombstone at W again: it needs two renames of one account within the clock-skew bound. A
+ * rename shows in search when the walk reaches the row: the write path's bound plus the walk's
+ * time (README, "Search").
  *
  * Generations and the task row follow `account-state.ts`: written before the user row at version
  * = generation, one higher per commit, deleted at the version the run last wrote or read, so a
  * newer rename's row survives the older run's delete.
  *
- * Cost: per row of the account's lists, the counterpart's layout and directory (two reads), one
- * one-row read and one write, and for a follows row one search write and a second one-row read:
- * about six round trips per follower, run a page at a time in
- * parallel. Measured rates and the figure for a 9M-follower account are in the README. Limits:
- * a repair (`pair-repair.ts`) reads usernames outside the write path's bound; one that read the
- * old name and lands after the walk passed leaves it until the pair's next write.
+ * Cost: per row of the account's lists, one one-row read and one write (carrying a follows row's
+ * search writes) and for a follows row a second one-row read: three requests per follower, plus
+ * the counterparts' layouts and directories read for a whole page in multi-partition reads (two
+ * requests per 100 rows), run a page at a time in parallel. Measured rates and the figure for a
+ * 9M-follower account are in the README. Limits: a repair (`pair-repair.ts`) reads usernames
+ * outside the write path's bound; one that read the old name and lands after the walk passed
+ * leaves it until the pair's next write.
  */
 import { type WalkCursor, walkList } from '../lists/list-walker.js';
-import { nowPosition } from '../model/clock.js';
+import { LENGTH_SLOTS, nowPosition } from '../model/clock.js';
 import { renamedUsername } from '../model/row-username.js';
 import { writeCodes } from '../model/time-buckets.js';
 import {
@@ -77,7 +89,10 @@ import type { AccountTask, SearchWrite, VersionedEntry } from '../ports/records.
 import type { AccountTaskStore, ListStore, SearchStore, UserStore } from '../ports/store.js';
 
 export type RenameFanoutStore = Pick<UserStore, 'getUser'> &
-  Pick<ListStore, 'getLayout' | 'getDirectory' | 'listBucket' | 'listBucketVersions' | 'setListUsernames'> &
+  Pick<
+    ListStore,
+    'getLayout' | 'getDirectory' | 'getPlacements' | 'listBucket' | 'listBucketVersions' | 'setListUsernames'
+  > &
   Pick<SearchStore, 'writeSearchRows'> &
   AccountTaskStore;
 
@@ -185,21 +200,28 @@ export async function renameRows(
   name: string,
   generation: Position,
 ): Promise<void> {
+  // Every target's layout and directory first, in a few multi-partition reads rather than two
+  // reads a row. A placement older than `PLACEMENT_AGE_MS` when its row starts is read again for
+  // that row alone, so no row is placed from a read older than a writer's cached one may be.
+  const readAt = performance.now();
+  const placements = await store.getPlacements(targets.map((t) => t.list));
   let next = 0;
   const worker = async () => {
     while (next < targets.length) {
-      const target = targets[next++] as { list: ListKey; entry: ListEntry };
-      await renameRow(store, target.list, target.entry, name, generation);
+      const i = next++;
+      const { list, entry } = targets[i] as { list: ListKey; entry: ListEntry };
+      const { layout, directory } =
+        performance.now() - readAt <= PLACEMENT_AGE_MS
+          ? (placements[i] as Placement)
+          : ((await store.getPlacements([list]))[0] as Placement);
+      await renameRow(store, list, writeCodes(layout, directory, entry), entry, name, generation);
     }
   };
   await Promise.all(Array.from({ length: Math.min(RENAME_CONCURRENCY, targets.length) }, worker));
 }
 
 /** What renaming one row reads and writes. */
-type RenameRowsStore = Pick<
-  ListStore,
-  'getLayout' | 'getDirectory' | 'listBucketVersions' | 'setListUsernames'
-> &
+type RenameRowsStore = Pick<ListStore, 'getPlacements' | 'listBucketVersions' | 'setListUsernames'> &
   Pick<SearchStore, 'writeSearchRows'>;
 
 /**
@@ -209,17 +231,25 @@ type RenameRowsStore = Pick<
  */
 const RENAME_CONCURRENCY = 256;
 
+/**
+ * The oldest a page's placement read may be when a row starts (ms): half the list service's
+ * layout cache age (2 s), which the migration and split settle periods already allow a writer.
+ */
+const PLACEMENT_AGE_MS = 1000;
+
+type Placement = Awaited<ReturnType<ListStore['getPlacements']>>[number];
+
 /** `renameRows` for one row (see there). */
 async function renameRow(
   store: RenameRowsStore,
   list: ListKey,
+  codes: readonly number[],
   entry: ListEntry,
   name: string,
   generation: Position,
 ): Promise<void> {
-  const [layout, directory] = await Promise.all([store.getLayout(list), store.getDirectory(list)]);
   const found: { code: number; row: VersionedEntry }[] = [];
-  for (const code of writeCodes(layout, directory, entry)) {
+  for (const code of codes) {
     const row = await rowVersion(store, list, code, entry);
     if (row) found.push({ code, row });
   }
@@ -239,23 +269,27 @@ async function renameRow(
   // partition's name write (one request).
   const { otherId, createdAt, username: old } = first.row.entry;
   const version = first.row.version;
+  // Search rows move at S = max(W, the generation's first version), not at W (see the note).
+  const floor = generation * LENGTH_SLOTS;
+  // biome-ignore lint/complexity/useMathMinMax: bigints (Math.max takes numbers)
+  const at = version > floor ? version : floor;
   const cell = renamedUsername(name, generation);
   const lower = name.toLowerCase();
   const writes: SearchWrite[] = [
-    { op: 'put', list, row: { lower, otherId, username: cell, createdAt }, version },
+    { op: 'put', list, row: { lower, otherId, username: cell, createdAt }, version: at },
   ];
   if (old !== undefined && old.toLowerCase() !== lower)
-    writes.push({ op: 'delete', list, key: { lower: old.toLowerCase(), otherId }, version });
+    writes.push({ op: 'delete', list, key: { lower: old.toLowerCase(), otherId }, version: at });
   const search = { writes, indexed: [{ member: otherId, other: list.userId, cell, version }] };
   await Promise.all(
     found.map(({ code, row }, i) =>
       store.setListUsernames(list, code, [key(row)], name, generation, i === 0 ? search : undefined),
     ),
   );
-  // A row deleted after its version was read (at or above it): its delete may not have named the
-  // new name, so the new name's row goes at W too (a later follow writes above W and wins).
+  // A row deleted after its version was read (at or above W): its delete may not have named the
+  // new name, so the new name's row goes at S too (a later follow writes above S and wins).
   if (!(await rowVersion(store, list, first.code, first.row.entry)))
-    await store.writeSearchRows([{ op: 'delete', list, key: { lower, otherId }, version }]);
+    await store.writeSearchRows([{ op: 'delete', list, key: { lower, otherId }, version: at }]);
 }
 
 /**

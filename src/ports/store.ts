@@ -211,6 +211,12 @@ export interface ListStore {
    */
   getDirectory(list: ListKey): Promise<Directory>;
   /**
+   * `getLayout` and `getDirectory` of each list, in order, in as few requests as the store can
+   * (Cassandra: one multi-partition read of each table per 100 lists of one relation and
+   * direction). For walks that place one row in each of many lists (the rename fan-out).
+   */
+  getPlacements(lists: readonly ListKey[]): Promise<{ layout: BucketLayout; directory: Directory }[]>;
+  /**
    * Compare-and-set of the directory: when the stored version (0 when none) is `expectedVersion`,
    * adds the `add` buckets (ids and starts new to the list, with their `owner` when set), sets
    * `mode` when given, sets or clears (null) the pending `split` when given, and stores version

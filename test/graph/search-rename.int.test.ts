@@ -47,23 +47,25 @@ describe('rename of a 200,000-follower account and search', () => {
       };
       for (let i = 0; i < FOLLOWERS; i += 100) {
         const batch: { query: string; params: unknown[] }[] = [];
+        let theirs: { query: string; params: unknown[] }[] = [];
         for (let k = i; k < Math.min(i + 100, FOLLOWERS); k++) {
           const f = FIRST + BigInt(k);
           const pos = T0 + BigInt(k);
           const v = pos * 1024n + 1n;
           batch.push({ query: LQ.followers.putRow, params: [X, 1, pos, f, pos, v] });
           batch.push({ query: LQ.followers.setUsername, params: [v - 1n, `f${f}`, X, 1, pos, f] });
-          // The following row, its name and its search row: three partitions, one request.
-          await send(() =>
-            client.batch(
-              [
-                { query: LQ.following.putRow, params: [f, 1, pos, X, pos, v] },
-                { query: LQ.following.setUsername, params: [v - 1n, 'xavier', f, 1, pos, X] },
-                { query: Q.searchPut, params: [f, 'out', 'xa', 'xavier', X, 'xavier', pos, v] },
-              ],
-              { ...opts, logged: false },
-            ),
+          // The following row, its name and its search row: two partitions of the follower's;
+          // ten followers' rows a request (an unlogged batch over 20 partitions).
+          theirs.push(
+            { query: LQ.following.putRow, params: [f, 1, pos, X, pos, v] },
+            { query: LQ.following.setUsername, params: [v - 1n, 'xavier', f, 1, pos, X] },
+            { query: Q.searchPut, params: [f, 'out', 'xa', 'xavier', X, 'xavier', pos, v] },
           );
+          if (theirs.length === 30 || k === FOLLOWERS - 1) {
+            const group = theirs;
+            theirs = [];
+            await send(() => client.batch(group, { ...opts, logged: false }));
+          }
         }
         await send(() => client.batch(batch, { ...opts, logged: false }));
       }

@@ -760,6 +760,33 @@ export function describeStoreContract(name: string, make: () => Promise<StoreFix
       });
     });
 
+    it('getPlacements: each list’s layout and directory, in order, over many lists of several relations and directions (duplicates too)', async () => {
+      const owners = ids(230);
+      const lists: ListKey[] = owners.flatMap((userId, i) => [
+        { userId, relation: 'follows', direction: i % 2 === 0 ? 'in' : 'out' } as ListKey,
+        ...(i % 7 === 0 ? [{ userId, relation: 'mutes', direction: 'out' } as ListKey] : []),
+      ]);
+      lists.push(lists[3] as ListKey, lists[150] as ListKey);
+      for (const [i, list] of lists.entries()) {
+        if (i % 3 === 0)
+          await store.putLayout(list, { buckets: 2 + (i % 4), growingTo: null, copiedThrough: 0 });
+        if (i % 5 === 0)
+          await store.updateDirectory(list, 0, {
+            add: [{ id: 4096 + i, start: 1_800_000_000_000_000n + BigInt(i), base: i }],
+            mode: i % 2 === 0 ? 'time' : 'dual',
+          });
+      }
+      const expected = await Promise.all(
+        lists.map(async (l) => ({
+          layout: await store.getLayout(l),
+          directory: await store.getDirectory(l),
+        })),
+      );
+      expect(expected.filter((p) => p.directory.version > 0).length).toBeGreaterThan(40);
+      expect(await store.getPlacements(lists)).toEqual(expected);
+      expect(await store.getPlacements([])).toEqual([]);
+    });
+
     it('a list migration’s progress: set, moved and cleared only with the directory’s compare-and-set', async () => {
       const [owner, other] = ids(2) as [bigint, bigint];
       const list = followers(owner);

@@ -170,6 +170,9 @@ export class CassandraGraphStore implements GraphStore {
   getDirectory(...a: Args<ListStore, 'getDirectory'>) {
     return this.lists.getDirectory(...a);
   }
+  getPlacements(...a: Args<ListStore, 'getPlacements'>) {
+    return this.lists.getPlacements(...a);
+  }
   getListMigration(...a: Args<ListStore, 'getListMigration'>) {
     return this.lists.getListMigration(...a);
   }

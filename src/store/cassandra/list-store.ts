@@ -141,26 +141,48 @@ export class CassandraListStore implements ListStore {
       list.relation,
       list.direction,
     ]);
-    const first = rs.first();
-    const buckets: TimeBucket[] = rs.rows
-      .filter((r) => r.start !== null && r.start !== undefined)
-      .map((r) => {
-        const owner = r.owner as number | null | undefined;
-        const b: TimeBucket = {
-          id: r.bucket as number,
-          start: r.start as bigint,
-          base: Number(r.base ?? 0n),
-        };
-        return owner === null || owner === undefined ? b : { ...b, owner };
-      });
-    buckets.push({ id: FIRST_TIME_BUCKET, start: null, base: 0 });
-    const split = toSplit(first);
-    return {
-      mode: (first?.mode as RowMode | null | undefined) ?? null,
-      version: (first?.version as number | null | undefined) ?? 0,
-      buckets,
-      ...(split ? { split } : {}),
-    };
+    return toDirectory(rs.rows);
+  }
+
+  async getPlacements(lists: readonly ListKey[]): Promise<{ layout: BucketLayout; directory: Directory }[]> {
+    const groups = new Map<string, { relation: string; direction: string; ids: Set<UserId> }>();
+    for (const l of lists) {
+      const k = `${l.relation}|${l.direction}`;
+      const g = groups.get(k) ?? { relation: l.relation, direction: l.direction, ids: new Set() };
+      g.ids.add(l.userId);
+      groups.set(k, g);
+    }
+    const layouts = new Map<string, Row>();
+    const directories = new Map<string, Row[]>();
+    const reads: Promise<void>[] = [];
+    for (const g of groups.values()) {
+      const ids = [...g.ids];
+      const key = (r: Row) => `${r.user_id}|${g.relation}|${g.direction}`;
+      for (let i = 0; i < ids.length; i += PLACEMENT_CHUNK) {
+        const params = [ids.slice(i, i + PLACEMENT_CHUNK), g.relation, g.direction];
+        reads.push(
+          this.cql.exec('getLayouts', S.getLayouts, params).then((rs) => {
+            for (const r of rs.rows) layouts.set(key(r), r);
+          }),
+          this.cql.exec('getDirectories', S.getDirectories, params).then((rs) => {
+            for (const r of rs.rows) {
+              const rows = directories.get(key(r)) ?? [];
+              rows.push(r);
+              directories.set(key(r), rows);
+            }
+          }),
+        );
+      }
+    }
+    await Promise.all(reads);
+    return lists.map((l) => {
+      const k = `${l.userId}|${l.relation}|${l.direction}`;
+      const layout = layouts.get(k);
+      return {
+        layout: layout ? toLayout(layout) : { ...DEFAULT_LAYOUT },
+        directory: toDirectory(directories.get(k) ?? []),
+      };
+    });
   }
 
   async updateDirectory(
@@ -341,6 +363,33 @@ function cellsByWriteTime(row: Row): [bigint, [string, unknown][]][] {
 }
 
 /** The pending split in a directory read's static cells, or null. */
+/** A list's directory from its `list_directory` rows in clustering order; the first bucket last. */
+function toDirectory(rows: readonly Row[]): Directory {
+  const first = rows[0];
+  const buckets: TimeBucket[] = rows
+    .filter((r) => r.start !== null && r.start !== undefined)
+    .map((r) => {
+      const owner = r.owner as number | null | undefined;
+      const b: TimeBucket = {
+        id: r.bucket as number,
+        start: r.start as bigint,
+        base: Number(r.base ?? 0n),
+      };
+      return owner === null || owner === undefined ? b : { ...b, owner };
+    });
+  buckets.push({ id: FIRST_TIME_BUCKET, start: null, base: 0 });
+  const split = toSplit(first);
+  return {
+    mode: (first?.mode as RowMode | null | undefined) ?? null,
+    version: (first?.version as number | null | undefined) ?? 0,
+    buckets,
+    ...(split ? { split } : {}),
+  };
+}
+
+/** Lists per multi-partition placement read: a bounded `IN`, one coordinator's work per request. */
+const PLACEMENT_CHUNK = 100;
+
 function toSplit(row: Row | undefined | null): PendingSplit | null {
   const bucket = row?.split_bucket as number | null | undefined;
   if (bucket === null || bucket === undefined || !row) return null;

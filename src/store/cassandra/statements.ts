@@ -220,6 +220,12 @@ export const S = {
   getDirectory: idempotent(
     'SELECT start, bucket, base, owner, version, mode, split_bucket, split_starts, split_ids, split_stage, split_copied FROM list_directory WHERE user_id = ? AND relation = ? AND direction = ?',
   ),
+  getLayouts: idempotent(
+    'SELECT user_id, buckets, growing_to, copied_through FROM list_layouts WHERE user_id IN ? AND relation = ? AND direction = ?',
+  ),
+  getDirectories: idempotent(
+    'SELECT user_id, start, bucket, base, owner, version, mode, split_bucket, split_starts, split_ids, split_stage, split_copied FROM list_directory WHERE user_id IN ? AND relation = ? AND direction = ?',
+  ),
   setListSplit: idempotent(
     'UPDATE list_directory SET split_bucket = ?, split_starts = ?, split_ids = ?, split_stage = ?, split_copied = ? WHERE user_id = ? AND relation = ? AND direction = ?',
   ),

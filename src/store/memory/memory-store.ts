@@ -686,6 +686,12 @@ export class MemoryGraphStore implements GraphStore {
     };
   }
 
+  async getPlacements(lists: readonly ListKey[]): Promise<{ layout: BucketLayout; directory: Directory }[]> {
+    return Promise.all(
+      lists.map(async (l) => ({ layout: await this.getLayout(l), directory: await this.getDirectory(l) })),
+    );
+  }
+
   async updateDirectory(
     list: ListKey,
     expectedVersion: number,

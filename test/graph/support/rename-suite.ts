@@ -271,6 +271,41 @@ export function describeRenameFanout(
       }
     });
 
+    it('regression: a rename back to an earlier name (A → B → A) keeps the account in search (seed 930922898)', async () => {
+      const s = await setup();
+      try {
+        const fans = s.ids(3);
+        await s.users(fans);
+        const at = new Map<UserId, bigint>();
+        for (const f of fans) at.set(f, (await s.graph.follow(f, X)).position);
+        const found = async (q: string) => {
+          const out: [UserId, string[]][] = [];
+          for (const f of fans) {
+            const p = await s.graph.search(listOut(f, 'follows'), q, 10, null);
+            out.push([f, p.items.map((i) => i.username)]);
+          }
+          return out;
+        };
+        for (const username of ['xena', 'xavier', 'xena', 'xavier']) {
+          await s.graph.putUser({ id: X, username });
+          await s.graph.settleAccountTasks();
+          expect(await found('x')).toEqual(fans.map((f) => [f, [username]]));
+          for (const f of fans)
+            expect(await s.page(listOut(f, 'follows'))).toEqual(s.xAs(at.get(f) as bigint, username));
+        }
+        // An unfollow after the renames still removes the row (the renames wrote below its version).
+        await s.graph.unfollow(fans[0] as UserId, X);
+        expect(await found('x')).toEqual([
+          [fans[0], []],
+          [fans[1], ['xavier']],
+          [fans[2], ['xavier']],
+        ]);
+        expect(s.errors).toEqual([]);
+      } finally {
+        await s.fixture.teardown();
+      }
+    });
+
     it('regression: two renames in a row leave the newer name, whatever the names’ order', async () => {
       const s = await setup();
       try {
