@@ -64,6 +64,7 @@ const EnvSchema = z.object({
   GRAPH_CACHE_COUNTS: int(0, 10_000_000).default(100_000),
   GRAPH_CACHE_PAGES: int(0, 1_000_000).default(1000),
   GRAPH_CACHE_PAGE_MIN_LIST: int(0, 1_000_000_000).default(10_000),
+  GRAPH_CACHE_FOLLOWING: int(0, 100_000_000).default(1_000_000),
   GRAPH_DOCS: z.enum(['true', 'false', '1', '0', 'yes', 'no']).default('true').pipe(bool),
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
 });
@@ -120,6 +121,7 @@ export interface Config {
       counts: number;
       pages: number;
       pageMinListSize: number;
+      following: number;
     };
   };
 }
@@ -189,6 +191,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         counts: e.GRAPH_CACHE_COUNTS,
         pages: e.GRAPH_CACHE_PAGES,
         pageMinListSize: e.GRAPH_CACHE_PAGE_MIN_LIST,
+        following: e.GRAPH_CACHE_FOLLOWING,
       },
     },
   };

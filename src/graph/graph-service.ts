@@ -39,7 +39,7 @@ import {
 import type { GraphStore } from '../ports/store.js';
 import { deactivatedFilter } from './account-state.js';
 import { Accounts, type UserInput } from './accounts.js';
-import { type CacheOptions, GraphCaches } from './caches/graph-caches.js';
+import { type CacheOptions, type FollowingIds, GraphCaches } from './caches/graph-caches.js';
 import { UNGUARDED, type WriteClock } from './clock-guard.js';
 import type {
   Caller,
@@ -67,7 +67,7 @@ import {
   type HistoryPolicy,
 } from './pair-history.js';
 import { GraphReads } from './reads.js';
-import { type SetPage, type SetPageStats, SetQueries } from './set-queries.js';
+import { MAX_SET_BATCH, type SetPage, type SetPageStats, SetQueries } from './set-queries.js';
 import { readSuggestions } from './suggestions.js';
 import { Visibility } from './visibility.js';
 
@@ -148,6 +148,8 @@ const ACTIVITY_AHEAD_MICROS = 60_000_000n;
 
 /** Following-list page size of the followed-by walk (well under the contains limit). */
 const FOLLOWED_BY_WALK_PAGE = 200;
+/** Pages a whole following read may take beyond cap ÷ 1,000 (pages cut short by their budget). */
+const FOLLOWING_READ_SLACK = 8;
 
 export class GraphService implements GraphApi {
   private readonly store: GraphStore;
@@ -159,6 +161,7 @@ export class GraphService implements GraphApi {
   private readonly edges: EdgeReads;
   private readonly visibility: Visibility;
   private readonly sets: SetQueries;
+  private readonly maxFollowing: number;
   /** Members a read must skip: deactivated accounts (see `account-state.ts`), or the injected filter. */
   readonly hiddenMembers: MemberFilter;
   private readonly injectedFilter: MemberFilter | undefined;
@@ -182,6 +185,7 @@ export class GraphService implements GraphApi {
     const countLeaseMicros = BigInt(Math.round((o.countLeaseMs ?? 2 * policy.clockSkewMs) * 1000));
     this.store = o.store;
     this.lists = o.lists;
+    this.maxFollowing = o.maxFollowing;
     this.feed = new Feed({
       store: o.store,
       clock,
@@ -488,45 +492,93 @@ export class GraphService implements GraphApi {
   }
 
   /**
-   * The set walk over the viewer's following list (bounded by the following cap), one probe of
-   * `id`'s inverse edges per page of 200. The total counts every hit; the sample is the first
-   * `limit` hits closest first (`../shared/spec/api.md` Part 3): the viewer's close friends, then
-   * accounts that follow the viewer back, then the rest, each tier in the viewer's following order
-   * (most recently followed first). Each tier keeps at most `limit` hits, so memory stays
-   * `3 × limit` whatever the walk's size; the tiers are found by two more probes of the viewer's
-   * own edges per page of hits (its `close_friends` out, its `follows` in), skipped once the
-   * first tier is full. It names members of `id`'s followers, so visibility is the lists'
-   * (`assertCanViewLists`).
+   * The viewer's following list against `id`'s inverse edges (bounded by the following cap). The
+   * total counts every hit; the sample is the first `limit` hits closest first
+   * (`../shared/spec/api.md` Part 3): the viewer's close friends, then accounts that follow the
+   * viewer back, then the rest, each tier in the viewer's following order (most recently followed
+   * first). Each tier keeps at most `limit` hits, so memory stays `3 × limit` whatever the walk's
+   * size; the tiers are found by two more probes of the viewer's own edges per batch of hits (its
+   * `close_friends` out, its `follows` in), skipped once the first tier is full. The following
+   * list comes whole from the `following` cache (read through it, 1,000 a page, when the account
+   * is under the cap), probed 1,000 ids at a time; without the cache, or over the cap, the set
+   * walk drives it page by page (200 a page). It names members of `id`'s followers, so
+   * visibility is the lists' (`assertCanViewLists`).
    */
   async followedBy(viewer: UserId, id: UserId, limit: number): Promise<{ sample: Member[]; total: number }> {
     const m = this.pageMembers();
     const tiers: [ListItem[], ListItem[], ListItem[]] = [[], [], []];
     let total = 0;
-    const walk = this.sets.walk(
-      {
-        drive: listOut(viewer, 'follows'),
-        probe: (ids) => this.edges.activeEdges(id, 'follows', 'in', ids),
-        keep: 'intersect',
-        exclude: id,
-      },
-      { inner: null, boundary: null },
-      () => FOLLOWED_BY_WALK_PAGE,
-      m.exclude,
-    );
-    for await (const b of walk) {
-      total += b.matched.length;
-      if (b.matched.length === 0 || tiers[0].length >= limit) continue;
-      const ids = b.matched.map((i) => i.id);
+    const take = async (matched: readonly ListItem[]) => {
+      total += matched.length;
+      if (matched.length === 0 || tiers[0].length >= limit) return;
+      const ids = matched.map((i) => i.id);
       const [close, back] = await Promise.all([
         this.edges.activeEdges(viewer, 'close_friends', 'out', ids),
         this.edges.activeEdges(viewer, 'follows', 'in', ids),
       ]);
-      for (const item of b.matched) {
+      for (const item of matched) {
         const tier = tiers[close.has(item.id) ? 0 : back.has(item.id) ? 1 : 2];
         if (tier.length < limit) tier.push(item);
       }
+    };
+    const whole = this.caches.following.enabled
+      ? await this.caches.following.through(viewer, () => this.readFollowing(viewer))
+      : null;
+    if (whole) {
+      for (let i = 0; i < whole.ids.length; i += MAX_SET_BATCH) {
+        const batch: ListItem[] = [];
+        for (let k = i; k < Math.min(i + MAX_SET_BATCH, whole.ids.length); k++) {
+          const member = whole.ids[k] as bigint;
+          if (member !== id) batch.push({ id: member, createdAt: whole.createdAt[k] as bigint });
+        }
+        const on = await this.edges.activeEdges(
+          id,
+          'follows',
+          'in',
+          batch.map((b) => b.id),
+        );
+        const hits = batch.filter((b) => on.has(b.id));
+        const hidden = hits.length > 0 ? await m.exclude(hits.map((h) => h.id)) : new Set<UserId>();
+        await take(hits.filter((h) => !hidden.has(h.id)));
+      }
+    } else {
+      const walk = this.sets.walk(
+        {
+          drive: listOut(viewer, 'follows'),
+          probe: (ids) => this.edges.activeEdges(id, 'follows', 'in', ids),
+          keep: 'intersect',
+          exclude: id,
+        },
+        { inner: null, boundary: null },
+        () => FOLLOWED_BY_WALK_PAGE,
+        m.exclude,
+      );
+      for await (const b of walk) await take(b.matched);
     }
     return { sample: await m.hydrate(tiers.flat().slice(0, limit)), total };
+  }
+
+  /**
+   * `owner`'s following list whole, newest first (what the `following` cache holds), or null when
+   * it holds more than the following cap (a list imported or grown past it: walk it instead).
+   * Pages of 1,000; at most cap ÷ 1,000 + `FOLLOWING_READ_SLACK` pages (a page cut short by the
+   * page budget still counts).
+   */
+  private async readFollowing(owner: UserId): Promise<FollowingIds | null> {
+    const ids: bigint[] = [];
+    const at: bigint[] = [];
+    const maxPages = Math.ceil(this.maxFollowing / MAX_SET_BATCH) + FOLLOWING_READ_SLACK;
+    let cursor: string | null = null;
+    for (let pages = 1; ; pages++) {
+      const p = await this.lists.page(listOut(owner, 'follows'), MAX_SET_BATCH, cursor);
+      for (const item of p.items) {
+        ids.push(item.id);
+        at.push(item.createdAt);
+      }
+      if (ids.length > this.maxFollowing || (p.nextCursor !== null && pages >= maxPages)) return null;
+      cursor = p.nextCursor;
+      if (cursor === null) return { ids: BigInt64Array.from(ids), createdAt: BigInt64Array.from(at) };
+    }
   }
 
   /** `walkList` over `owner`'s following list, members filtered and hydrated per page; the next page is read after `onPage` settles. */

@@ -29,7 +29,9 @@ import {
 const SECRET = 'set-queries-secret-0123456789';
 const LIMITS = [1, 2, 3, 7, 50];
 
-function build(o: { memberFilter?: MemberFilter; setBudget?: (limit: number) => number } = {}) {
+function build(
+  o: { memberFilter?: MemberFilter; setBudget?: (limit: number) => number; caches?: false } = {},
+) {
   const store = new MemoryGraphStore();
   const lists = new BucketedListService({
     store,
@@ -148,9 +150,15 @@ describe('set queries against whole-list references (random graphs)', () => {
   });
 });
 
-describe('followed-by on the set walk', () => {
+describe.each([
+  ['from the cached whole following list', {}, null],
+  ['on the set walk (caches off)', { caches: false as const }, null],
+  ['with a cap of 2 (a second service reads: lists over it on the set walk)', {}, 2],
+])('followed-by %s', (name, options, readCap) => {
   it('sample = the first `limit` of following(viewer) ∩ followers(id), closest first (close friends, then follow-backs, then following order); total = its size', async () => {
     let ranked = 0;
+    let served = 0;
+    let overCap = 0;
     await fc.assert(
       fc.asyncProperty(
         graphArb(8, 6),
@@ -160,10 +168,24 @@ describe('followed-by on the set walk', () => {
         async (g, hiddenIdx, closePairs, limit) => {
           const base = 100n;
           const hidden = new Set(hiddenIdx.map((i) => base + BigInt(i)));
-          const { graph } = build({
-            memberFilter: async (ids) => new Set(ids.filter((id) => hidden.has(id))),
-          });
+          const memberFilter: MemberFilter = async (ids) => new Set(ids.filter((id) => hidden.has(id)));
+          const { graph, store } = build({ memberFilter, ...options });
           const ids = await writeGraph(graph, g, base, nowPosition() - 1_000_000_000n);
+          const reader =
+            readCap === null
+              ? graph
+              : new GraphService({
+                  store,
+                  lists: new BucketedListService({
+                    store,
+                    cursorSecret: SECRET,
+                    bucketThresholds: [1_000_000_000],
+                    layoutCacheTtlMs: 0,
+                  }),
+                  maxFollowing: readCap,
+                  setCursorSecret: SECRET,
+                  memberFilter,
+                });
           const close = new Set<string>();
           for (const [a, b] of closePairs) {
             if (a === b || a >= ids.length || b >= ids.length) continue;
@@ -180,18 +202,27 @@ describe('followed-by on the set walk', () => {
               // A stable sort by tier keeps the following order (newest first) within a tier.
               const ref = [...hits].sort((a, b) => tier(a.id) - tier(b.id));
               if (new Set(hits.map((h) => tier(h.id))).size > 1) ranked++;
-              expect([String(viewer), String(id), await graph.followedBy(viewer, id, limit)]).toEqual([
+              expect([String(viewer), String(id), await reader.followedBy(viewer, id, limit)]).toEqual([
                 String(viewer),
                 String(id),
                 { sample: ref.slice(0, limit), total: ref.length },
               ]);
             }
+            const cached = reader.caches.following.peek(viewer);
+            if (cached) served++;
+            if (cached === null) overCap++;
           }
         },
       ),
       { seed: seedOf('followed-by'), numRuns: 15 },
     );
-    console.log(`[followed-by] queries whose hits span two or more tiers: ${ranked}`);
+    console.log(
+      `[followed-by ${name}] queries whose hits span two or more tiers: ${ranked}; viewers served from a cached list: ${served}, over the cap: ${overCap}`,
+    );
+    // Each variant took the paths it names.
+    expect([served > 0, overCap > 0]).toEqual(
+      readCap !== null ? [true, true] : 'caches' in options ? [false, false] : [true, false],
+    );
     expect(ranked).toBeGreaterThan(0);
   });
 });

@@ -17,14 +17,19 @@
  * - `counts`: what `GraphReads.counts` returns, by account, when it is exact (see `countsThrough`).
  * - `pages`: the first page of a large follow list (size hint ≥ `pageMinListSize`), by list and
  *   limit, as served (members filtered and hydrated).
- * - Not done: the following id lists whole (the per-edge entries serve `contains`/probes).
+ * - `following`: an account's following list whole (ids and follow times, newest first, members
+ *   not filtered), for accounts under the following cap; bounded by ids held across lists (16
+ *   bytes each), an account over the cap held as null (walk it). What followed-by drives from: it
+ *   is read on every profile view, and the list is the viewer's, so one entry serves all the
+ *   profiles a viewer opens. Dropped by every event of a pair the account is in (a follow, an
+ *   unfollow, a block, an accept), like the pair's edge states.
  *
  * The staleness bound. Every entry expires `ttlMs` (default 1 s, at most 2 s) after the read that
  * fetched it began, so whatever is lost on the way (a missed feed event, a tail poll that fails,
  * a read that raced a write), no read serves a value read more than `ttlMs` before. The feed's
  * unsettled tail (`Feed.subscribe`: this instance's rows at once, every instance's rows by a poll
  * every 250 ms) drops entries sooner: an edge event drops its pair's twelve edge states, both
- * accounts' counts and first pages (a follow event patches the pages instead, see
+ * accounts' counts, following lists and first pages (a follow event patches the pages instead, see
  * `patchFollowPages`); `user.updated` drops the account's row, every count and every
  * first page (a deactivation changes other accounts' counts and pages, a rename their pages).
  *
@@ -90,6 +95,17 @@ export interface CacheOptions {
   pages: number;
   /** A follow list's first page is cached when its size hint is at least this. */
   pageMinListSize: number;
+  /** Following ids held at most, across the cached following lists. */
+  following: number;
+}
+
+/**
+ * An account's following list whole, newest first (list order): `ids[i]` followed at
+ * `createdAt[i]`. Typed arrays: 16 bytes a member, so a 7,500-member list is 120 KB.
+ */
+export interface FollowingIds {
+  ids: BigInt64Array;
+  createdAt: BigInt64Array;
 }
 
 export const DEFAULT_CACHE_OPTIONS: CacheOptions = {
@@ -99,9 +115,10 @@ export const DEFAULT_CACHE_OPTIONS: CacheOptions = {
   counts: 100_000,
   pages: 1000,
   pageMinListSize: 10_000,
+  following: 1_000_000,
 };
 
-export const CACHE_NAMES = ['users', 'edges', 'counts', 'pages'] as const;
+export const CACHE_NAMES = ['users', 'edges', 'counts', 'pages', 'following'] as const;
 export type CacheName = (typeof CACHE_NAMES)[number];
 
 /** The read methods a read path takes from the store, through the caches. */
@@ -130,6 +147,7 @@ export class GraphCaches {
   readonly edges: ReadCache<string, EdgeRecord | null>;
   readonly counts: ReadCache<UserId, Counts>;
   readonly pages: ReadCache<string, MemberPage>;
+  readonly following: ReadCache<UserId, FollowingIds | null>;
   readonly options: CacheOptions;
   /** The store's read methods through the caches (see the note). */
   readonly reader: CachedReads;
@@ -151,6 +169,10 @@ export class GraphCaches {
     this.edges = new ReadCache(sized(o.edges));
     this.counts = new ReadCache(sized(o.counts));
     this.pages = new ReadCache(sized(o.pages));
+    this.following = new ReadCache<UserId, FollowingIds | null>({
+      ...sized(o.following),
+      sizeOf: (v) => v?.ids.length ?? 1,
+    });
     this.sizeHints = boundedLru<string, number>(Math.max(1, o.pages * 10));
     this.reader = this.makeReader(d.store);
     if (d.feed && this.enabled) this.unsubscribe = d.feed.subscribe((e) => this.onEvent(e));
@@ -158,7 +180,13 @@ export class GraphCaches {
 
   /** Whether any cache holds anything. */
   get enabled(): boolean {
-    return this.users.enabled || this.edges.enabled || this.counts.enabled || this.pages.enabled;
+    return (
+      this.users.enabled ||
+      this.edges.enabled ||
+      this.counts.enabled ||
+      this.pages.enabled ||
+      this.following.enabled
+    );
   }
 
   /** A feed event (this instance's at once, others' by the tail poll). */
@@ -242,8 +270,8 @@ export class GraphCaches {
   }
 
   /**
-   * Drops every edge state between `a` and `b`, both accounts' counts and (unless `pages: false`)
-   * their follow lists' first pages.
+   * Drops every edge state between `a` and `b`, both accounts' counts and following lists and
+   * (unless `pages: false`) their follow lists' first pages.
    */
   dropPair(a: UserId, b: UserId, o: { pages?: boolean } = {}): void {
     for (const relation of RELATIONS) {
@@ -252,6 +280,8 @@ export class GraphCaches {
     }
     this.counts.invalidate(a);
     this.counts.invalidate(b);
+    this.following.invalidate(a);
+    this.following.invalidate(b);
     if (this.pages.enabled && o.pages !== false)
       for (const id of [a, b])
         for (const direction of ['in', 'out'] as const)
@@ -321,6 +351,7 @@ export class GraphCaches {
       edges: this.edges.snapshot(),
       counts: this.counts.snapshot(),
       pages: this.pages.snapshot(),
+      following: this.following.snapshot(),
     };
   }
 

@@ -24,9 +24,14 @@ export interface ReadTicket {
   readonly atMs: number;
 }
 
-export interface ReadCacheOptions {
-  /** Entries held at most; 0 turns the cache off (every get misses, nothing is stored). */
+export interface ReadCacheOptions<V = unknown> {
+  /**
+   * Entries held at most (with `sizeOf`, the sum of their sizes); 0 turns the cache off (every
+   * get misses, nothing is stored).
+   */
   entries: number;
+  /** An entry's size (at least 1); default 1 each. A value larger than `entries` is not kept. */
+  sizeOf?: (value: V) => number;
   /** How long an entry lives after its read began (ms). */
   ttlMs: number;
   /** Invalidation marks held at most (default `max(10_000, entries)`). */
@@ -58,7 +63,7 @@ export class ReadCache<K extends {}, V> {
   private readonly ttlMs: number;
   readonly stats: Omit<ReadCacheStats, 'size'> = { hits: 0, misses: 0, refused: 0, invalidations: 0 };
 
-  constructor(o: ReadCacheOptions) {
+  constructor(o: ReadCacheOptions<V>) {
     this.now = o.nowMs ?? (() => performance.now());
     this.ttlMs = o.ttlMs;
     const perf = { now: this.now };
@@ -66,7 +71,9 @@ export class ReadCache<K extends {}, V> {
       o.entries > 0 && o.ttlMs > 0
         ? new LRUCache<K, Box<V>>({
             maxSize: o.entries,
-            sizeCalculation: () => 1,
+            sizeCalculation: o.sizeOf
+              ? (box) => Math.max(1, (o.sizeOf as (v: V) => number)(box.value))
+              : () => 1,
             ttl: o.ttlMs,
             ttlResolution: 0,
             perf,

@@ -292,6 +292,52 @@ describe('read caches through the service', () => {
     graph.feed.close();
   });
 
+  it('followed-by from the cached following list: warm it reads nothing; a follow, an unfollow and a member’s follow are seen at once here and through the tail elsewhere; a parked list read stores nothing', async () => {
+    const memory = new MemoryGraphStore();
+    const h = heldStore(memory);
+    const graph = await service(h.store, { feedPollMs: { tail: 20 } });
+    const other = await service(memory, { feedPollMs: { tail: 20 }, caches: { ttlMs: 2000 } });
+    const [V, X] = [1n, 9n];
+    for (const id of [1n, 2n, 3n, 4n, 5n, 9n]) await graph.putUser({ id, username: `u${id}` });
+    for (const f of [2n, 3n, 4n]) await graph.follow(V, f);
+    for (const f of [2n, 3n]) await graph.follow(f, X);
+    const ids = async (g: GraphService) => {
+      const r = await g.followedBy(V, X, 10);
+      return { sample: r.sample.map((m) => m.id), total: r.total };
+    };
+    expect(await ids(graph)).toEqual({ sample: [3n, 2n], total: 2 });
+    h.calls.clear();
+    expect(await ids(graph)).toEqual({ sample: [3n, 2n], total: 2 });
+    expect([...h.calls]).toEqual([]);
+    expect(await ids(other)).toEqual({ sample: [3n, 2n], total: 2 });
+    await graph.unfollow(V, 3n);
+    expect(await ids(graph)).toEqual({ sample: [2n], total: 1 });
+    await graph.follow(4n, X);
+    expect(await ids(graph)).toEqual({ sample: [4n, 2n], total: 2 });
+    const seen = async (want: unknown) => {
+      const start = performance.now();
+      while (JSON.stringify(await ids(other), (_k, v) => (typeof v === 'bigint' ? String(v) : v)) !== want) {
+        if (performance.now() - start > 1500) return null;
+        await sleep(5);
+      }
+      return performance.now() - start;
+    };
+    expect(await seen(JSON.stringify({ sample: ['4', '2'], total: 2 }))).not.toBeNull();
+    // The race: the whole-list read parked after it read while V follows 5 (who follows X).
+    await graph.follow(5n, X);
+    graph.caches.following.invalidate(V);
+    const held = h.park('listBucket');
+    const reader = ids(graph);
+    await held.atRead;
+    await graph.follow(V, 5n);
+    held.release();
+    expect(await reader).toEqual({ sample: [4n, 2n], total: 2 });
+    expect(graph.caches.following.stats.refused).toBeGreaterThan(0);
+    expect(await ids(graph)).toEqual({ sample: [5n, 4n, 2n], total: 3 });
+    expect(await seen(JSON.stringify({ sample: ['5', '4', '2'], total: 3 }))).not.toBeNull();
+    for (const g of [graph, other]) g.feed.close();
+  });
+
   it('every cache holds at most its entries; sizes of 0 turn caches off', async () => {
     const memory = new MemoryGraphStore();
     const graph = await service(memory, { caches: { users: 3 } });
@@ -299,11 +345,26 @@ describe('read caches through the service', () => {
     for (const id of ids) await graph.putUser({ id, username: `u${id}` });
     await graph.getUsers(ids);
     expect(graph.caches.users.snapshot().size).toBe(3);
+    // The following cache is bounded by ids held: 3 ids hold one list of 2, never a list of 4.
+    const lists = await service(memory, { caches: { following: 3 } });
+    const follows = [
+      [1n, [2n, 3n]],
+      [2n, [3n, 4n]],
+      [3n, [1n, 2n, 4n, 5n]],
+    ] as const;
+    for (const [v, fs] of follows) for (const f of fs) await lists.follow(v, f);
+    for (const [v] of follows) await lists.followedBy(v, 5n, 10);
+    expect([lists.caches.following.peek(1n), lists.caches.following.peek(3n)]).toEqual([
+      undefined,
+      undefined,
+    ]);
+    expect(lists.caches.following.peek(2n)?.ids).toEqual(BigInt64Array.from([4n, 3n]));
+    expect(lists.caches.following.snapshot().size).toBe(1);
     const off = await service(memory, { caches: false });
     await off.getUsers(ids);
     expect(off.caches.stats().users.size).toBe(0);
     expect(off.caches.enabled).toBe(false);
-    for (const g of [graph, off]) g.feed.close();
+    for (const g of [graph, off, lists]) g.feed.close();
   });
 
   it('metrics: flocklist_cache_*{cache} report each cache', async () => {
