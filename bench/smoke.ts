@@ -82,7 +82,7 @@ const SMOKE: readonly (readonly [file: string, args: readonly string[]])[] = [
   ['write-path', ['--follows=40', '--users=30', '--callers=1,4', '--rounds=1']],
   ['http-load', ['--duration=1', '--connections=2', '--followers=60']],
   ['suggest', ['--users=2000', '--edges=20000']],
-  ['cache-memory', ['--users=20000', '--edges=2000']],
+  ['cache-memory', ['--users=20000', '--edges=2000', '--following=15000']],
   ['relay', ['--events=2000', '--crash-events=2000', '--crashes=1', '--batch=100', '--pairs=50']],
   ['profile', ['--seconds=5', '--out=smoke', '--', 'bench/suggest.ts', '--users=2000', '--edges=20000']],
 ];

@@ -11,7 +11,6 @@
  * sweep-progress row, so a crashed or stopped run resumes at its last page with its totals;
  * `--restart` starts over. Idempotent: re-running writes the same cells at the same write times.
  */
-import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { type WalkCursor, walkList } from '../lists/list-walker.js';
 import { keyAbove } from '../lists/page-keys.js';
@@ -20,6 +19,7 @@ import { type IndexedNameWrite, MAX_TOKEN, MIN_TOKEN, type SearchWrite } from '.
 import type { ListStore, ScanStore, SearchStore, UserStore } from '../ports/store.js';
 import type { OpenJobRuntime } from './runtime.js';
 import { parseUserIds } from './runtime.js';
+import { openSweepRun } from './sweep-run.js';
 
 export type IndexSearchStore = Pick<
   ListStore,
@@ -96,24 +96,13 @@ export async function indexSearch(
   store: IndexSearchStore,
   o: IndexSearchOptions = {},
 ): Promise<{ users: number; rows: number }> {
-  const saved = o.restart ? null : await store.getSweepProgress(INDEX_SEARCH_JOB);
-  const resume = saved && !saved.done ? saved : null;
-  const runId = resume?.runId ?? randomUUID();
-  const at: IndexCursor = resume
-    ? (JSON.parse(resume.totals) as IndexCursor)
-    : { user: null, direction: 'in', walk: null, users: 0, rows: 0 };
-  let lastToken = resume?.lastToken ?? null;
-  const commit = (done: boolean) =>
-    store.putSweepProgress({
-      job: INDEX_SEARCH_JOB,
-      runId,
-      ranges: 1,
-      rangeIndex: 0,
-      table: 'users',
-      lastToken,
-      totals: JSON.stringify(at),
-      done,
-    });
+  const run = await openSweepRun<IndexCursor>(store, INDEX_SEARCH_JOB, {
+    resume: !o.restart,
+    fresh: () => ({ user: null, direction: 'in', walk: null, users: 0, rows: 0 }),
+  });
+  const at = run.totals;
+  let lastToken = run.resumed?.lastToken ?? null;
+  const commit = (done: boolean) => run.save({ table: 'users', lastToken }, done);
   const listed = o.users;
   const source = listed
     ? (async function* () {

@@ -29,7 +29,6 @@
  * reaches only the list tables): the recount then covers every older write. `--users` recounts the
  * lists of the given accounts only and never sets the marker (benchmarks, spot repairs).
  */
-import { randomUUID } from 'node:crypto';
 import { registryFilter } from '../graph/account-state.js';
 import { COUNTS_MIGRATION_JOB } from '../graph/count-source.js';
 import type { MemberFilter } from '../lists/contracts.js';
@@ -40,6 +39,7 @@ import { type ListKey, type Position, RELATIONS, type UserId } from '../model/ty
 import { MAX_TOKEN, MIN_TOKEN, type ScanTable } from '../ports/records.js';
 import type { ScanStore } from '../ports/store.js';
 import { type ReconcileDirtyStore, recordRecount } from './reconcile-dirty.js';
+import { openSweepRun } from './sweep-run.js';
 
 /** The stores the job uses. */
 export type MigrateCountsStore = ReconcileDirtyStore &
@@ -98,26 +98,17 @@ export async function migrateCounts(
 ): Promise<MigrateCountsTotals & { alreadyDone: boolean }> {
   const now = o.now ?? nowPosition;
   const pageSize = o.pageSize ?? 200;
-  const saved = await store.getSweepProgress(COUNTS_MIGRATION_JOB);
-  if (saved?.done) return { ...(JSON.parse(saved.totals) as MigrateCountsTotals), alreadyDone: true };
-  const runId = saved?.runId ?? randomUUID();
-  const totals: MigrateCountsTotals = saved
-    ? (JSON.parse(saved.totals) as MigrateCountsTotals)
-    : { lists: 0, skipped: 0, rows: 0, startedAt: String(now()) };
+  const run = await openSweepRun<MigrateCountsTotals>(store, COUNTS_MIGRATION_JOB, {
+    resume: true,
+    fresh: () => ({ lists: 0, skipped: 0, rows: 0, startedAt: String(now()) }),
+  });
+  if (run.saved?.done) return { ...(JSON.parse(run.saved.totals) as MigrateCountsTotals), alreadyDone: true };
+  const { resumed, totals } = run;
   const startedAt = BigInt(totals.startedAt);
-  let tableIndex = saved ? Math.max(0, TABLES.indexOf(saved.table as (typeof TABLES)[number])) : 0;
-  let lastToken: bigint | null = saved?.lastToken ?? null;
+  let tableIndex = resumed ? Math.max(0, TABLES.indexOf(resumed.table as (typeof TABLES)[number])) : 0;
+  let lastToken: bigint | null = resumed?.lastToken ?? null;
   const save = (done: boolean) =>
-    store.putSweepProgress({
-      job: COUNTS_MIGRATION_JOB,
-      runId,
-      ranges: 1,
-      rangeIndex: 0,
-      table: TABLES[Math.min(tableIndex, TABLES.length - 1)] as ScanTable,
-      lastToken,
-      totals: JSON.stringify(totals),
-      done,
-    });
+    run.save({ table: TABLES[Math.min(tableIndex, TABLES.length - 1)] as ScanTable, lastToken }, done);
   const range = { start: MIN_TOKEN, end: MAX_TOKEN };
   for (; tableIndex < TABLES.length; tableIndex++, lastToken = null) {
     const table = TABLES[tableIndex] as ScanTable;

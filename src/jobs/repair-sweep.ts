@@ -83,10 +83,10 @@ import {
   MIN_TOKEN,
   type ScannedKey,
   type ScanTable,
-  type SweepProgress,
   type TokenRange,
 } from '../ports/records.js';
 import { type RepairDeps, repairPairFolded } from './repair.js';
+import { openSweepRun } from './sweep-run.js';
 
 export const DRIFT_KINDS = [
   'fold_mismatch',
@@ -225,13 +225,13 @@ export async function repairSweep(deps: RepairDeps, o: SweepOptions = {}): Promi
   const pageSize = o.pageSize ?? 100;
   const rowPage = o.rowPageSize ?? 500;
   const sampleLimit = o.sampleLimit ?? 1000;
-  const saved = o.resume ? await store.getSweepProgress(job) : null;
-  const resuming = saved !== null && !saved.done;
-  const runId = resuming ? saved.runId : `${nowPosition()}`;
-  const ranges = splitRing(resuming ? saved.ranges : (o.ranges ?? 64));
-  const totals: SweepTotals = resuming
-    ? { ...emptyTotals(), ...(JSON.parse(saved.totals) as SweepTotals) }
-    : emptyTotals();
+  const run = await openSweepRun<SweepTotals>(store, job, {
+    resume: o.resume === true,
+    fresh: emptyTotals,
+    newRunId: () => `${nowPosition()}`,
+  });
+  const { runId, totals, resumed } = run;
+  const ranges = splitRing(resumed ? resumed.ranges : (o.ranges ?? 64));
   const samples: Finding[] = [];
   const startedMs = performance.now();
   const rowsAtStart = totals.rows;
@@ -447,20 +447,14 @@ export async function repairSweep(deps: RepairDeps, o: SweepOptions = {}): Promi
 
   // ---- the walk ----
 
-  let rangeIndex = resuming ? saved.rangeIndex : 0;
-  let tableIndex = resuming ? Math.max(0, SWEEP_TABLES.indexOf(saved.table as SweepTable)) : 0;
-  let lastToken: bigint | null = resuming ? saved.lastToken : null;
+  let rangeIndex = resumed ? resumed.rangeIndex : 0;
+  let tableIndex = resumed ? Math.max(0, SWEEP_TABLES.indexOf(resumed.table as SweepTable)) : 0;
+  let lastToken: bigint | null = resumed ? resumed.lastToken : null;
   const save = (done: boolean) =>
-    store.putSweepProgress({
-      job,
-      runId,
-      ranges: ranges.length,
-      rangeIndex,
-      table: SWEEP_TABLES[tableIndex] ?? 'pair_ops',
-      lastToken,
-      totals: JSON.stringify(totals),
+    run.save(
+      { ranges: ranges.length, rangeIndex, table: SWEEP_TABLES[tableIndex] ?? 'pair_ops', lastToken },
       done,
-    } satisfies SweepProgress);
+    );
   const fraction = () => {
     const r = ranges[rangeIndex];
     if (!r || tableIndex >= SWEEP_TABLES.length) return 1;
