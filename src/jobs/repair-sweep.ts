@@ -78,13 +78,7 @@ import {
   projections,
   type UserId,
 } from '../model/types.js';
-import {
-  MAX_TOKEN,
-  MIN_TOKEN,
-  type ScannedKey,
-  type ScanTable,
-  type TokenRange,
-} from '../ports/records.js';
+import { MAX_TOKEN, MIN_TOKEN, type ScannedKey, type ScanTable, type TokenRange } from '../ports/records.js';
 import { type RepairDeps, repairPairFolded } from './repair.js';
 import { openSweepRun } from './sweep-run.js';
 
