@@ -260,31 +260,25 @@ export const ListItemSchema = z
   .object({ id: UserIdString, username: z.string(), followed_at: Time })
   .openapi('ListItem');
 
+/** A cursor that is null at the end and only there, though a page may come back short. */
+const onwardCursor = (what: string) =>
+  z
+    .string()
+    .nullable()
+    .openapi({
+      description:
+        `${what}; null at the end, and only there: a page may come back short, even empty, when its ` +
+        'work budget is spent (e.g. many deactivated members in a row).',
+    });
+
 export const SearchPageSchema = z
-  .object({
-    items: z.array(ListItemSchema),
-    next_cursor: z
-      .string()
-      .nullable()
-      .openapi({
-        description:
-          'The next page of matches; null at the end, and only there: a page may come back short, even ' +
-          'empty, when its work budget is spent (e.g. many deactivated members in a row).',
-      }),
-  })
+  .object({ items: z.array(ListItemSchema), next_cursor: onwardCursor('The next page of matches') })
   .openapi('SearchPage');
 
 export const ListPageSchema = z
   .object({
     items: z.array(ListItemSchema),
-    next_cursor: z
-      .string()
-      .nullable()
-      .openapi({
-        description:
-          'Older items (`direction=older`); null at the end, and only there: a page may come back short, ' +
-          'even empty, when its work budget is spent (e.g. many deactivated members in a row).',
-      }),
+    next_cursor: onwardCursor('Older items (`direction=older`)'),
     prev_cursor: z
       .string()
       .nullable()
