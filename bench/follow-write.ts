@@ -13,6 +13,7 @@
  * celebrity), every insert a fresh key, so no arm hits an overwrite or a no-op.
  *
  *   npm run bench:follow -- [--followers 9000000] [--reps 3] [--rounds 300] [--callers 32] [--users 400]
+ *                           [--warmup 500]  (untimed calls of each arm before the first repetition)
  */
 import { tallySince } from '../src/store/cassandra/request-counter.js';
 import { barChartSvg } from './support/charts.js';
@@ -28,13 +29,14 @@ import {
 
 const bench = openBench({
   usage:
-    'npm run bench:follow -- [--followers 9000000] [--reps 3] [--rounds 300] [--callers 32] [--users 400]',
+    'npm run bench:follow -- [--followers 9000000] [--reps 3] [--rounds 300] [--callers 32] [--users 400] [--warmup 500]',
   options: {
     followers: { type: 'string', default: '9000000' },
     reps: { type: 'string', default: '3' },
     rounds: { type: 'string', default: '300' },
     callers: { type: 'string', default: '32' },
     users: { type: 'string', default: '400' },
+    warmup: { type: 'string', default: '500' },
   },
 });
 const args = bench.args;
@@ -43,6 +45,7 @@ const REPS = Number(args.reps);
 const ROUNDS = Number(args.rounds);
 const CALLERS = Number(args.callers);
 const USERS = Number(args.users);
+const WARMUP = Number(args.warmup);
 if (USERS > 900) throw new Error('--users at most 900');
 /** This run's users: a fresh block of 1,000 ids, so a rerun never finds its pairs already followed. */
 const BASE = 9_500_000_000n + BigInt(Date.now() % 1_000_000) * 1000n;
@@ -93,8 +96,12 @@ const arms = {
 type Arm = keyof typeof arms;
 const latency = (arm: Arm, n: number) => sequentialLatency(arms[arm], n);
 const throughput = (arm: Arm, n: number) => concurrentCalls(arms[arm], n, CALLERS);
-await latency('follow', 50);
-await latency('insert', 50);
+// Untimed warm-up of both arms, sequential and concurrent (the JIT of a freshly started node made a
+// first repetition 3× slower than the third without it).
+for (const arm of ['follow', 'insert'] as const) {
+  await latency(arm, WARMUP);
+  await throughput(arm, WARMUP * 2);
+}
 const reps: {
   lat: Record<Arm, { p50: number; p99: number }>;
   tput: Record<Arm, Awaited<ReturnType<typeof throughput>>>;
@@ -178,6 +185,7 @@ const result = {
   reps: REPS,
   rounds: ROUNDS,
   callers: CALLERS,
+  warmup: WARMUP,
   loadAverageEnd: loadAverage(),
   followRetries: retries,
   follow: {

@@ -65,7 +65,10 @@ const SMOKE: readonly (readonly [file: string, args: readonly string[]])[] = [
     'celebrity-count',
     [`--followers=${F}`, '--reps=1', '--rounds=20', '--concurrency=4', '--deactivate=5', '--recount-reps=1'],
   ],
-  ['follow-write', [`--followers=${F}`, '--reps=1', '--rounds=20', '--callers=4', '--users=40']],
+  [
+    'follow-write',
+    [`--followers=${F}`, '--reps=1', '--rounds=20', '--callers=4', '--users=40', '--warmup=20'],
+  ],
   [
     'events',
     [
