@@ -180,13 +180,7 @@ export class GraphCaches {
 
   /** Whether any cache holds anything. */
   get enabled(): boolean {
-    return (
-      this.users.enabled ||
-      this.edges.enabled ||
-      this.counts.enabled ||
-      this.pages.enabled ||
-      this.following.enabled
-    );
+    return CACHE_NAMES.some((name) => this[name].enabled);
   }
 
   /** A feed event (this instance's at once, others' by the tail poll). */
@@ -346,13 +340,10 @@ export class GraphCaches {
 
   /** Every cache's stats, by name (what `/metrics` reports as `flocklist_cache_*{cache}`). */
   stats(): Record<CacheName, ReadCacheStats> {
-    return {
-      users: this.users.snapshot(),
-      edges: this.edges.snapshot(),
-      counts: this.counts.snapshot(),
-      pages: this.pages.snapshot(),
-      following: this.following.snapshot(),
-    };
+    return Object.fromEntries(CACHE_NAMES.map((name) => [name, this[name].snapshot()])) as Record<
+      CacheName,
+      ReadCacheStats
+    >;
   }
 
   /** Stops following the feed. */

@@ -67,13 +67,12 @@ export class ReadCache<K extends {}, V> {
     this.now = o.nowMs ?? (() => performance.now());
     this.ttlMs = o.ttlMs;
     const perf = { now: this.now };
+    const sizeOf = o.sizeOf;
     this.entries =
       o.entries > 0 && o.ttlMs > 0
         ? new LRUCache<K, Box<V>>({
             maxSize: o.entries,
-            sizeCalculation: o.sizeOf
-              ? (box) => Math.max(1, (o.sizeOf as (v: V) => number)(box.value))
-              : () => 1,
+            sizeCalculation: sizeOf ? (box) => Math.max(1, sizeOf(box.value)) : () => 1,
             ttl: o.ttlMs,
             ttlResolution: 0,
             perf,
