@@ -13,53 +13,10 @@ import type { UserId } from '../../../src/model/types.js';
 import type { GraphStore } from '../../../src/ports/store.js';
 import { MemoryGraphStore } from '../../../src/store/memory/memory-store.js';
 import { mulberry32 } from '../../support/random.js';
+import { heldStore } from '../support/parked-reads.js';
 import { SingleBucketLists } from '../support/single-bucket-lists.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** `store` with its reads counted by method, and a `park(method)` that holds the next call's answer until released. */
-function heldStore(store: MemoryGraphStore) {
-  const calls = new Map<string, number>();
-  const parked = new Map<string, { reached: () => void; release: Promise<void> }>();
-  const wrapped = new Proxy(store, {
-    get(target, prop) {
-      const value = Reflect.get(target, prop, target) as unknown;
-      if (typeof value !== 'function') return value;
-      const name = String(prop);
-      return async (...a: unknown[]) => {
-        if (/^(get|list|has)/.test(name)) calls.set(name, (calls.get(name) ?? 0) + 1);
-        const result = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, a);
-        const hold = parked.get(name);
-        if (hold) {
-          parked.delete(name);
-          hold.reached();
-          await hold.release;
-        }
-        return result;
-      };
-    },
-  }) as GraphStore;
-  return {
-    store: wrapped,
-    calls,
-    reads: (name: string) => calls.get(name) ?? 0,
-    /** The next `method` call reads, then waits (its answer read) until `release()`. */
-    park(method: string) {
-      let release = () => {};
-      let reached = () => {};
-      const atRead = new Promise<void>((r) => {
-        reached = r;
-      });
-      parked.set(method, {
-        reached,
-        release: new Promise<void>((r) => {
-          release = r;
-        }),
-      });
-      return { atRead, release: () => release() };
-    },
-  };
-}
 
 async function service(store: GraphStore, o: Partial<ConstructorParameters<typeof GraphService>[0]> = {}) {
   const graph = new GraphService({
