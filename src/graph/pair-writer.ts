@@ -137,6 +137,9 @@ export function listRowsFor(
       entry,
       op,
       ...(searchNames.length > 0 ? { searchNames } : {}),
+      ...(e.relation === 'follows' && place.search.starts.length + (place.search.split ? 1 : 0) > 0
+        ? { searchLayout: place.search }
+        : {}),
     });
     if (active !== null) {
       rows.push(

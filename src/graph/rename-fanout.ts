@@ -75,6 +75,7 @@
 import { type WalkCursor, walkList } from '../lists/list-walker.js';
 import { LENGTH_SLOTS, nowPosition } from '../model/clock.js';
 import { renamedUsername } from '../model/row-username.js';
+import { EMPTY_SEARCH_LAYOUT, type SearchLayout, searchWritePartitions } from '../model/search.js';
 import { writeCodes } from '../model/time-buckets.js';
 import {
   type Direction,
@@ -214,7 +215,8 @@ export async function renameRows(
         performance.now() - readAt <= PLACEMENT_AGE_MS
           ? (placements[i] as Placement)
           : ((await store.getPlacements([list]))[0] as Placement);
-      await renameRow(store, list, writeCodes(layout, directory, entry), entry, name, generation);
+      const search = directory.search ?? EMPTY_SEARCH_LAYOUT;
+      await renameRow(store, list, writeCodes(layout, directory, entry), search, entry, name, generation);
     }
   };
   await Promise.all(Array.from({ length: Math.min(RENAME_CONCURRENCY, targets.length) }, worker));
@@ -244,6 +246,7 @@ async function renameRow(
   store: RenameRowsStore,
   list: ListKey,
   codes: readonly number[],
+  searchLayout: SearchLayout,
   entry: ListEntry,
   name: string,
   generation: Position,
@@ -275,11 +278,21 @@ async function renameRow(
   const at = version > floor ? version : floor;
   const cell = renamedUsername(name, generation);
   const lower = name.toLowerCase();
+  const partitions = searchWritePartitions(searchLayout, lower);
   const writes: SearchWrite[] = [
-    { op: 'put', list, row: { lower, otherId, username: cell, createdAt }, version: at },
+    { op: 'put', list, row: { lower, otherId, username: cell, createdAt }, version: at, partitions },
   ];
-  if (old !== undefined && old.toLowerCase() !== lower)
-    writes.push({ op: 'delete', list, key: { lower: old.toLowerCase(), otherId }, version: at });
+  if (old !== undefined && old.toLowerCase() !== lower) {
+    const was = old.toLowerCase();
+    const key = { lower: was, otherId };
+    writes.push({
+      op: 'delete',
+      list,
+      key,
+      version: at,
+      partitions: searchWritePartitions(searchLayout, was),
+    });
+  }
   const search = { writes, indexed: [{ member: otherId, other: list.userId, cell, version }] };
   await Promise.all(
     found.map(({ code, row }, i) =>
@@ -289,7 +302,7 @@ async function renameRow(
   // A row deleted after its version was read (at or above W): its delete may not have named the
   // new name, so the new name's row goes at S too (a later follow writes above S and wins).
   if (!(await rowVersion(store, list, first.code, first.row.entry)))
-    await store.writeSearchRows([{ op: 'delete', list, key: { lower, otherId }, version: at }]);
+    await store.writeSearchRows([{ op: 'delete', list, key: { lower, otherId }, version: at, partitions }]);
 }
 
 /**

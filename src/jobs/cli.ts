@@ -59,6 +59,10 @@ const COMMANDS: Record<string, { help: string; load: () => Promise<Command> }> =
     help: 'split closed time buckets overfilled by old-time writes, resumably (--users 1,2 | --all) [--bucket-rows N] [--settle-ms N]',
     load: async () => (await import('./split-buckets.js')).splitBucketsCommand,
   },
+  'split-search': {
+    help: 'cut the search partitions of follows lists that outgrew the bound into name ranges, resumably (--users 1,2 | --all) [--bucket-rows N] [--settle-ms N]',
+    load: async () => (await import('./split-search.js')).splitSearchCommand,
+  },
   'index-search': {
     help: 'write the search rows of follows lists written before search, resumably (--users 1,2 | --all) [--restart]',
     load: async () => (await import('./index-search.js')).indexSearchCommand,

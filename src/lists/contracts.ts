@@ -3,6 +3,7 @@
  * service and the jobs ask of lists.
  */
 
+import type { SearchLayout } from '../model/search.js';
 import type { BucketLayout, ListEntry, ListKey, Position, UserId } from '../model/types.js';
 
 export interface ListItem {
@@ -60,6 +61,8 @@ export type MemberFilter = (ids: readonly UserId[]) => Promise<ReadonlySet<UserI
 export interface RowPlacement {
   layout: BucketLayout;
   codes(entry: ListEntry): number[];
+  /** Follows lists: where the list's search rows go (`model/search.ts`). */
+  search: SearchLayout;
 }
 
 export interface ScanPage {

@@ -4,9 +4,11 @@
  *
  * Design note. The rows come from `list_search` (`model/search.ts` for the partitioning), never from
  * the list itself, so a page's reads are bounded by the matches it passes, not by the list's size:
- * a query of two or more characters reads one clustering range of one partition; a one-character
- * query walks its 39 partitions in order, reading on only while the page is not full (an empty
- * partition costs one request). Each request asks for what the page still lacks plus one (the
+ * a query of two or more characters reads one clustering range of the one name range that holds
+ * its start (and the next ranges only while the page is not full: where the list's search
+ * partitions were cut, `lists/search-split.ts`); a one-character query walks its 39 bases' ranges
+ * in order the same way (an empty range costs one request). Each range is read within its own
+ * bounds, so a cut parent's moved rows, kept until the cut deletes them, never show twice. Each request asks for what the page still lacks plus one (the
  * look-ahead that tells the last page from a full one). Members the filter drops (deactivated
  * accounts) are read past within the page's rows-read budget, the list pages' (`pageBudget`);
  * when it runs out the page is short and its cursor non-null, resuming after the last row read
@@ -19,7 +21,14 @@
  */
 import { InvalidInputError } from '../model/errors.js';
 import { USERNAME_PATTERN } from '../model/limits.js';
-import { SEARCH_END, type SearchKey, searchPartitions, searchPrefix } from '../model/search.js';
+import {
+  compareSearchKeys,
+  SEARCH_END,
+  type SearchKey,
+  type SearchLayout,
+  type SearchRange,
+  searchRanges,
+} from '../model/search.js';
 import type { ListKey } from '../model/types.js';
 import type { SearchStore } from '../ports/store.js';
 import type { ListItem, ListPage, MemberFilter } from './contracts.js';
@@ -28,6 +37,8 @@ import { MIN_ID } from './page-keys.js';
 
 export interface SearchPageDeps {
   store: Pick<SearchStore, 'listSearchRows'>;
+  /** The list's search partitions (`ListService.directory`'s, cached like the time directory). */
+  layout: Pick<SearchLayout, 'starts'>;
   codec: CursorCodec;
   /** Rows a page may read before it stops short. */
   budget: number;
@@ -59,17 +70,24 @@ export async function searchPage(
   const lower = q.toLowerCase();
   let after: SearchKey = cursor ? deps.codec.decodeSearch(cursor, list, lower) : { lower, otherId: MIN_ID };
   const end = lower + SEARCH_END;
-  const partitions = searchPartitions(lower);
+  const ranges = searchRanges(deps.layout, lower);
   const stats: SearchPageStats = { queries: 0, rowsRead: 0, budgetHit: false };
   const items: (ListItem & { key: SearchKey })[] = [];
-  let p = Math.max(0, partitions.indexOf(searchPrefix(after.lower)));
-  while (p < partitions.length && items.length <= limit) {
+  // The first range that may hold a key after the cursor.
+  let p = 0;
+  while (p < ranges.length && after.lower >= (ranges[p] as SearchRange).to) p++;
+  while (p < ranges.length && items.length <= limit) {
     if (stats.rowsRead >= deps.budget) {
       stats.budgetHit = true;
       break;
     }
+    const range = ranges[p] as SearchRange;
+    const from = { lower: range.from, otherId: MIN_ID };
+    const start = compareSearchKeys(after, from) < 0 ? from : after;
+    // biome-ignore lint/complexity/useMathMinMax: strings (Math.min takes numbers)
+    const stop = range.to < end ? range.to : end;
     const want = Math.min(limit + 1 - items.length, deps.budget - stats.rowsRead);
-    const rows = await deps.store.listSearchRows(list, partitions[p] as string, after, end, want);
+    const rows = await deps.store.listSearchRows(list, range.partition, start, stop, want);
     stats.queries++;
     stats.rowsRead += rows.length;
     const last = rows.at(-1);
@@ -88,7 +106,7 @@ export async function searchPage(
   const nextCursor =
     items.length > limit && lastShown
       ? seal(lastShown.key)
-      : stats.budgetHit && p < partitions.length
+      : stats.budgetHit && p < ranges.length
         ? seal(after)
         : null;
   return { page: { items: shown.map(({ key: _, ...item }) => item), nextCursor }, stats };

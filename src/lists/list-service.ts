@@ -45,6 +45,7 @@ import type { LRUCache } from 'lru-cache';
 import { nowPosition } from '../model/clock.js';
 import { InvalidInputError } from '../model/errors.js';
 import { boundedLru } from '../model/lru.js';
+import { EMPTY_SEARCH_LAYOUT } from '../model/search.js';
 import { type Directory, nextBucketId, type RowMode, rowMode, writeCodes } from '../model/time-buckets.js';
 import type { BucketLayout, ListEntry, ListKey, Position } from '../model/types.js';
 import { listId } from '../model/types.js';
@@ -296,8 +297,9 @@ export class BucketedListService implements ListService {
   ): Promise<ListPage> {
     assertLimit(limit);
     const budget = (this.o.pageBudget ?? pageBudget)(limit);
+    const layout = (await this.directory(list)).search ?? EMPTY_SEARCH_LAYOUT;
     const { page } = await searchPage(
-      { store: this.store, codec: this.codec, budget },
+      { store: this.store, codec: this.codec, budget, layout },
       list,
       q,
       limit,
@@ -478,7 +480,11 @@ export class BucketedListService implements ListService {
   /** Where `list`'s rows go now (`ListService`); layout and directory cached for `layoutCacheTtlMs`. */
   async placement(list: ListKey): Promise<RowPlacement> {
     const [layout, directory] = await Promise.all([this.layout(list), this.directory(list)]);
-    return { layout, codes: (entry) => writeCodes(layout, directory, entry) };
+    return {
+      layout,
+      codes: (entry) => writeCodes(layout, directory, entry),
+      search: directory.search ?? EMPTY_SEARCH_LAYOUT,
+    };
   }
 
   /** The list's time-bucket directory, cached for `layoutCacheTtlMs` (see `model/time-buckets.ts`). */

@@ -1,14 +1,23 @@
 /**
  * The keys of search within a follows list (`list_search`, `cql/024_list_search.cql`): members
- * ordered by lowercased username, then id, partitioned per list by the name's first two characters.
+ * ordered by lowercased username, then id, partitioned per list by name ranges.
  *
- * Design note. A prefix of two or more characters lies in one partition (`prefix = q[0..2]`) and
- * one clustering range (`lower >= q` and `lower < q + '\uffff'`); a one-character prefix spans the
- * partition of the one-character name itself and the 38 two-character partitions `q + c`, read in
- * byte order (`SEARCH_ALPHABET`), which is the order of their names. So every query reads the
- * matches in (lowercased name, id) order and nothing else, whatever the list's size. A partition
- * holds the members sharing two first characters: bounded by how usernames spread, not by the
- * service (see the README's "Search" section for the adversarial case).
+ * Design note. Every name belongs to one *base* partition: its first two characters (one for a
+ * one-character name). A prefix of two or more characters lies in one base and one clustering
+ * range (`lower >= q` and `lower < q + '\uffff'`); a one-character prefix spans the base of the
+ * one-character name itself and the 38 two-character bases `q + c`, in byte order
+ * (`SEARCH_ALPHABET`), which is the order of their names.
+ *
+ * A base holds the members sharing two first characters, which a celebrity's list can make large
+ * (1.84M of 9M generated handles start with `th`; all of them could). So a base is cut into name
+ * ranges when it outgrows a bound (`lists/search-split.ts`): the list's *search layout* (kept in
+ * its follows directory, `model/time-buckets.ts` `Directory.search`) holds the added range starts,
+ * each a name longer than its base and starting with it, and a range `[s, next)` is partition `s`
+ * (the `prefix` column holds the range's start). A name's partition is the greatest start at or
+ * below it within its base (`searchPartitionOf`); a query reads, in order, the ranges that meet
+ * `[q, q + '\uffff')`, each read bounded by its range (`searchRanges`), so a parent's rows moved
+ * to a child but not yet deleted never show twice. With no starts, every base is one range and
+ * the partition is the base: the layout of lists never split.
  */
 import type { UserId } from './types.js';
 
@@ -56,4 +65,81 @@ export function compareSearchKeys(a: SearchKey, b: SearchKey): number {
   if (a.lower !== b.lower) return a.lower < b.lower ? -1 : 1;
   if (a.otherId !== b.otherId) return a.otherId < b.otherId ? -1 : 1;
   return 0;
+}
+
+/**
+ * A cut of one search partition (`parent`) into name ranges, in progress (`lists/search-split.ts`):
+ * `starts` (ascending, each above `parent` and within its range) begin the children.
+ * - `dual`: readers read the parent whole; writers of a name in a child's range write it to the
+ *   parent and the child;
+ * - `flipped`: the layout's starts include the children; readers read each range from its own
+ *   partition; writers still write both;
+ * - `finalized`: writers write the children only.
+ */
+export interface SearchSplit {
+  parent: string;
+  starts: string[];
+  stage: 'dual' | 'flipped' | 'finalized';
+  /** Children copied and verified so far (the copy resumes at this child). */
+  copied: number;
+}
+
+/** A follows list's search partitions: the range starts added to the bases, and the cut in progress. */
+export interface SearchLayout {
+  /** Added starts, ascending; each is longer than its base (`searchPrefix`) and starts with it. */
+  starts: string[];
+  split: SearchSplit | null;
+}
+
+export const EMPTY_SEARCH_LAYOUT: SearchLayout = { starts: [], split: null };
+
+/** The partition that holds `lower` for readers: the greatest start at or below it within its base. */
+export function searchPartitionOf(layout: Pick<SearchLayout, 'starts'>, lower: string): string {
+  const base = searchPrefix(lower);
+  let at = base;
+  for (const s of layout.starts) {
+    if (s !== base && searchPrefix(s) === base && s <= lower && s > at) at = s;
+  }
+  return at;
+}
+
+/**
+ * The partitions a write of `lower` goes to: its own, and while a cut moves its range, the other
+ * side of the cut too (the parent's copy stays complete until writers stop writing it, and the
+ * child's is complete once copied). Each write carries its own version, so the copies agree.
+ */
+export function searchWritePartitions(layout: SearchLayout, lower: string): string[] {
+  const at = searchPartitionOf(layout, lower);
+  const cut = layout.split;
+  if (!cut || cut.stage === 'finalized') return [at];
+  if (cut.stage === 'dual') {
+    if (at !== cut.parent) return [at];
+    const child = cut.starts.filter((s) => s <= lower).at(-1);
+    return child === undefined ? [at] : [at, child];
+  }
+  return cut.starts.includes(at) ? [at, cut.parent] : [at];
+}
+
+/** A name range `[from, to)` of a list's search rows and the partition that holds it. */
+export interface SearchRange {
+  partition: string;
+  from: string;
+  to: string;
+}
+
+/** The ranges of `base` under `layout`, in name order. */
+export function rangesOfBase(layout: Pick<SearchLayout, 'starts'>, base: string): SearchRange[] {
+  const subs = layout.starts.filter((s) => s !== base && searchPrefix(s) === base).sort();
+  const starts = [base, ...subs];
+  // A one-character base holds the one-character name alone.
+  const end = base.length < 2 ? `${base}\u0000` : base + SEARCH_END;
+  return starts.map((from, i) => ({ partition: from, from, to: starts[i + 1] ?? end }));
+}
+
+/** The ranges a lowercased query reads, in name order: those of its bases that meet `[q, q + END)`. */
+export function searchRanges(layout: Pick<SearchLayout, 'starts'>, q: string): SearchRange[] {
+  const end = q + SEARCH_END;
+  return searchPartitions(q).flatMap((base) =>
+    rangesOfBase(layout, base).filter((r) => r.from < end && r.to > q),
+  );
 }

@@ -26,6 +26,7 @@
  * read by its range (`upperOf`). Children inherit their parent's scan owner key (`owner`).
  */
 import { bucketCodeOf, readBucketCodes, writeBucketCodes } from './buckets.js';
+import type { SearchLayout } from './search.js';
 import type { BucketLayout, ListEntry, Position } from './types.js';
 
 /** The implicit oldest bucket of every list (also the hash code of a one-bucket layout). */
@@ -79,6 +80,12 @@ export interface Directory {
   buckets: TimeBucket[];
   /** The split in progress, if any (absent or null: none). */
   split?: PendingSplit | null;
+  /**
+   * Follows lists: how the list's search rows are partitioned (`model/search.ts`); absent: never
+   * cut (`EMPTY_SEARCH_LAYOUT`). Kept in the directory's partition, so the placement read that a
+   * write already makes brings it.
+   */
+  search?: SearchLayout;
 }
 
 export const EMPTY_DIRECTORY: Directory = {

@@ -3,7 +3,7 @@
  * scans, suggestions): the vocabulary of `ports/store.ts` beyond the domain's nouns.
  */
 
-import type { SearchKey, SearchRow } from '../model/search.js';
+import type { SearchKey, SearchLayout, SearchRow } from '../model/search.js';
 import type { EdgeRecord, ListEntry, ListKey, PairOp, Position, UserId } from '../model/types.js';
 
 /**
@@ -128,6 +128,8 @@ export interface ListRowWrite {
    * are skipped (the same search row).
    */
   searchNames?: readonly string[];
+  /** Follows rows: the list's search layout the search writes are placed by (absent: never cut). */
+  searchLayout?: SearchLayout;
 }
 
 /**
@@ -135,9 +137,13 @@ export interface ListRowWrite {
  * row, or a delete of a key, in `list` (a follows list), at `version` (the list row's write time).
  * `username` of a put is the cell as stored (a rename's is tagged, `model/row-username.ts`).
  */
-export type SearchWrite =
+export type SearchWrite = (
   | { op: 'put'; list: ListKey; row: SearchRow; version: bigint }
-  | { op: 'delete'; list: ListKey; key: SearchKey; version: bigint };
+  | { op: 'delete'; list: ListKey; key: SearchKey; version: bigint }
+) & {
+  /** The partitions (range starts) written: `searchWritePartitions` of the list's search layout. */
+  partitions: readonly string[];
+};
 
 /**
  * The name `member` is indexed under in `other`'s follows lists, recorded in their pair's static

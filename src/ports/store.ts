@@ -11,7 +11,7 @@
  */
 
 import type { EventKey, EventRow } from '../model/events.js';
-import type { SearchKey, SearchRow } from '../model/search.js';
+import type { SearchKey, SearchLayout, SearchRow } from '../model/search.js';
 import type { Directory, PendingSplit, RowMode, TimeBucket } from '../model/time-buckets.js';
 import type {
   BucketLayout,
@@ -219,7 +219,8 @@ export interface ListStore {
   /**
    * Compare-and-set of the directory: when the stored version (0 when none) is `expectedVersion`,
    * adds the `add` buckets (ids and starts new to the list, with their `owner` when set), sets
-   * `mode` when given, sets or clears (null) the pending `split` when given, and stores version
+   * `mode` when given, sets or clears (null) the pending `split` when given, replaces the `search`
+   * layout (starts and cut) when given, and stores version
    * `expectedVersion + 1`; returns whether it did. Linearizable (Cassandra: a lightweight
    * transaction on the directory partition, never on the edge path).
    */
@@ -231,6 +232,7 @@ export interface ListStore {
       mode?: RowMode;
       migration?: ListMigration | null;
       split?: PendingSplit | null;
+      search?: SearchLayout;
     },
   ): Promise<boolean>;
   /**
@@ -524,6 +526,27 @@ export interface SearchStore {
    * together).
    */
   writeSearchRows(writes: readonly SearchWrite[], indexed?: readonly IndexedNameWrite[]): Promise<void>;
+  /**
+   * Copies one page of partition `from`'s rows (strictly after `after`, with a lowercased name
+   * below `end`, in order, at most `limit`) into partition `to`, each cell keeping its write time,
+   * so a delete sent to both (a higher version) wins over the copy whichever lands last. Deleted
+   * rows are not copied. Resume from the returned `last` (null: nothing was left). What a cut of a
+   * search partition does (`lists/search-split.ts`).
+   */
+  copySearchRows(
+    list: ListKey,
+    from: string,
+    to: string,
+    after: SearchKey,
+    end: string,
+    limit: number,
+  ): Promise<{ copied: number; last: SearchKey | null }>;
+  /**
+   * Deletes the rows of partition `partition` with a lowercased name at or above `from` (one range
+   * tombstone at write time `version`: a row written there at or below `version`, before or after,
+   * stays deleted). Idempotent.
+   */
+  deleteSearchRange(list: ListKey, partition: string, from: string, version: bigint): Promise<void>;
 }
 
 /**

@@ -3,8 +3,10 @@
  * stores so they derive the same rows: for each follows put carrying a username, the member's
  * search row and its indexed name in the pair's static cell; for each name of `searchNames` not
  * the put's once lowercased (that is the same search row, which a delete at the put's own version
- * would shadow), a delete. Rows of other relations have none. All at the batch's version.
+ * would shadow), a delete. Rows of other relations have none. All at the batch's version, each in
+ * the partitions the row's `searchLayout` places it in.
  */
+import { EMPTY_SEARCH_LAYOUT, searchWritePartitions } from '../model/search.js';
 import type { IndexedNameWrite, ListRowWrite, SearchWrite } from '../ports/records.js';
 
 export function searchWritesOf(
@@ -16,6 +18,7 @@ export function searchWritesOf(
   for (const r of rows) {
     if (r.list.relation !== 'follows') continue;
     const { list } = r;
+    const layout = r.searchLayout ?? EMPTY_SEARCH_LAYOUT;
     const { otherId, createdAt } = r.entry;
     const name = r.op === 'put' ? r.entry.username : undefined;
     const keep = name?.toLowerCase();
@@ -26,6 +29,7 @@ export function searchWritesOf(
         list,
         row,
         version,
+        partitions: searchWritePartitions(layout, keep),
       });
       indexed.set(`${list.userId}|${otherId}`, {
         member: otherId,
@@ -38,7 +42,8 @@ export function searchWritesOf(
       const lower = n.toLowerCase();
       const k = `${list.userId}|${list.direction}|${lower}|${otherId}`;
       if (lower === keep || writes.has(k)) continue;
-      writes.set(k, { op: 'delete', list, key: { lower, otherId }, version });
+      const partitions = searchWritePartitions(layout, lower);
+      writes.set(k, { op: 'delete', list, key: { lower, otherId }, version, partitions });
     }
   }
   return { writes: [...writes.values()], indexed: [...indexed.values()] };

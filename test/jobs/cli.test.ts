@@ -23,6 +23,7 @@ it('--help lists every job with one line each', async () => {
     'migrate-lists',
     'migrate-counts',
     'split-buckets',
+    'split-search',
     'index-search',
     'relay',
   ]);
@@ -40,7 +41,7 @@ it('an unknown job and bad options are usage errors (exit 2), before any connect
   };
   expect(await fail(['nope'])).toEqual([
     2,
-    'usage: jobs <token|migrate|reconcile|reconcile-dirty|repair-sweep|suggest|repair|migrate-lists|migrate-counts|split-buckets|index-search|relay> [args]  (jobs --help for more)',
+    'usage: jobs <token|migrate|reconcile|reconcile-dirty|repair-sweep|suggest|repair|migrate-lists|migrate-counts|split-buckets|split-search|index-search|relay> [args]  (jobs --help for more)',
   ]);
   expect(await fail(['suggest', '--top', '101'])).toEqual([
     2,
@@ -61,6 +62,12 @@ it('an unknown job and bad options are usage errors (exit 2), before any connect
     expect(await fail(['split-buckets', ...bad])).toEqual([
       2,
       'usage: jobs split-buckets (--users 1,2 | --all) [--bucket-rows N] [--settle-ms N]',
+    ]);
+  }
+  for (const bad of [[], ['--all', '--users', '1'], ['--all', '--bucket-rows', '0'], ['--users', 'x']]) {
+    expect(await fail(['split-search', ...bad])).toEqual([
+      2,
+      'usage: jobs split-search (--users 1,2 | --all) [--bucket-rows N] [--settle-ms N]',
     ]);
   }
   for (const bad of [[], ['--all', '--users', '1'], ['--all', '--settle-ms', '0'], ['--users', 'x']]) {

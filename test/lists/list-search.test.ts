@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { CursorCodec } from '../../src/lists/cursor/cursor-codec.js';
 import { searchPage } from '../../src/lists/list-search.js';
+import { EMPTY_SEARCH_LAYOUT } from '../../src/model/search.js';
 import type { ListKey, UserId } from '../../src/model/types.js';
 import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
 
@@ -36,7 +37,7 @@ describe('search pages', () => {
       [4n, 'azz'],
       [5n, 'ab'],
     ]);
-    const deps = { store, codec, budget: 1000 };
+    const deps = { store, codec, budget: 1000, layout: EMPTY_SEARCH_LAYOUT };
     const two = await searchPage(deps, list, 'AZ', 10, null);
     expect([two.page.items.map((i) => i.id), two.page.nextCursor, two.stats]).toEqual([
       [4n],
@@ -66,7 +67,7 @@ describe('search pages', () => {
     const store = await withMembers(names);
     const hidden = new Set(names.slice(0, 9).map(([id]) => id));
     const exclude = async (ids: readonly UserId[]) => new Set(ids.filter((id) => hidden.has(id)));
-    const deps = { store, codec, budget: 5 };
+    const deps = { store, codec, budget: 5, layout: EMPTY_SEARCH_LAYOUT };
     const first = await searchPage(deps, list, 'bo', 2, null, exclude);
     expect([first.page.items, first.stats]).toEqual([[], { queries: 2, rowsRead: 5, budgetHit: true }]);
     expect(first.page.nextCursor).not.toBeNull();

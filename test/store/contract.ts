@@ -8,7 +8,8 @@ import { nowPosition } from '../../src/model/clock.js';
 import { UsernameTakenError } from '../../src/model/errors.js';
 import { compareEventKeys, eventShard } from '../../src/model/events.js';
 import { renamedUsername } from '../../src/model/row-username.js';
-import { SEARCH_END } from '../../src/model/search.js';
+import { SEARCH_END, type SearchKey } from '../../src/model/search.js';
+import type { TimeBucket } from '../../src/model/time-buckets.js';
 import {
   type EdgeRecord,
   type ListEntry,
@@ -16,7 +17,7 @@ import {
   RELATIONS,
   type Relation,
 } from '../../src/model/types.js';
-import { PAIR_READ_ROWS } from '../../src/ports/records.js';
+import { PAIR_READ_ROWS, type SearchWrite } from '../../src/ports/records.js';
 import { DIRTY_SHARDS, type GraphStore } from '../../src/ports/store.js';
 
 export interface StoreFixture {
@@ -638,6 +639,7 @@ export function describeStoreContract(name: string, make: () => Promise<StoreFix
             list,
             row: { lower: 'bob', otherId: x, username: cell, createdAt: 100n },
             version: 10n,
+            partitions: ['bo'],
           },
         ],
         [{ member: x, other: owner, cell, version: 10n }],
@@ -653,14 +655,86 @@ export function describeStoreContract(name: string, make: () => Promise<StoreFix
             list,
             row: { lower: 'bob', otherId: x, username: 'bob', createdAt: 100n },
             version: 10n,
+            partitions: ['bo'],
           },
         ],
         [{ member: x, other: owner, cell: 'zzz', version: 9n }],
       );
       expect(await store.listSearchRows(list, 'bo', start, SEARCH_END, 10)).toStrictEqual([renamed]);
       expect((await store.readPairHistory(owner, x)).indexedNames).toStrictEqual(new Map([[x, 'BOB']]));
-      await store.writeSearchRows([{ op: 'delete', list, key: { lower: 'bob', otherId: x }, version: 10n }]);
+      await store.writeSearchRows([
+        { op: 'delete', list, key: { lower: 'bob', otherId: x }, version: 10n, partitions: ['bo'] },
+      ]);
       expect(await store.listSearchRows(list, 'bo', start, SEARCH_END, 10)).toStrictEqual([]);
+    });
+
+    it('search ranges: the layout round-trips through the directory beside its buckets; writes go to each partition named; a copy keeps each cell’s write time; a range delete shadows older writes from a name on', async () => {
+      const [owner, x, y, z] = ids(4) as [bigint, bigint, bigint, bigint];
+      const list: ListKey = { userId: owner, relation: 'follows', direction: 'in' };
+      const start = { lower: '', otherId: -(1n << 63n) };
+      const cut = { parent: 'th', starts: ['thm'], stage: 'dual' as const, copied: 0 };
+      expect(await store.updateDirectory(list, 0, { search: { starts: [], split: cut } })).toBe(true);
+      const b: TimeBucket = { id: 2, start: 1_000n, base: 5 };
+      expect(await store.updateDirectory(list, 1, { add: [b] })).toBe(true);
+      const d = await store.getDirectory(list);
+      expect([d.version, d.buckets.length, d.search]).toStrictEqual([2, 2, { starts: [], split: cut }]);
+      const put = (otherId: bigint, name: string, version: bigint, partitions: string[]): SearchWrite => ({
+        op: 'put',
+        list,
+        row: { lower: name.toLowerCase(), otherId, username: name, createdAt: 100n },
+        version,
+        partitions,
+      });
+      await store.writeSearchRows([put(x, 'thor', 10n, ['th', 'thm']), put(y, 'thea', 11n, ['th'])]);
+      await store.writeSearchRows([put(z, 'Thz', 12n, ['th'])]);
+      const row = (otherId: bigint, name: string) => ({
+        lower: name.toLowerCase(),
+        otherId,
+        username: name,
+        createdAt: 100n,
+      });
+      expect(await store.listSearchRows(list, 'th', start, SEARCH_END, 10)).toStrictEqual([
+        row(y, 'thea'),
+        row(x, 'thor'),
+        row(z, 'Thz'),
+      ]);
+      expect(await store.listSearchRows(list, 'thm', start, SEARCH_END, 10)).toStrictEqual([row(x, 'thor')]);
+      // The copy of the parent's rows from 'thm' on: in pages, resumable from `last`.
+      const first = await store.copySearchRows(
+        list,
+        'th',
+        'thm',
+        { lower: 'thm', otherId: start.otherId },
+        SEARCH_END,
+        1,
+      );
+      expect(first).toStrictEqual({ copied: 1, last: { lower: 'thor', otherId: x } });
+      const rest = await store.copySearchRows(list, 'th', 'thm', first.last as SearchKey, SEARCH_END, 10);
+      expect(rest).toStrictEqual({ copied: 1, last: { lower: 'thz', otherId: z } });
+      // Each copied cell kept its time: a delete at the put's version wins, an older one does not.
+      await store.writeSearchRows([
+        { op: 'delete', list, key: { lower: 'thz', otherId: z }, version: 12n, partitions: ['thm'] },
+        { op: 'delete', list, key: { lower: 'thor', otherId: x }, version: 9n, partitions: ['thm'] },
+      ]);
+      expect(await store.listSearchRows(list, 'thm', start, SEARCH_END, 10)).toStrictEqual([row(x, 'thor')]);
+      // The parent's moved range deleted at 20: rows below 'thm' stay; a write at or below 20 stays
+      // deleted, one above shows.
+      await store.deleteSearchRange(list, 'th', 'thm', 20n);
+      await store.writeSearchRows([put(z, 'Thz', 20n, ['th']), put(x, 'thor', 21n, ['th'])]);
+      expect(await store.listSearchRows(list, 'th', start, SEARCH_END, 10)).toStrictEqual([
+        row(y, 'thea'),
+        row(x, 'thor'),
+      ]);
+      // Starts and a cleared cut; a time-bucket change leaves the layout alone.
+      expect(await store.updateDirectory(list, 2, { search: { starts: ['thm', 'thx'], split: null } })).toBe(
+        true,
+      );
+      expect(await store.updateDirectory(list, 3, { mode: 'time' })).toBe(true);
+      expect((await store.getDirectory(list)).search).toStrictEqual({ starts: ['thm', 'thx'], split: null });
+      expect((await store.getPlacements([list]))[0]?.directory.search).toStrictEqual({
+        starts: ['thm', 'thx'],
+        split: null,
+      });
     });
 
     it('list rows: since bounds an older read; listBucketNewer reads upward, oldest first, below until', async () => {

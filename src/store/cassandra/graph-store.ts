@@ -131,6 +131,12 @@ export class CassandraGraphStore implements GraphStore {
   writeSearchRows(...a: Args<SearchStore, 'writeSearchRows'>) {
     return this.search.writeSearchRows(...a);
   }
+  copySearchRows(...a: Args<SearchStore, 'copySearchRows'>) {
+    return this.search.copySearchRows(...a);
+  }
+  deleteSearchRange(...a: Args<SearchStore, 'deleteSearchRange'>) {
+    return this.search.deleteSearchRange(...a);
+  }
 
   readPairHistory(...a: Args<PairHistoryStore, 'readPairHistory'>) {
     return this.pairs.readPairHistory(...a);

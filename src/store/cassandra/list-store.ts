@@ -6,6 +6,7 @@
  */
 import { SINGLE_BUCKET } from '../../model/buckets.js';
 import { renamedUsername } from '../../model/row-username.js';
+import type { SearchLayout, SearchSplit } from '../../model/search.js';
 import {
   type Directory,
   FIRST_TIME_BUCKET,
@@ -193,6 +194,7 @@ export class CassandraListStore implements ListStore {
       mode?: RowMode;
       migration?: ListMigration | null;
       split?: PendingSplit | null;
+      search?: SearchLayout;
     },
   ): Promise<boolean> {
     const key = [list.userId, list.relation, list.direction];
@@ -227,7 +229,23 @@ export class CassandraListStore implements ListStore {
               params: [change.migration?.from ?? null, change.migration?.copiedThrough ?? null, ...key],
             },
           ];
-    return this.cql.conditionalBatch('updateDirectory', [cas, ...adds, ...migration, ...split]);
+    const sl = change.search;
+    const search = sl
+      ? [
+          {
+            statement: S.setSearchLayout,
+            params: [
+              sl.starts.length > 0 ? sl.starts : null,
+              sl.split?.parent ?? null,
+              sl.split?.starts ?? null,
+              sl.split?.stage ?? null,
+              sl.split?.copied ?? null,
+              ...key,
+            ],
+          },
+        ]
+      : [];
+    return this.cql.conditionalBatch('updateDirectory', [cas, ...adds, ...migration, ...split, ...search]);
   }
 
   async getListMigration(list: ListKey): Promise<ListMigration | null> {
@@ -379,11 +397,32 @@ function toDirectory(rows: readonly Row[]): Directory {
     });
   buckets.push({ id: FIRST_TIME_BUCKET, start: null, base: 0 });
   const split = toSplit(first);
+  const search = toSearchLayout(first);
   return {
     mode: (first?.mode as RowMode | null | undefined) ?? null,
     version: (first?.version as number | null | undefined) ?? 0,
     buckets,
     ...(split ? { split } : {}),
+    ...(search ? { search } : {}),
+  };
+}
+
+/** The search layout's static cells; null when the list's search partitions were never cut. */
+function toSearchLayout(row: Row | undefined | null): SearchLayout | null {
+  const starts = (row?.search_starts as string[] | null | undefined) ?? [];
+  const parent = row?.search_split_parent as string | null | undefined;
+  if (starts.length === 0 && (parent === null || parent === undefined)) return null;
+  return {
+    starts: [...starts],
+    split:
+      parent === null || parent === undefined
+        ? null
+        : {
+            parent,
+            starts: [...((row?.search_split_starts as string[] | null) ?? [])],
+            stage: row?.search_split_stage as SearchSplit['stage'],
+            copied: (row?.search_split_copied as number | null) ?? 0,
+          },
   };
 }
 

@@ -4,26 +4,24 @@
  * follows rows (`store/search-writes.ts`).
  */
 import { plainUsername } from '../../model/row-username.js';
-import { type SearchKey, type SearchRow, searchPrefix } from '../../model/search.js';
+import type { SearchKey, SearchRow } from '../../model/search.js';
 import type { ListKey, UserId } from '../../model/types.js';
 import type { IndexedNameWrite, SearchWrite } from '../../ports/records.js';
 import type { SearchStore } from '../../ports/store.js';
 import type { Bound, CqlExecutor } from './executor.js';
 import { S } from './statements.js';
 
-const partition = (list: ListKey, lower: string) => [list.userId, list.direction, searchPrefix(lower)];
-
-function putStatement(list: ListKey, row: SearchRow, version: bigint): Bound {
+function putStatement(list: ListKey, at: string, row: SearchRow, version: bigint): Bound {
   return {
     statement: S.searchPut,
-    params: [...partition(list, row.lower), row.lower, row.otherId, row.username, row.createdAt, version],
+    params: [list.userId, list.direction, at, row.lower, row.otherId, row.username, row.createdAt, version],
   };
 }
 
-function deleteStatement(list: ListKey, key: SearchKey, version: bigint): Bound {
+function deleteStatement(list: ListKey, at: string, key: SearchKey, version: bigint): Bound {
   return {
     statement: S.searchDelete,
-    params: [version, ...partition(list, key.lower), key.lower, key.otherId],
+    params: [version, list.userId, list.direction, at, key.lower, key.otherId],
   };
 }
 
@@ -37,17 +35,21 @@ export function indexedStatement(w: IndexedNameWrite): Bound {
   };
 }
 
+/** The statements of one search write: one per partition it goes to. */
+function writeStatements(w: SearchWrite): Bound[] {
+  return w.partitions.map((at) =>
+    w.op === 'put'
+      ? putStatement(w.list, at, w.row, w.version)
+      : deleteStatement(w.list, at, w.key, w.version),
+  );
+}
+
 /** The statements of `writes` and `indexed`, each at its own version. */
 export function searchStatements(
   writes: readonly SearchWrite[],
   indexed: readonly IndexedNameWrite[] = [],
 ): Bound[] {
-  return [
-    ...writes.map((w) =>
-      w.op === 'put' ? putStatement(w.list, w.row, w.version) : deleteStatement(w.list, w.key, w.version),
-    ),
-    ...indexed.map(indexedStatement),
-  ];
+  return [...writes.flatMap(writeStatements), ...indexed.map(indexedStatement)];
 }
 
 export class CassandraSearchStore implements SearchStore {
@@ -88,9 +90,11 @@ export class CassandraSearchStore implements SearchStore {
       parts.set(key, part);
     };
     for (const w of writes) {
-      const lower = w.op === 'put' ? w.row.lower : w.key.lower;
-      const key = `${w.list.userId}|${w.list.direction}|${searchPrefix(lower)}`;
-      for (const b of searchStatements([w])) add(key, b);
+      for (const at of w.partitions) {
+        for (const b of writeStatements({ ...w, partitions: [at] })) {
+          add(`${w.list.userId}|${w.list.direction}|${at}`, b);
+        }
+      }
     }
     for (const w of indexed) {
       const pair = w.member < w.other ? `${w.member}|${w.other}` : `${w.other}|${w.member}`;
@@ -100,5 +104,51 @@ export class CassandraSearchStore implements SearchStore {
     await Promise.all(
       [...parts.values()].map((qs) => this.cql.write('writeSearchRows', qs, { logged: false })),
     );
+  }
+
+  async copySearchRows(
+    list: ListKey,
+    from: string,
+    to: string,
+    after: SearchKey,
+    end: string,
+    limit: number,
+  ): Promise<{ copied: number; last: SearchKey | null }> {
+    const rs = await this.cql.exec('copySearchRows', S.searchCopyRead, [
+      list.userId,
+      list.direction,
+      from,
+      after.lower,
+      after.otherId,
+      end,
+      limit,
+    ]);
+    // One unlogged batch per row (one partition, one mutation): the row's marker and cells.
+    await Promise.all(
+      rs.rows.map((row) => {
+        const key = [list.userId, list.direction, to, row.lower_username, row.other_id];
+        const qs: Bound[] = [];
+        if (row.wc !== null && row.wc !== undefined)
+          qs.push({ statement: S.searchCopyRow, params: [...key, row.created_at, row.wc] });
+        if (row.wu !== null && row.wu !== undefined)
+          qs.push({ statement: S.searchCopyUsername, params: [row.wu, row.username, ...key] });
+        return qs.length > 0 ? this.cql.write('copySearchRows', qs, { logged: false }) : undefined;
+      }),
+    );
+    const last = rs.rows.at(-1);
+    return {
+      copied: rs.rows.length,
+      last: last ? { lower: last.lower_username as string, otherId: last.other_id as UserId } : null,
+    };
+  }
+
+  async deleteSearchRange(list: ListKey, partition: string, from: string, version: bigint): Promise<void> {
+    await this.cql.exec('deleteSearchRange', S.searchDeleteFrom, [
+      version,
+      list.userId,
+      list.direction,
+      partition,
+      from,
+    ]);
   }
 }

@@ -175,6 +175,21 @@ export const S = {
   searchRead: idempotent(
     'SELECT lower_username, other_id, username, created_at FROM list_search WHERE user_id = ? AND direction = ? AND prefix = ? AND (lower_username, other_id) > (?, ?) AND (lower_username) < (?) LIMIT ?',
   ),
+  /** `searchRead` with each cell's write time: what a cut of a partition copies. */
+  searchCopyRead: idempotent(
+    'SELECT lower_username, other_id, username, created_at, writetime(username) AS wu, writetime(created_at) AS wc FROM list_search WHERE user_id = ? AND direction = ? AND prefix = ? AND (lower_username, other_id) > (?, ?) AND (lower_username) < (?) LIMIT ?',
+  ),
+  /** A copied row's marker and `created_at` at their write time (its username follows at its own). */
+  searchCopyRow: idempotent(
+    'INSERT INTO list_search (user_id, direction, prefix, lower_username, other_id, created_at) VALUES (?, ?, ?, ?, ?, ?) USING TIMESTAMP ?',
+  ),
+  searchCopyUsername: idempotent(
+    'UPDATE list_search USING TIMESTAMP ? SET username = ? WHERE user_id = ? AND direction = ? AND prefix = ? AND lower_username = ? AND other_id = ?',
+  ),
+  /** A cut parent's moved rows: one range tombstone. */
+  searchDeleteFrom: idempotent(
+    'DELETE FROM list_search USING TIMESTAMP ? WHERE user_id = ? AND direction = ? AND prefix = ? AND lower_username >= ?',
+  ),
   dropFolded: idempotent('DELETE FROM pair_ops WHERE low_id = ? AND high_id = ? AND position < ?'),
   /** The whole pair from its first live row: one statement (its first page) is one snapshot. */
   pairRead: idempotent(
@@ -218,16 +233,19 @@ export const S = {
     'INSERT INTO list_layouts (user_id, relation, direction, buckets, growing_to, copied_through, updated_at) VALUES (?, ?, ?, ?, ?, ?, toTimestamp(now())) IF NOT EXISTS',
   ),
   getDirectory: idempotent(
-    'SELECT start, bucket, base, owner, version, mode, split_bucket, split_starts, split_ids, split_stage, split_copied FROM list_directory WHERE user_id = ? AND relation = ? AND direction = ?',
+    'SELECT start, bucket, base, owner, version, mode, split_bucket, split_starts, split_ids, split_stage, split_copied, search_starts, search_split_parent, search_split_starts, search_split_stage, search_split_copied FROM list_directory WHERE user_id = ? AND relation = ? AND direction = ?',
   ),
   getLayouts: idempotent(
     'SELECT user_id, buckets, growing_to, copied_through FROM list_layouts WHERE user_id IN ? AND relation = ? AND direction = ?',
   ),
   getDirectories: idempotent(
-    'SELECT user_id, start, bucket, base, owner, version, mode, split_bucket, split_starts, split_ids, split_stage, split_copied FROM list_directory WHERE user_id IN ? AND relation = ? AND direction = ?',
+    'SELECT user_id, start, bucket, base, owner, version, mode, split_bucket, split_starts, split_ids, split_stage, split_copied, search_starts, search_split_parent, search_split_starts, search_split_stage, search_split_copied FROM list_directory WHERE user_id IN ? AND relation = ? AND direction = ?',
   ),
   setListSplit: idempotent(
     'UPDATE list_directory SET split_bucket = ?, split_starts = ?, split_ids = ?, split_stage = ?, split_copied = ? WHERE user_id = ? AND relation = ? AND direction = ?',
+  ),
+  setSearchLayout: idempotent(
+    'UPDATE list_directory SET search_starts = ?, search_split_parent = ?, search_split_starts = ?, search_split_stage = ?, search_split_copied = ? WHERE user_id = ? AND relation = ? AND direction = ?',
   ),
   directoryFirstVersion: once(
     'UPDATE list_directory SET version = ?, mode = ? WHERE user_id = ? AND relation = ? AND direction = ? IF version = null',

@@ -14,7 +14,7 @@ import { nowPosition } from '../../model/clock.js';
 import { UsernameTakenError } from '../../model/errors.js';
 import { compareEventKeys, type EventKey, type EventRow } from '../../model/events.js';
 import { plainUsername, renamedUsername } from '../../model/row-username.js';
-import { compareSearchKeys, type SearchKey, type SearchRow, searchPrefix } from '../../model/search.js';
+import { compareSearchKeys, type SearchKey, type SearchLayout, type SearchRow } from '../../model/search.js';
 import {
   type Directory,
   EMPTY_DIRECTORY,
@@ -202,6 +202,8 @@ export class MemoryGraphStore implements GraphStore {
   private readonly pairs = new Map<string, MemoryPair>();
   /** Search rows per (list owner, direction, prefix) partition, keyed by (lower, id). */
   private readonly search = new Map<string, Map<string, SearchCell>>();
+  /** Range tombstones of search partitions (`deleteSearchRange`): the rows from a name on, at a version. */
+  private readonly searchRangeTombs = new Map<string, { from: string; version: bigint }[]>();
   /** Forward edge state (`edges_out`). */
   private readonly edges = new Map<string, VersionedEdge>();
   /** Inverse edge state (`edges_in`): per (target, relation, bucket code), keyed by source. */
@@ -420,24 +422,85 @@ export class MemoryGraphStore implements GraphStore {
     end: string,
     limit: number,
   ): Promise<SearchRow[]> {
-    const part = this.search.get(`${list.userId}|${list.direction}|${prefix}`);
+    return this.searchCells(list, prefix, after, end, limit).map((c) => ({
+      ...c.key,
+      username: plainUsername(c.username.value ?? ''),
+      createdAt: c.createdAt.value ?? 0n,
+    }));
+  }
+
+  /** The live search rows of a partition in a key range, in order, each cell as live (or null). */
+  private searchCells(
+    list: ListKey,
+    prefix: string,
+    after: SearchKey,
+    end: string,
+    limit: number,
+  ): SearchCell[] {
+    const pk = `${list.userId}|${list.direction}|${prefix}`;
+    const part = this.search.get(pk);
     if (!part) return [];
+    const ranges = this.searchRangeTombs.get(pk) ?? [];
     const counts = (at: bigint | null, tomb: bigint | null) => at !== null && (tomb === null || tomb < at);
-    const out: SearchRow[] = [];
+    const out: SearchCell[] = [];
     for (const c of part.values()) {
       if (compareSearchKeys(c.key, after) <= 0 || c.key.lower >= end) continue;
-      const name = c.username.value !== null && counts(c.username.at, c.tomb) ? c.username.value : null;
-      const createdAt =
-        c.createdAt.value !== null && counts(c.createdAt.at, c.tomb) ? c.createdAt.value : null;
-      if (!counts(c.live, c.tomb) && name === null && createdAt === null) continue;
+      const tomb = ranges.reduce((t, r) => (c.key.lower >= r.from ? max(t, r.version) : t), c.tomb);
+      const name = c.username.value !== null && counts(c.username.at, tomb) ? c.username : null;
+      const createdAt = c.createdAt.value !== null && counts(c.createdAt.at, tomb) ? c.createdAt : null;
+      if (!counts(c.live, tomb) && name === null && createdAt === null) continue;
       // Every put writes all three together, so a live row has both cells.
       out.push({
-        ...c.key,
-        username: plainUsername(name ?? ''),
-        createdAt: createdAt ?? 0n,
+        key: c.key,
+        live: counts(c.live, tomb) ? c.live : null,
+        tomb,
+        username: name ?? { value: null, at: -1n },
+        createdAt: createdAt ?? { value: null, at: -1n },
       });
     }
-    return out.sort(compareSearchKeys).slice(0, limit);
+    return out.sort((a, b) => compareSearchKeys(a.key, b.key)).slice(0, limit);
+  }
+
+  async copySearchRows(
+    list: ListKey,
+    from: string,
+    to: string,
+    after: SearchKey,
+    end: string,
+    limit: number,
+  ): Promise<{ copied: number; last: SearchKey | null }> {
+    const rows = this.searchCells(list, from, after, end, limit);
+    for (const c of rows) {
+      const cell = this.searchCell(`${list.userId}|${list.direction}|${to}`, c.key);
+      // The marker and `created_at` at `created_at`'s write time, the username at its own (Cassandra's copy).
+      if (c.createdAt.value !== null) {
+        cell.live = max(cell.live, c.createdAt.at);
+        writeCell(cell.createdAt, c.createdAt.value, c.createdAt.at);
+      }
+      if (c.username.value !== null) writeCell(cell.username, c.username.value, c.username.at);
+    }
+    const last = rows.at(-1);
+    return { copied: rows.length, last: last ? { ...last.key } : null };
+  }
+
+  async deleteSearchRange(list: ListKey, partition: string, from: string, version: bigint): Promise<void> {
+    const pk = `${list.userId}|${list.direction}|${partition}`;
+    this.searchRangeTombs.set(pk, [...(this.searchRangeTombs.get(pk) ?? []), { from, version }]);
+  }
+
+  private searchCell(pk: string, key: SearchKey): SearchCell {
+    const part = this.search.get(pk) ?? new Map<string, SearchCell>();
+    this.search.set(pk, part);
+    const rk = `${key.lower}|${key.otherId}`;
+    const cell = part.get(rk) ?? {
+      key,
+      live: null,
+      tomb: null,
+      username: { value: null, at: -1n },
+      createdAt: { value: null, at: -1n },
+    };
+    part.set(rk, cell);
+    return cell;
   }
 
   async writeSearchRows(
@@ -446,25 +509,16 @@ export class MemoryGraphStore implements GraphStore {
   ): Promise<void> {
     for (const w of writes) {
       const key = w.op === 'put' ? { lower: w.row.lower, otherId: w.row.otherId } : w.key;
-      const pk = `${w.list.userId}|${w.list.direction}|${searchPrefix(key.lower)}`;
-      const part = this.search.get(pk) ?? new Map<string, SearchCell>();
-      this.search.set(pk, part);
-      const rk = `${key.lower}|${key.otherId}`;
-      const cell = part.get(rk) ?? {
-        key,
-        live: null,
-        tomb: null,
-        username: { value: null, at: -1n },
-        createdAt: { value: null, at: -1n },
-      };
-      part.set(rk, cell);
-      if (w.op === 'delete') {
-        cell.tomb = max(cell.tomb, w.version);
-        continue;
+      for (const at of w.partitions) {
+        const cell = this.searchCell(`${w.list.userId}|${w.list.direction}|${at}`, key);
+        if (w.op === 'delete') {
+          cell.tomb = max(cell.tomb, w.version);
+          continue;
+        }
+        cell.live = max(cell.live, w.version);
+        writeCell(cell.username, w.row.username, w.version);
+        writeCell(cell.createdAt, w.row.createdAt, w.version);
       }
-      cell.live = max(cell.live, w.version);
-      writeCell(cell.username, w.row.username, w.version);
-      writeCell(cell.createdAt, w.row.createdAt, w.version);
     }
     for (const w of indexed) {
       let pair = this.pairs.get(this.pairKey(w.member, w.other));
@@ -678,6 +732,14 @@ export class MemoryGraphStore implements GraphStore {
     return {
       ...d,
       buckets: d.buckets.map((b) => ({ ...b })),
+      ...(d.search
+        ? {
+            search: {
+              starts: [...d.search.starts],
+              split: d.search.split ? { ...d.search.split, starts: [...d.search.split.starts] } : null,
+            },
+          }
+        : {}),
       ...(split
         ? {
             split: { ...split, starts: [...split.starts], ids: [...split.ids] },
@@ -700,6 +762,7 @@ export class MemoryGraphStore implements GraphStore {
       mode?: RowMode;
       migration?: ListMigration | null;
       split?: PendingSplit | null;
+      search?: SearchLayout;
     },
   ): Promise<boolean> {
     // No await between the read and the write: the compare-and-set must be atomic.
@@ -719,10 +782,19 @@ export class MemoryGraphStore implements GraphStore {
     buckets.sort((a, b) =>
       a.start === b.start ? 0 : a.start === null ? 1 : b.start === null ? -1 : a.start > b.start ? -1 : 1,
     );
+    const search = change.search ?? d.search;
     this.directories.set(listKey(list), {
       mode: change.mode ?? d.mode,
       version: expectedVersion + 1,
       buckets,
+      ...(search && (search.starts.length > 0 || search.split)
+        ? {
+            search: {
+              starts: [...search.starts],
+              split: search.split ? { ...search.split, starts: [...search.split.starts] } : null,
+            },
+          }
+        : {}),
     });
     return true;
   }

@@ -15,6 +15,7 @@ import { CursorCodec } from '../../../src/lists/cursor/cursor-codec.js';
 import { searchPage } from '../../../src/lists/list-search.js';
 import { SINGLE_BUCKET } from '../../../src/model/buckets.js';
 import { InvalidCursorError } from '../../../src/model/errors.js';
+import { EMPTY_SEARCH_LAYOUT } from '../../../src/model/search.js';
 import type { BucketLayout, ListEntry, ListKey } from '../../../src/model/types.js';
 import type { GraphStore } from '../../../src/ports/store.js';
 
@@ -54,7 +55,8 @@ export class SingleBucketLists implements ListService {
     cursor: string | null,
     options: { exclude?: MemberFilter } = {},
   ): Promise<ListPage> {
-    const deps = { store: this.store, codec: SEARCH_CODEC, budget: Number.MAX_SAFE_INTEGER };
+    const layout = (await this.store.getDirectory(list)).search ?? EMPTY_SEARCH_LAYOUT;
+    const deps = { store: this.store, codec: SEARCH_CODEC, budget: Number.MAX_SAFE_INTEGER, layout };
     return (await searchPage(deps, list, q, limit, cursor, options.exclude)).page;
   }
 
@@ -71,8 +73,9 @@ export class SingleBucketLists implements ListService {
   }
 
   /** Every row in partition 1 (the one-bucket layout's code, the first time bucket). */
-  async placement(_list: ListKey): Promise<RowPlacement> {
-    return { layout: SINGLE_BUCKET, codes: () => [1] };
+  async placement(list: ListKey): Promise<RowPlacement> {
+    const search = (await this.store.getDirectory(list)).search ?? EMPTY_SEARCH_LAYOUT;
+    return { layout: SINGLE_BUCKET, codes: () => [1], search };
   }
 
   async currentLayout(_list: ListKey): Promise<BucketLayout> {

@@ -1,0 +1,89 @@
+/**
+ * `jobs split-search`: cuts the search partitions of follows lists that outgrew the bound
+ * (`lists/search-split.ts`), a line per step. For each follows list of the given users (or of
+ * every user) over `2 × --bucket-rows` members by its count, it first finishes a cut left pending
+ * by a crashed run, then measures every range and cuts each one over `2 × --bucket-rows` rows into
+ * ranges of `--bucket-rows`. Resumable by construction: a cut resumes from its stored stage and
+ * progress, and a re-run measures again. A list whose cut another runner moved, or whose child
+ * failed verification, is reported and skipped (exit status 1); the next run retries it. Run it
+ * on a schedule (as the repair sweep): a range grows by the follows it gains between runs.
+ */
+import {
+  cutOverfilledRanges,
+  SearchCutConflictError,
+  type SearchCutStep,
+  SearchCutVerificationError,
+} from '../lists/search-split.js';
+import type { Direction, ListKey } from '../model/types.js';
+import { everyUser, listJobArgs } from './migrate-lists.js';
+import type { OpenJobRuntime } from './runtime.js';
+
+export const SPLIT_SEARCH_USAGE =
+  'usage: jobs split-search (--users 1,2 | --all) [--bucket-rows N] [--settle-ms N]';
+
+const describeStep = (p: SearchCutStep): string =>
+  p.step === 'planned'
+    ? `planned range ${p.parent} (${p.rows} rows) into ${p.children.length + 1} ranges; writers write both`
+    : p.step === 'copied'
+      ? `copied and verified range ${p.child} (${p.rows} rows)`
+      : p.step === 'flipped'
+        ? `flipped ${p.parent}: readers read the new ranges`
+        : p.step === 'finalized'
+          ? `finalized ${p.parent}: writers write the new ranges only`
+          : `deleted ${p.parent}'s moved rows`;
+
+/**
+ * `jobs split-search`: `--settle-ms` must cover the servers' directory cache TTL plus their longest
+ * write (default: the list service's); `--bucket-rows` is the rows a range keeps after a cut
+ * (default the time buckets' 250,000, about 15 MiB of search rows).
+ */
+export async function splitSearchCommand(argv: string[], openRuntime: OpenJobRuntime): Promise<void> {
+  const { users, bucketRows, settleMs } = await listJobArgs(argv, SPLIT_SEARCH_USAGE);
+  const rt = await openRuntime();
+  const name = (l: ListKey) => `${l.userId} follows/${l.direction}`;
+  const summary = { lists: 0, measured: 0, cuts: 0, skipped: 0 };
+  try {
+    for await (const userId of users ?? everyUser(rt.store)) {
+      for (const direction of ['in', 'out'] as Direction[]) {
+        const list: ListKey = { userId, relation: 'follows', direction };
+        const d = await rt.store.getDirectory(list);
+        if (!d.search?.split && (await rt.store.getCount(list)) <= 2 * bucketRows) continue;
+        summary.lists++;
+        let rows = 0;
+        let ranges = 0;
+        let shown = Date.now();
+        try {
+          const r = await cutOverfilledRanges(rt.store, list, {
+            settleMs,
+            rangeRows: bucketRows,
+            onMeasured: (_range, n) => {
+              rows += n;
+              ranges++;
+              if (Date.now() - shown >= 5000) {
+                shown = Date.now();
+                console.log(`[split-search] ${name(list)}: measured ${ranges} ranges, ${rows} rows`);
+              }
+            },
+            onOverfilled: (range, n) =>
+              console.log(`[split-search] ${name(list)}: range ${range.partition} holds ${n} rows, cutting`),
+            onProgress: (p) => console.log(`[split-search] ${name(list)}: ${describeStep(p)}`),
+          });
+          summary.measured += r.ranges;
+          summary.cuts += r.cuts;
+          console.log(`[split-search] ${name(list)}: ${r.ranges} ranges, ${rows} rows, ${r.cuts} cut`);
+        } catch (e) {
+          if (!(e instanceof SearchCutConflictError || e instanceof SearchCutVerificationError)) throw e;
+          summary.skipped++;
+          console.log(`[split-search] ${name(list)}: skipped (${e.message})`);
+        }
+      }
+    }
+    console.log(
+      `[split-search] ${summary.lists} lists measured (${summary.measured} ranges), ${summary.cuts} ranges cut, ` +
+        `${summary.skipped} skipped (re-run later to retry them)`,
+    );
+    if (summary.skipped > 0) process.exitCode = 1;
+  } finally {
+    await rt.close();
+  }
+}

@@ -1,0 +1,226 @@
+/**
+ * Cutting search partitions into name ranges (`lists/search-split.ts`), one suite run on the
+ * in-memory store and on the real Cassandra node. An account's followers and followings carry
+ * names crowded into a few bases (`th…`, `TH.`, `re…`), so with a small range bound the job cuts
+ * bases and then ranges of ranges. Between every step of every cut the graph changes through the
+ * service (follows of new members, unfollows, removed followers, renames run through the fan-out),
+ * the job is killed at a random step and re-run until it finishes, and after every step each
+ * list's search for one-, two- and three-character prefixes, walked through its cursor with a
+ * small limit, equals the reference filter of the list's members (read by `listPage`). At the end
+ * every range holds at most twice the bound, each row in the partition its range names.
+ * Seeds are printed; replay with `SEARCH_CUT_SEED=<seed>`.
+ */
+import { expect, it } from 'vitest';
+import { GraphService } from '../../src/graph/graph-service.js';
+import { BucketedListService } from '../../src/lists/list-service.js';
+import { MIN_ID } from '../../src/lists/page-keys.js';
+import { cutOverfilledRanges, SEARCH_BASES, type SearchCutStep } from '../../src/lists/search-split.js';
+import { UsernameTakenError } from '../../src/model/errors.js';
+import { rangesOfBase, SEARCH_END } from '../../src/model/search.js';
+import type { Direction, ListKey, UserId } from '../../src/model/types.js';
+import type { GraphStore } from '../../src/ports/store.js';
+import { mulberry32 } from '../support/random.js';
+
+export interface SearchCutFixture {
+  store: GraphStore;
+  teardown(): Promise<void>;
+}
+
+const SEED = Number(process.env.SEARCH_CUT_SEED ?? Date.now() % 2_147_483_647);
+
+class Killed extends Error {}
+
+let nextBase = 7_100_000n;
+
+export function describeSearchCuts(
+  name: string,
+  make: () => Promise<SearchCutFixture>,
+  o: { runs: number; members: number; rangeRows: number; timeoutMs: number },
+) {
+  it(
+    `search cuts (${name}): killed at random steps and re-run under follows, unfollows and renames, every search equals the reference after every step; ranges end bounded (${o.runs} runs)`,
+    async () => {
+      console.log(`[search cuts ${name}] seed=${SEED} (replay: SEARCH_CUT_SEED=${SEED})`);
+      const fixture = await make();
+      let cuts = 0;
+      let kills = 0;
+      let steps = 0;
+      const stages = new Set<string>();
+      try {
+        for (let run = 0; run < o.runs; run++) {
+          const random = mulberry32(SEED + run);
+          const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)] as T;
+          const { store } = fixture;
+          const graph = new GraphService({
+            store,
+            lists: new BucketedListService({
+              store,
+              cursorSecret: 'search-cut-suite-secret-0123456789',
+              bucketThresholds: [1_000_000_000],
+              layoutCacheTtlMs: 0,
+            }),
+            maxFollowing: 10_000,
+            countLeaseMs: 0,
+            historyPolicy: { writeBudgetMs: 25, viewBudgetMs: 25, batchTimeoutMs: 25, clockSkewMs: 10 },
+            events: false,
+            caches: false,
+          });
+          const owner = nextBase;
+          nextBase += 10_000n;
+          let next = owner + 1n;
+          const crowded = ['th', 'TH', 'Th', 're', 'tH.'];
+          const tail = () =>
+            Array.from({ length: 1 + Math.floor(random() * 4) }, () =>
+              pick(['a', 'B', 'c', '.', '_', '1']),
+            ).join('');
+          const handle = () => `${pick(crowded)}${tail()}`;
+          const rename = async (id: UserId, username: string) => {
+            try {
+              await graph.putUser({ id, username });
+            } catch (e) {
+              if (!(e instanceof UsernameTakenError)) throw e;
+              await graph.putUser({ id, username: `${username}${id}` });
+            }
+          };
+          await rename(owner, 'owner');
+          const members: UserId[] = [];
+          const join = async () => {
+            const id = next++;
+            members.push(id);
+            await rename(id, handle());
+            await graph.follow(id, owner);
+            if (random() < 0.5) await graph.follow(owner, id);
+          };
+          for (let i = 0; i < o.members; i++) await join();
+
+          const lists: ListKey[] = (['in', 'out'] as Direction[]).map((direction) => ({
+            userId: owner,
+            relation: 'follows',
+            direction,
+          }));
+          const check = async (when: string) => {
+            await graph.settleAccountTasks();
+            for (const list of lists) {
+              const ids: UserId[] = [];
+              let cursor: string | null = null;
+              do {
+                const p = await graph.listPage(list, 100, cursor);
+                ids.push(...p.items.map((i) => i.id));
+                cursor = p.nextCursor;
+              } while (cursor !== null);
+              const users = await store.getUsers(ids);
+              const all = ids.map((id) => {
+                const username = users.get(id)?.username as string;
+                return { id, username, lower: username.toLowerCase() };
+              });
+              for (const q of ['t', 'th', 'tha', 'TH.', 'r', 'Re', 'o', 'th_b']) {
+                const expected = all
+                  .filter((m) => m.lower.startsWith(q.toLowerCase()))
+                  .sort((a, b) =>
+                    a.lower !== b.lower
+                      ? a.lower < b.lower
+                        ? -1
+                        : 1
+                      : a.id < b.id
+                        ? -1
+                        : a.id > b.id
+                          ? 1
+                          : 0,
+                  )
+                  .map(({ id, username }) => ({ id, username }));
+                const got: { id: UserId; username: string | undefined }[] = [];
+                let c: string | null = null;
+                let pages = 0;
+                do {
+                  const p = await graph.search(list, q, 3, c);
+                  got.push(...p.items.map((i) => ({ id: i.id, username: i.username })));
+                  c = p.nextCursor;
+                } while (c !== null && ++pages < 500);
+                expect({ run, when, direction: list.direction, q, got }).toEqual({
+                  run,
+                  when,
+                  direction: list.direction,
+                  q,
+                  got: expected,
+                });
+              }
+            }
+          };
+          // A bounded number of changes a run (joins would otherwise outgrow the cuts forever).
+          let changes = 3 * o.members;
+          const change = async () => {
+            if (changes-- <= 0) return;
+            const r = random();
+            if (r < 0.35) await join();
+            else if (r < 0.5) await graph.unfollow(pick(members), owner);
+            else if (r < 0.6) await graph.removeFollower(owner, pick(members));
+            else if (r < 0.7) await graph.unfollow(owner, pick(members));
+            else await rename(pick(members), random() < 0.8 ? handle() : `x${tail()}`);
+          };
+
+          // The job, killed at a random step and re-run, until a run finds nothing left to cut.
+          for (let attempt = 0; attempt < 50; attempt++) {
+            const killAt = random() < 0.6 ? 1 + Math.floor(random() * 6) : 0;
+            let seen = 0;
+            try {
+              let found = 0;
+              for (const list of lists) {
+                const summary = await cutOverfilledRanges(store, list, {
+                  settleMs: 0,
+                  rangeRows: o.rangeRows,
+                  pageSize: 4,
+                  onProgress: async (p: SearchCutStep) => {
+                    steps++;
+                    stages.add(p.step);
+                    for (let k = 0; k < 2; k++) await change();
+                    await check(`${list.direction} ${p.step} ${p.parent}`);
+                    if (killAt > 0 && ++seen === killAt) throw new Killed();
+                  },
+                });
+                found += summary.cuts;
+              }
+              cuts += found;
+              if (found === 0) break;
+            } catch (e) {
+              if (!(e instanceof Killed)) throw e;
+              kills++;
+            }
+          }
+          await check('end');
+          // Every range of both lists within the bound (twice the bound: a range is cut past it),
+          // each partition holding only rows of its own range.
+          for (const list of lists) {
+            const layout = (await store.getDirectory(list)).search ?? { starts: [], split: null };
+            expect(layout.split).toBeNull();
+            for (const base of SEARCH_BASES) {
+              for (const range of rangesOfBase(layout, base)) {
+                const whole = await store.listSearchRows(
+                  list,
+                  range.partition,
+                  { lower: '', otherId: MIN_ID },
+                  SEARCH_END,
+                  10_000,
+                );
+                const inRange = whole.filter((r) => r.lower >= range.from && r.lower < range.to);
+                expect({ range: range.partition, rows: whole.length }).toEqual({
+                  range: range.partition,
+                  rows: inRange.length,
+                });
+                expect(inRange.length).toBeLessThanOrEqual(2 * o.rangeRows);
+              }
+            }
+          }
+        }
+        console.log(
+          `[search cuts ${name}] ${cuts} cuts over ${o.runs} runs, ${kills} kills, ${steps} steps, stages ${[...stages].join(', ')}`,
+        );
+        expect(cuts).toBeGreaterThan(o.runs);
+        expect(kills).toBeGreaterThan(0);
+        expect([...stages].sort()).toEqual(['copied', 'deleted', 'finalized', 'flipped', 'planned']);
+      } finally {
+        await fixture.teardown();
+      }
+    },
+    o.timeoutMs,
+  );
+}

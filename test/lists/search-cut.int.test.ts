@@ -1,0 +1,25 @@
+/** The search-cut suite (`search-cut-suite.ts`) on the real node: fewer runs. */
+import { afterAll, beforeAll, describe } from 'vitest';
+import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';
+import { type TestKeyspace, testKeyspace } from '../support/cassandra.js';
+import { describeSearchCuts } from './search-cut-suite.js';
+
+describe('search partitions cut into name ranges: Cassandra', () => {
+  let ks: TestKeyspace;
+  beforeAll(async () => {
+    ks = await testKeyspace('search_cut');
+  });
+  afterAll(async () => {
+    await ks?.drop();
+  });
+  describeSearchCuts(
+    'cassandra',
+    async () => ({ store: new CassandraGraphStore(ks.client), teardown: async () => {} }),
+    {
+      runs: 2,
+      members: 24,
+      rangeRows: 3,
+      timeoutMs: 300_000,
+    },
+  );
+});

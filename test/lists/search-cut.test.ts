@@ -1,0 +1,13 @@
+/** The search-cut suite (`search-cut-suite.ts`) on the in-memory store. */
+import { describe } from 'vitest';
+import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
+import { describeSearchCuts } from './search-cut-suite.js';
+
+describe('search partitions cut into name ranges: memory', () => {
+  describeSearchCuts('memory', async () => ({ store: new MemoryGraphStore(), teardown: async () => {} }), {
+    runs: 6,
+    members: 30,
+    rangeRows: 3,
+    timeoutMs: 240_000,
+  });
+});
