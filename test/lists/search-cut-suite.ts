@@ -19,6 +19,7 @@ import { UsernameTakenError } from '../../src/model/errors.js';
 import { rangesOfBase, SEARCH_END } from '../../src/model/search.js';
 import type { Direction, ListKey, UserId } from '../../src/model/types.js';
 import type { GraphStore } from '../../src/ports/store.js';
+import { listMembers, searchReference, walkSearch } from '../graph/support/search-reference.js';
 import { mulberry32 } from '../support/random.js';
 
 export interface SearchCutFixture {
@@ -101,41 +102,12 @@ export function describeSearchCuts(
           const check = async (when: string) => {
             await graph.settleAccountTasks();
             for (const list of lists) {
-              const ids: UserId[] = [];
-              let cursor: string | null = null;
-              do {
-                const p = await graph.listPage(list, 100, cursor);
-                ids.push(...p.items.map((i) => i.id));
-                cursor = p.nextCursor;
-              } while (cursor !== null);
+              const ids = await listMembers(graph, list, 100);
               const users = await store.getUsers(ids);
-              const all = ids.map((id) => {
-                const username = users.get(id)?.username as string;
-                return { id, username, lower: username.toLowerCase() };
-              });
+              const all = ids.map((id) => ({ id, username: users.get(id)?.username as string }));
               for (const q of ['t', 'th', 'tha', 'TH.', 'r', 'Re', 'o', 'th_b']) {
-                const expected = all
-                  .filter((m) => m.lower.startsWith(q.toLowerCase()))
-                  .sort((a, b) =>
-                    a.lower !== b.lower
-                      ? a.lower < b.lower
-                        ? -1
-                        : 1
-                      : a.id < b.id
-                        ? -1
-                        : a.id > b.id
-                          ? 1
-                          : 0,
-                  )
-                  .map(({ id, username }) => ({ id, username }));
-                const got: { id: UserId; username: string | undefined }[] = [];
-                let c: string | null = null;
-                let pages = 0;
-                do {
-                  const p = await graph.search(list, q, 3, c);
-                  got.push(...p.items.map((i) => ({ id: i.id, username: i.username })));
-                  c = p.nextCursor;
-                } while (c !== null && ++pages < 500);
+                const expected = searchReference(all, q);
+                const got = await walkSearch(graph, list, q, 3, 500);
                 expect({ run, when, direction: list.direction, q, got }).toEqual({
                   run,
                   when,

@@ -15,6 +15,7 @@ import { BucketedListService } from '../../../src/lists/list-service.js';
 import { UsernameTakenError } from '../../../src/model/errors.js';
 import type { Direction, ListKey, UserId } from '../../../src/model/types.js';
 import type { GraphStore } from '../../../src/ports/store.js';
+import { listMembers, searchReference, walkSearch } from './search-reference.js';
 
 export interface SearchSuiteFixture {
   store: GraphStore;
@@ -43,9 +44,6 @@ const opArb = (users: number): fc.Arbitrary<Op> => {
     { weight: 3, arbitrary: fc.record({ kind: fc.constant('rename' as const), a: who, name: nameArb }) },
   );
 };
-
-const byName = (a: { lower: string; id: UserId }, b: { lower: string; id: UserId }) =>
-  a.lower !== b.lower ? (a.lower < b.lower ? -1 : 1) : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 
 let nextBase = 10_000n;
 
@@ -121,13 +119,7 @@ export function describeSearchProperty(
                 for (const owner of ids) {
                   for (const direction of ['in', 'out'] as Direction[]) {
                     const list: ListKey = { userId: owner, relation: 'follows', direction };
-                    const members: UserId[] = [];
-                    let cursor: string | null = null;
-                    do {
-                      const p = await graph.listPage(list, 50, cursor);
-                      members.push(...p.items.map((i) => i.id));
-                      cursor = p.nextCursor;
-                    } while (cursor !== null);
+                    const members = await listMembers(graph, list, 50);
                     const names = members.map((id) => current(id));
                     const queries = new Set<string>(['a', 'B', '.', '_', '1', 'zz']);
                     for (const n of names) {
@@ -135,21 +127,11 @@ export function describeSearchProperty(
                       queries.add(n.slice(0, 3).toUpperCase());
                     }
                     for (const q of queries) {
-                      const expected = members
-                        .map((id) => ({ id, username: current(id), lower: current(id).toLowerCase() }))
-                        .filter((m) => m.lower.startsWith(q.toLowerCase()))
-                        .sort(byName)
-                        .map(({ id, username }) => ({ id, username }));
-                      const limit = limits[walk++ % limits.length] as number;
-                      const got: { id: UserId; username: string }[] = [];
-                      let next: string | null = null;
-                      let pages = 0;
-                      do {
-                        const p = await graph.search(list, q, limit, next);
-                        got.push(...p.items.map((i) => ({ id: i.id, username: i.username })));
-                        next = p.nextCursor;
-                        pages++;
-                      } while (next !== null && pages < 1000);
+                      const expected = searchReference(
+                        members.map((id) => ({ id, username: current(id) })),
+                        q,
+                      );
+                      const got = await walkSearch(graph, list, q, limits[walk++ % limits.length] as number);
                       expect({ owner, direction, q, got }).toEqual({ owner, direction, q, got: expected });
                     }
                   }
