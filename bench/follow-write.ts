@@ -14,10 +14,18 @@
  *
  *   npm run bench:follow -- [--followers 9000000] [--reps 3] [--rounds 300] [--callers 32] [--users 400]
  *                           [--warmup 500]  (untimed calls of each arm before the first repetition)
+ *                           [--s2]
+ *
+ * `--s2` adds a third arm (S2, issue 23): the same follow through a second service whose store
+ * writes no search rows or indexed names (`CassandraGraphStoreOptions.searchIndex: false`), in the
+ * same rotation (A B C / C B A); reported: follow p50 and JVM CPU per follow with the index ÷
+ * without.
  */
+import type { GraphService } from '../src/graph/graph-service.js';
 import { tallySince } from '../src/store/cassandra/request-counter.js';
 import { barChartSvg } from './support/charts.js';
 import {
+  celebrityServices,
   concurrentCalls,
   loadAverage,
   openBench,
@@ -29,7 +37,7 @@ import {
 
 const bench = openBench({
   usage:
-    'npm run bench:follow -- [--followers 9000000] [--reps 3] [--rounds 300] [--callers 32] [--users 400] [--warmup 500]',
+    'npm run bench:follow -- [--followers 9000000] [--reps 3] [--rounds 300] [--callers 32] [--users 400] [--warmup 500] [--s2]',
   options: {
     followers: { type: 'string', default: '9000000' },
     reps: { type: 'string', default: '3' },
@@ -37,6 +45,7 @@ const bench = openBench({
     callers: { type: 'string', default: '32' },
     users: { type: 'string', default: '400' },
     warmup: { type: 'string', default: '500' },
+    s2: { type: 'boolean', default: false },
   },
 });
 const args = bench.args;
@@ -51,7 +60,9 @@ if (USERS > 900) throw new Error('--users at most 900');
 const BASE = 9_500_000_000n + BigInt(Date.now() % 1_000_000) * 1000n;
 const runSalt = BASE;
 
+const S2 = Boolean(args.s2);
 const { client, graph, requests, hooks } = await bench.celebrity(F);
+const unindexed = S2 ? celebrityServices(client, requests, { searchIndex: false }).graph : null;
 await client.execute(
   'CREATE TABLE IF NOT EXISTS bench_single_insert (source_id bigint, relation text, target_id bigint, state text, created_at bigint, version bigint, PRIMARY KEY ((source_id, relation), target_id))',
 );
@@ -88,6 +99,11 @@ const arms = {
       }
     }
   },
+  /** `--s2`: the follow without the search index (the `follow` arm's body, another service). */
+  unindexed: async () => {
+    const [a, b] = nextPair();
+    await (unindexed as GraphService).follow(a, b);
+  },
   insert: async () => {
     const k = insertNo++;
     await client.execute(INSERT, [runSalt, 'follows', k, 'active', k, k], { prepare: true });
@@ -98,7 +114,8 @@ const latency = (arm: Arm, n: number) => sequentialLatency(arms[arm], n);
 const throughput = (arm: Arm, n: number) => concurrentCalls(arms[arm], n, CALLERS);
 // Untimed warm-up of both arms, sequential and concurrent (the JIT of a freshly started node made a
 // first repetition 3× slower than the third without it).
-for (const arm of ['follow', 'insert'] as const) {
+const ARMS: Arm[] = S2 ? ['follow', 'insert', 'unindexed'] : ['follow', 'insert'];
+for (const arm of ARMS) {
   await latency(arm, WARMUP);
   await throughput(arm, WARMUP * 2);
 }
@@ -107,7 +124,7 @@ const reps: {
   tput: Record<Arm, Awaited<ReturnType<typeof throughput>>>;
 }[] = [];
 for (let r = 0; r < REPS; r++) {
-  const order: Arm[] = r % 2 === 0 ? ['follow', 'insert'] : ['insert', 'follow'];
+  const order: Arm[] = r % 2 === 0 ? ARMS : [...ARMS].reverse();
   const lat = {} as Record<Arm, { p50: number; p99: number }>;
   const tput = {} as Record<Arm, Awaited<ReturnType<typeof throughput>>>;
   for (const arm of order) lat[arm] = await latency(arm, ROUNDS);
@@ -116,6 +133,31 @@ for (let r = 0; r < REPS; r++) {
   console.log(
     `T8 rep ${r}: follow p50 ${lat.follow.p50.toFixed(3)} p99 ${lat.follow.p99.toFixed(3)} ms, ${Math.round(tput.follow.perS)}/s; insert p50 ${lat.insert.p50.toFixed(3)} p99 ${lat.insert.p99.toFixed(3)} ms, ${Math.round(tput.insert.perS)}/s; load ${loadAverage()}`,
   );
+}
+// `--s2`: the baseline arm must really write no search rows, and the measured arm must (one
+// fresh pair each, the followee's search read back).
+if (unindexed) {
+  const reader = celebrityServices(client, requests).store;
+  const wrote = async (g: GraphService) => {
+    const [a, b] = nextPair();
+    await g.follow(a, b);
+    const list = { userId: b, relation: 'follows' as const, direction: 'in' as const };
+    const lower = `b${a}`;
+    return (
+      await reader.listSearchRows(
+        list,
+        lower.slice(0, 2),
+        { lower, otherId: -(1n << 63n) },
+        `${lower}\uffff`,
+        5,
+      )
+    ).length;
+  };
+  const [withIndex, without] = [await wrote(graph), await wrote(unindexed)];
+  if (withIndex !== 1 || without !== 0)
+    throw new Error(
+      `S2 arms: search rows written ${withIndex} with the index, ${without} without (want 1 and 0)`,
+    );
 }
 // What a follow costs the node, from the driver's request tracker (`request-counter.ts`: every
 // attempt is a request, a batch one request whose statements are mutations), and by the store's own
@@ -208,6 +250,18 @@ const result = {
   jvmCpuMsPerFollow: med((x) => (x.tput.follow.jvmCpuS * 1000) / (ROUNDS * 4)),
   nodeCpuMsPerFollow: med((x) => (x.tput.follow.nodeCpuS * 1000) / (ROUNDS * 4)),
   jvmCpuMsPerInsert: med((x) => (x.tput.insert.jvmCpuS * 1000) / (ROUNDS * 4)),
+  ...(S2
+    ? {
+        s2: {
+          p50Ratio: ratioSummary(reps.map((x) => x.lat.follow.p50 / x.lat.unindexed.p50)),
+          jvmCpuRatio: ratioSummary(reps.map((x) => x.tput.follow.jvmCpuS / x.tput.unindexed.jvmCpuS)),
+          nodeCpuRatio: ratioSummary(reps.map((x) => x.tput.follow.nodeCpuS / x.tput.unindexed.nodeCpuS)),
+          throughputRatio: ratioSummary(reps.map((x) => x.tput.follow.perS / x.tput.unindexed.perS)),
+          unindexedP50Ms: med((x) => x.lat.unindexed.p50),
+          unindexedJvmCpuMsPerFollow: med((x) => (x.tput.unindexed.jvmCpuS * 1000) / (ROUNDS * 4)),
+        },
+      }
+    : {}),
   requestsPerFollow: warm.requestsPerFollow,
   mutationsPerFollow: warm.mutationsPerFollow,
   warm,
@@ -237,7 +291,13 @@ requests per fresh follow (driver request tracker, ${COUNTED} follows each; the 
 JVM CPU per follow ${result.jvmCpuMsPerFollow} ms (per INSERT ${result.jvmCpuMsPerInsert} ms), Node CPU per follow ${result.nodeCpuMsPerFollow} ms, at ${CALLERS} callers
 
 T8 follow p99 ÷ INSERT p99: ${fmt(result.p99Ratio)} (p50 ${fmt(result.p50Ratio)}); follows/s ÷ inserts/s: ${fmt(result.throughputRatio)}
-`;
+${
+  result.s2
+    ? `
+S2 follow with the search index ÷ without: p50 ${fmt(result.s2.p50Ratio)} (without: ${result.s2.unindexedP50Ms} ms); JVM CPU ${fmt(result.s2.jvmCpuRatio)} (without: ${result.s2.unindexedJvmCpuMsPerFollow} ms a follow); Node CPU ${fmt(result.s2.nodeCpuRatio)}; follows/s ${fmt(result.s2.throughputRatio)}
+`
+    : ''
+}`;
 const svg = barChartSvg(
   `follow vs single INSERT (${CALLERS} callers for throughput)`,
   ['p50 ms', 'p99 ms'],

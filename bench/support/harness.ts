@@ -23,7 +23,10 @@ import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { GraphService } from '../../src/graph/graph-service.js';
 import { BucketedListService, type ListReadStats } from '../../src/lists/list-service.js';
 import { type CqlClient, createCqlClient } from '../../src/store/cassandra/client.js';
-import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';
+import {
+  CassandraGraphStore,
+  type CassandraGraphStoreOptions,
+} from '../../src/store/cassandra/graph-store.js';
 import { openMigratedKeyspace } from '../../src/store/cassandra/keyspace.js';
 import { RequestCounter } from '../../src/store/cassandra/request-counter.js';
 
@@ -292,9 +295,14 @@ export const keyspaceFor = (followers: number) => `bench_celeb_${followers}`;
  * The service's store, list service and graph service over a celebrity keyspace: the default
  * thresholds, layouts cached for the whole run, no following cap in the way.
  */
-function celebrityServices(client: CqlClient, requests: RequestCounter): CelebrityServices {
+export function celebrityServices(
+  client: CqlClient,
+  requests: RequestCounter,
+  storeOptions: Pick<CassandraGraphStoreOptions, 'searchIndex'> = {},
+): CelebrityServices {
   const hooks: CelebrityHooks = { onQuery: null, onPage: null };
   const store = new CassandraGraphStore(client, {
+    ...storeOptions,
     onQuery: (name, seconds, ok) => hooks.onQuery?.(name, seconds, ok),
   });
   const lists = new BucketedListService({

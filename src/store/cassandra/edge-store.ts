@@ -31,6 +31,8 @@ export class CassandraEdgeStore implements EdgeStore {
   constructor(
     private readonly cql: CqlExecutor,
     private readonly events: CassandraEventStore,
+    /** Whether follows rows' search rows ride the batch (`CassandraGraphStoreOptions.searchIndex`). */
+    private readonly searchIndex = true,
   ) {}
 
   async writeEdges(
@@ -76,8 +78,10 @@ export class CassandraEdgeStore implements EdgeStore {
       }
     }
     // The follows rows' search rows and indexed names ride with them, at the same version.
-    const search = searchWritesOf(rows, version);
-    queries.push(...searchStatements(search.writes, search.indexed));
+    if (this.searchIndex) {
+      const search = searchWritesOf(rows, version);
+      queries.push(...searchStatements(search.writes, search.indexed));
+    }
     queries.push(...this.events.eventStatements(events, version));
     if (queries.length === 0) return;
     // Feed rows never go without the batchlog: their change must land with them or not at all.

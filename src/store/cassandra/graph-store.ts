@@ -57,6 +57,12 @@ import { CassandraUserStore } from './user-store.js';
 export type CassandraGraphStoreOptions = ExecutorOptions & {
   /** How long the feed keeps events (its rows' TTL); default 7 days. */
   eventRetentionSeconds?: number;
+  /**
+   * Whether the edge batch writes follows rows' search rows and indexed names (default true).
+   * Off only for the S2 benchmark's baseline arm (what a follow costs without the index): a store
+   * without it must not serve search.
+   */
+  searchIndex?: boolean;
 };
 
 type Args<P, M extends keyof P> = P[M] extends (...args: infer A) => unknown ? A : never;
@@ -82,7 +88,7 @@ export class CassandraGraphStore implements GraphStore {
     this.users = new CassandraUserStore(this.cql, this.events);
     this.relayCursors = new CassandraRelayCursorStore(this.cql);
     this.pairs = new CassandraPairHistoryStore(this.cql);
-    this.edges = new CassandraEdgeStore(this.cql, this.events);
+    this.edges = new CassandraEdgeStore(this.cql, this.events, options.searchIndex ?? true);
     this.lists = new CassandraListStore(this.cql);
     this.search = new CassandraSearchStore(this.cql);
     this.counts = new CassandraCountStore(this.cql);
