@@ -8,6 +8,7 @@ describe('search partitions cut into name ranges: memory', () => {
     runs: 6,
     members: 30,
     rangeRows: 3,
+    policy: { writeBudgetMs: 25, viewBudgetMs: 25, batchTimeoutMs: 25, clockSkewMs: 10 },
     timeoutMs: 240_000,
   });
 });
