@@ -8,7 +8,7 @@ describe('search partitions cut into name ranges: memory', () => {
     runs: 6,
     members: 30,
     rangeRows: 3,
-    policy: { writeBudgetMs: 25, viewBudgetMs: 25, batchTimeoutMs: 25, clockSkewMs: 10 },
+    policy: { writeBudgetMs: 60, viewBudgetMs: 60, batchTimeoutMs: 60, clockSkewMs: 20 },
     timeoutMs: 240_000,
   });
 });
