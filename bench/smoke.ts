@@ -67,7 +67,7 @@ const SMOKE: readonly (readonly [file: string, args: readonly string[]])[] = [
   ],
   [
     'follow-write',
-    [`--followers=${F}`, '--reps=1', '--rounds=20', '--callers=4', '--users=40', '--warmup=20'],
+    [`--followers=${F}`, '--reps=1', '--rounds=20', '--callers=4', '--users=40', '--warmup=20', '--s2'],
   ],
   [
     'events',
