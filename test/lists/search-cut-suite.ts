@@ -11,16 +11,19 @@
  * Seeds are printed; replay with `SEARCH_CUT_SEED=<seed>`.
  */
 import { expect, it } from 'vitest';
-import { GraphService } from '../../src/graph/graph-service.js';
-import type { HistoryPolicy } from '../../src/graph/pair-history.js';
-import { BucketedListService } from '../../src/lists/list-service.js';
 import { MIN_ID } from '../../src/lists/page-keys.js';
 import { cutOverfilledRanges, SEARCH_BASES, type SearchCutStep } from '../../src/lists/search-split.js';
-import { UsernameTakenError } from '../../src/model/errors.js';
 import { rangesOfBase, SEARCH_END } from '../../src/model/search.js';
 import type { Direction, ListKey, UserId } from '../../src/model/types.js';
 import type { GraphStore } from '../../src/ports/store.js';
-import { listMembers, searchReference, walkSearch } from '../graph/support/search-reference.js';
+import {
+  listMembers,
+  nameAccount,
+  type SuitePolicy,
+  searchGraph,
+  searchReference,
+  walkSearch,
+} from '../graph/support/search-reference.js';
 import { mulberry32 } from '../support/random.js';
 
 export interface SearchCutFixture {
@@ -42,7 +45,7 @@ export function describeSearchCuts(
     members: number;
     rangeRows: number;
     /** The write path's budgets: small on memory (fast renames), the search suite's on the real node. */
-    policy: Pick<HistoryPolicy, 'writeBudgetMs' | 'viewBudgetMs' | 'batchTimeoutMs' | 'clockSkewMs'>;
+    policy: SuitePolicy;
     timeoutMs: number;
   },
 ) {
@@ -60,20 +63,7 @@ export function describeSearchCuts(
           const random = mulberry32(SEED + run);
           const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)] as T;
           const { store } = fixture;
-          const graph = new GraphService({
-            store,
-            lists: new BucketedListService({
-              store,
-              cursorSecret: 'search-cut-suite-secret-0123456789',
-              bucketThresholds: [1_000_000_000],
-              layoutCacheTtlMs: 0,
-            }),
-            maxFollowing: 10_000,
-            countLeaseMs: 0,
-            historyPolicy: o.policy,
-            events: false,
-            caches: false,
-          });
+          const graph = searchGraph(store, o.policy);
           const owner = nextBase;
           nextBase += 10_000n;
           let next = owner + 1n;
@@ -83,14 +73,7 @@ export function describeSearchCuts(
               pick(['a', 'B', 'c', '.', '_', '1']),
             ).join('');
           const handle = () => `${pick(crowded)}${tail()}`;
-          const rename = async (id: UserId, username: string) => {
-            try {
-              await graph.putUser({ id, username });
-            } catch (e) {
-              if (!(e instanceof UsernameTakenError)) throw e;
-              await graph.putUser({ id, username: `${username}${id}` });
-            }
-          };
+          const rename = (id: UserId, username: string) => nameAccount(graph, id, username);
           await rename(owner, 'owner');
           const members: UserId[] = [];
           const join = async () => {

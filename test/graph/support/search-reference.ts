@@ -2,8 +2,46 @@
  * The search suites' reference and walks (`search-suite.ts`, `test/lists/search-cut-suite.ts`): a
  * list's members read page by page, a search walked through its cursor, and what it must return.
  */
-import type { GraphService } from '../../../src/graph/graph-service.js';
+import { GraphService } from '../../../src/graph/graph-service.js';
+import type { HistoryPolicy } from '../../../src/graph/pair-history.js';
+import { BucketedListService } from '../../../src/lists/list-service.js';
+import { UsernameTakenError } from '../../../src/model/errors.js';
 import type { ListKey, UserId } from '../../../src/model/types.js';
+import type { GraphStore } from '../../../src/ports/store.js';
+
+/** The write path's budgets a suite runs with. */
+export type SuitePolicy = Pick<
+  HistoryPolicy,
+  'writeBudgetMs' | 'viewBudgetMs' | 'batchTimeoutMs' | 'clockSkewMs'
+>;
+
+/** The service the search suites drive: no caches or events, directories read fresh (no TTL). */
+export function searchGraph(store: GraphStore, policy: SuitePolicy): GraphService {
+  return new GraphService({
+    store,
+    lists: new BucketedListService({
+      store,
+      cursorSecret: 'search-suite-secret-0123456789',
+      bucketThresholds: [1_000_000_000],
+      layoutCacheTtlMs: 0,
+    }),
+    maxFollowing: 10_000,
+    countLeaseMs: 0,
+    historyPolicy: policy,
+    events: false,
+    caches: false,
+  });
+}
+
+/** Names (or renames) `id` as `username`, or as `username` + id when another account holds it. */
+export async function nameAccount(graph: GraphService, id: UserId, username: string): Promise<void> {
+  try {
+    await graph.putUser({ id, username });
+  } catch (e) {
+    if (!(e instanceof UsernameTakenError)) throw e;
+    await graph.putUser({ id, username: `${username}${id}` });
+  }
+}
 
 export interface Named {
   id: UserId;

@@ -9,13 +9,16 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { GraphService } from '../../../src/graph/graph-service.js';
-import type { HistoryPolicy } from '../../../src/graph/pair-history.js';
-import { BucketedListService } from '../../../src/lists/list-service.js';
-import { UsernameTakenError } from '../../../src/model/errors.js';
 import type { Direction, ListKey, UserId } from '../../../src/model/types.js';
 import type { GraphStore } from '../../../src/ports/store.js';
-import { listMembers, searchReference, walkSearch } from './search-reference.js';
+import {
+  listMembers,
+  nameAccount,
+  type SuitePolicy,
+  searchGraph,
+  searchReference,
+  walkSearch,
+} from './search-reference.js';
 
 export interface SearchSuiteFixture {
   store: GraphStore;
@@ -54,7 +57,7 @@ export function describeSearchProperty(
     runs: number;
     users: number;
     ops: number;
-    policy: Pick<HistoryPolicy, 'writeBudgetMs' | 'viewBudgetMs' | 'batchTimeoutMs' | 'clockSkewMs'>;
+    policy: SuitePolicy;
     timeoutMs: number;
   },
 ) {
@@ -72,31 +75,11 @@ export function describeSearchProperty(
               fc.array(fc.integer({ min: 1, max: 4 }), { minLength: 8, maxLength: 8 }),
               async (names, ops, limits) => {
                 const { store } = fixture;
-                const graph = new GraphService({
-                  store,
-                  lists: new BucketedListService({
-                    store,
-                    cursorSecret: 'search-suite-secret-0123456789',
-                    bucketThresholds: [1_000_000_000],
-                    layoutCacheTtlMs: 0,
-                  }),
-                  maxFollowing: 1000,
-                  countLeaseMs: 0,
-                  historyPolicy: o.policy,
-                  events: false,
-                  caches: false,
-                });
+                const graph = searchGraph(store, o.policy);
                 const base = nextBase;
                 nextBase += 1000n;
                 const ids = names.map((_, i) => base + BigInt(i));
-                const rename = async (id: UserId, username: string) => {
-                  try {
-                    await graph.putUser({ id, username });
-                  } catch (e) {
-                    if (!(e instanceof UsernameTakenError)) throw e;
-                    await graph.putUser({ id, username: `${username}${id}` });
-                  }
-                };
+                const rename = (id: UserId, username: string) => nameAccount(graph, id, username);
                 for (const [i, id] of ids.entries()) await rename(id, names[i] as string);
                 for (const op of ops) {
                   const a = ids[op.a] as UserId;
