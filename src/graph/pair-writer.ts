@@ -48,6 +48,7 @@
 import type { ListService, RowPlacement } from '../lists/contracts.js';
 import { bucketCodeOf, bucketOf, writeBucketCodes } from '../model/buckets.js';
 import type { EventRow } from '../model/events.js';
+import { isCut } from '../model/search.js';
 import type { ListEntry, ListKey, PairOp, Position, Relation, UserId } from '../model/types.js';
 import { edgeKey, listId, listIn, projections } from '../model/types.js';
 import type { EdgeWrite, ListRowWrite, PairCheckpoint, StoredPairOp } from '../ports/records.js';
@@ -137,9 +138,7 @@ export function listRowsFor(
       entry,
       op,
       ...(searchNames.length > 0 ? { searchNames } : {}),
-      ...(e.relation === 'follows' && place.search.starts.length + (place.search.split ? 1 : 0) > 0
-        ? { searchLayout: place.search }
-        : {}),
+      ...(e.relation === 'follows' && isCut(place.search) ? { searchLayout: place.search } : {}),
     });
     if (active !== null) {
       rows.push(

@@ -75,7 +75,7 @@
 import { type WalkCursor, walkList } from '../lists/list-walker.js';
 import { LENGTH_SLOTS, nowPosition } from '../model/clock.js';
 import { renamedUsername } from '../model/row-username.js';
-import { EMPTY_SEARCH_LAYOUT, type SearchLayout, searchWritePartitions } from '../model/search.js';
+import { type SearchLayout, searchLayoutOf, searchWritePartitions } from '../model/search.js';
 import { writeCodes } from '../model/time-buckets.js';
 import {
   type Direction,
@@ -215,7 +215,7 @@ export async function renameRows(
         performance.now() - readAt <= PLACEMENT_AGE_MS
           ? (placements[i] as Placement)
           : ((await store.getPlacements([list]))[0] as Placement);
-      const search = directory.search ?? EMPTY_SEARCH_LAYOUT;
+      const search = searchLayoutOf(directory);
       await renameRow(store, list, writeCodes(layout, directory, entry), search, entry, name, generation);
     }
   };

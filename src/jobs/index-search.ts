@@ -14,7 +14,7 @@
 import { parseArgs } from 'node:util';
 import { type WalkCursor, walkList } from '../lists/list-walker.js';
 import { keyAbove } from '../lists/page-keys.js';
-import { EMPTY_SEARCH_LAYOUT, searchWritePartitions } from '../model/search.js';
+import { searchLayoutOf, searchWritePartitions } from '../model/search.js';
 import type { Direction, ListEntry, ListKey, UserId } from '../model/types.js';
 import { type IndexedNameWrite, MAX_TOKEN, MIN_TOKEN, type SearchWrite } from '../ports/records.js';
 import type { ListStore, ScanStore, SearchStore, UserStore } from '../ports/store.js';
@@ -160,7 +160,7 @@ async function indexPage(
   const first = rows[0];
   if (!first) return 0;
   // Where the rows go now (read for each page: a cut of the list's search partitions may run).
-  const layout = (await store.getDirectory(list)).search ?? EMPTY_SEARCH_LAYOUT;
+  const layout = searchLayoutOf(await store.getDirectory(list));
   // The page again with each row's write time (one read; rows deleted since are not in it).
   const versioned = await store.listBucketVersions(list, code, keyAbove(first), rows.length);
   const unnamed = versioned.filter((r) => r.entry.username === undefined).map((r) => r.entry.otherId);

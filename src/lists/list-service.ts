@@ -45,7 +45,7 @@ import type { LRUCache } from 'lru-cache';
 import { nowPosition } from '../model/clock.js';
 import { InvalidInputError } from '../model/errors.js';
 import { boundedLru } from '../model/lru.js';
-import { EMPTY_SEARCH_LAYOUT } from '../model/search.js';
+import { searchLayoutOf } from '../model/search.js';
 import { type Directory, nextBucketId, type RowMode, rowMode, writeCodes } from '../model/time-buckets.js';
 import type { BucketLayout, ListEntry, ListKey, Position } from '../model/types.js';
 import { listId } from '../model/types.js';
@@ -297,7 +297,7 @@ export class BucketedListService implements ListService {
   ): Promise<ListPage> {
     assertLimit(limit);
     const budget = (this.o.pageBudget ?? pageBudget)(limit);
-    const layout = (await this.directory(list)).search ?? EMPTY_SEARCH_LAYOUT;
+    const layout = searchLayoutOf(await this.directory(list));
     const { page } = await searchPage(
       { store: this.store, codec: this.codec, budget, layout },
       list,
@@ -483,7 +483,7 @@ export class BucketedListService implements ListService {
     return {
       layout,
       codes: (entry) => writeCodes(layout, directory, entry),
-      search: directory.search ?? EMPTY_SEARCH_LAYOUT,
+      search: searchLayoutOf(directory),
     };
   }
 

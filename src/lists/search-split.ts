@@ -49,9 +49,9 @@ import {
   rangesOfBase,
   SEARCH_ALPHABET,
   type SearchKey,
-  type SearchLayout,
   type SearchRange,
   type SearchSplit,
+  searchLayoutOf,
   searchPrefix,
 } from '../model/search.js';
 import type { ListKey, Position } from '../model/types.js';
@@ -123,8 +123,6 @@ export const SEARCH_BASES: readonly string[] = SEARCH_ALPHABET.flatMap((a) => [
   ...SEARCH_ALPHABET.map((b) => a + b),
 ]);
 
-const layoutOf = (d: { search?: SearchLayout }): SearchLayout => d.search ?? { starts: [], split: null };
-
 /** A range's rows in name order, `pageSize` at a time (one read each). */
 async function* rangeRows(
   store: Pick<SearchStore, 'listSearchRows'>,
@@ -177,13 +175,13 @@ export async function cutSearchRange(
   const clock = o.clock ?? nowPosition;
   const pageSize = o.pageSize ?? 1000;
   let directory = await store.getDirectory(list);
-  let cut = layoutOf(directory).split;
+  let cut = searchLayoutOf(directory).split;
 
   /** One step's compare-and-set, retried while the stored cut is still `cut`. */
   const step = async (name: string, next: SearchSplit | null, addStarts?: readonly string[]) => {
     for (let attempt = 0; attempt < 20; attempt++) {
       const d = await store.getDirectory(list);
-      const layout = layoutOf(d);
+      const layout = searchLayoutOf(d);
       if (!sameCut(layout.split, cut)) throw new SearchCutConflictError(list, name);
       const starts = addStarts ? [...new Set([...layout.starts, ...addStarts])].sort() : layout.starts;
       if (await store.updateDirectory(list, d.version, { search: { starts, split: next } })) {
@@ -206,7 +204,7 @@ export async function cutSearchRange(
     };
     for (let attempt = 0; ; attempt++) {
       const d = await store.getDirectory(list);
-      const layout = layoutOf(d);
+      const layout = searchLayoutOf(d);
       if (layout.split) throw new SearchCutConflictError(list, 'plan');
       if (
         await store.updateDirectory(list, d.version, { search: { starts: layout.starts, split: planned } })
@@ -226,7 +224,7 @@ export async function cutSearchRange(
   }
   const parent = cut.parent;
   // P's upper end: the next range start of its base that is not one of its children.
-  const before = layoutOf(directory).starts.filter((s) => !cut?.starts.includes(s));
+  const before = searchLayoutOf(directory).starts.filter((s) => !cut?.starts.includes(s));
   const own = rangesOfBase({ starts: before }, searchPrefix(parent)).find((r) => r.partition === parent);
   if (!own) throw new RangeError(`search range ${parent} is not in the layout`);
   const end = own.to;
@@ -360,11 +358,11 @@ export async function cutOverfilledRanges(
   },
 ): Promise<SearchCutSummary> {
   const summary: SearchCutSummary = { ranges: 0, cuts: 0 };
-  if (layoutOf(await store.getDirectory(list)).split) {
+  if (searchLayoutOf(await store.getDirectory(list)).split) {
     await cutSearchRange(store, list, null, o);
     summary.cuts++;
   }
-  const layout = layoutOf(await store.getDirectory(list));
+  const layout = searchLayoutOf(await store.getDirectory(list));
   for (const base of SEARCH_BASES) {
     for (const range of rangesOfBase(layout, base)) {
       summary.ranges++;

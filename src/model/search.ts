@@ -93,14 +93,20 @@ export interface SearchLayout {
 
 export const EMPTY_SEARCH_LAYOUT: SearchLayout = { starts: [], split: null };
 
+/** The search layout a directory holds (`Directory.search`; absent: never cut). */
+export function searchLayoutOf(directory: { search?: SearchLayout }): SearchLayout {
+  return directory.search ?? EMPTY_SEARCH_LAYOUT;
+}
+
+/** Whether a layout differs from the bases alone: starts added, or a cut in progress. */
+export function isCut(layout: SearchLayout): boolean {
+  return layout.starts.length > 0 || layout.split !== null;
+}
+
 /** The partition that holds `lower` for readers: the greatest start at or below it within its base. */
 export function searchPartitionOf(layout: Pick<SearchLayout, 'starts'>, lower: string): string {
-  const base = searchPrefix(lower);
-  let at = base;
-  for (const s of layout.starts) {
-    if (s !== base && searchPrefix(s) === base && s <= lower && s > at) at = s;
-  }
-  return at;
+  const ranges = rangesOfBase(layout, searchPrefix(lower));
+  return (ranges.findLast((r) => r.from <= lower) ?? (ranges[0] as SearchRange)).partition;
 }
 
 /**

@@ -13,7 +13,7 @@
 import { expect, it } from 'vitest';
 import { MIN_ID } from '../../src/lists/page-keys.js';
 import { cutOverfilledRanges, SEARCH_BASES, type SearchCutStep } from '../../src/lists/search-split.js';
-import { rangesOfBase, SEARCH_END } from '../../src/model/search.js';
+import { rangesOfBase, SEARCH_END, searchLayoutOf } from '../../src/model/search.js';
 import type { Direction, ListKey, UserId } from '../../src/model/types.js';
 import type { GraphStore } from '../../src/ports/store.js';
 import {
@@ -159,7 +159,7 @@ export function describeSearchCuts(
           // Every range of both lists within the bound (twice the bound: a range is cut past it),
           // each partition holding only rows of its own range.
           for (const list of lists) {
-            const layout = (await store.getDirectory(list)).search ?? { starts: [], split: null };
+            const layout = searchLayoutOf(await store.getDirectory(list));
             expect(layout.split).toBeNull();
             for (const base of SEARCH_BASES) {
               for (const range of rangesOfBase(layout, base)) {

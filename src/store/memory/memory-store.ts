@@ -14,7 +14,13 @@ import { nowPosition } from '../../model/clock.js';
 import { UsernameTakenError } from '../../model/errors.js';
 import { compareEventKeys, type EventKey, type EventRow } from '../../model/events.js';
 import { plainUsername, renamedUsername } from '../../model/row-username.js';
-import { compareSearchKeys, type SearchKey, type SearchLayout, type SearchRow } from '../../model/search.js';
+import {
+  compareSearchKeys,
+  isCut,
+  type SearchKey,
+  type SearchLayout,
+  type SearchRow,
+} from '../../model/search.js';
 import {
   type Directory,
   EMPTY_DIRECTORY,
@@ -181,6 +187,11 @@ function writeCell<T extends string | bigint>(cell: Cell<T>, value: T | null, at
 /** Cassandra's tie-break between two cells at the same write time: the larger value wins. */
 function larger<T extends string | bigint>(x: T, y: T): T {
   return x > y ? x : y;
+}
+
+/** A copy of a search layout that shares no arrays with it (the store hands out and keeps copies). */
+function copySearchLayout(l: SearchLayout): SearchLayout {
+  return { starts: [...l.starts], split: l.split ? { ...l.split, starts: [...l.split.starts] } : null };
 }
 
 /** A search row (`list_search`): its marker and cells with their write times, and the newest delete. */
@@ -732,14 +743,7 @@ export class MemoryGraphStore implements GraphStore {
     return {
       ...d,
       buckets: d.buckets.map((b) => ({ ...b })),
-      ...(d.search
-        ? {
-            search: {
-              starts: [...d.search.starts],
-              split: d.search.split ? { ...d.search.split, starts: [...d.search.split.starts] } : null,
-            },
-          }
-        : {}),
+      ...(d.search ? { search: copySearchLayout(d.search) } : {}),
       ...(split
         ? {
             split: { ...split, starts: [...split.starts], ids: [...split.ids] },
@@ -787,14 +791,7 @@ export class MemoryGraphStore implements GraphStore {
       mode: change.mode ?? d.mode,
       version: expectedVersion + 1,
       buckets,
-      ...(search && (search.starts.length > 0 || search.split)
-        ? {
-            search: {
-              starts: [...search.starts],
-              split: search.split ? { ...search.split, starts: [...search.split.starts] } : null,
-            },
-          }
-        : {}),
+      ...(search && isCut(search) ? { search: copySearchLayout(search) } : {}),
     });
     return true;
   }

@@ -15,7 +15,7 @@ import { CursorCodec } from '../../../src/lists/cursor/cursor-codec.js';
 import { searchPage } from '../../../src/lists/list-search.js';
 import { SINGLE_BUCKET } from '../../../src/model/buckets.js';
 import { InvalidCursorError } from '../../../src/model/errors.js';
-import { EMPTY_SEARCH_LAYOUT } from '../../../src/model/search.js';
+import { searchLayoutOf } from '../../../src/model/search.js';
 import type { BucketLayout, ListEntry, ListKey } from '../../../src/model/types.js';
 import type { GraphStore } from '../../../src/ports/store.js';
 
@@ -55,7 +55,7 @@ export class SingleBucketLists implements ListService {
     cursor: string | null,
     options: { exclude?: MemberFilter } = {},
   ): Promise<ListPage> {
-    const layout = (await this.store.getDirectory(list)).search ?? EMPTY_SEARCH_LAYOUT;
+    const layout = searchLayoutOf(await this.store.getDirectory(list));
     const deps = { store: this.store, codec: SEARCH_CODEC, budget: Number.MAX_SAFE_INTEGER, layout };
     return (await searchPage(deps, list, q, limit, cursor, options.exclude)).page;
   }
@@ -74,7 +74,7 @@ export class SingleBucketLists implements ListService {
 
   /** Every row in partition 1 (the one-bucket layout's code, the first time bucket). */
   async placement(list: ListKey): Promise<RowPlacement> {
-    const search = (await this.store.getDirectory(list)).search ?? EMPTY_SEARCH_LAYOUT;
+    const search = searchLayoutOf(await this.store.getDirectory(list));
     return { layout: SINGLE_BUCKET, codes: () => [1], search };
   }
 
