@@ -177,17 +177,23 @@ export async function cutSearchRange(
   let directory = await store.getDirectory(list);
   let cut = searchLayoutOf(directory).split;
 
-  /** One step's compare-and-set, retried while the stored cut is still `cut`. */
-  const step = async (name: string, next: SearchSplit | null, addStarts?: readonly string[]) => {
+  /**
+   * One step's compare-and-set from the stored cut `cut` to `next` (returned, for the caller to
+   * keep as `cut`), retried while the stored cut is still `cut`; the plan is the step from none.
+   */
+  const step = async <T extends SearchSplit | null>(
+    name: string,
+    next: T,
+    addStarts?: readonly string[],
+  ): Promise<T> => {
     for (let attempt = 0; attempt < 20; attempt++) {
       const d = await store.getDirectory(list);
       const layout = searchLayoutOf(d);
       if (!sameCut(layout.split, cut)) throw new SearchCutConflictError(list, name);
       const starts = addStarts ? [...new Set([...layout.starts, ...addStarts])].sort() : layout.starts;
       if (await store.updateDirectory(list, d.version, { search: { starts, split: next } })) {
-        cut = next;
         directory = { ...d, version: d.version + 1, search: { starts, split: next } };
-        return;
+        return next;
       }
     }
     throw new SearchCutConflictError(list, name);
@@ -202,19 +208,8 @@ export async function cutSearchRange(
       stage: 'dual',
       copied: 0,
     };
-    for (let attempt = 0; ; attempt++) {
-      const d = await store.getDirectory(list);
-      const layout = searchLayoutOf(d);
-      if (layout.split) throw new SearchCutConflictError(list, 'plan');
-      if (
-        await store.updateDirectory(list, d.version, { search: { starts: layout.starts, split: planned } })
-      ) {
-        cut = planned;
-        directory = { ...d, version: d.version + 1, search: { starts: layout.starts, split: planned } };
-        break;
-      }
-      if (attempt >= 20) throw new SearchCutConflictError(list, 'plan');
-    }
+    // From no cut: another runner's cut stops this one with a conflict.
+    cut = await step('plan', planned);
     await o.onProgress?.({
       step: 'planned',
       parent: planned.parent,
@@ -224,7 +219,8 @@ export async function cutSearchRange(
   }
   const parent = cut.parent;
   // P's upper end: the next range start of its base that is not one of its children.
-  const before = searchLayoutOf(directory).starts.filter((s) => !cut?.starts.includes(s));
+  const moving = new Set(cut.starts);
+  const before = searchLayoutOf(directory).starts.filter((s) => !moving.has(s));
   const own = rangesOfBase({ starts: before }, searchPrefix(parent)).find((r) => r.partition === parent);
   if (!own) throw new RangeError(`search range ${parent} is not in the layout`);
   const end = own.to;
@@ -244,18 +240,18 @@ export async function cutSearchRange(
         await sleep(o.settleMs);
       }
       if (mismatches > 0) throw new SearchCutVerificationError(list, child, mismatches);
-      await step(`copied ${c}`, { ...s, copied: c + 1 });
+      cut = await step(`copied ${c}`, { ...s, copied: c + 1 });
       await o.onProgress?.({ step: 'copied', parent, child, rows });
     }
-    await step('flip', { ...s, copied: s.starts.length, stage: 'flipped' }, s.starts);
+    cut = await step('flip', { ...s, copied: s.starts.length, stage: 'flipped' as const }, s.starts);
   }
-  if (cut?.stage === 'flipped') {
+  if (cut.stage === 'flipped') {
     await o.onProgress?.({ step: 'flipped', parent });
     await sleep(o.settleMs);
-    await step('finalize', { ...cut, stage: 'finalized' });
+    cut = await step('finalize', { ...cut, stage: 'finalized' as const });
     await o.onProgress?.({ step: 'finalized', parent });
   }
-  const children = cut?.starts ?? [];
+  const children = cut.starts;
   await sleep(o.settleMs);
   const lead = BigInt(Math.round((o.tombstoneLeadMs ?? 60_000) * 1000));
   await store.deleteSearchRange(list, parent, children[0] as string, wallClockVersion(clock() + lead));
