@@ -46,7 +46,9 @@ interface Files {
 /** The relative links of `file` (a path from the repository root) that lead nowhere. */
 function brokenLinks(file: string, files: Files): string[] {
   const broken: string[] = [];
-  for (const match of prose(files.read(file)).matchAll(/!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)) {
+  for (const match of prose(files.read(file)).matchAll(
+    /!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g,
+  )) {
     const link = match[1] ?? '';
     if (/^[a-z][a-z0-9+.-]*:/i.test(link)) continue;
     const [path = '', anchor] = link.split('#', 2);
@@ -92,7 +94,9 @@ describe('docs links', () => {
     expect(slug('Writes: last-writer-wins without lightweight transactions')).toBe(
       'writes-last-writer-wins-without-lightweight-transactions',
     );
-    expect(slug('`GRAPH_CACHE_TTL_MS` and the bound (B + 2S)')).toBe('graph_cache_ttl_ms-and-the-bound-b--2s');
+    expect(slug('`GRAPH_CACHE_TTL_MS` and the bound (B + 2S)')).toBe(
+      'graph_cache_ttl_ms-and-the-bound-b--2s',
+    );
     expect([...anchorsOf('# A\n## A\n```\n# Not a heading\n```\n### A b!\n')]).toEqual(['a', 'a-1', 'a-b']);
   });
 
