@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 import LongFirstSequencer from './support/long-first-sequencer.js';
 
@@ -25,6 +26,10 @@ export default defineConfig({
           name: 'unit',
           include: ['test/**/*.test.ts'],
           exclude: ['test/**/*.int.test.ts'],
+          // Vitest's default is one worker fewer than the cores: one worker on a 2-core CI machine,
+          // where the simulation alone then held the other files back for its whole run. The unit
+          // files are CPU-bound and share nothing, so every core runs one.
+          maxWorkers: Math.max(2, availableParallelism()),
           sequence: { groupOrder: 0 },
         },
       },

@@ -1,5 +1,5 @@
 /**
- * A pair toggled 20,000 times (`SOAK=1`; 2,000 by default) through the HTTP API on the real node (the rate limit raised), then
+ * A pair toggled 20,000 times (`SOAK=1`; 1,000 by default) through the HTTP API on the real node (the rate limit raised), then
  * blocked: the block holds, the follower is gone from every list, and a write reads a bounded
  * history whatever the pair's age. Regressions pinned here: a pair whose history outgrew one read
  * page froze (every later op was missing from the fold, so a block answered 200 and did nothing);
@@ -7,7 +7,10 @@
  * every candidate position and outgrew Cassandra's batch size limit.
  *
  * The medians of the first and last 200 toggles are printed for the closing note; they are not
- * asserted (timing belongs to benchmarks). `TOGGLES` sets the count (2,000; 20,000 with `SOAK=1`).
+ * asserted (timing belongs to benchmarks). `TOGGLES` sets the count (1,000; 20,000 with `SOAK=1`).
+ * The short size is above the policy's `maxOps` (768) and lasts several settle windows, so a pair
+ * whose history stopped compacting fails the bound here too; the ~700-cycle batch regression
+ * needs the soak's size.
  */
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,7 +19,7 @@ import { knob } from '../support/soak.js';
 import { bearer, call } from './support/app.js';
 import { type RealApp, realApp } from './support/real-app.js';
 
-const TOGGLES = knob('TOGGLES', 20_000, 2_000);
+const TOGGLES = knob('TOGGLES', 20_000, 1_000);
 const [ada, bo] = [101n, 102n];
 // Tokens minted once for the whole file must outlive it: the 20,000 toggles alone take ~10 minutes
 // here, the default token lifetime (600 s), and a CI run failed with 401 when they took 592 s.
