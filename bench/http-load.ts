@@ -20,7 +20,7 @@ import { createHttpMetrics } from '../src/http/metrics.js';
 import { mintToken } from '../src/jobs/token.js';
 import { BucketedListService } from '../src/lists/list-service.js';
 import { CassandraGraphStore } from '../src/store/cassandra/graph-store.js';
-import { MemoryGraphStore } from '../src/store/memory/memory-store.js';
+import { MemoryGraphStore } from '../test/support/memory/graph-store.js';
 import { barChartSvg } from './support/charts.js';
 import { markdownTable, openBench } from './support/harness.js';
 

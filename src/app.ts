@@ -27,7 +27,7 @@ import { rateLimit, TokenBucketLimiter } from './http/rate-limit.js';
 import { type ApiApp, type AppEnv, accountGate, type RouteDeps } from './http/route-kit.js';
 import { IMPORT_BODY_LIMIT_BYTES, IMPORT_PATH } from './http/routes/following-import.js';
 import { registerRoutes } from './http/routes/index.js';
-import type { ReceiptStore } from './ports/store.js';
+import type { ReceiptStore } from './ports/receipt-store.js';
 
 export interface AppDeps {
   /** The domain; the HTTP layer never talks to the store directly. */

@@ -5,7 +5,8 @@
  * import counts: `import … from`, `import type`, `export … from`, side-effect `import '…'` and
  * `import('…')`. Packages with a room of their own: the Cassandra driver only in
  * `store/cassandra/`, Hono only in `http/`. The dev launcher (`local-cassandra/`) is imported only
- * by entry points. The checker is a pure function over (file, specifier) pairs, so a planted
+ * by entry points. Nothing in `src/` imports from outside it (the in-memory store and other test
+ * support live in `test/`, which the build does not compile). The checker is a pure function over (file, specifier) pairs, so a planted
  * back-arrow is shown to fail it below, beside the check of the real tree.
  */
 import { readdirSync, readFileSync } from 'node:fs';
@@ -80,7 +81,10 @@ function violations(file: string, specs: readonly string[]): string[] {
   for (const spec of specs) {
     if (spec.startsWith('.')) {
       const target = normalize(join(dirname(file), spec));
-      if (!target.startsWith('src/')) continue;
+      if (!target.startsWith('src/')) {
+        out.push(`${file} → ${spec}: src/ imports outside src/`);
+        continue;
+      }
       const to = room(target);
       if (to === from) continue;
       if (LAUNCHERS.has(from) && SHARED_LAUNCHER_MODULES.has(target.replace(/\.js$/, '.ts'))) continue;
@@ -148,8 +152,17 @@ describe('the floor plan: model ← ports ← store, lists ← graph ← http, j
     expect(violations('src/model/types.ts', ['../graph/pair-fold.js'])).toEqual([
       'src/model/types.ts → ../graph/pair-fold.js: model (floor 0) imports graph (floor 3)',
     ]);
-    expect(violations('src/ports/store.ts', ['../store/memory/memory-store.js'])).toEqual([
-      'src/ports/store.ts → ../store/memory/memory-store.js: ports (floor 1) imports store (floor 2)',
+    expect(violations('src/ports/graph-store.ts', ['../store/cassandra/graph-store.js'])).toEqual([
+      'src/ports/graph-store.ts → ../store/cassandra/graph-store.js: ports (floor 1) imports store (floor 2)',
+    ]);
+    expect(
+      violations('src/store/cassandra/graph-store.ts', [
+        '../../../test/support/memory/graph-store.js',
+        '../../../bench/harness.js',
+      ]),
+    ).toEqual([
+      'src/store/cassandra/graph-store.ts → ../../../test/support/memory/graph-store.js: src/ imports outside src/',
+      'src/store/cassandra/graph-store.ts → ../../../bench/harness.js: src/ imports outside src/',
     ]);
     expect(violations('src/lists/list-service.ts', ['../store/cassandra/graph-store.js'])).toEqual([
       'src/lists/list-service.ts → ../store/cassandra/graph-store.js: lists (floor 2) imports store (floor 2)',
@@ -183,7 +196,7 @@ describe('the floor plan: model ← ports ← store, lists ← graph ← http, j
       violations('src/graph/x.ts', [
         './pair-fold.js',
         '../lists/contracts.js',
-        '../ports/store.js',
+        '../ports/graph-store.js',
         '../model/types.js',
       ]),
     ).toEqual([]);

@@ -56,8 +56,11 @@ import { type WalkCursor, walkList } from '../lists/list-walker.js';
 import { bucketCodeOf } from '../model/buckets.js';
 import { nowPosition } from '../model/clock.js';
 import type { Direction, ListEntry, ListKey, Position, UserId, UserRecord } from '../model/types.js';
+import type { AccountTaskStore } from '../ports/account-task-store.js';
+import type { CountStore } from '../ports/count-store.js';
+import type { ListStore } from '../ports/list-store.js';
 import type { AccountTask } from '../ports/records.js';
-import type { AccountTaskStore, CountStore, ListStore, UserStore } from '../ports/store.js';
+import type { UserStore } from '../ports/user-store.js';
 import { COUNT_LEASE_MICROS } from './pair-writer.js';
 
 export type AccountStateStore = Pick<UserStore, 'getUsers'> &

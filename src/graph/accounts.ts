@@ -28,7 +28,8 @@ import {
 import type { EventRow } from '../model/events.js';
 import { USERNAME_PATTERN } from '../model/limits.js';
 import { listIn, type Position, type UserId, type UserRecord } from '../model/types.js';
-import type { CountStore, UserStore } from '../ports/store.js';
+import type { CountStore } from '../ports/count-store.js';
+import type { UserStore } from '../ports/user-store.js';
 import { type AccountStateStore, newMarkTask, runMarkCounterparts } from './account-state.js';
 import type { WriteClock } from './clock-guard.js';
 import { userUpdatedRow } from './feed.js';

@@ -11,7 +11,7 @@
  * it is set, and from then on never read it again. A failed marker read leaves the list tables in
  * use (correct, only dearer) and is retried on a later read.
  */
-import type { ScanStore } from '../ports/store.js';
+import type { ScanStore } from '../ports/scan-store.js';
 
 /** The `sweep_progress` job whose finished row is the marker. */
 export const COUNTS_MIGRATION_JOB = 'migrate-counts';

@@ -27,7 +27,7 @@
  */
 import type { MemberFilter } from '../lists/contracts.js';
 import type { UserId, UserRecord } from '../model/types.js';
-import type { UserStore } from '../ports/store.js';
+import type { UserStore } from '../ports/user-store.js';
 import { deactivatedFilter, REGISTRY_BOUND } from './account-state.js';
 import type { Feed } from './feed.js';
 

@@ -6,7 +6,7 @@
  */
 import type { ListService } from '../lists/contracts.js';
 import { type Direction, type EdgeRecord, listIn, type Relation, type UserId } from '../model/types.js';
-import type { EdgeStore } from '../ports/store.js';
+import type { EdgeStore } from '../ports/edge-store.js';
 
 export class EdgeReads {
   constructor(

@@ -35,7 +35,8 @@ import {
 } from '../model/events.js';
 import { boundedLru } from '../model/lru.js';
 import type { Position, UserId } from '../model/types.js';
-import type { EventStore, RelayCursorStore } from '../ports/store.js';
+import type { EventStore } from '../ports/event-store.js';
+import type { RelayCursorStore } from '../ports/relay-cursor-store.js';
 import type { EventFeed } from './contracts.js';
 
 export interface FeedOptions {

@@ -14,7 +14,7 @@
  */
 import { boundedLru } from '../model/lru.js';
 import { listOut, type UserId } from '../model/types.js';
-import type { CountStore } from '../ports/store.js';
+import type { CountStore } from '../ports/count-store.js';
 
 /** A follow reads the cap's counters once this process's follows since the last read reach 1/this of the headroom. */
 export const CAP_CHECK_SHARE = 8;

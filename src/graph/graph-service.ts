@@ -36,7 +36,7 @@ import {
   type UserId,
   type UserRecord,
 } from '../model/types.js';
-import type { GraphStore } from '../ports/store.js';
+import type { GraphStore } from '../ports/graph-store.js';
 import { deactivatedFilter } from './account-state.js';
 import { Accounts, type UserInput } from './accounts.js';
 import { type CacheOptions, type FollowingIds, GraphCaches } from './caches/graph-caches.js';

@@ -13,7 +13,7 @@
  */
 import type { ListItem, MemberFilter } from '../lists/contracts.js';
 import type { UserId, UserRecord } from '../model/types.js';
-import type { UserStore } from '../ports/store.js';
+import type { UserStore } from '../ports/user-store.js';
 import { deactivatedFilter } from './account-state.js';
 import type { Member } from './contracts.js';
 

@@ -46,7 +46,7 @@ import {
 import type { EdgeRecord, OpKind, PairOp, Relation, UserId, UserRecord } from '../model/types.js';
 import { edgeKey } from '../model/types.js';
 import type { StoredPairOp } from '../ports/records.js';
-import type { UserStore } from '../ports/store.js';
+import type { UserStore } from '../ports/user-store.js';
 import type { FollowState, MutationOptions, MutationResult } from './contracts.js';
 import type { FollowCap } from './follow-cap.js';
 import { activeEdge, containsOp, MAX_VERSION_COUNT, type PairFold } from './pair-fold.js';

@@ -1,8 +1,9 @@
 import { PositionOutOfRangeError } from '../model/errors.js';
 import type { EdgeRecord, PairOp, Position, UserId } from '../model/types.js';
 import { edgeKey } from '../model/types.js';
+import type { EdgeStore } from '../ports/edge-store.js';
+import type { PairHistoryStore } from '../ports/pair-history-store.js';
 import type { PairCheckpoint, PairHistory, PendingCompaction } from '../ports/records.js';
-import type { EdgeStore, PairHistoryStore } from '../ports/store.js';
 import type { WriteClock } from './clock-guard.js';
 import { foldableHorizon, mayFold } from './pair-events.js';
 import { compareOps, foldPair, type PairFold } from './pair-fold.js';

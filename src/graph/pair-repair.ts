@@ -17,8 +17,9 @@ import {
   type Relation,
   type UserId,
 } from '../model/types.js';
+import type { PairHistoryStore } from '../ports/pair-history-store.js';
 import type { ListRowWrite } from '../ports/records.js';
-import type { PairHistoryStore, UserStore } from '../ports/store.js';
+import type { UserStore } from '../ports/user-store.js';
 import { pairVersion } from './pair-fold.js';
 import { DEFAULT_HISTORY_POLICY, eventWindowMicros } from './pair-history.js';
 import { foldView, type PairView, type PairWriterDeps, writePairView } from './pair-writer.js';

@@ -51,8 +51,9 @@ import type { EventRow } from '../model/events.js';
 import { isCut } from '../model/search.js';
 import type { ListEntry, ListKey, PairOp, Position, Relation, UserId } from '../model/types.js';
 import { edgeKey, listId, listIn, projections } from '../model/types.js';
+import type { CountStore } from '../ports/count-store.js';
+import type { EdgeStore } from '../ports/edge-store.js';
 import type { EdgeWrite, ListRowWrite, PairCheckpoint, StoredPairOp } from '../ports/records.js';
-import type { CountStore, EdgeStore } from '../ports/store.js';
 import { pairEventRows } from './pair-events.js';
 import {
   compareOps,

@@ -14,7 +14,9 @@ import {
   type Relation,
   type UserId,
 } from '../model/types.js';
-import type { CountStore, EdgeStore, UserStore } from '../ports/store.js';
+import type { CountStore } from '../ports/count-store.js';
+import type { EdgeStore } from '../ports/edge-store.js';
+import type { UserStore } from '../ports/user-store.js';
 import type { Counts, FollowStatus, Relationship, RelationshipFlags } from './contracts.js';
 import type { EdgeReads } from './edge-reads.js';
 

@@ -86,8 +86,11 @@ import {
   type Relation,
   type UserId,
 } from '../model/types.js';
+import type { AccountTaskStore } from '../ports/account-task-store.js';
+import type { ListStore } from '../ports/list-store.js';
 import type { AccountTask, SearchWrite, VersionedEntry } from '../ports/records.js';
-import type { AccountTaskStore, ListStore, SearchStore, UserStore } from '../ports/store.js';
+import type { SearchStore } from '../ports/search-store.js';
+import type { UserStore } from '../ports/user-store.js';
 
 export type RenameFanoutStore = Pick<UserStore, 'getUser'> &
   Pick<

@@ -16,7 +16,7 @@
  */
 
 import type { UserId } from '../model/types.js';
-import type { GraphStore } from '../ports/store.js';
+import type { GraphStore } from '../ports/graph-store.js';
 import type { SuggestionItem } from './contracts.js';
 
 export async function readSuggestions(

@@ -7,7 +7,8 @@
  */
 import { HiddenError, NotVisibleError, UserNotFoundError } from '../model/errors.js';
 import type { UserId, UserRecord } from '../model/types.js';
-import type { EdgeStore, UserStore } from '../ports/store.js';
+import type { EdgeStore } from '../ports/edge-store.js';
+import type { UserStore } from '../ports/user-store.js';
 import type { Caller } from './contracts.js';
 import type { EdgeReads } from './edge-reads.js';
 

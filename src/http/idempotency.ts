@@ -13,7 +13,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
-import type { ReceiptStore } from '../ports/store.js';
+import type { ReceiptStore } from '../ports/receipt-store.js';
 import { principalOf } from './auth.js';
 import { ApiError } from './errors.js';
 

@@ -6,7 +6,7 @@
  */
 import { parseArgs } from 'node:util';
 import type { EventFeed } from '../graph/contracts.js';
-import type { RelayCursorStore } from '../ports/store.js';
+import type { RelayCursorStore } from '../ports/relay-cursor-store.js';
 import { reconcileUsers } from './reconcile.js';
 import { reconcileDirty } from './reconcile-dirty.js';
 import { repairUsers } from './repair.js';

@@ -37,7 +37,7 @@ import { readBucketCodes } from '../model/buckets.js';
 import { nowPosition } from '../model/clock.js';
 import { type ListKey, type Position, RELATIONS, type UserId } from '../model/types.js';
 import { MAX_TOKEN, MIN_TOKEN, type ScanTable } from '../ports/records.js';
-import type { ScanStore } from '../ports/store.js';
+import type { ScanStore } from '../ports/scan-store.js';
 import { type ReconcileDirtyStore, recordRecount } from './reconcile-dirty.js';
 import { openSweepRun } from './sweep-run.js';
 

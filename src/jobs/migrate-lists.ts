@@ -19,8 +19,9 @@ import {
 } from '../lists/list-migration.js';
 import { rowMode } from '../model/time-buckets.js';
 import { type ListKey, RELATIONS, type UserId } from '../model/types.js';
+import type { ListStore } from '../ports/list-store.js';
 import { MAX_TOKEN, MIN_TOKEN } from '../ports/records.js';
-import type { ListStore, ScanStore } from '../ports/store.js';
+import type { ScanStore } from '../ports/scan-store.js';
 import { parseUserIds } from './runtime.js';
 
 export type ListOutcome = 'migrated' | 'already-time' | 'blocked' | 'conflict';

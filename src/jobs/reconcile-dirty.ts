@@ -60,8 +60,10 @@ import { countBuckets } from '../lists/list-walker.js';
 import { bucketCode, readBucketCodes } from '../model/buckets.js';
 import { nowPosition } from '../model/clock.js';
 import type { BucketLayout, ListKey, Position } from '../model/types.js';
+import { type CountStore, DIRTY_SHARDS } from '../ports/count-store.js';
+import type { ListStore } from '../ports/list-store.js';
 import type { DirtyMark } from '../ports/records.js';
-import { type CountStore, DIRTY_SHARDS, type ListStore, type UserStore } from '../ports/store.js';
+import type { UserStore } from '../ports/user-store.js';
 
 export interface ReconcileDirtyOptions {
   /** Marks read per shard per pass (default 1000). */

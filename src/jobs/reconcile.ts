@@ -15,7 +15,7 @@ import { countBuckets, walkList } from '../lists/list-walker.js';
 import { readBucketCodes } from '../model/buckets.js';
 import { nowPosition } from '../model/clock.js';
 import { type Direction, type ListKey, RELATIONS, type Relation, type UserId } from '../model/types.js';
-import type { GraphStore } from '../ports/store.js';
+import type { GraphStore } from '../ports/graph-store.js';
 import { recordRecount } from './reconcile-dirty.js';
 
 export interface ReconcileResult {

@@ -36,7 +36,7 @@
 import { compatibilityPartitioner, Producer, stringSerializers } from '@platformatic/kafka';
 import type { EventFeed } from '../graph/contracts.js';
 import type { GraphEvent } from '../model/events.js';
-import type { RelayCursorStore } from '../ports/store.js';
+import type { RelayCursorStore } from '../ports/relay-cursor-store.js';
 
 /** One record for the topic. */
 export interface RelayMessage {

@@ -16,7 +16,7 @@ import { rewritePair, type StrayRow } from '../graph/pair-repair.js';
 import type { ListService } from '../lists/contracts.js';
 import { walkList } from '../lists/list-walker.js';
 import { type Direction, type EdgeRecord, RELATIONS, type UserId } from '../model/types.js';
-import type { GraphStore } from '../ports/store.js';
+import type { GraphStore } from '../ports/graph-store.js';
 
 /** What the repair jobs run on: the whole store and the list engine. */
 export interface RepairDeps {

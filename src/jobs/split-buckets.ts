@@ -19,7 +19,7 @@ import {
 } from '../lists/bucket-split.js';
 import { nowPosition } from '../model/clock.js';
 import type { ListKey, UserId } from '../model/types.js';
-import type { ListStore } from '../ports/store.js';
+import type { ListStore } from '../ports/list-store.js';
 import { everyUser, listJobArgs, listsOf } from './migrate-lists.js';
 import type { OpenJobRuntime } from './runtime.js';
 

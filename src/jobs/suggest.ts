@@ -51,8 +51,8 @@
 
 import { nowPosition } from '../model/clock.js';
 import type { ListEntry, UserId } from '../model/types.js';
+import type { GraphStore } from '../ports/graph-store.js';
 import type { Suggestion } from '../ports/records.js';
-import type { GraphStore } from '../ports/store.js';
 import { splitRing } from './repair-sweep.js';
 
 /** The tables the snapshot scans: the follow lists and the users (deactivated, hide_lists). */

@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { ScanTable, SweepProgress } from '../ports/records.js';
-import type { ScanStore } from '../ports/store.js';
+import type { ScanStore } from '../ports/scan-store.js';
 
 export interface SweepRun<T> {
   /** The job's row as it was read (finished or not), or null: what a job checks before running. */

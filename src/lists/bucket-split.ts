@@ -63,7 +63,7 @@ import {
   upperOf,
 } from '../model/time-buckets.js';
 import type { ListEntry, ListKey, Position } from '../model/types.js';
-import type { ListStore } from '../ports/store.js';
+import type { ListStore } from '../ports/list-store.js';
 import { DirectoryPlanner } from './list-migration.js';
 
 export interface SplitOptions {

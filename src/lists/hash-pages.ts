@@ -48,7 +48,7 @@
  */
 import { bucketCode } from '../model/buckets.js';
 import type { BucketLayout, ListEntry, ListKey, Position } from '../model/types.js';
-import type { ListStore } from '../ports/store.js';
+import type { ListStore } from '../ports/list-store.js';
 import type { ListPage, MemberFilter, ScanPage } from './contracts.js';
 import type { CursorCodec, PageCursor, ScanPosition, TimeBounds } from './cursor/cursor-codec.js';
 import {

@@ -50,7 +50,7 @@
 import { bucketCode, bucketCodeOf } from '../model/buckets.js';
 import { nowPosition, wallClockVersion } from '../model/clock.js';
 import type { BucketLayout, ListEntry, ListKey, Position } from '../model/types.js';
-import type { ListStore } from '../ports/store.js';
+import type { ListStore } from '../ports/list-store.js';
 
 export interface GrowthOptions {
   /** Layout cache TTL plus the longest write in flight, in ms. */

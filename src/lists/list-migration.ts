@@ -73,7 +73,7 @@ import {
   type TimeBucket,
 } from '../model/time-buckets.js';
 import type { ListEntry, ListKey, Position } from '../model/types.js';
-import type { ListStore } from '../ports/store.js';
+import type { ListStore } from '../ports/list-store.js';
 
 /**
  * Layout cache TTL (2,000 ms) plus the longest write in flight (5,000 ms), the list service's

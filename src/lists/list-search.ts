@@ -30,7 +30,7 @@ import {
   searchRanges,
 } from '../model/search.js';
 import type { ListKey } from '../model/types.js';
-import type { SearchStore } from '../ports/store.js';
+import type { SearchStore } from '../ports/search-store.js';
 import type { ListItem, ListPage, MemberFilter } from './contracts.js';
 import type { CursorCodec } from './cursor/cursor-codec.js';
 import { MIN_ID } from './page-keys.js';

@@ -49,7 +49,8 @@ import { searchLayoutOf } from '../model/search.js';
 import { type Directory, nextBucketId, type RowMode, rowMode, writeCodes } from '../model/time-buckets.js';
 import type { BucketLayout, ListEntry, ListKey, Position } from '../model/types.js';
 import { listId } from '../model/types.js';
-import type { ListStore, SearchStore } from '../ports/store.js';
+import type { ListStore } from '../ports/list-store.js';
+import type { SearchStore } from '../ports/search-store.js';
 import type {
   ListPage,
   ListService,

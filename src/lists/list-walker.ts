@@ -21,7 +21,7 @@
 import { bucketCodeOf } from '../model/buckets.js';
 import { readCodes, rowMode, upperOf } from '../model/time-buckets.js';
 import type { ListEntry, ListKey } from '../model/types.js';
-import type { ListStore } from '../ports/store.js';
+import type { ListStore } from '../ports/list-store.js';
 import type { MemberFilter } from './contracts.js';
 import { MIN_ID } from './page-keys.js';
 

@@ -55,7 +55,8 @@ import {
   searchPrefix,
 } from '../model/search.js';
 import type { ListKey, Position } from '../model/types.js';
-import type { ListStore, SearchStore } from '../ports/store.js';
+import type { ListStore } from '../ports/list-store.js';
+import type { SearchStore } from '../ports/search-store.js';
 import { MIN_ID } from './page-keys.js';
 
 export interface SearchCutOptions {

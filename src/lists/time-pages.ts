@@ -38,7 +38,7 @@
  */
 import { bucketIndexFor, type Directory, ownerKeyOf, upperOf } from '../model/time-buckets.js';
 import type { ListEntry, ListKey, Position } from '../model/types.js';
-import type { ListStore } from '../ports/store.js';
+import type { ListStore } from '../ports/list-store.js';
 import type { MemberFilter } from './contracts.js';
 import type { PageStats } from './cursor/merge.js';
 

@@ -1,6 +1,6 @@
 /**
  * The records the storage ports read and write (pair histories, writes, tasks, marks, counts,
- * scans, suggestions): the vocabulary of `ports/store.ts` beyond the domain's nouns.
+ * scans, suggestions): the ports' vocabulary beyond the domain's nouns.
  */
 
 import type { SearchKey, SearchLayout, SearchRow } from '../model/search.js';

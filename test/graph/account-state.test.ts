@@ -14,9 +14,9 @@ import {
 import { GraphService } from '../../src/graph/graph-service.js';
 import { reconcileDirty } from '../../src/jobs/reconcile-dirty.js';
 import { bucketCodeOf } from '../../src/model/buckets.js';
+import { DIRTY_SHARDS } from '../../src/ports/count-store.js';
 import type { DirtyMark } from '../../src/ports/records.js';
-import { DIRTY_SHARDS } from '../../src/ports/store.js';
-import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
+import { MemoryGraphStore } from '../support/memory/graph-store.js';
 import { SingleBucketLists } from './support/single-bucket-lists.js';
 
 const D = 1n;

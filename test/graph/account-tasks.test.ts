@@ -12,7 +12,7 @@ import { reconcileDirty } from '../../src/jobs/reconcile-dirty.js';
 import { StoreUnavailableError } from '../../src/model/errors.js';
 import type { UserRecord } from '../../src/model/types.js';
 import type { AccountTask } from '../../src/ports/records.js';
-import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
+import { MemoryGraphStore } from '../support/memory/graph-store.js';
 import { SingleBucketLists } from './support/single-bucket-lists.js';
 
 const OWNER = 1n;

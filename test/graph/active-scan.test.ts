@@ -11,8 +11,8 @@ import { describe, expect, it } from 'vitest';
 import { GraphService } from '../../src/graph/graph-service.js';
 import { BucketedListService } from '../../src/lists/list-service.js';
 import type { ListEntry } from '../../src/model/types.js';
-import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
 import { followersOf, loadTimeRows } from '../support/list-fixtures.js';
+import { MemoryGraphStore } from '../support/memory/graph-store.js';
 
 const SEED = Number(process.env.ACTIVE_SCAN_SEED ?? Date.now() % 2_147_483_647);
 const T0 = 1_796_000_000_000_000n;

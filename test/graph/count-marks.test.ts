@@ -13,7 +13,7 @@ import { nowPosition } from '../../src/model/clock.js';
 import { StoreUnavailableError } from '../../src/model/errors.js';
 import type { ListKey } from '../../src/model/types.js';
 import type { EdgeWrite, ListRowWrite } from '../../src/ports/records.js';
-import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
+import { MemoryGraphStore } from '../support/memory/graph-store.js';
 import { SingleBucketLists } from './support/single-bucket-lists.js';
 
 const followersOf = (userId: bigint): ListKey => ({ userId, relation: 'follows', direction: 'in' });

@@ -1,5 +1,5 @@
 /** The registry's cross-instance suite (`support/registry-suite.ts`) on the in-memory store. */
-import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
+import { MemoryGraphStore } from '../support/memory/graph-store.js';
 import { describeRegistryAcrossInstances } from './support/registry-suite.js';
 
 describeRegistryAcrossInstances('memory', async () => ({

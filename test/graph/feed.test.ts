@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { GraphService } from '../../src/graph/graph-service.js';
-import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
+import { MemoryGraphStore } from '../support/memory/graph-store.js';
 import { delayedWorld, FEED_TEST_POLICY, feedSuite, withDelays } from './support/feed-suite.js';
 import { SingleBucketLists } from './support/single-bucket-lists.js';
 

@@ -9,8 +9,8 @@ import { GraphService } from '../../src/graph/graph-service.js';
 import { reconcileDirty } from '../../src/jobs/reconcile-dirty.js';
 import { StoreUnavailableError } from '../../src/model/errors.js';
 import type { ListKey } from '../../src/model/types.js';
-import type { CounterDelta } from '../../src/ports/store.js';
-import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
+import type { CounterDelta } from '../../src/ports/count-store.js';
+import { MemoryGraphStore } from '../support/memory/graph-store.js';
 import { SingleBucketLists } from './support/single-bucket-lists.js';
 
 const name = (l: ListKey) => `${l.userId}/${l.relation}/${l.direction}`;

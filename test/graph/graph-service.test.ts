@@ -13,7 +13,7 @@ import {
   UsernameTakenError,
 } from '../../src/model/errors.js';
 import type { ListKey, Relation } from '../../src/model/types.js';
-import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
+import { MemoryGraphStore } from '../support/memory/graph-store.js';
 import { SingleBucketLists } from './support/single-bucket-lists.js';
 
 const [ada, bo, cy, dee] = [1n, 2n, 3n, 4n];

@@ -7,7 +7,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { GraphService, type GraphServiceOptions } from '../../src/graph/graph-service.js';
 import { FollowingCapError, PairBusyError, PositionTooOldError } from '../../src/model/errors.js';
 import type { ListKey } from '../../src/model/types.js';
-import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
+import { MemoryGraphStore } from '../support/memory/graph-store.js';
 import { SingleBucketLists } from './support/single-bucket-lists.js';
 
 const [ada, bo] = [1n, 2n];

@@ -3,7 +3,7 @@ import { GraphService } from '../../src/graph/graph-service.js';
 import { reconcileList, reconcileUsers } from '../../src/jobs/reconcile.js';
 import { repairPair, repairUsers } from '../../src/jobs/repair.js';
 import { type ListKey, RELATIONS } from '../../src/model/types.js';
-import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
+import { MemoryGraphStore } from '../support/memory/graph-store.js';
 import { SingleBucketLists } from './support/single-bucket-lists.js';
 
 const followersOf = (userId: bigint): ListKey => ({ userId, relation: 'follows', direction: 'in' });

@@ -11,8 +11,8 @@ import { GraphService } from '../../src/graph/graph-service.js';
 import { reconcileList } from '../../src/jobs/reconcile.js';
 import { reconcileDirty } from '../../src/jobs/reconcile-dirty.js';
 import type { UserId } from '../../src/model/types.js';
-import { DIRTY_SHARDS } from '../../src/ports/store.js';
-import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
+import { DIRTY_SHARDS } from '../../src/ports/count-store.js';
+import { MemoryGraphStore } from '../support/memory/graph-store.js';
 import { SingleBucketLists } from './support/single-bucket-lists.js';
 
 const CELEB = 1n;

@@ -1,5 +1,5 @@
 /** The search property suite (`support/search-suite.ts`) on the in-memory store, with a 0.4 s write-path bound. */
-import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
+import { MemoryGraphStore } from '../support/memory/graph-store.js';
 import { describeSearchProperty } from './support/search-suite.js';
 
 describeSearchProperty('memory', async () => ({ store: new MemoryGraphStore(), teardown: async () => {} }), {

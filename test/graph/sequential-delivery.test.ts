@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { expect, it } from 'vitest';
 import { GraphService } from '../../src/graph/graph-service.js';
 import { RELATIONS, type Relation } from '../../src/model/types.js';
-import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
+import { MemoryGraphStore } from '../support/memory/graph-store.js';
 import { countName, snapshot } from './support/graph-snapshot.js';
 import { CALLS, type Op, reference, shuffled } from './support/reference-model.js';
 import { SingleBucketLists } from './support/single-bucket-lists.js';

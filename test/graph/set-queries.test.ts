@@ -14,7 +14,7 @@ import { BucketedListService } from '../../src/lists/list-service.js';
 import { nowPosition } from '../../src/model/clock.js';
 import { InvalidCursorError } from '../../src/model/errors.js';
 import type { UserId } from '../../src/model/types.js';
-import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
+import { MemoryGraphStore } from '../support/memory/graph-store.js';
 import {
   chunk,
   expectWalksMatch,

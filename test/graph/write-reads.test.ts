@@ -10,8 +10,8 @@ import { GraphService } from '../../src/graph/graph-service.js';
 import { BucketedListService, SIZE_CHECK_MAX_AGE_MS } from '../../src/lists/list-service.js';
 import { FollowingCapError } from '../../src/model/errors.js';
 import { type ListKey, listId } from '../../src/model/types.js';
-import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
 import { followersOf } from '../support/list-fixtures.js';
+import { MemoryGraphStore } from '../support/memory/graph-store.js';
 
 /** A memory store that records every `getCount` by list. */
 class CountingStore extends MemoryGraphStore {

@@ -6,7 +6,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { GraphService } from '../../src/graph/graph-service.js';
 import { BucketedListService } from '../../src/lists/list-service.js';
-import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
+import { MemoryGraphStore } from '../support/memory/graph-store.js';
 import { bearer, buildTestApp, call } from './support/app.js';
 
 const [owner, follower, stranger, admin] = [1n, 2n, 3n, 9n];

@@ -9,7 +9,7 @@ import { BucketedListService } from '../../src/lists/list-service.js';
 import * as graphErrors from '../../src/model/errors.js';
 import { StoreUnavailableError, UsernameTakenError } from '../../src/model/errors.js';
 import type { ListKey } from '../../src/model/types.js';
-import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
+import { MemoryGraphStore } from '../support/memory/graph-store.js';
 
 describe('error structure (issue #8)', () => {
   it('bad input to the list service is a named 400, not a 500', async () => {

@@ -7,7 +7,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { GraphService } from '../../src/graph/graph-service.js';
 import { BucketedListService } from '../../src/lists/list-service.js';
-import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
+import { MemoryGraphStore } from '../support/memory/graph-store.js';
 import { bearer, buildTestApp, call, problem } from './support/app.js';
 
 const OWNER = 100n;

@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { GraphService } from '../../src/graph/graph-service.js';
 import { BucketedListService } from '../../src/lists/list-service.js';
 import type { PairAppend } from '../../src/ports/records.js';
-import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
+import { MemoryGraphStore } from '../support/memory/graph-store.js';
 import { bearer, buildTestApp } from './support/app.js';
 import { readNdjson } from './support/ndjson.js';
 

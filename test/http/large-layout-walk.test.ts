@@ -9,7 +9,7 @@ import { MAX_CURSOR_LENGTH } from '../../src/lists/cursor/cursor-codec.js';
 import { BucketedListService } from '../../src/lists/list-service.js';
 import { bucketCodeOf } from '../../src/model/buckets.js';
 import type { ListEntry, ListKey } from '../../src/model/types.js';
-import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
+import { MemoryGraphStore } from '../support/memory/graph-store.js';
 import { bearer, buildTestApp, call } from './support/app.js';
 
 const OWNER = 1n;

@@ -9,8 +9,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { GraphService } from '../../src/graph/graph-service.js';
 import { BucketedListService } from '../../src/lists/list-service.js';
 import type { UserId } from '../../src/model/types.js';
-import type { GraphStore } from '../../src/ports/store.js';
-import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
+import type { GraphStore } from '../../src/ports/graph-store.js';
+import { MemoryGraphStore } from '../support/memory/graph-store.js';
 import { bearer, buildTestApp, call } from './support/app.js';
 
 const OWNER = 1n;

@@ -9,7 +9,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { ListKey } from '../../src/model/types.js';
-import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
+import { MemoryGraphStore } from '../support/memory/graph-store.js';
 import {
   countingStore,
   membersWithHiddenRun,

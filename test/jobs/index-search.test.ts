@@ -8,8 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { INDEX_SEARCH_JOB, indexSearch } from '../../src/jobs/index-search.js';
 import { SEARCH_END, type SearchRow } from '../../src/model/search.js';
 import type { ListKey, UserId } from '../../src/model/types.js';
-import type { GraphStore } from '../../src/ports/store.js';
-import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
+import type { GraphStore } from '../../src/ports/graph-store.js';
+import { MemoryGraphStore } from '../support/memory/graph-store.js';
 
 const O = 1n;
 const followers: ListKey = { userId: O, relation: 'follows', direction: 'in' };

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { everyUser, listsToMigrate, migrateLists } from '../../src/jobs/migrate-lists.js';
 import type { ListKey } from '../../src/model/types.js';
-import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
 import { followersOf, loadRows, syntheticRows } from '../support/list-fixtures.js';
+import { MemoryGraphStore } from '../support/memory/graph-store.js';
 
 const noSleep = () => Promise.resolve();
 const name = (l: ListKey) => `${l.userId} ${l.relation}/${l.direction}`;

@@ -3,9 +3,9 @@ import { GraphService } from '../../src/graph/graph-service.js';
 import { readCodesFor, reconcileDirty } from '../../src/jobs/reconcile-dirty.js';
 import { ClockSkewError } from '../../src/model/errors.js';
 import type { ListKey } from '../../src/model/types.js';
-import { DIRTY_SHARDS } from '../../src/ports/store.js';
-import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
+import { DIRTY_SHARDS } from '../../src/ports/count-store.js';
 import { SingleBucketLists } from '../graph/support/single-bucket-lists.js';
+import { MemoryGraphStore } from '../support/memory/graph-store.js';
 
 const followersOf = (userId: bigint): ListKey => ({ userId, relation: 'follows', direction: 'in' });
 

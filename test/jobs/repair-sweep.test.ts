@@ -10,9 +10,9 @@ import { reconcileDirty } from '../../src/jobs/reconcile-dirty.js';
 import { repairSweep, splitRing } from '../../src/jobs/repair-sweep.js';
 import { RELATIONS } from '../../src/model/types.js';
 import { MAX_TOKEN, MIN_TOKEN } from '../../src/ports/records.js';
-import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
 import { countName, edgeName, snapshot } from '../graph/support/graph-snapshot.js';
 import { SingleBucketLists } from '../graph/support/single-bucket-lists.js';
+import { MemoryGraphStore } from '../support/memory/graph-store.js';
 
 describe('splitRing', () => {
   it('cuts (MIN_TOKEN, MAX_TOKEN] into contiguous slices', () => {

@@ -16,8 +16,8 @@ import {
   topCandidates,
   VIA,
 } from '../../src/jobs/suggest.js';
-import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
 import { SingleBucketLists } from '../graph/support/single-bucket-lists.js';
+import { MemoryGraphStore } from '../support/memory/graph-store.js';
 
 type Item = { id: bigint; score: number; via: bigint[] };
 

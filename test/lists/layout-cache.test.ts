@@ -2,7 +2,7 @@ import type { LRUCache } from 'lru-cache';
 import { describe, expect, it } from 'vitest';
 import { BucketedListService } from '../../src/lists/list-service.js';
 import type { ListKey } from '../../src/model/types.js';
-import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
+import { MemoryGraphStore } from '../support/memory/graph-store.js';
 
 const following = (userId: bigint): ListKey => ({ userId, relation: 'follows', direction: 'out' });
 /** The cached lists, least recently used first. */

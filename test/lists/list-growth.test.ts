@@ -3,8 +3,8 @@ import { GrowthConflictError, growList } from '../../src/lists/list-growth.js';
 import { BucketedListService, bucketsForSize } from '../../src/lists/list-service.js';
 import { bucketCode, writeBucketCodes } from '../../src/model/buckets.js';
 import type { ListEntry, ListKey } from '../../src/model/types.js';
-import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
 import { followersOf, loadRows, newestFirst, syntheticRows } from '../support/list-fixtures.js';
+import { MemoryGraphStore } from '../support/memory/graph-store.js';
 
 const noSleep = () => Promise.resolve();
 

@@ -17,7 +17,7 @@ import { BucketedListService } from '../../src/lists/list-service.js';
 import { bucketCode } from '../../src/model/buckets.js';
 import { bucketFor, type RowMode } from '../../src/model/time-buckets.js';
 import { compareEntries, type ListEntry } from '../../src/model/types.js';
-import type { GraphStore } from '../../src/ports/store.js';
+import type { GraphStore } from '../../src/ports/graph-store.js';
 import { followersOf, newestFirst } from '../support/list-fixtures.js';
 import { mulberry32 } from '../support/random.js';
 

@@ -10,8 +10,8 @@ import {
 import { bucketCode, writeBucketCodes } from '../../src/model/buckets.js';
 import { bucketFor, planDirectory, writeCodes } from '../../src/model/time-buckets.js';
 import type { ListEntry, ListKey } from '../../src/model/types.js';
-import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
 import { followersOf, loadRows, newestFirst, syntheticRows } from '../support/list-fixtures.js';
+import { MemoryGraphStore } from '../support/memory/graph-store.js';
 import { mulberry32 } from '../support/random.js';
 import { expectInterruptedTwice, runInterruptedMigration } from './list-migration-scenario.js';
 

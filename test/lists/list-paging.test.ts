@@ -1,4 +1,4 @@
-import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
+import { MemoryGraphStore } from '../support/memory/graph-store.js';
 import { describeListPaging } from './list-paging.js';
 
 describeListPaging('memory', async () => ({ store: new MemoryGraphStore(), teardown: async () => {} }), {

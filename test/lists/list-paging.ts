@@ -12,7 +12,7 @@ import type { MemberFilter, PageOptions } from '../../src/lists/contracts.js';
 import { BucketedListService, type ListReadStats, pageBudget } from '../../src/lists/list-service.js';
 import { InvalidCursorError, InvalidInputError } from '../../src/model/errors.js';
 import type { ListEntry, ListKey } from '../../src/model/types.js';
-import type { GraphStore } from '../../src/ports/store.js';
+import type { GraphStore } from '../../src/ports/graph-store.js';
 import { followersOf, loadRows, loadTimeRows, newestFirst, syntheticRows } from '../support/list-fixtures.js';
 
 export interface ListPagingFixture {

@@ -10,7 +10,7 @@ import { BucketedListService, type ListReadStats } from '../../src/lists/list-se
 import { writeBucketCodes } from '../../src/model/buckets.js';
 import { nowPosition } from '../../src/model/clock.js';
 import type { ListEntry, ListKey } from '../../src/model/types.js';
-import type { GraphStore } from '../../src/ports/store.js';
+import type { GraphStore } from '../../src/ports/graph-store.js';
 import { followersOf, loadRows, newestFirst, syntheticRows } from '../support/list-fixtures.js';
 
 export interface ListScenarioSizes {

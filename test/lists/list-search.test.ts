@@ -9,7 +9,7 @@ import { CursorCodec } from '../../src/lists/cursor/cursor-codec.js';
 import { searchPage } from '../../src/lists/list-search.js';
 import { EMPTY_SEARCH_LAYOUT } from '../../src/model/search.js';
 import type { ListKey, UserId } from '../../src/model/types.js';
-import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
+import { MemoryGraphStore } from '../support/memory/graph-store.js';
 
 const list: ListKey = { userId: 1n, relation: 'follows', direction: 'in' };
 const codec = new CursorCodec('list-search-secret-0123456789');

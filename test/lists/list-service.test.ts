@@ -1,4 +1,4 @@
-import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
+import { MemoryGraphStore } from '../support/memory/graph-store.js';
 import { describeListScenarios } from './list-scenarios.js';
 
 describeListScenarios('memory', async () => ({ store: new MemoryGraphStore(), teardown: async () => {} }), {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { type WalkCursor, walkList } from '../../src/lists/list-walker.js';
 import { bucketCodeOf } from '../../src/model/buckets.js';
 import type { ListEntry, ListKey } from '../../src/model/types.js';
-import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
+import { MemoryGraphStore } from '../support/memory/graph-store.js';
 
 const list: ListKey = { userId: 7n, relation: 'follows', direction: 'in' };
 

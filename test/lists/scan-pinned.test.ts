@@ -10,7 +10,7 @@ import { BucketedListService, type ListReadStats } from '../../src/lists/list-se
 import { bucketCodeOf, bucketOf } from '../../src/model/buckets.js';
 import { InvalidInputError } from '../../src/model/errors.js';
 import type { ListEntry, ListKey } from '../../src/model/types.js';
-import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
+import { MemoryGraphStore } from '../support/memory/graph-store.js';
 
 const list: ListKey = { userId: 1n, relation: 'follows', direction: 'in' };
 const MEMBERS = 4000;

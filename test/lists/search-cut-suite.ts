@@ -15,7 +15,7 @@ import { MIN_ID } from '../../src/lists/page-keys.js';
 import { cutOverfilledRanges, SEARCH_BASES, type SearchCutStep } from '../../src/lists/search-split.js';
 import { rangesOfBase, SEARCH_END, searchLayoutOf } from '../../src/model/search.js';
 import type { Direction, ListKey, UserId } from '../../src/model/types.js';
-import type { GraphStore } from '../../src/ports/store.js';
+import type { GraphStore } from '../../src/ports/graph-store.js';
 import {
   listMembers,
   nameAccount,

@@ -1,6 +1,6 @@
 /** The search-cut suite (`search-cut-suite.ts`) on the in-memory store. */
 import { describe } from 'vitest';
-import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
+import { MemoryGraphStore } from '../support/memory/graph-store.js';
 import { describeSearchCuts } from './search-cut-suite.js';
 
 describe('search partitions cut into name ranges: memory', () => {

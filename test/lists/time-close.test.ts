@@ -9,7 +9,7 @@ import { GraphService } from '../../src/graph/graph-service.js';
 import { BucketedListService } from '../../src/lists/list-service.js';
 import { bucketFor, TIME_BUCKET_BASE } from '../../src/model/time-buckets.js';
 import type { ListKey } from '../../src/model/types.js';
-import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
+import { MemoryGraphStore } from '../support/memory/graph-store.js';
 
 const CELEB = 1n;
 const list: ListKey = { userId: CELEB, relation: 'follows', direction: 'in' };

@@ -18,7 +18,7 @@ import { BucketedListService } from '../../src/lists/list-service.js';
 import { nowPosition } from '../../src/model/clock.js';
 import { nextBucketId, upperOf } from '../../src/model/time-buckets.js';
 import type { ListEntry, ListKey } from '../../src/model/types.js';
-import type { GraphStore } from '../../src/ports/store.js';
+import type { GraphStore } from '../../src/ports/graph-store.js';
 import { followersOf, loadTimeRows, newestFirst } from '../support/list-fixtures.js';
 
 export interface TimeListsFixture {

@@ -11,7 +11,7 @@ import {
   runRelay,
 } from '../../src/jobs/relay.js';
 import type { GraphEvent } from '../../src/model/events.js';
-import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
+import { MemoryGraphStore } from '../support/memory/graph-store.js';
 import { generatedCursor, generatedFeed, generateEvents } from './generated-feed.js';
 
 function recordingSink(failOnSend?: number): RelaySink & { sent: RelayMessage[][] } {

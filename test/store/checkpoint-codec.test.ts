@@ -11,8 +11,8 @@ import { GraphService } from '../../src/graph/graph-service.js';
 import { foldPair } from '../../src/graph/pair-fold.js';
 import type { PairOp } from '../../src/model/types.js';
 import { decodeCheckpoint, encodeCheckpoint } from '../../src/store/checkpoint-codec.js';
-import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
 import { SingleBucketLists } from '../graph/support/single-bucket-lists.js';
+import { MemoryGraphStore } from '../support/memory/graph-store.js';
 import { activeEdges, OLD_CHECKPOINT as OLD } from './checkpoint-before-restrict.js';
 
 const [A, B] = [OLD.low, OLD.high];

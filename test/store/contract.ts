@@ -17,8 +17,9 @@ import {
   RELATIONS,
   type Relation,
 } from '../../src/model/types.js';
+import { DIRTY_SHARDS } from '../../src/ports/count-store.js';
+import type { GraphStore } from '../../src/ports/graph-store.js';
 import { PAIR_READ_ROWS, type SearchWrite } from '../../src/ports/records.js';
-import { DIRTY_SHARDS, type GraphStore } from '../../src/ports/store.js';
 
 export interface StoreFixture {
   store: GraphStore;

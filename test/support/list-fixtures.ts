@@ -6,8 +6,8 @@ import { bucketCodeOf } from '../../src/model/buckets.js';
 import { nowPosition } from '../../src/model/clock.js';
 import { bucketFor, type Directory, planDirectory } from '../../src/model/time-buckets.js';
 import type { ListEntry, ListKey, UserId, UserRecord } from '../../src/model/types.js';
+import type { GraphStore } from '../../src/ports/graph-store.js';
 import type { ListRowWrite } from '../../src/ports/records.js';
-import type { GraphStore } from '../../src/ports/store.js';
 
 export const followersOf = (userId: bigint): ListKey => ({ userId, relation: 'follows', direction: 'in' });
 

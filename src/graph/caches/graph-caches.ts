@@ -81,7 +81,8 @@ import {
   type UserId,
   type UserRecord,
 } from '../../model/types.js';
-import type { EdgeStore, UserStore } from '../../ports/store.js';
+import type { EdgeStore } from '../../ports/edge-store.js';
+import type { UserStore } from '../../ports/user-store.js';
 import type { Counts, MemberPage } from '../contracts.js';
 import { ReadCache, type ReadCacheStats } from './read-cache.js';
 

@@ -3,8 +3,8 @@
  * version (`USING TIMESTAMP`), read back with `writetime(updated_at)` as that version.
  */
 import type { UserId } from '../../model/types.js';
+import type { AccountTaskStore } from '../../ports/account-task-store.js';
 import type { AccountTask } from '../../ports/records.js';
-import type { AccountTaskStore } from '../../ports/store.js';
 import type { CqlExecutor } from './executor.js';
 import { toTask } from './rows.js';
 import { S } from './statements.js';

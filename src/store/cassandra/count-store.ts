@@ -13,8 +13,8 @@
  * that read's slice (`kind` 0).
  */
 import type { Direction, ListKey, Relation, UserId } from '../../model/types.js';
+import type { CounterDelta, CountStore } from '../../ports/count-store.js';
 import type { CountSync, DirtyMark, ListCounts, Reconciliation } from '../../ports/records.js';
-import type { CounterDelta, CountStore } from '../../ports/store.js';
 import type { Bound, CqlExecutor } from './executor.js';
 import { dirtyKey } from './keys.js';
 import type { Row } from './rows.js';

@@ -15,8 +15,8 @@ import {
   type Relation,
   type UserId,
 } from '../../model/types.js';
+import type { EdgeStore } from '../../ports/edge-store.js';
 import type { EdgeWrite, ListRowWrite } from '../../ports/records.js';
-import type { EdgeStore } from '../../ports/store.js';
 import { searchWritesOf } from '../search-writes.js';
 import type { CassandraEventStore } from './event-store.js';
 import type { Bound, CqlExecutor } from './executor.js';

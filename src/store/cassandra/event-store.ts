@@ -23,7 +23,7 @@ import {
 } from '../../model/events.js';
 import { boundedLru } from '../../model/lru.js';
 import type { Position } from '../../model/types.js';
-import type { EventStore } from '../../ports/store.js';
+import type { EventStore } from '../../ports/event-store.js';
 import { decodeEvents, encodeEvents, hasEvents } from '../event-codec.js';
 import type { Bound, CqlExecutor } from './executor.js';
 import type { Row } from './rows.js';

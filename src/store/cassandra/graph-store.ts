@@ -23,21 +23,19 @@
  * `suggestion-store.ts`, `event-store.ts`, `relay-cursor-store.ts`). This class only delegates; each method is a prototype method, so a test
  * double can override one and call `super`.
  */
-import type {
-  AccountTaskStore,
-  CountStore,
-  EdgeStore,
-  EventStore,
-  GraphStore,
-  ListStore,
-  PairHistoryStore,
-  ReceiptStore,
-  RelayCursorStore,
-  ScanStore,
-  SearchStore,
-  SuggestionStore,
-  UserStore,
-} from '../../ports/store.js';
+import type { AccountTaskStore } from '../../ports/account-task-store.js';
+import type { CountStore } from '../../ports/count-store.js';
+import type { EdgeStore } from '../../ports/edge-store.js';
+import type { EventStore } from '../../ports/event-store.js';
+import type { GraphStore } from '../../ports/graph-store.js';
+import type { ListStore } from '../../ports/list-store.js';
+import type { PairHistoryStore } from '../../ports/pair-history-store.js';
+import type { ReceiptStore } from '../../ports/receipt-store.js';
+import type { RelayCursorStore } from '../../ports/relay-cursor-store.js';
+import type { ScanStore } from '../../ports/scan-store.js';
+import type { SearchStore } from '../../ports/search-store.js';
+import type { SuggestionStore } from '../../ports/suggestion-store.js';
+import type { UserStore } from '../../ports/user-store.js';
 import { CassandraAccountTaskStore } from './account-task-store.js';
 import type { CqlClient } from './client.js';
 import { CassandraCountStore } from './count-store.js';

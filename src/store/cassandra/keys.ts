@@ -5,8 +5,8 @@
  */
 import { bucketOf } from '../../model/buckets.js';
 import type { ListKey, Relation, UserId } from '../../model/types.js';
+import { DIRTY_SHARDS } from '../../ports/count-store.js';
 import type { ScanTable } from '../../ports/records.js';
-import { DIRTY_SHARDS } from '../../ports/store.js';
 
 /**
  * The three list tables and their partition keys: follows in the card's `following` /

@@ -15,8 +15,8 @@ import {
   type TimeBucket,
 } from '../../model/time-buckets.js';
 import type { BucketLayout, ListEntry, ListKey, Position, UserId } from '../../model/types.js';
+import type { ListStore } from '../../ports/list-store.js';
 import type { IndexedNameWrite, ListMigration, SearchWrite, VersionedEntry } from '../../ports/records.js';
-import type { ListStore } from '../../ports/store.js';
 import type { CqlExecutor } from './executor.js';
 import { inverseKey, listTable, partitionValues } from './keys.js';
 import { type Row, toEntry, toLayout } from './rows.js';

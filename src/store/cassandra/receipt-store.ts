@@ -3,8 +3,8 @@
  * fixed by a lightweight transaction and kept for a TTL.
  */
 import type { UserId } from '../../model/types.js';
+import type { ReceiptStore } from '../../ports/receipt-store.js';
 import type { Receipt } from '../../ports/records.js';
-import type { ReceiptStore } from '../../ports/store.js';
 import type { CqlExecutor } from './executor.js';
 import { toReceipt } from './rows.js';
 import { S } from './statements.js';

@@ -1,5 +1,5 @@
 /** `RelayCursorStore` on Cassandra (`relay_cursors`): one row per relay name, the newest write wins. */
-import type { RelayCursorStore } from '../../ports/store.js';
+import type { RelayCursorStore } from '../../ports/relay-cursor-store.js';
 import type { CqlExecutor } from './executor.js';
 import { S } from './statements.js';
 

@@ -5,7 +5,7 @@
  */
 import type { EdgeRecord, ListEntry, ListKey, Relation, UserId } from '../../model/types.js';
 import type { ScannedPartition, ScanTable, SweepProgress, TokenRange } from '../../ports/records.js';
-import type { ScanStore } from '../../ports/store.js';
+import type { ScanStore } from '../../ports/scan-store.js';
 import type { CqlExecutor } from './executor.js';
 import { listTable, partitionValues } from './keys.js';
 import { toEdge, toScannedKey, toSweepProgress } from './rows.js';

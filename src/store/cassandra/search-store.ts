@@ -7,7 +7,7 @@ import { plainUsername } from '../../model/row-username.js';
 import type { SearchKey, SearchRow } from '../../model/search.js';
 import type { ListKey, UserId } from '../../model/types.js';
 import type { IndexedNameWrite, SearchWrite } from '../../ports/records.js';
-import type { SearchStore } from '../../ports/store.js';
+import type { SearchStore } from '../../ports/search-store.js';
 import type { Bound, CqlExecutor } from './executor.js';
 import { S } from './statements.js';
 

@@ -5,7 +5,7 @@
  */
 import type { UserId } from '../../model/types.js';
 import type { Suggestion, SuggestionSet } from '../../ports/records.js';
-import type { SuggestionStore } from '../../ports/store.js';
+import type { SuggestionStore } from '../../ports/suggestion-store.js';
 import type { Bound, CqlExecutor } from './executor.js';
 import { toSuggestionSet } from './rows.js';
 import { S } from './statements.js';

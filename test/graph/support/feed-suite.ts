@@ -12,7 +12,7 @@ import { feedLagMicros, type HistoryPolicy } from '../../../src/graph/pair-histo
 import { nowPosition } from '../../../src/model/clock.js';
 import type { GraphEvent } from '../../../src/model/events.js';
 import { edgeKey, type OpKind, type Relation, type UserId } from '../../../src/model/types.js';
-import type { GraphStore } from '../../../src/ports/store.js';
+import type { GraphStore } from '../../../src/ports/graph-store.js';
 import { mulberry32 } from '../../support/random.js';
 import { SingleBucketLists } from './single-bucket-lists.js';
 

@@ -5,7 +5,7 @@
  */
 
 import { type Direction, RELATIONS, type Relation, type UserId } from '../../../src/model/types.js';
-import type { GraphStore } from '../../../src/ports/store.js';
+import type { GraphStore } from '../../../src/ports/graph-store.js';
 
 export interface GraphSnapshot {
   forward: string[];

@@ -3,7 +3,7 @@
  * next call of a method can be parked after it read, until released: how the cache tests put a
  * reader between its store read and its cache store while a writer changes the value.
  */
-import type { GraphStore } from '../../../src/ports/store.js';
+import type { GraphStore } from '../../../src/ports/graph-store.js';
 
 /** `store` with its reads counted by method, and a `park(method)` that holds the next call's answer until released. */
 export function heldStore(store: GraphStore) {

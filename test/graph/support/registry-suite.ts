@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { GraphService } from '../../../src/graph/graph-service.js';
 import { BucketedListService } from '../../../src/lists/list-service.js';
 import { listIn, type UserId } from '../../../src/model/types.js';
-import type { GraphStore } from '../../../src/ports/store.js';
+import type { GraphStore } from '../../../src/ports/graph-store.js';
 
 export interface RegistrySuiteFixture {
   store: GraphStore;

@@ -10,7 +10,7 @@ import type { HistoryPolicy } from '../../../src/graph/pair-history.js';
 import { decodeRenameCursor, runRenameFanout } from '../../../src/graph/rename-fanout.js';
 import { BucketedListService } from '../../../src/lists/list-service.js';
 import { type ListKey, listIn, listOut, type UserId } from '../../../src/model/types.js';
-import type { GraphStore } from '../../../src/ports/store.js';
+import type { GraphStore } from '../../../src/ports/graph-store.js';
 
 /**
  * Hooks run once, before the next call of the store method they name (`beforeSetNames`: every

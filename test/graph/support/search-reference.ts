@@ -7,7 +7,7 @@ import type { HistoryPolicy } from '../../../src/graph/pair-history.js';
 import { BucketedListService } from '../../../src/lists/list-service.js';
 import { UsernameTakenError } from '../../../src/model/errors.js';
 import type { ListKey, UserId } from '../../../src/model/types.js';
-import type { GraphStore } from '../../../src/ports/store.js';
+import type { GraphStore } from '../../../src/ports/graph-store.js';
 
 /** The write path's budgets a suite runs with. */
 export type SuitePolicy = Pick<

@@ -10,7 +10,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Direction, ListKey, UserId } from '../../../src/model/types.js';
-import type { GraphStore } from '../../../src/ports/store.js';
+import type { GraphStore } from '../../../src/ports/graph-store.js';
 import {
   listMembers,
   nameAccount,

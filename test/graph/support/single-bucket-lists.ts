@@ -17,7 +17,7 @@ import { SINGLE_BUCKET } from '../../../src/model/buckets.js';
 import { InvalidCursorError } from '../../../src/model/errors.js';
 import { searchLayoutOf } from '../../../src/model/search.js';
 import type { BucketLayout, ListEntry, ListKey } from '../../../src/model/types.js';
-import type { GraphStore } from '../../../src/ports/store.js';
+import type { GraphStore } from '../../../src/ports/graph-store.js';
 
 const SEARCH_CODEC = new CursorCodec('single-bucket-lists-search');
 

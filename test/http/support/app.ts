@@ -11,8 +11,8 @@ import type { HttpMetrics } from '../../../src/http/metrics.js';
 import { mintToken } from '../../../src/jobs/token.js';
 import { NotVisibleError } from '../../../src/model/errors.js';
 import type { UserId } from '../../../src/model/types.js';
+import type { ReceiptStore } from '../../../src/ports/receipt-store.js';
 import type { Receipt } from '../../../src/ports/records.js';
-import type { ReceiptStore } from '../../../src/ports/store.js';
 
 export const TEST_SECRET = 'test-secret-0123456789abcdef';
 

@@ -1,7 +1,7 @@
 /** NDJSON parsing and bulk user creation for the export/import tests. */
 
 import type { UserId } from '../../../src/model/types.js';
-import type { GraphStore } from '../../../src/ports/store.js';
+import type { GraphStore } from '../../../src/ports/graph-store.js';
 
 /** The objects of an NDJSON text, one per non-empty line. */
 export function readNdjson(text: string): unknown[] {

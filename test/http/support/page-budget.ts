@@ -6,7 +6,7 @@
 import { GraphService } from '../../../src/graph/graph-service.js';
 import { BucketedListService } from '../../../src/lists/list-service.js';
 import type { ListEntry, ListKey, UserId } from '../../../src/model/types.js';
-import type { GraphStore } from '../../../src/ports/store.js';
+import type { GraphStore } from '../../../src/ports/graph-store.js';
 import { loadRows, putUsers } from '../../support/list-fixtures.js';
 import { bearer, buildTestApp, call } from './app.js';
 

@@ -1,0 +1,29 @@
+import { compareEventKeys, type EventKey, type EventRow } from '../../../src/model/events.js';
+import type { Position } from '../../../src/model/types.js';
+import type { EventStore } from '../../../src/ports/event-store.js';
+import { decodeEvents, encodeEvents, hasEvents } from '../../../src/store/event-codec.js';
+import { MemorySearchStore } from './search-store.js';
+
+/** `EventStore` in memory: one layer of `MemoryGraphStore` (`graph-store.ts`). */
+export abstract class MemoryEventStore extends MemorySearchStore implements EventStore {
+  protected writeEvents(rows: readonly EventRow[], version: bigint): void {
+    for (const row of rows) {
+      const k = row.key;
+      const id = `${k.slot}|${k.shard}|${k.low}|${k.high}|${k.opPosition}|${k.opSource}|${k.opKind}`;
+      const text = encodeEvents(row);
+      const cur = this.events.get(id);
+      if (cur && (cur.version > version || (cur.version === version && cur.text >= text))) continue;
+      this.events.set(id, { row: decodeEvents(k, text), text, version });
+    }
+  }
+
+  async readEventRows(after: EventKey | null, until: Position, limit: number): Promise<EventRow[]> {
+    return [...this.events.values()]
+      .map((e) => e.row)
+      .filter(
+        (r) => hasEvents(r) && r.key.slot <= until && (after === null || compareEventKeys(r.key, after) > 0),
+      )
+      .sort((a, b) => compareEventKeys(a.key, b.key))
+      .slice(0, limit);
+  }
+}
