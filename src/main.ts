@@ -19,7 +19,7 @@ import { whenOrphaned } from './local-cassandra/orphan-watch.js';
 import { nowPosition } from './model/clock.js';
 import { openStorage } from './services.js';
 import { CQL_DIR } from './store/cassandra/keyspace.js';
-import { schemaPresent } from './store/cassandra/migrate.js';
+import { schemaPresent } from './store/cassandra/migrations/migrate.js';
 
 async function main() {
   let config: ReturnType<typeof loadConfig>;

@@ -1,7 +1,7 @@
 /**
  * The storage wiring, written once: the keyspace (pending migrations applied), the Cassandra store
  * and the list engine, configured from `Config`. The server (`main.ts`) adds its metrics and logs
- * through the hooks; the jobs CLI (`jobs/cli.ts`) opens the same through `openJobRuntime`. Only
+ * through the hooks; the jobs CLI (`cli.ts`) opens the same through `openJobRuntime`. Only
  * entry points import this file.
  */
 import type { Config } from './config.js';

@@ -1,6 +1,7 @@
 /**
  * The floor plan, checked on every import of `src/`: `model ← ports ← store, lists ← graph ←
- * http, jobs ← main`. A module may import from its own room and from rooms on lower floors only;
+ * http, jobs ← app, services ← main, cli` (the server's and the jobs' entry points, on the top
+ * floor). A module may import from its own room and from rooms on lower floors only;
  * rooms on one floor (store and lists, http and jobs) do not import each other. Every form of
  * import counts: `import … from`, `import type`, `export … from`, side-effect `import '…'` and
  * `import('…')`. Packages with a room of their own: the Cassandra driver only in
@@ -28,6 +29,7 @@ const FLOORS: Record<string, number> = {
   'app.ts': 5,
   'services.ts': 5,
   'main.ts': 6,
+  'cli.ts': 6,
   'local-cassandra': 6,
   'local-kafka': 6,
 };
@@ -45,7 +47,7 @@ const SHARED_LAUNCHER_MODULES = new Set([
 /** Entry points: processes start here; they may import any room, the dev launcher included. */
 const ENTRY_POINTS = new Set([
   'src/main.ts',
-  'src/jobs/cli.ts',
+  'src/cli.ts',
   'src/local-cassandra/cli.ts',
   'src/local-cassandra/cluster-cli.ts',
   'src/local-kafka/cli.ts',
@@ -114,7 +116,7 @@ function sources(dir: string): string[] {
   );
 }
 
-describe('the floor plan: model ← ports ← store, lists ← graph ← http, jobs ← main', () => {
+describe('the floor plan: model ← ports ← store, lists ← graph ← http, jobs ← main, cli', () => {
   it('every import of src/ runs down the floors, and each confined package stays in its room', () => {
     const files = sources('src');
     expect(files.length).toBeGreaterThan(50);
@@ -175,6 +177,13 @@ describe('the floor plan: model ← ports ← store, lists ← graph ← http, j
       'src/jobs/repair.ts → ../http/auth.js: jobs (floor 4) imports http (floor 4)',
       'src/jobs/repair.ts → ../local-cassandra/node.js: the dev launcher is for entry points only',
     ]);
+    expect(
+      violations('src/jobs/commands/relay.ts', ['../../services.js', '../../cli.js', '../../main.js']),
+    ).toEqual([
+      'src/jobs/commands/relay.ts → ../../services.js: jobs (floor 4) imports services.ts (floor 5)',
+      'src/jobs/commands/relay.ts → ../../cli.js: jobs (floor 4) imports cli.ts (floor 6)',
+      'src/jobs/commands/relay.ts → ../../main.js: jobs (floor 4) imports main.ts (floor 6)',
+    ]);
     expect(violations('src/jobs/relay.ts', ['../local-kafka/broker.js'])).toEqual([
       'src/jobs/relay.ts → ../local-kafka/broker.js: the dev launcher is for entry points only',
     ]);
@@ -203,5 +212,8 @@ describe('the floor plan: model ← ports ← store, lists ← graph ← http, j
     expect(violations('src/main.ts', ['./local-cassandra/node.js', './jobs/reconcile.js', 'hono'])).toEqual([
       'src/main.ts → hono: hono outside its room',
     ]);
+    expect(
+      violations('src/cli.ts', ['./services.js', './local-cassandra/node.js', './jobs/commands/repair.js']),
+    ).toEqual([]);
   });
 });

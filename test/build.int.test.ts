@@ -54,7 +54,7 @@ afterAll(async () => {
 });
 
 describe('the built service (dist/)', () => {
-  it('imports the dev launchers only from their entry points: Cassandra’s from main.js and jobs/cli.js, Kafka’s from nothing', async () => {
+  it('imports the dev launchers only from their entry points: Cassandra’s from main.js and cli.js, Kafka’s from nothing', async () => {
     const importers: Record<string, string[]> = { 'local-cassandra': [], 'local-kafka': [] };
     for (const file of await jsFiles(DIST)) {
       const path = relative(DIST, file);
@@ -68,7 +68,7 @@ describe('the built service (dist/)', () => {
       'local-cassandra': importers['local-cassandra']?.sort(),
       'local-kafka': importers['local-kafka'],
     }).toEqual({
-      'local-cassandra': ['jobs/cli.js', 'main.js'],
+      'local-cassandra': ['cli.js', 'main.js'],
       'local-kafka': [],
     });
   });
@@ -106,10 +106,9 @@ describe('the built service (dist/)', () => {
     const docs = await fetch(`${url}/docs/assets/${version}/swagger-ui-dist/swagger-ui.css`);
     expect([docs.status, docs.headers.get('content-type')]).toEqual([200, 'text/css; charset=utf-8']);
 
-    const migrate = await node(['dist/jobs/cli.js', 'migrate']);
+    const migrate = await node(['dist/cli.js', 'migrate']);
     expect(migrate.stdout).toBe('[schema] up to date\n');
-    const token = async (...args: string[]) =>
-      (await node(['dist/jobs/cli.js', 'token', ...args])).stdout.trim();
+    const token = async (...args: string[]) => (await node(['dist/cli.js', 'token', ...args])).stdout.trim();
     const admin = await token('--sub', '1', '--admin');
     const ada = await token('--sub', '11');
 

@@ -16,7 +16,7 @@ import { createLogger } from '../../src/http/logger.js';
 import { createHttpMetrics } from '../../src/http/metrics.js';
 import { mintToken } from '../../src/jobs/token.js';
 import { CQL_DIR } from '../../src/store/cassandra/keyspace.js';
-import { schemaPresent } from '../../src/store/cassandra/migrate.js';
+import { schemaPresent } from '../../src/store/cassandra/migrations/migrate.js';
 import { type Bench, keyspaceFor } from './harness.js';
 
 export const BENCH_JWT_SECRET = 'bench-secret-0123456789abcdef';

@@ -11,7 +11,6 @@
  * sweep-progress row, so a crashed or stopped run resumes at its last page with its totals;
  * `--restart` starts over. Idempotent: re-running writes the same cells at the same write times.
  */
-import { parseArgs } from 'node:util';
 import { type WalkCursor, walkList } from '../lists/list-walker.js';
 import { keyAbove } from '../lists/page-keys.js';
 import { searchLayoutOf, searchWritePartitions } from '../model/search.js';
@@ -21,8 +20,6 @@ import { type IndexedNameWrite, MAX_TOKEN, MIN_TOKEN, type SearchWrite } from '.
 import type { ScanStore } from '../ports/scan-store.js';
 import type { SearchStore } from '../ports/search-store.js';
 import type { UserStore } from '../ports/user-store.js';
-import type { OpenJobRuntime } from './runtime.js';
-import { parseUserIds } from './runtime.js';
 import { openSweepRun } from './sweep-run.js';
 
 export type IndexSearchStore = Pick<
@@ -184,43 +181,4 @@ async function indexPage(
   }
   if (writes.length > 0) await store.writeSearchRows(writes, indexed);
   return writes.length;
-}
-
-export const INDEX_SEARCH_USAGE = 'usage: jobs index-search (--users 1,2 | --all) [--restart]';
-
-/** `jobs index-search`: a progress line per 10,000 rows and a summary; re-run it to resume. */
-export async function indexSearchCommand(argv: string[], openRuntime: OpenJobRuntime): Promise<void> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      users: { type: 'string' },
-      all: { type: 'boolean', default: false },
-      restart: { type: 'boolean', default: false },
-    },
-  });
-  if (values.all === (values.users !== undefined)) {
-    console.error(INDEX_SEARCH_USAGE);
-    process.exit(2);
-  }
-  const users = values.users === undefined ? undefined : parseUserIds(values.users, INDEX_SEARCH_USAGE);
-  const rt = await openRuntime();
-  const started = performance.now();
-  let printed = 0;
-  try {
-    const r = await indexSearch(rt.store, {
-      ...(users ? { users } : {}),
-      restart: values.restart,
-      onProgress: (p) => {
-        if (p.rows - printed < 10_000) return;
-        printed = p.rows;
-        const s = (performance.now() - started) / 1000;
-        console.log(
-          `[index-search] ${p.rows} rows of ${p.users} users done; at ${p.user} ${p.direction === 'in' ? 'followers' : 'following'} (${Math.round(p.rows / s)} rows/s)`,
-        );
-      },
-    });
-    console.log(`[index-search] done: ${r.rows} search rows for ${r.users} users`);
-  } finally {
-    await rt.close();
-  }
 }

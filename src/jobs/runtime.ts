@@ -1,9 +1,9 @@
 /**
  * What a job runs on outside the server: a connected store and list service on the migrated
  * keyspace, and the local node when no contact points are configured (reused if it is already
- * running, started and stopped otherwise). The CLI (`cli.ts`, an entry point) opens it through the
- * one storage wiring (`src/services.ts`) and passes the dev launcher, so only entry points import
- * `src/local-cassandra/`.
+ * running, started and stopped otherwise). The CLI (`src/cli.ts`, an entry point) opens it
+ * through the one storage wiring (`src/services.ts`) and passes the dev launcher, so only entry
+ * points import `src/local-cassandra/`, and nothing in `jobs/` imports the wiring.
  */
 import type { EventFeed } from '../graph/contracts.js';
 import type { BucketedListService } from '../lists/list-service.js';

@@ -14,7 +14,7 @@ import { defaultNodeOptions } from '../../src/local-cassandra/node-options.js';
 import type { CqlClient } from '../../src/store/cassandra/client.js';
 import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';
 import { CQL_DIR, openMigratedKeyspace } from '../../src/store/cassandra/keyspace.js';
-import { schemaPresent } from '../../src/store/cassandra/migrate.js';
+import { schemaPresent } from '../../src/store/cassandra/migrations/migrate.js';
 import { bearer, buildTestApp } from './support/app.js';
 
 const ADDRESS = '127.0.0.3';

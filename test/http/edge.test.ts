@@ -9,7 +9,8 @@ import { parseUserId } from '../../src/http/ids.js';
 import { createLogger } from '../../src/http/logger.js';
 import { TokenBucketLimiter } from '../../src/http/rate-limit.js';
 import { ID_MESSAGE } from '../../src/http/schemas.js';
-import { mintToken, tokenCommand } from '../../src/jobs/token.js';
+import { tokenCommand } from '../../src/jobs/commands/token.js';
+import { mintToken } from '../../src/jobs/token.js';
 import {
   BlockedError,
   type DomainError,
@@ -233,7 +234,7 @@ describe('token lifetime claims (issue #8)', () => {
   it('mintToken always sets exp (the token CLI never makes an everlasting token)', () => {
     const payload = (t: string) => JSON.parse(Buffer.from(t.split('.')[1]!, 'base64url').toString());
     expect(payload(mintToken({ sub: '1' }, TEST_SECRET, 1000))).toEqual({ sub: '1', iat: 1000, exp: 4600 });
-    expect(() => tokenCommand(['--sub', '1', '--exp', '0'])).toThrow('--exp must be a positive integer');
+    expect(() => tokenCommand.run(['--sub', '1', '--exp', '0'])).toThrow('--exp must be a positive integer');
   });
 });
 

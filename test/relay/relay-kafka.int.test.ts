@@ -220,7 +220,7 @@ describe('the Kafka relay, crashed and restarted, on the real feed', () => {
     const committedAtKill = await committed();
 
     // Second run: `npm run jobs -- relay` as a person runs it (the CLI on the jobs runtime), to the end.
-    const second = await spawnLogged(['src/jobs/cli.ts', 'relay', ...relayArgs, '--until-idle'], {
+    const second = await spawnLogged(['src/cli.ts', 'relay', ...relayArgs, '--until-idle'], {
       ...process.env,
       CASSANDRA_CONTACT_POINTS: contactPoints.join(','),
       CASSANDRA_LOCAL_DC: localDataCenter,

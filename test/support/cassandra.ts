@@ -3,7 +3,8 @@
  * from the baseline of `cql/` (`TEST_SCHEMA=migrations` replays every file instead), and returns
  * a connected client; `drop()` removes it. `TEST_REPLICATION` (e.g. `simple:3`, with
  * `CASSANDRA_CONTACT_POINTS` naming a cluster) runs the same tests with replicas at LOCAL_QUORUM.
- * Both ways give the same schema (`test/store/baseline-schema.int.test.ts`).
+ * Both ways give the same schema
+ * (`test/store/cassandra/migrations/baseline-schema.int.test.ts`).
  */
 import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { type CassandraConnectOptions, type CqlClient, createCqlClient } from './client.js';
-import { createFromBaseline, migrate } from './migrate.js';
+import { createFromBaseline, migrate } from './migrations/migrate.js';
 
 /** The project's schema files. */
 export const CQL_DIR = fileURLToPath(new URL('../../../cql', import.meta.url));

@@ -11,7 +11,7 @@ import { BucketedListService } from '../../../src/lists/list-service.js';
 import type { CqlClient } from '../../../src/store/cassandra/client.js';
 import { CassandraGraphStore } from '../../../src/store/cassandra/graph-store.js';
 import { CQL_DIR, openMigratedKeyspace } from '../../../src/store/cassandra/keyspace.js';
-import { schemaPresent } from '../../../src/store/cassandra/migrate.js';
+import { schemaPresent } from '../../../src/store/cassandra/migrations/migrate.js';
 import { bearer, buildTestApp } from '../../http/support/app.js';
 
 export const KEYSPACE = 'cluster_faults';

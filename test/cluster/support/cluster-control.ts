@@ -52,7 +52,7 @@ export function runRepairJob(env: Record<string, string>, users: bigint[]): Prom
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', 'src/jobs/cli.ts', 'repair', '--users', users.join(',')],
+      ['--import', 'tsx', 'src/cli.ts', 'repair', '--users', users.join(',')],
       { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let out = '';

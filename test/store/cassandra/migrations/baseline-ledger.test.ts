@@ -7,8 +7,8 @@ import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CQL_DIR } from '../../src/store/cassandra/keyspace.js';
-import { baselineFile } from '../../src/store/cassandra/migrate.js';
+import { CQL_DIR } from '../../../../src/store/cassandra/keyspace.js';
+import { baselineFile } from '../../../../src/store/cassandra/migrations/migrate.js';
 
 const ledgerLine = (version: string, checksum: string) =>
   `INSERT INTO schema_migrations (version, checksum, applied_at) VALUES ('${version}', '${checksum}', toTimestamp(now()));`;

@@ -5,7 +5,7 @@
  * scan of `users` like every copy (`data-step.ts`). Run offline like the list-table migration: a
  * previous version still serving would deactivate accounts without registering them.
  */
-import { deactivatedShard } from '../../ports/user-store.js';
+import { deactivatedShard } from '../../../ports/user-store.js';
 import { copyTable, type DataStep } from './data-step.js';
 
 const register: DataStep = async (ctx, step) => {

@@ -14,7 +14,7 @@
  * valid across connections and coordinator restarts for the same statement).
  */
 import type cassandra from 'cassandra-driver';
-import type { CqlClient } from './client.js';
+import type { CqlClient } from '../client.js';
 
 /** Progress of one table copy, reported after every page (and once for a copy already done). */
 export interface CopyProgress {

@@ -10,15 +10,15 @@ import { copyFile, mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { parseReplication } from '../../src/config.js';
-import { type CqlClient, createCqlClient } from '../../src/store/cassandra/client.js';
+import { parseReplication } from '../../../../src/config.js';
+import { type CqlClient, createCqlClient } from '../../../../src/store/cassandra/client.js';
 import {
   BaselineKeyspaceExistsError,
   baselineFile,
   createFromBaseline,
   migrate,
-} from '../../src/store/cassandra/migrate.js';
-import { CQL_DIR } from '../support/cassandra.js';
+} from '../../../../src/store/cassandra/migrations/migrate.js';
+import { CQL_DIR } from '../../../support/cassandra.js';
 
 const REPLICATION = parseReplication(process.env.TEST_REPLICATION ?? 'simple:1');
 

@@ -21,16 +21,17 @@
  * final tables of every numbered file plus their ledger rows, then `migrate`, which applies only
  * the files the baseline does not record. It refuses a keyspace that already exists, since the
  * baseline's `IF NOT EXISTS` tables would leave an older shape in place under ledger rows that
- * claim the newer one. Kept equal to the replay by `test/store/baseline-schema.int.test.ts`.
- * Rejected: generating the baseline from a replayed keyspace at test start (it is the replay's
- * cost, once per run) and computing its ledger rows from the files' checksums (a stale baseline
- * would then claim files it does not contain).
+ * claim the newer one. Kept equal to the replay by
+ * `test/store/cassandra/migrations/baseline-schema.int.test.ts`. Rejected: generating the
+ * baseline from a replayed keyspace at test start (it is the replay's cost, once per run) and
+ * computing its ledger rows from the files' checksums (a stale baseline would then claim files
+ * it does not contain).
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import cassandra from 'cassandra-driver';
-import type { CqlClient } from './client.js';
+import type { CqlClient } from '../client.js';
 import { type CopyProgress, createProgressTable, type DataStep } from './data-step.js';
 import { DEACTIVATED_REGISTRY_STEPS } from './deactivated-registry.js';
 import { LIST_TABLE_STEPS } from './list-tables-migration.js';

@@ -34,8 +34,8 @@
  * way back if needed; clear it with `nodetool clearsnapshot` after checking the result.
  */
 import type cassandra from 'cassandra-driver';
-import { writeBucketCodes } from '../../model/buckets.js';
-import type { BucketLayout, Direction, UserId } from '../../model/types.js';
+import { writeBucketCodes } from '../../../model/buckets.js';
+import type { BucketLayout, Direction, UserId } from '../../../model/types.js';
 import { cellsOf, copyTable, type DataStep, type RowWrite, type TableCopy } from './data-step.js';
 
 const LIST_KEY = ['user_id', 'relation', 'bucket', 'created_at', 'other_id'];

@@ -2,16 +2,16 @@ import { copyFile, mkdtemp, readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createCqlClient } from '../../src/store/cassandra/client.js';
-import type { CopyProgress } from '../../src/store/cassandra/data-step.js';
-import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';
+import { createCqlClient } from '../../../../src/store/cassandra/client.js';
+import { CassandraGraphStore } from '../../../../src/store/cassandra/graph-store.js';
+import type { CopyProgress } from '../../../../src/store/cassandra/migrations/data-step.js';
 import {
   MigrationChecksumError,
   migrate,
   schemaPresent,
   splitStatements,
-} from '../../src/store/cassandra/migrate.js';
-import { CQL_DIR, type TestKeyspace, testKeyspace } from '../support/cassandra.js';
+} from '../../../../src/store/cassandra/migrations/migrate.js';
+import { CQL_DIR, type TestKeyspace, testKeyspace } from '../../../support/cassandra.js';
 
 describe('schema migrations on the real node', () => {
   let ks: TestKeyspace;

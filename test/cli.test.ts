@@ -4,7 +4,7 @@ import { promisify } from 'node:util';
 import { expect, it } from 'vitest';
 
 const run = promisify(execFile);
-const CLI = ['--import', 'tsx', 'src/jobs/cli.ts'];
+const CLI = ['--import', 'tsx', 'src/cli.ts'];
 
 it('--help lists every job with one line each', async () => {
   const { stdout } = await run(process.execPath, [...CLI, '--help']);
