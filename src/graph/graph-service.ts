@@ -37,10 +37,10 @@ import {
   type UserRecord,
 } from '../model/types.js';
 import type { GraphStore } from '../ports/store.js';
-import { deactivatedFilter } from './account-state.js';
-import { Accounts, type UserInput } from './accounts.js';
+import { deactivatedFilter } from './accounts/account-state.js';
+import { Accounts, type UserInput } from './accounts/accounts.js';
+import { DeactivatedAccounts } from './accounts/deactivated-accounts.js';
 import { type CacheOptions, type FollowingIds, GraphCaches } from './caches/graph-caches.js';
-import { UNGUARDED, type WriteClock } from './clock-guard.js';
 import type {
   Caller,
   Counts,
@@ -53,23 +53,23 @@ import type {
   RelationshipFlags,
   SuggestionItem,
 } from './contracts.js';
-import { CountSource, type CountsFrom } from './count-source.js';
-import { DeactivatedRegistry } from './deactivated-registry.js';
-import { EdgeReads } from './edge-reads.js';
 import { Feed } from './feed.js';
-import { FollowCap } from './follow-cap.js';
-import { pageMembers } from './page-members.js';
-import { type GraphMutationResult, PairWrites, type TOGGLES, type ToggleKind } from './pair-apply.js';
+import { UNGUARDED, type WriteClock } from './pair/clock-guard.js';
+import { FollowCap } from './pair/follow-cap.js';
+import { type GraphMutationResult, PairWrites, type TOGGLES, type ToggleKind } from './pair/pair-apply.js';
 import {
   DEFAULT_HISTORY_POLICY,
   eventWindowMicros,
   feedLagMicros,
   type HistoryPolicy,
-} from './pair-history.js';
-import { GraphReads } from './reads.js';
-import { MAX_SET_BATCH, type SetPage, type SetPageStats, SetQueries } from './set-queries.js';
-import { readSuggestions } from './suggestions.js';
-import { Visibility } from './visibility.js';
+} from './pair/pair-history.js';
+import { CountSource, type CountsFrom } from './reads/count-source.js';
+import { EdgeReads } from './reads/edge-reads.js';
+import { pageMembers } from './reads/page-members.js';
+import { GraphReads } from './reads/reads.js';
+import { MAX_SET_BATCH, type SetPage, type SetPageStats, SetQueries } from './reads/set-queries.js';
+import { readSuggestions } from './reads/suggestions.js';
+import { Visibility } from './reads/visibility.js';
 
 export interface GraphServiceOptions {
   store: GraphStore;
@@ -122,7 +122,7 @@ export interface GraphServiceOptions {
   events?: boolean;
   /**
    * Whether pages take deactivation from an in-memory registry that follows the feed's tail
-   * (`deactivated-registry.ts`; needs `events`). Default true. Off, pages read their members' user
+   * (`deactivated-accounts.ts`; needs `events`). Default true. Off, pages read their members' user
    * rows: for runs that must issue the very same statements when replayed (the protocol
    * simulation), which the registry's real-time tail poll would not.
    */
@@ -170,7 +170,7 @@ export class GraphService implements GraphApi {
   /** The change feed (`feed.ts`). */
   readonly feed: Feed;
   /** The in-memory registry of deactivated accounts, when the service has one. */
-  readonly registry: DeactivatedRegistry | null;
+  readonly registry: DeactivatedAccounts | null;
   /** The read caches (`caches/graph-caches.ts`); disabled ones hold nothing. */
   readonly caches: GraphCaches;
   /** Which copy of the counts `counts` reads (`count-source.ts`). */
@@ -219,13 +219,13 @@ export class GraphService implements GraphApi {
     });
     const reader = this.caches.reader;
     this.reader = reader;
-    // Deactivation from memory (`deactivated-registry.ts`), kept fresh by the feed's tail; without
+    // Deactivation from memory (`deactivated-accounts.ts`), kept fresh by the feed's tail; without
     // the feed (events: false) or with an injected filter, none. Its per-member reads (while it is
     // not fresh) take the cached rows, which are as fresh as the caches' bound.
     this.registry =
       o.memberFilter || o.events === false || o.registry === false
         ? null
-        : new DeactivatedRegistry({ store: o.store, feed: this.feed, memberRows: reader });
+        : new DeactivatedAccounts({ store: o.store, feed: this.feed, memberRows: reader });
     this.registry?.start();
     this.hiddenMembers = o.memberFilter ?? this.registry?.filter ?? deactivatedFilter(reader);
     this.clock = clock;

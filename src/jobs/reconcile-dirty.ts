@@ -53,8 +53,8 @@
  * was read: 140,625 point reads to recount one bucket of a 9M list.
  */
 
-import { registryFilter } from '../graph/account-state.js';
-import type { WriteClock } from '../graph/clock-guard.js';
+import { registryFilter } from '../graph/accounts/account-state.js';
+import type { WriteClock } from '../graph/pair/clock-guard.js';
 import type { MemberFilter } from '../lists/contracts.js';
 import { countBuckets } from '../lists/list-walker.js';
 import { bucketCode, readBucketCodes } from '../model/buckets.js';

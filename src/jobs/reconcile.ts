@@ -10,7 +10,7 @@
  * leave a drift of its own; re-running is safe and converges once writes pause. Not a hot-path
  * operation: it reads the whole list.
  */
-import { registryFilter } from '../graph/account-state.js';
+import { registryFilter } from '../graph/accounts/account-state.js';
 import { countBuckets, walkList } from '../lists/list-walker.js';
 import { readBucketCodes } from '../model/buckets.js';
 import { nowPosition } from '../model/clock.js';

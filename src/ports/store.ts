@@ -50,7 +50,7 @@ import type {
 /**
  * The pair histories (`pair_ops`): one partition per unordered pair holding a checkpoint, a pending
  * compaction and the ops above the checkpoint's horizon. The algorithm that uses it, and why it is
- * safe without lightweight transactions, is in `src/graph/pair-history.ts`.
+ * safe without lightweight transactions, is in `src/graph/pair/pair-history.ts`.
  */
 export interface PairHistoryStore {
   /**

@@ -36,8 +36,12 @@
 
 import { readdirSync, readFileSync } from 'node:fs';
 import { GraphService } from '../../src/graph/graph-service.js';
-import { compareOps, foldPair, opKey } from '../../src/graph/pair-fold.js';
-import { DEFAULT_HISTORY_POLICY, type HistoryPolicy, settleMicros } from '../../src/graph/pair-history.js';
+import { compareOps, foldPair, opKey } from '../../src/graph/pair/pair-fold.js';
+import {
+  DEFAULT_HISTORY_POLICY,
+  type HistoryPolicy,
+  settleMicros,
+} from '../../src/graph/pair/pair-history.js';
 import { reconcileList } from '../../src/jobs/reconcile.js';
 import { repairPair } from '../../src/jobs/repair.js';
 import { repairSweep } from '../../src/jobs/repair-sweep.js';

@@ -12,7 +12,7 @@ export const LONG_FILES = [
   'test/http/pair-toggle.int.test.ts', // (574)
   'test/lists/list-service.int.test.ts', // (235)
   'test/http/set-routes.int.test.ts', // (169)
-  'test/graph/convergence.int.test.ts', // (166)
+  'test/graph/pair/convergence.int.test.ts', // (166)
   'test/local-cassandra/launcher.int.test.ts', // (72)
 ];
 
