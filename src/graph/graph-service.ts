@@ -2,7 +2,7 @@
  * The graph service: the domain's facade (`GraphApi`), wiring modules that each do one job.
  *
  * - `accounts.ts`: the user row and the durable account tasks its changes start.
- * - `pair-apply.ts`: every relationship mutation, through one write path (validate, position,
+ * - `pair/write-path.ts`: every relationship mutation, through one write path (validate, position,
  *   marks, append, re-read, rows, counts); `follow-cap.ts` the following cap it checks.
  * - `reads.ts`: status, relationships, `contains`, counts; `edge-reads.ts` the edge probes.
  * - `visibility.ts`: who may see a profile and lists; `set-queries.ts`: mutuals and friends-of.
@@ -25,8 +25,7 @@ import { SetCursorCodec, type SetQueryKind } from '../lists/cursor/set-cursor.js
 import { walkList } from '../lists/list-walker.js';
 import { nowPosition } from '../model/clock.js';
 import { InvalidInputError, UserNotFoundError } from '../model/errors.js';
-import { DEFAULT_EVENT_RETENTION_SECONDS, type EventRow } from '../model/events.js';
-import { boundedLru } from '../model/lru.js';
+import { DEFAULT_EVENT_RETENTION_SECONDS } from '../model/events.js';
 import {
   type Direction,
   type ListKey,
@@ -56,13 +55,13 @@ import type {
 import { Feed } from './feed.js';
 import { UNGUARDED, type WriteClock } from './pair/clock-guard.js';
 import { FollowCap } from './pair/follow-cap.js';
-import { type GraphMutationResult, PairWrites, type TOGGLES, type ToggleKind } from './pair/pair-apply.js';
 import {
   DEFAULT_HISTORY_POLICY,
   eventWindowMicros,
   feedLagMicros,
   type HistoryPolicy,
 } from './pair/pair-history.js';
+import { type GraphMutationResult, PairMutations, type TOGGLES, type ToggleKind } from './pair/write-path.js';
 import { CountSource, type CountsFrom } from './reads/count-source.js';
 import { EdgeReads } from './reads/edge-reads.js';
 import { pageMembers } from './reads/page-members.js';
@@ -156,7 +155,7 @@ export class GraphService implements GraphApi {
   private readonly clock: () => Position;
   private readonly lists: ListService;
   private readonly accounts: Accounts;
-  private readonly writes: PairWrites;
+  private readonly writes: PairMutations;
   private readonly reads: GraphReads;
   private readonly edges: EdgeReads;
   private readonly visibility: Visibility;
@@ -194,21 +193,9 @@ export class GraphService implements GraphApi {
       pollMs: o.feedPollMs?.wait,
       tailPollMs: o.feedPollMs?.tail,
       onRead: o.onFeedRead,
+      onWritten: o.onEventsWritten,
     });
-    // A view write rewrites the rows of the recent ops it sees: count each row once, when this
-    // instance first writes it (a later correction of its content is not a new event).
-    const counted = boundedLru<string, true>(10_000);
-    const onEvents = (rows: readonly EventRow[]) => {
-      let n = 0;
-      for (const r of rows) {
-        const k = `${r.key.slot}|${r.key.low}|${r.key.high}|${r.key.opPosition}|${r.key.opSource}|${r.key.opKind}`;
-        if (counted.has(k)) continue;
-        counted.set(k, true);
-        n += r.user ? 1 : r.transitions.length;
-      }
-      o.onEventsWritten?.(n);
-      this.feed.publish(rows);
-    };
+    const onEvents = this.feed.written;
     // Off with the registry: the caches follow the same feed tail.
     const cachesOff = o.events === false || o.registry === false;
     this.caches = new GraphCaches({
@@ -231,7 +218,7 @@ export class GraphService implements GraphApi {
     this.clock = clock;
     this.injectedFilter = o.memberFilter;
     this.edges = new EdgeReads(reader, o.lists);
-    this.writes = new PairWrites({
+    this.writes = new PairMutations({
       store: o.store,
       // A mutation's two user rows from the user cache (issue 21: a warm follow in 6 requests);
       // a row is at most the caches' bound old, and the fold, not this read, decides the op.
@@ -320,7 +307,7 @@ export class GraphService implements GraphApi {
     return this.accounts.runAcceptTask(owner);
   }
 
-  // ---- mutations (`pair-apply.ts`) ----
+  // ---- mutations (`pair/write-path.ts`) ----
 
   follow(actor: UserId, target: UserId, o?: MutationOptions) {
     return this.dropping(actor, target, this.writes.follow(actor, target, o));

@@ -58,7 +58,7 @@ import { nowPosition } from '../../model/clock.js';
 import type { Direction, ListEntry, ListKey, Position, UserId, UserRecord } from '../../model/types.js';
 import type { AccountTask } from '../../ports/records.js';
 import type { AccountTaskStore, CountStore, ListStore, UserStore } from '../../ports/store.js';
-import { COUNT_LEASE_MICROS } from '../pair/pair-writer.js';
+import { COUNT_LEASE_MICROS } from '../pair/count-step.js';
 
 export type AccountStateStore = Pick<UserStore, 'getUsers'> &
   Pick<ListStore, 'getLayout' | 'getDirectory' | 'listBucket'> &

@@ -34,8 +34,7 @@ import type { EdgeTransition, EventRow } from '../../model/events.js';
 import { eventShard } from '../../model/events.js';
 import { type EdgeRecord, edgeKey, type Position, type Relation } from '../../model/types.js';
 import type { StoredPairOp } from '../../ports/records.js';
-import { compareOps, stepActive } from './pair-fold.js';
-import type { PairView } from './pair-writer.js';
+import { compareOps, type PairView, stepActive } from './pair-fold.js';
 
 /** Slot order: slot (an op without one first), then the op key. */
 function compareSlots(a: StoredPairOp, b: StoredPairOp): number {

@@ -176,11 +176,32 @@ export function containsOp(ops: readonly PairOp[], op: PairOp): boolean {
 }
 
 /**
+ * Test seam: told of every `foldPair` call, so a test can count the folds of one op (the write
+ * path folds at most three times: the first read, the re-read, and its own transition's base).
+ * Unset outside that test.
+ */
+export const foldProbe: { onFold?: () => void } = {};
+
+/** A view of a pair's history: its checkpoint and the ops above the horizon. */
+export interface PairView {
+  checkpoint: PairCheckpoint | null;
+  ops: readonly StoredPairOp[];
+  /** The names the pair's accounts were last indexed under (`PairHistory.indexedNames`). */
+  indexedNames?: ReadonlyMap<UserId, string>;
+}
+
+/** The fold of a view: its ops folded on its checkpoint's edges. */
+export function foldView(view: PairView): PairFold {
+  return foldPair(view.ops, view.checkpoint?.edges);
+}
+
+/**
  * Folds a pair history into edge states, starting from `start` (a checkpoint's edges) when given.
  * Pure; the input order and duplicates do not matter. Edges that neither `start` nor any op can
  * activate are absent (they are `none` under every sub-history).
  */
 export function foldPair(history: readonly PairOp[], start: readonly EdgeRecord[] = []): PairFold {
+  foldProbe.onFold?.();
   const ops = normalizeHistory(history);
   const edges = new Map<string, FoldedEdge>();
   for (const e of start) {
@@ -251,6 +272,63 @@ export function stepActive(active: Map<string, boolean>, op: PairOp): void {
     const [s, t] = c.side === 'fwd' ? [op.sourceId, op.targetId] : [op.targetId, op.sourceId];
     active.set(edgeKey(s, c.relation, t), false);
   }
+}
+
+/** A pair's active edges, `edgeKey → edge` (what lists and counts show: state and `createdAt`). */
+export type ActiveEdges = ReadonlyMap<string, EdgeRecord>;
+
+/** The active edges of a fold. */
+export function activeEdges(fold: PairFold): Map<string, EdgeRecord> {
+  const out = new Map<string, EdgeRecord>();
+  for (const [k, { candidates: _, ...e }] of fold.edges) if (e.state === 'active') out.set(k, e);
+  return out;
+}
+
+/**
+ * What `op` does to the history `ops` folded on `start`: the active edges of the history without
+ * `op` and with it, from one pass in history order that steps both alike and applies `op` to the
+ * second only. `foldPair`'s rules on active states and `createdAt` (an edge activated again keeps
+ * its first activation), without positions of removed edges or candidates, which no caller of
+ * this needs; `op` may already be in `ops`.
+ */
+export function opTransition(
+  ops: readonly PairOp[],
+  op: PairOp,
+  start: readonly EdgeRecord[] = [],
+): { before: ActiveEdges; after: ActiveEdges } {
+  const before = new Map<string, EdgeRecord>();
+  for (const e of start) if (e.state === 'active') before.set(edgeKey(e.sourceId, e.relation, e.targetId), e);
+  const after = new Map(before);
+  const own = opKey(op);
+  for (const o of normalizeHistory([...ops, op])) {
+    if (opKey(o) !== own) stepEdges(before, o);
+    stepEdges(after, o);
+  }
+  return { before, after };
+}
+
+/** One op applied to active edges in place (`opTransition`'s step). */
+function stepEdges(active: Map<string, EdgeRecord>, op: PairOp): void {
+  const { relation, transition } = OP_RELATION[op.kind];
+  const view: FoldState = { isActive: (s, r, t) => active.has(edgeKey(s, r, t)) };
+  if (transition.guard && !transition.guard(view, op)) return;
+  const k = edgeKey(op.sourceId, relation, op.targetId);
+  if (transition.move === 'unset') active.delete(k);
+  else if (!active.has(k)) {
+    const { sourceId, targetId, position } = op;
+    active.set(k, { sourceId, targetId, relation, state: 'active', position, createdAt: position });
+  }
+  for (const c of transition.clears ?? []) {
+    const [s, t] = c.side === 'fwd' ? [op.sourceId, op.targetId] : [op.targetId, op.sourceId];
+    active.delete(edgeKey(s, c.relation, t));
+  }
+}
+
+/** Same active edges with the same `createdAt` (what lists and counts show). */
+export function sameActive(a: ActiveEdges, b: ActiveEdges): boolean {
+  if (a.size !== b.size) return false;
+  for (const [k, e] of a) if (b.get(k)?.createdAt !== e.createdAt) return false;
+  return true;
 }
 
 /** The active edge `source → target` of `relation` in the fold, or undefined. */

@@ -1,13 +1,16 @@
-import { PositionOutOfRangeError } from '../../model/errors.js';
-import type { EdgeRecord, PairOp, Position, UserId } from '../../model/types.js';
+import {
+  PairBusyError,
+  PositionOutOfRangeError,
+  PositionTooOldError,
+  StoreUnavailableError,
+} from '../../model/errors.js';
+import type { EdgeRecord, PairOp, Position } from '../../model/types.js';
 import { edgeKey } from '../../model/types.js';
-import type { PairCheckpoint, PairHistory, PendingCompaction } from '../../ports/records.js';
-import type { EdgeStore, PairHistoryStore } from '../../ports/store.js';
+import type { PairCheckpoint, PairHistory, PendingCompaction, StoredPairOp } from '../../ports/records.js';
+import type { PairHistoryStore } from '../../ports/store.js';
 import type { WriteClock } from './clock-guard.js';
 import { foldableHorizon, mayFold } from './pair-events.js';
-import { compareOps, foldPair, type PairFold } from './pair-fold.js';
-import type { PairWriterDeps } from './pair-writer.js';
-import { foldView } from './pair-writer.js';
+import { compareOps, containsOp, foldPair, MAX_VERSION_COUNT } from './pair-fold.js';
 
 /** How long histories are kept short, and the bounds the protocol rests on (see the note). */
 export interface HistoryPolicy {
@@ -75,14 +78,9 @@ export function settleMicros(policy: Pick<HistoryPolicy, 'writeBudgetMs' | 'cloc
   return BigInt(policy.writeBudgetMs + 2 * policy.clockSkewMs + 1) * 1000n;
 }
 
-/** What an op's write reads and writes: the pair's history, its edges, and what `pair-writer.ts` writes. */
-export type PairStore = Pick<PairHistoryStore, 'readPairHistory' | 'appendPair'> &
-  Pick<EdgeStore, 'getPairEdges'> &
-  PairWriterDeps['store'];
-
+/** What the protocol's append step takes: the pair's append, the bounds, the clocks, the guard. */
 export interface PairHistoryDeps {
-  store: PairStore;
-  lists: PairWriterDeps['lists'];
+  store: Pick<PairHistoryStore, 'appendPair'>;
   policy: HistoryPolicy;
   /** µs since the epoch. */
   clock: () => Position;
@@ -90,10 +88,6 @@ export interface PairHistoryDeps {
   monotonic: () => number;
   /** Refuses writes while this instance's clock is not known to be within the bound. */
   guard: WriteClock;
-  /** See `PairWriterDeps.eventsFrom`: the clock minus `eventWindowMicros(policy)`, or null for no feed rows. */
-  eventsFrom: PairWriterDeps['eventsFrom'];
-  /** See `PairWriterDeps.onEvents`. */
-  onEvents?: PairWriterDeps['onEvents'];
 }
 
 /** A pair read before an op is chosen: the history and when the read started and returned. */
@@ -105,17 +99,72 @@ export interface PairRead {
   readAt: Position;
   /** The µs clock when the read returned (what an observation records). */
   returnedAt: Position;
-  /** The fold of the history read, computed once: the request-time checks and the op's `before`. */
-  fold: PairFold;
 }
 
-/** Reads the pair's history; the write budget starts now. */
-export async function readPair(deps: PairHistoryDeps, a: UserId, b: UserId): Promise<PairRead> {
+/**
+ * The append step (see the note): refuses an op at or below the horizon (`PositionTooOldError`)
+ * or one whose version term would overflow (`PairBusyError`), slots it, writes it with the
+ * compaction step it carries, and checks the budget: `PairBusyError` when the pair must wait for
+ * a compaction (its step then written alone), `ClockSkewError` when this instance's clock is not
+ * known to be within the bound, `StoreUnavailableError` when the append was not acknowledged
+ * within the write budget (its outcome unknown). An op already in the history (a retry, a replay)
+ * appends nothing. Returns whether it was there, and the ops a commit carried by this append took
+ * out of the tail.
+ */
+export async function appendOp(
+  deps: PairHistoryDeps,
+  read: PairRead,
+  op: PairOp,
+): Promise<{ duplicate: boolean; folded: PairOp[] }> {
+  const { store, policy } = deps;
+  const { history } = read;
+  if (containsOp(history.ops, op)) return { duplicate: true, folded: [] };
+  const horizon = refusalHorizon(history);
+  if (op.position <= horizon) throw new PositionTooOldError(op.position, horizon);
+  if (versionCountAfter(history, op) > MAX_VERSION_COUNT) throw new PairBusyError(1);
+  // The op's feed slot, stored with it (`pair-events.ts`): this writer's clock at its append, or
+  // the op's position when that is later, so live ops (positioned after everything on the pair)
+  // are slotted in position order even by instances whose clocks differ, and compaction never
+  // waits for them; a replay (an older position) takes the clock.
+  const now = deps.clock();
+  // biome-ignore lint/complexity/useMathMinMax: bigints (Math.max takes numbers)
+  const slot = op.position > now ? op.position : now;
+  const step = compactionStep(deps, read, { ...op, slot });
   deps.guard.assertWritable();
-  const startedMs = deps.monotonic();
-  const readAt = deps.clock();
-  const history = await deps.store.readPairHistory(a, b);
-  return { history, startedMs, readAt, returnedAt: deps.clock(), fold: foldView(history) };
+  const remaining = () => policy.writeBudgetMs - (deps.monotonic() - read.startedMs);
+  if (step.busySeconds !== undefined) {
+    // Over the bound: advance the compaction without adding the op, then wait.
+    if ((step.announce || step.observe) && remaining() > 0) {
+      await store.appendPair(
+        { pair: [op.sourceId, op.targetId], announce: step.announce, observe: step.observe },
+        remaining(),
+      );
+    }
+    throw new PairBusyError(step.busySeconds);
+  }
+  let folded: PairOp[] = [];
+  if (step.commit) {
+    const at = step.commit.checkpoint.horizon;
+    folded = history.ops.filter((o) => o.position <= at);
+  }
+  if (remaining() <= 0) throw new PairBusyError(1);
+  const stored: StoredPairOp = { ...op, base: step.base, slot };
+  await store.appendPair(
+    {
+      pair: [op.sourceId, op.targetId],
+      op: stored,
+      announce: step.announce,
+      observe: step.observe,
+      commit: step.commit,
+    },
+    remaining(),
+  );
+  if (remaining() < 0) {
+    throw new StoreUnavailableError(
+      'the write was not acknowledged within its budget; its outcome is unknown',
+    );
+  }
+  return { duplicate: false, folded };
 }
 
 /** The op's position: the caller's explicit one (checked against the clock), or after everything on the pair. */

@@ -19,9 +19,9 @@ import {
 } from '../../model/types.js';
 import type { ListRowWrite } from '../../ports/records.js';
 import type { PairHistoryStore, UserStore } from '../../ports/store.js';
-import { pairVersion } from './pair-fold.js';
+import { foldView, type PairView, pairVersion } from './pair-fold.js';
 import { DEFAULT_HISTORY_POLICY, eventWindowMicros } from './pair-history.js';
-import { foldView, type PairView, type PairWriterDeps, writePairView } from './pair-writer.js';
+import { type ViewWriterDeps, writePairView } from './view-writer.js';
 
 /** A list row found standing where the stored edges do not put it (the sweep's ghost rows). */
 export interface StrayRow {
@@ -33,8 +33,8 @@ export interface StrayRow {
 
 export interface PairRepairDeps {
   /** `getUsers`: the pair's usernames, which the rows it puts carry (one read per pair). */
-  store: PairWriterDeps['store'] & Pick<PairHistoryStore, 'readPairHistory'> & Pick<UserStore, 'getUsers'>;
-  lists: PairWriterDeps['lists'];
+  store: ViewWriterDeps['store'] & Pick<PairHistoryStore, 'readPairHistory'> & Pick<UserStore, 'getUsers'>;
+  lists: ViewWriterDeps['lists'];
   /** µs since the epoch (the version of strays' deletes on a pair without history); default the system clock. */
   clock?: () => Position;
   /** The oldest slot whose events the rewrite carries; default the clock minus the default event window. */

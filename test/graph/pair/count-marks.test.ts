@@ -7,7 +7,7 @@
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { GraphService } from '../../../src/graph/graph-service.js';
-import { COUNT_LEASE_MICROS } from '../../../src/graph/pair/pair-writer.js';
+import { COUNT_LEASE_MICROS } from '../../../src/graph/pair/count-step.js';
 import { reconcileDirty } from '../../../src/jobs/reconcile-dirty.js';
 import { nowPosition } from '../../../src/model/clock.js';
 import { StoreUnavailableError } from '../../../src/model/errors.js';

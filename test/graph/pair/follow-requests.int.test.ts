@@ -4,7 +4,7 @@
  * batch one request whose statements are mutations). The follow's own protocol: the pair read, the
  * dirty marks (one unlogged batch, before the append), the append, the re-read, the view's logged
  * batch and the counter increments (one counter batch); and the two user rows, read through the
- * write path's one user call (`PairWritesDeps.users`), which a user-row cache answers.
+ * write path's one user call (`WritePathDeps.users`), which a user-row cache answers.
  *
  * Before issue 21 a warm follow sent 12: the four marks and the two increments went one statement
  * each. Since the account count tables (`cql/023`) the marks batch carries each mark's mirror and
@@ -16,8 +16,8 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { GraphService } from '../../../src/graph/graph-service.js';
 import { UNGUARDED } from '../../../src/graph/pair/clock-guard.js';
 import { FollowCap } from '../../../src/graph/pair/follow-cap.js';
-import { PairWrites } from '../../../src/graph/pair/pair-apply.js';
 import { DEFAULT_HISTORY_POLICY, eventWindowMicros } from '../../../src/graph/pair/pair-history.js';
+import { PairMutations } from '../../../src/graph/pair/write-path.js';
 import { BucketedListService } from '../../../src/lists/list-service.js';
 import { nowPosition } from '../../../src/model/clock.js';
 import type { UserId, UserRecord } from '../../../src/model/types.js';
@@ -129,7 +129,7 @@ describe('requests of a fresh follow on the real node', () => {
       },
     };
     const policy = DEFAULT_HISTORY_POLICY;
-    const writes = new PairWrites({
+    const writes = new PairMutations({
       store,
       users: cache,
       lists,

@@ -14,8 +14,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GraphService } from '../../../src/graph/graph-service.js';
 import { ClockGuard } from '../../../src/graph/pair/clock-guard.js';
+import { foldView } from '../../../src/graph/pair/pair-fold.js';
 import type { HistoryPolicy } from '../../../src/graph/pair/pair-history.js';
-import { foldView } from '../../../src/graph/pair/pair-writer.js';
 import { reconcileDirty } from '../../../src/jobs/reconcile-dirty.js';
 import { nowPosition } from '../../../src/model/clock.js';
 import { PositionTooOldError } from '../../../src/model/errors.js';
