@@ -34,6 +34,9 @@ import type { WriteClock } from '../pair/clock-guard.js';
 import { type AccountStateStore, newMarkTask, runMarkCounterparts } from './account-state.js';
 import { newRenameTask, type RenameFanoutStore, runRenameFanout } from './rename-fanout.js';
 
+/** How far ahead of the clock a reported activity may be (µs): clock skew between services. */
+const ACTIVITY_AHEAD_MICROS = 60_000_000n;
+
 /** Pending requests accepted inline when an account goes public; more run in the background. */
 const INLINE_ACCEPT_LIMIT = 100;
 
@@ -147,6 +150,23 @@ export class Accounts {
     const u = await this.d.store.getUser(id);
     if (!u) throw new UserNotFoundError(id);
     return u;
+  }
+
+  /**
+   * Records the account service's report that `id` was active at `at` (µs); the latest report
+   * wins. Throws `UserNotFoundError` for an unknown account, `InvalidInputError` for a time more
+   * than a minute ahead of this service's clock.
+   */
+  async reportActivity(id: UserId, at: Position): Promise<void> {
+    if (at > this.d.clock() + ACTIVITY_AHEAD_MICROS)
+      throw new InvalidInputError('last_active_at', 'a time not in the future');
+    await this.getUser(id);
+    await this.d.store.putActivity(id, at);
+  }
+
+  /** The last reported activity of `id` (µs), or null when never reported. */
+  async lastActiveAt(id: UserId): Promise<Position | null> {
+    return (await this.d.store.getActivity([id])).get(id) ?? null;
   }
 
   /** Starts every unfinished task in the background (once, at start-up); returns how many. */
