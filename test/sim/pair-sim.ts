@@ -20,7 +20,7 @@
  *    when the schedule had no statement fault (slow-past-timeout, dropped, lost ack, applied twice,
  *    timeout), no crash and no call that failed after sending its append; after running the repair
  *    of every pair (`repairPair`) otherwise — a writer that dies between its append and its edge
- *    write leaves the projection behind by design (`pair-writer.ts`: repair restores it).
+ *    write leaves the projection behind by design (`src/graph/pair/view-writer.ts`: repair restores it).
  *
  * Diagnosis. A violation of 1 is tagged with what made a commit on its pair unsafe, from what the
  * simulation knows and the code cannot: a commit is unsafe when its op read reached the node less

@@ -33,7 +33,7 @@
  * made commits by then (each commit is a round trip). The task is written before the state it
  * serves, so a run (another instance's, or the previous generation's looking again after its
  * delete) may walk before the flip's user write has landed: its marks are dated a lease ahead
- * (`COUNT_LEASE_MICROS`, as a write's in `pair-writer.ts`), so no reconcile pass that began
+ * (`COUNT_LEASE_MICROS`, as a write's in `pair/count-step.ts`), so no reconcile pass that began
  * before the state write can clear them.
  *
  * Cost: one mark per edge of the account: the same order as a FlockDB archive, but in

@@ -31,7 +31,7 @@
  *   rename wins at the row's write time whatever the names' order. This relies on a page being
  *   written within the bound of its check (a page is one round of reads and writes, well under it).
  *
- * Search rows (`list_search`, follows rows only; `pair-writer.ts`). For each follows row it renames,
+ * Search rows (`list_search`, follows rows only; `pair/view-writer.ts`). For each follows row it renames,
  * the page also writes the new name's search row (its name cell tagged like the list row's), the
  * member's indexed name in the pair's static cell (tagged, at the row's write time W), and a delete
  * of the old name's row (the name the list row held when read; skipped when only the case

@@ -14,7 +14,7 @@
  * fold of every later prefix too, but its effect appears *at its own slot* — the corrective
  * events the spec asks for — because the earlier slots' prefixes do not contain it.
  *
- * Who writes them. Every view write (`pair-writer.ts`) carries, in its first logged batch and at
+ * Who writes them. Every view write (`view-writer.ts`) carries, in its first logged batch and at
  * its version, one row per op of its view whose slot is inside the event window: the op's
  * transitions under that view, or an empty row. A writer that saw only part of the history may
  * derive transitions the full history does not have; the writer of the last op to land with a

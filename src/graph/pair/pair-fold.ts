@@ -20,7 +20,7 @@
  * so Cassandra's cell-level last-writer-wins lets the most complete view win over any partial
  * concurrent one, and duplicates write identical cells at identical versions. How the version is
  * built so that this holds across checkpoints, and which list rows a writer deletes, is the
- * subject of `pair-history.ts` and `pair-writer.ts`.
+ * subject of `pair-history.ts` and `view-writer.ts`.
  *
  * Checkpoints. A long history is folded into a checkpoint (the state of every edge at a horizon
  * position); `foldPair(ops, checkpoint)` continues from that state exactly as if the folded ops

@@ -1,3 +1,102 @@
+/**
+ * The pair's history protocol: how an op's position is chosen, what its append carries (a
+ * compaction step: `appendOp`, `compactionStep`), and the bounds everything rests on. Every
+ * mutation of the graph reaches it through the write path (`write-path.ts`: read, fold, decide,
+ * mark, append, re-read, outcome, write, count); the rules of each relation live in
+ * `pair-fold.ts`, the rows written in `view-writer.ts`, the counters in `count-step.ts`, the feed
+ * rows in `pair-events.ts`.
+ *
+ * Design note.
+ *
+ * Bounded history. A pair's partition holds a checkpoint (the state of every edge at a horizon
+ * position, and how many ops it folded), a pending compaction, and the ops above the horizon. A
+ * write reads O(1) rows whatever the pair's age: once more than `compactAbove` ops stand above the
+ * horizon, a writer *announces* a compaction to a new horizon `H` (keeping the newest `keep` ops);
+ * the next writer whose read sees the announcement *observes* it, recording its own wall clock
+ * when that read returned (`seenAt`, bound to `H`); a writer whose read starts `settle` or more
+ * after `seenAt` *commits* it: it folds the ops at or below `H` from its own read into the
+ * checkpoint, in the same single-partition write as its op, and deletes the ops below `H`.
+ * Meanwhile an op at or below an announced or committed horizon is refused (`PositionTooOldError`,
+ * 409) — by horizon only, never by age, so an import into a fresh pair is never refused.
+ *
+ * The bounds it rests on, and nothing else (the README states them once):
+ * - B, the write budget: a write's append is acknowledged within `writeBudgetMs` of the start of
+ *   its first read, on this process's monotonic clock, or the write answers 503 (outcome unknown),
+ *   never success.
+ * - S, the clock bound: every instance's wall clock is within `clockSkewMs` of the database's
+ *   (`clock-guard.ts` checks it; an instance further off refuses writes).
+ * - V and T, the view bounds (for the feed only): a write sends its view batch within
+ *   `viewBudgetMs` of its acknowledged append and the batch lands within `batchTimeoutMs`, or the
+ *   write answers 503; so every acknowledged change's events land within the feed's lag
+ *   L = B + V + T + 2S (`feedLagMicros`), and a view write re-derives the events of twice that
+ *   (`eventWindowMicros`; see `pair-events.ts`).
+ * - A read or a write acknowledged at a quorum is seen by every later quorum read (Cassandra's
+ *   blocking read repair gives monotonic quorum reads); one statement on one partition is applied
+ *   atomically and read as one snapshot.
+ *
+ * Why no acknowledged op is lost. Let W be an op answered 2xx at position `p ≤ H`. If W's first
+ * read saw the announcement of `H` (or a checkpoint at or above it), W was refused, not answered.
+ * So W's first read did not see it. An observer O's read saw it and returned at real time `e`, so
+ * from `e` on every quorum read sees it: W's read therefore started before `e`, and W's append was
+ * acknowledged — hence applied at a quorum — before `e + B`. O records `seenAt`, its own clock at
+ * `e`, which is at most S behind the real `e`. The committer C commits only from a read that starts
+ * at C's clock `≥ seenAt + B + 2S` (`settleMicros`), i.e. at a real time `≥ e + B`: after W was
+ * applied, so W is in C's read and C folds it. Measuring from the *end* of O's read is what makes
+ * a slow read harmless (the first design took its start, and a read held 900 ms lost a block), and
+ * the 2S is what makes two instances' clocks comparable (the first design assumed them equal).
+ * C's read is one statement, so its checkpoint and ops are one snapshot: the ops it folds are
+ * exactly the ops above the checkpoint it folds them into (two parallel SELECTs once let a
+ * committer fold a newer op set into an older checkpoint). When the history is longer than one
+ * statement's page, only a horizon below the page's end may be committed (`snapshotThrough`).
+ *
+ * Cells that clocks cannot reorder. The announcement, the observation and the commit are written
+ * at logical write times derived from `H` (`PAIR_STEP_TIME`), never from a clock: every step of a
+ * higher horizon outranks every step of a lower one, a commit clears its own announcement and
+ * observation, and a late statement of an old step changes nothing. The observation names the
+ * horizon it saw, so an observation of an earlier announcement never counts for a later one. Two
+ * commits of one horizon can differ only in ops that were never acknowledged (a late append that
+ * landed between their reads); the one that folded more ops has the later write time and wins, and
+ * both hold every acknowledged op.
+ *
+ * Always bounded. Past `maxOps` ops above the horizon a write that would only add an op waits
+ * (`PairBusyError`, 503 with Retry-After; `appendOp`), announced or not; the compaction step it would have
+ * carried (an announcement, an observation) is written alone, without the op, so the history
+ * drains without growing. Only a commit (which removes ops) still carries its op. With
+ * `maxOps` under one statement's page (`PAIR_READ_ROWS`), the pair read is one statement.
+ *
+ * Versions that cannot tie. Derived rows carry `pairVersion(view)` (`pair-fold.ts`) = newest × 1024 + (total − base),
+ * where `total` counts every distinct op of the view (the checkpoint's count plus the ops above
+ * it) and `base` is the checkpoint count that the writer of the newest op saw (stored with the
+ * op). Ops at or below a committed horizon never change, so `total − base` counts the same thing —
+ * ops above a fixed horizon — in every view that shares a newest op, whatever checkpoint each view
+ * read: a view that strictly contains another has a newer newest op or a larger `total − base`.
+ * `maxOps` keeps the term below 1024 and out-of-order replays beyond that are refused as busy
+ * too (`versionCountAfter` against `MAX_VERSION_COUNT`), so the term never saturates.
+ *
+ * Recorded no-ops. Every accepted op is recorded, including one that changes nothing now (an
+ * unfollow of nobody): the state is the fold of all accepted ops, so a replay older than it must
+ * not win over it. Compaction is what keeps retry loops from growing the history.
+ *
+ * Rejected. (1) A lightweight transaction per compaction: a Paxos round cannot see a concurrent
+ * plain append, so it does not close the race it would be for. (2) Compacting only ops older
+ * than a wall-clock window: a pair toggled faster than the window still grows without bound.
+ * (3) A version counting the whole history: 20,000 toggles need 15 bits that a 64-bit write time
+ * holding a µs position does not have. (4) Timing the settle from the announcement's own clock:
+ * the announcer's write may become visible late (a test with eight clients found that hole).
+ *
+ * Compaction and the feed. A horizon is announced and committed only where `mayFold` allows
+ * (`pair-events.ts`): every op it folds is ordered by slot before every op left in the tail whose
+ * slot is still inside the event window, so the events of the remaining ops stay derivable.
+ *
+ * Limits. A write whose append is not acknowledged within the budget answers 503; if it did land,
+ * its op counts like any other (a retry of a live op is idempotent in effect; a replay retried
+ * after the pair compacted past it answers 409 even if the first attempt was folded in). An op
+ * answered 503 may land late, at its position, above a later acknowledged op whose position a
+ * clock behind it chose (positions of two instances compare within 2S). Instances of the previous
+ * protocol must not write while this one does (its settle and its cells differ): upgrade by
+ * stopping them first. The repair job restores agreement of the projections beyond that.
+ */
+
 import {
   PairBusyError,
   PositionOutOfRangeError,
