@@ -24,7 +24,7 @@
  *   npm run bench:count -- [--followers 9000000] [--reps 3] [--rounds 500] [--concurrency 32] [--percent 1]
  *                          [--deactivate 100] [--recount-reps 3]
  */
-import { deactivatedFilter, registryFilter } from '../src/graph/account-state.js';
+import { deactivatedFilter, registryFilter } from '../src/graph/accounts/account-state.js';
 import { GraphService } from '../src/graph/graph-service.js';
 import { migrateCountsOfUsers } from '../src/jobs/migrate-counts.js';
 import { reconcileList } from '../src/jobs/reconcile.js';

@@ -15,7 +15,7 @@
  *   npm run bench:events -- [--followers 9000000] [--reps 3] [--rounds 200] [--callers 16] [--deliveries 200] [--gap-ms 50]
  */
 import { GraphService } from '../src/graph/graph-service.js';
-import { DEFAULT_HISTORY_POLICY, feedLagMicros } from '../src/graph/pair-history.js';
+import { DEFAULT_HISTORY_POLICY, feedLagMicros } from '../src/graph/pair/pair-history.js';
 import { mintToken } from '../src/jobs/token.js';
 import { BENCH_JWT_SECRET, startCelebrityApp } from './support/app-server.js';
 import { barChartSvg } from './support/charts.js';

@@ -6,7 +6,7 @@
  */
 import type { Config } from './config.js';
 import { GraphService } from './graph/graph-service.js';
-import { DEFAULT_HISTORY_POLICY } from './graph/pair-history.js';
+import { DEFAULT_HISTORY_POLICY } from './graph/pair/pair-history.js';
 import type { ContactPointsResolver, JobRuntime } from './jobs/runtime.js';
 import { BucketedListService, type ListServiceOptions } from './lists/list-service.js';
 import type { CqlClient } from './store/cassandra/client.js';

@@ -53,6 +53,8 @@ export interface FeedOptions {
   tailPollMs?: number;
   /** Called with the number of events each read returns, and how old (s) the newest of them is. */
   onRead?: (events: number, newestAgeSeconds: number | null) => void;
+  /** Told the number of new feed events each acknowledged batch of this instance wrote (`written`). */
+  onWritten?: (events: number) => void;
 }
 
 interface Cursor {
@@ -195,6 +197,8 @@ const TAIL_OVERLAP_MICROS = 2_000_000n;
 export class Feed implements EventFeed {
   private readonly listeners = new Set<(e: GraphEvent) => void>();
   private readonly seen = boundedLru<string, true>(10_000);
+  /** Rows this instance wrote lately, by key: `written` counts each once. */
+  private readonly counted = boundedLru<string, true>(10_000);
   private tail: Tail | null = null;
 
   constructor(private readonly o: FeedOptions) {}
@@ -260,6 +264,24 @@ export class Feed implements EventFeed {
   }
 
   private tailPolledMs: number | null = null;
+
+  /**
+   * Told the feed rows of each batch this instance's writers had acknowledged (the view writer's
+   * and the account writes' `onEvents`): counts the new events (`onWritten`) and publishes them. A
+   * view write rewrites the rows of the recent ops it sees, so a row counts once, when this
+   * instance first writes it (a later correction of its content is not a new event).
+   */
+  readonly written = (rows: readonly EventRow[]): void => {
+    let n = 0;
+    for (const r of rows) {
+      const k = `${r.key.slot}|${r.key.low}|${r.key.high}|${r.key.opPosition}|${r.key.opSource}|${r.key.opKind}`;
+      if (this.counted.has(k)) continue;
+      this.counted.set(k, true);
+      n += r.user ? 1 : r.transitions.length;
+    }
+    this.o.onWritten?.(n);
+    this.publish(rows);
+  };
 
   /** Passes rows this instance just wrote to the subscribers (the writers call it after their batch). */
   publish(rows: readonly EventRow[]): void {

@@ -1,46 +1,24 @@
 /**
- * The graph service: the domain's facade (`GraphApi`), wiring modules that each do one job.
+ * The graph service: the domain's facade (`GraphApi`). It holds the parts `graph-parts.ts` builds
+ * and hands each call to the one that does the job:
  *
- * - `accounts.ts`: the user row and the durable account tasks its changes start.
- * - `pair-apply.ts`: every relationship mutation, through one write path (validate, position,
- *   marks, append, re-read, rows, counts); `follow-cap.ts` the following cap it checks.
- * - `reads.ts`: status, relationships, `contains`, counts; `edge-reads.ts` the edge probes.
- * - `visibility.ts`: who may see a profile and lists; `set-queries.ts`: mutuals and friends-of.
- * - The list engine (`src/lists`) serves pages and scans; this facade adds the member filter
- *   (deactivated accounts are skipped) to every page it hands out.
+ * - `accounts/`: the user row, the durable account tasks its changes start, reported activity,
+ *   and the registry of deactivated accounts.
+ * - `pair/`: every relationship mutation, through one write path (`write-path.ts`).
+ * - `reads/`: status, relationships, `contains`, counts, visibility, set queries, suggestions,
+ *   list pages and scans with their member filter (deactivated accounts are skipped), followed-by
+ *   and the following walk.
+ * - `feed.ts` and `caches/`: the change feed and the read caches that follow its tail.
  *
- * Every clock read in the domain is the injected one (`clock`, `monotonic`), so tests and the
- * simulation control time.
+ * The one rule of its own: read-your-writes for a mutation's pair (`dropping`).
  */
-import { randomBytes } from 'node:crypto';
-import type {
-  ListItem,
-  ListQueryOptions,
-  ListService,
-  MemberFilter,
-  ScanPage,
-  TimeRange,
-} from '../lists/contracts.js';
-import { SetCursorCodec, type SetQueryKind } from '../lists/cursor/set-cursor.js';
-import { walkList } from '../lists/list-walker.js';
-import { nowPosition } from '../model/clock.js';
-import { InvalidInputError, UserNotFoundError } from '../model/errors.js';
-import { DEFAULT_EVENT_RETENTION_SECONDS, type EventRow } from '../model/events.js';
-import { boundedLru } from '../model/lru.js';
-import {
-  type Direction,
-  type ListKey,
-  listOut,
-  type Position,
-  type Relation,
-  type UserId,
-  type UserRecord,
-} from '../model/types.js';
-import type { GraphStore } from '../ports/graph-store.js';
-import { deactivatedFilter } from './account-state.js';
-import { Accounts, type UserInput } from './accounts.js';
-import { type CacheOptions, type FollowingIds, GraphCaches } from './caches/graph-caches.js';
-import { UNGUARDED, type WriteClock } from './clock-guard.js';
+import type { ListQueryOptions, MemberFilter, ScanPage, TimeRange } from '../lists/contracts.js';
+import type { SetQueryKind } from '../lists/cursor/set-cursor.js';
+import { UserNotFoundError } from '../model/errors.js';
+import type { Direction, ListKey, Position, Relation, UserId, UserRecord } from '../model/types.js';
+import type { UserInput } from './accounts/accounts.js';
+import type { DeactivatedAccounts } from './accounts/deactivated-accounts.js';
+import type { GraphCaches } from './caches/graph-caches.js';
 import type {
   Caller,
   Counts,
@@ -53,307 +31,95 @@ import type {
   RelationshipFlags,
   SuggestionItem,
 } from './contracts.js';
-import { CountSource, type CountsFrom } from './count-source.js';
-import { DeactivatedRegistry } from './deactivated-registry.js';
-import { EdgeReads } from './edge-reads.js';
-import { Feed } from './feed.js';
-import { FollowCap } from './follow-cap.js';
-import { pageMembers } from './page-members.js';
-import { type GraphMutationResult, PairWrites, type TOGGLES, type ToggleKind } from './pair-apply.js';
-import {
-  DEFAULT_HISTORY_POLICY,
-  eventWindowMicros,
-  feedLagMicros,
-  type HistoryPolicy,
-} from './pair-history.js';
-import { GraphReads } from './reads.js';
-import { MAX_SET_BATCH, type SetPage, type SetPageStats, SetQueries } from './set-queries.js';
-import { readSuggestions } from './suggestions.js';
-import { Visibility } from './visibility.js';
+import type { Feed } from './feed.js';
+import { buildGraphParts, type GraphParts, type GraphServiceOptions } from './graph-parts.js';
+import type { GraphMutationResult, TOGGLES, ToggleKind } from './pair/write-path.js';
+import { activeScanFilter } from './reads/active-scan.js';
+import type { CountSource } from './reads/count-source.js';
+import { followedBy } from './reads/followed-by.js';
+import { listPage } from './reads/list-page.js';
+import { readFollowing } from './reads/read-following.js';
+import type { SetPage } from './reads/set-queries.js';
+import { readSuggestions } from './reads/suggestions.js';
+import { walkFollowing } from './reads/walk-following.js';
 
-export interface GraphServiceOptions {
-  store: GraphStore;
-  lists: ListService;
-  /** Following cap (`GRAPH_MAX_FOLLOWING`). */
-  maxFollowing: number;
-  /** µs since the epoch; injectable for tests. */
-  clock?: () => Position;
-  /** A monotonic clock (ms) for the write budget; default `performance.now`. */
-  monotonic?: () => number;
-  /**
-   * Refuses writes while this instance's clock is not known to be within the bound
-   * (`clock-guard.ts`); `main` passes a `ClockGuard`. Default: unguarded (one-clock tests and tools).
-   */
-  clockGuard?: WriteClock;
-  /**
-   * How far ahead of the clock a write dates the dirty marks it writes before its append (ms):
-   * a list stays inexact that long after a write. Default twice the clock bound (`clockSkewMs`),
-   * so a mark dated by a clock S behind still lies past the start of any pass a clock S ahead
-   * began earlier. 0 suits one-clock tests that reconcile right after writing (the writer then
-   * also marks after its increments).
-   */
-  countLeaseMs?: number;
-  /** How pair histories are kept short (`pair-history.ts`); defaults for production. */
-  historyPolicy?: Partial<HistoryPolicy>;
-  /** Told when a background account task fails (it stays recorded and resumes on the next PUT or start). */
-  onTaskError?: (userId: UserId, error: unknown) => void;
-  /** Told the rows a rename's fan-out has done after every page (`rename-fanout.ts`). */
-  onRenameProgress?: (userId: UserId, done: number) => void;
-  /**
-   * HMAC key of set-query cursors (`config.graph.cursorSecret`; at least 16 characters). Default:
-   * a random key per instance, so set cursors are then valid only on the instance that made them.
-   */
-  setCursorSecret?: string;
-  /** Members set queries, followed-by and the export skip (deactivated accounts); default none. */
-  memberFilter?: MemberFilter;
-  /** Rows-read budget of one set-query page (`set-queries.ts`); default `max(20 × limit, 1000)`. */
-  setBudget?: (limit: number) => number;
-  /** Told every set-query page's cost. */
-  onSetPage?: (s: SetPageStats) => void;
-  /** How long the change feed keeps events (the store's retention); default 7 days. */
-  eventRetentionSeconds?: number;
-  /** The feed's poll periods (ms): a waiting read, and the unsettled tail while anyone listens. */
-  feedPollMs?: { wait?: number; tail?: number };
-  /** Told the number of events each feed read returns, and how old (s) the newest of them is. */
-  onFeedRead?: (events: number, newestAgeSeconds: number | null) => void;
-  /** Told the number of new feed events each acknowledged batch wrote (rows this instance rewrites count once). */
-  onEventsWritten?: (events: number) => void;
-  /** False: write no feed rows (the follow path without the outbox, for `bench:events` only). */
-  events?: boolean;
-  /**
-   * Whether pages take deactivation from an in-memory registry that follows the feed's tail
-   * (`deactivated-registry.ts`; needs `events`). Default true. Off, pages read their members' user
-   * rows: for runs that must issue the very same statements when replayed (the protocol
-   * simulation), which the registry's real-time tail poll would not.
-   */
-  registry?: boolean;
-  /**
-   * The read caches (`caches/graph-caches.ts`): sizes and the staleness bound; false (or a TTL of
-   * 0) turns them off. Default: on with the defaults wherever the registry is (they follow the
-   * same feed tail), off otherwise.
-   */
-  caches?: Partial<CacheOptions> | false;
-  /**
-   * Which copy of the counts `counts` reads (`count-source.ts`): `auto` (default) the account
-   * tables once `jobs migrate-counts` has finished, the list tables until then; `accounts` or
-   * `lists` forces one (benchmarks, tests).
-   */
-  countsFrom?: CountsFrom;
-  /** How often an unset counts-migration marker is re-read (ms); default 30 s. */
-  countsMarkerRefreshMs?: number;
-}
-
-/** How far ahead of the clock a reported activity may be (µs): clock skew between services. */
-const ACTIVITY_AHEAD_MICROS = 60_000_000n;
-
-/** Following-list page size of the followed-by walk (well under the contains limit). */
-const FOLLOWED_BY_WALK_PAGE = 200;
-/** Pages a whole following read may take beyond cap ÷ 1,000 (pages cut short by their budget). */
-const FOLLOWING_READ_SLACK = 8;
+export type { GraphServiceOptions } from './graph-parts.js';
 
 export class GraphService implements GraphApi {
-  private readonly store: GraphStore;
-  private readonly clock: () => Position;
-  private readonly lists: ListService;
-  private readonly accounts: Accounts;
-  private readonly writes: PairWrites;
-  private readonly reads: GraphReads;
-  private readonly edges: EdgeReads;
-  private readonly visibility: Visibility;
-  private readonly sets: SetQueries;
-  private readonly maxFollowing: number;
+  private readonly p: GraphParts;
   /** Members a read must skip: deactivated accounts (see `account-state.ts`), or the injected filter. */
   readonly hiddenMembers: MemberFilter;
-  private readonly injectedFilter: MemberFilter | undefined;
-  /** The store's user and edge reads through the caches: what the read paths take. */
-  private readonly reader: GraphCaches['reader'];
   /** The change feed (`feed.ts`). */
   readonly feed: Feed;
   /** The in-memory registry of deactivated accounts, when the service has one. */
-  readonly registry: DeactivatedRegistry | null;
+  readonly registry: DeactivatedAccounts | null;
   /** The read caches (`caches/graph-caches.ts`); disabled ones hold nothing. */
   readonly caches: GraphCaches;
   /** Which copy of the counts `counts` reads (`count-source.ts`). */
   readonly countSource: CountSource;
 
   constructor(o: GraphServiceOptions) {
-    this.countSource = new CountSource(o.store, o.countsFrom, o.countsMarkerRefreshMs);
-    const clock = o.clock ?? nowPosition;
-    const guard = o.clockGuard ?? UNGUARDED;
-    const monotonic = o.monotonic ?? (() => performance.now());
-    const policy = { ...DEFAULT_HISTORY_POLICY, ...o.historyPolicy };
-    const countLeaseMicros = BigInt(Math.round((o.countLeaseMs ?? 2 * policy.clockSkewMs) * 1000));
-    this.store = o.store;
-    this.lists = o.lists;
-    this.maxFollowing = o.maxFollowing;
-    this.feed = new Feed({
-      store: o.store,
-      clock,
-      lagMicros: feedLagMicros(policy),
-      retentionSeconds: o.eventRetentionSeconds ?? DEFAULT_EVENT_RETENTION_SECONDS,
-      pollMs: o.feedPollMs?.wait,
-      tailPollMs: o.feedPollMs?.tail,
-      onRead: o.onFeedRead,
-    });
-    // A view write rewrites the rows of the recent ops it sees: count each row once, when this
-    // instance first writes it (a later correction of its content is not a new event).
-    const counted = boundedLru<string, true>(10_000);
-    const onEvents = (rows: readonly EventRow[]) => {
-      let n = 0;
-      for (const r of rows) {
-        const k = `${r.key.slot}|${r.key.low}|${r.key.high}|${r.key.opPosition}|${r.key.opSource}|${r.key.opKind}`;
-        if (counted.has(k)) continue;
-        counted.set(k, true);
-        n += r.user ? 1 : r.transitions.length;
-      }
-      o.onEventsWritten?.(n);
-      this.feed.publish(rows);
-    };
-    // Off with the registry: the caches follow the same feed tail.
-    const cachesOff = o.events === false || o.registry === false;
-    this.caches = new GraphCaches({
-      store: o.store,
+    this.p = buildGraphParts(o);
+    ({
+      hiddenMembers: this.hiddenMembers,
       feed: this.feed,
-      cursorAfter: (list, last) => o.lists.olderCursor(list, last),
-      options: cachesOff || o.caches === false ? { ttlMs: 0 } : (o.caches ?? {}),
-    });
-    const reader = this.caches.reader;
-    this.reader = reader;
-    // Deactivation from memory (`deactivated-registry.ts`), kept fresh by the feed's tail; without
-    // the feed (events: false) or with an injected filter, none. Its per-member reads (while it is
-    // not fresh) take the cached rows, which are as fresh as the caches' bound.
-    this.registry =
-      o.memberFilter || o.events === false || o.registry === false
-        ? null
-        : new DeactivatedRegistry({ store: o.store, feed: this.feed, memberRows: reader });
-    this.registry?.start();
-    this.hiddenMembers = o.memberFilter ?? this.registry?.filter ?? deactivatedFilter(reader);
-    this.clock = clock;
-    this.injectedFilter = o.memberFilter;
-    this.edges = new EdgeReads(reader, o.lists);
-    this.writes = new PairWrites({
-      store: o.store,
-      // A mutation's two user rows from the user cache (issue 21: a warm follow in 6 requests);
-      // a row is at most the caches' bound old, and the fold, not this read, decides the op.
-      users: { getUsers: (ids) => reader.getUsers(ids) },
-      lists: o.lists,
-      clock,
-      monotonic,
-      guard,
-      policy,
-      cap: new FollowCap(o.store, o.maxFollowing, monotonic),
-      countLeaseMicros,
-      eventsFrom: o.events === false ? () => null : () => clock() - eventWindowMicros(policy),
-      onEvents,
-    });
-    this.accounts = new Accounts({
-      store: o.store,
-      lists: o.lists,
-      clock,
-      guard,
-      leaseMicros: countLeaseMicros,
-      renameLagMicros: feedLagMicros(policy),
-      ...(o.onRenameProgress ? { onRenameProgress: o.onRenameProgress } : {}),
-      onEvents,
-      // The row at once; an update's feed row (published right after) drops counts and pages too.
-      onUserWritten: (u) => {
-        this.registry?.note(u);
-        this.caches.users.invalidate(u.id);
-      },
-      accept: (owner, requester) => this.writes.accept(owner, requester, {}, true),
-      onTaskError: o.onTaskError ?? (() => undefined),
-    });
-    this.reads = new GraphReads(
-      {
-        getUsers: reader.getUsers,
-        getEdgesOut: reader.getEdgesOut,
-        getPairEdges: reader.getPairEdges,
-        getCountSync: (list) => o.store.getCountSync(list),
-        hasDirty: (list) => o.store.hasDirty(list),
-        getUserCounts: (userId, relation) => o.store.getUserCounts(userId, relation),
-      },
-      this.edges,
-      this.hiddenMembers,
-      clock,
-      () => this.countSource.accountTables(),
-    );
-    this.visibility = new Visibility(
-      { getUser: reader.getUser, getUsers: reader.getUsers, getEdgesOut: reader.getEdgesOut },
-      this.edges,
-      (id) => this.registry?.isDeactivated(id) ?? null,
-    );
-    this.sets = new SetQueries({
-      lists: o.lists,
-      codec: new SetCursorCodec(o.setCursorSecret ?? randomBytes(32).toString('base64url')),
-      probe: (owner, direction, ids) => this.edges.activeEdges(owner, 'follows', direction, ids),
-      count: (list) => this.store.getCount(list),
-      memberFilter: this.hiddenMembers,
-      ...(o.setBudget ? { budget: o.setBudget } : {}),
-      ...(o.onSetPage ? { onPage: o.onSetPage } : {}),
-    });
+      registry: this.registry,
+      caches: this.caches,
+      countSource: this.countSource,
+    } = this.p);
   }
 
-  // ---- users and account tasks (`accounts.ts`) ----
+  // ---- users, account tasks and activity (`accounts/accounts.ts`) ----
 
   putUser(input: UserInput): Promise<{ user: UserRecord; created: boolean }> {
-    return this.accounts.putUser(input);
+    return this.p.accounts.putUser(input);
   }
   /** Throws `UserNotFoundError`. Through the user cache (within the staleness bound). */
   async getUser(id: UserId): Promise<UserRecord> {
-    const u = await this.reader.getUser(id);
+    const u = await this.p.reader.getUser(id);
     if (!u) throw new UserNotFoundError(id);
     return u;
   }
   getUsers(ids: readonly UserId[]): Promise<Map<UserId, UserRecord>> {
-    return this.reader.getUsers(ids);
+    return this.p.reader.getUsers(ids);
   }
   /** Resumes every unfinished account task in the background (once, at start-up); returns how many. */
   resumeAccountTasks(): Promise<number> {
-    return this.accounts.resume();
+    return this.p.accounts.resume();
   }
   /** Resolves when no account task runs in this process (tests). */
   settleAccountTasks(): Promise<void> {
-    return this.accounts.settle();
+    return this.p.accounts.settle();
   }
   /** Runs the owner's `accept_requests` task now (tests, and a PUT that finds one left over). */
   runAcceptTask(owner: UserId): Promise<number> {
-    return this.accounts.runAcceptTask(owner);
+    return this.p.accounts.runAcceptTask(owner);
+  }
+  /** See `Accounts.reportActivity`. */
+  reportActivity(id: UserId, at: Position): Promise<void> {
+    return this.p.accounts.reportActivity(id, at);
+  }
+  /** The last reported activity of `id` (µs), or null when never reported. */
+  lastActiveAt(id: UserId): Promise<Position | null> {
+    return this.p.accounts.lastActiveAt(id);
   }
 
-  // ---- mutations (`pair-apply.ts`) ----
+  // ---- mutations (`pair/write-path.ts`) ----
 
   follow(actor: UserId, target: UserId, o?: MutationOptions) {
-    return this.dropping(actor, target, this.writes.follow(actor, target, o));
+    return this.dropping(actor, target, this.p.writes.follow(actor, target, o));
   }
   unfollow(actor: UserId, target: UserId, o?: MutationOptions) {
-    return this.dropping(actor, target, this.writes.unfollow(actor, target, o));
+    return this.dropping(actor, target, this.p.writes.unfollow(actor, target, o));
   }
   acceptRequest(owner: UserId, requester: UserId, o?: MutationOptions) {
-    return this.dropping(owner, requester, this.writes.accept(owner, requester, o));
+    return this.dropping(owner, requester, this.p.writes.accept(owner, requester, o));
   }
   declineRequest(owner: UserId, requester: UserId, o?: MutationOptions) {
-    return this.dropping(owner, requester, this.writes.onInbound(owner, requester, 'decline', o));
+    return this.dropping(owner, requester, this.p.writes.onInbound(owner, requester, 'decline', o));
   }
   removeFollower(owner: UserId, follower: UserId, o?: MutationOptions) {
-    return this.dropping(owner, follower, this.writes.onInbound(owner, follower, 'remove_follower', o));
-  }
-
-  /**
-   * Read-your-writes: the pair's cached entries are dropped when its mutation settles (after its
-   * counter work), before the caller answers. The follow lists' first pages only when it failed (it
-   * may have written part of its change): a mutation that returns has published its events to this
-   * instance's caches before (`onEvents`, right after each batch), and they patched or dropped the
-   * pages it changed; dropping them again would throw away a celebrity's page on every follow.
-   */
-  private async dropping<T>(a: UserId, b: UserId, write: Promise<T>): Promise<T> {
-    let ok = false;
-    try {
-      const r = await write;
-      ok = true;
-      return r;
-    } finally {
-      this.caches.dropPair(a, b, { pages: !ok });
-    }
+    return this.dropping(owner, follower, this.p.writes.onInbound(owner, follower, 'remove_follower', o));
   }
   readonly block = this.toggle('block');
   readonly unblock = this.toggle('unblock');
@@ -371,19 +137,37 @@ export class GraphService implements GraphApi {
       target: UserId,
       o?: MutationOptions,
     ): Promise<GraphMutationResult<(typeof TOGGLES)[K]['on'] | 'none'>> =>
-      this.dropping(actor, target, this.writes.toggle(kind, actor, target, o));
+      this.dropping(actor, target, this.p.writes.toggle(kind, actor, target, o));
   }
 
-  // ---- reads (`reads.ts`) ----
+  /**
+   * Read-your-writes: the pair's cached entries are dropped when its mutation settles (after its
+   * counter work), before the caller answers. The follow lists' first pages only when it failed (it
+   * may have written part of its change): a mutation that returns has published its events to this
+   * instance's caches before (`Feed.written`, right after each batch), and they patched or dropped
+   * the pages it changed; dropping them again would throw away a celebrity's page on every follow.
+   */
+  private async dropping<T>(a: UserId, b: UserId, write: Promise<T>): Promise<T> {
+    let ok = false;
+    try {
+      const r = await write;
+      ok = true;
+      return r;
+    } finally {
+      this.caches.dropPair(a, b, { pages: !ok });
+    }
+  }
+
+  // ---- reads (`reads/`) ----
 
   getFollowStatus(source: UserId, target: UserId): Promise<FollowStatus> {
-    return this.reads.getFollowStatus(source, target);
+    return this.p.reads.getFollowStatus(source, target);
   }
   relationship(viewer: UserId, other: UserId): Promise<Relationship> {
-    return this.reads.relationship(viewer, other);
+    return this.p.reads.relationship(viewer, other);
   }
   relationships(viewer: UserId, ids: readonly UserId[]): Promise<RelationshipFlags[]> {
-    return this.reads.relationships(viewer, ids);
+    return this.p.reads.relationships(viewer, ids);
   }
   contains(
     owner: UserId,
@@ -391,51 +175,37 @@ export class GraphService implements GraphApi {
     direction: Direction,
     ids: readonly UserId[],
   ): Promise<UserId[]> {
-    return this.reads.contains(owner, relation, direction, ids);
+    return this.p.reads.contains(owner, relation, direction, ids);
   }
   counts(userId: UserId): Promise<Counts> {
-    return this.caches.countsThrough(userId, () => this.reads.counts(userId));
+    return this.caches.countsThrough(userId, () => this.p.reads.counts(userId));
   }
   suggestions(userId: UserId, limit: number): Promise<SuggestionItem[]> {
-    return readSuggestions(this.store, userId, limit);
+    return readSuggestions(this.p.store, userId, limit);
   }
 
   // ---- lists: the list engine's pages with the member filter; visibility is the caller's ----
 
-  /**
-   * One page's member filter and hydration: the injected filter, else the registry while it is
-   * fresh, else per-member reads shared with hydration (`page-members.ts`).
-   */
-  private pageMembers() {
-    const fromRegistry = this.registry?.fresh() ? this.registry.filter : undefined;
-    return pageMembers(this.reader, this.injectedFilter ?? fromRegistry);
-  }
-
-  /** A page without deactivated members: the engine reads on past them, within its work budget. */
-  async listPage(
+  /** A page without deactivated members (`reads/list-page.ts`: a plain first page through its cache). */
+  listPage(
     list: ListKey,
     limit: number,
     cursor: string | null,
-    options: ListQueryOptions = {},
+    options?: ListQueryOptions,
   ): Promise<MemberPage> {
-    const read = async () => {
-      const m = this.pageMembers();
-      const page = await this.lists.page(list, limit, cursor, { ...options, exclude: m.exclude });
-      return { ...page, items: await m.hydrate(page.items) };
-    };
-    const plain = cursor === null && !options.direction && options.since == null && options.until == null;
-    if (!plain) return read();
-    return this.caches.firstPage(list, limit, read, () => this.counts(list.userId));
+    const { lists, members } = this.p;
+    const d = { lists, members, caches: this.caches, counts: (l: ListKey) => this.counts(l.userId) };
+    return listPage(d, list, limit, cursor, options);
   }
 
   /** A search page without deactivated members (`list-search.ts`); its rows carry the names. */
   async search(list: ListKey, q: string, limit: number, cursor: string | null): Promise<MemberPage> {
-    const m = this.pageMembers();
-    const page = await this.lists.search(list, q, limit, cursor, { exclude: m.exclude });
+    const m = this.p.members();
+    const page = await this.p.lists.search(list, q, limit, cursor, { exclude: m.exclude });
     return { ...page, items: await m.hydrate(page.items) };
   }
 
-  /** A scan page without deactivated members (it may be short; ids only, for fan-out). */
+  /** A scan page without deactivated members, nor, with `activeSince`, inactive ones (`reads/active-scan.ts`; ids only, for fan-out). */
   scanPage(
     list: ListKey,
     slice: number,
@@ -444,41 +214,11 @@ export class GraphService implements GraphApi {
     cursor: string | null,
     o: { activeSince?: Position } = {},
   ): Promise<ScanPage> {
-    const since = o.activeSince;
-    const exclude: MemberFilter =
-      since === undefined
-        ? this.hiddenMembers
-        : async (ids) => {
-            // One point read of `user_activity` per member (256 in flight) beside the filter's own.
-            const [hidden, activity] = await Promise.all([
-              this.hiddenMembers(ids),
-              this.store.getActivity(ids),
-            ]);
-            const out = new Set(hidden);
-            for (const id of ids) if ((activity.get(id) ?? since - 1n) < since) out.add(id);
-            return out;
-          };
-    return this.lists.scan(list, slice, slices, limit, cursor, { exclude });
+    const exclude = activeScanFilter(this.hiddenMembers, this.p.store, o.activeSince);
+    return this.p.lists.scan(list, slice, slices, limit, cursor, { exclude });
   }
 
-  /**
-   * Records the account service's report that `id` was active at `at` (µs); the latest report
-   * wins. Throws `UserNotFoundError` for an unknown account, `InvalidInputError` for a time more
-   * than a minute ahead of this service's clock.
-   */
-  async reportActivity(id: UserId, at: Position): Promise<void> {
-    if (at > this.clock() + ACTIVITY_AHEAD_MICROS)
-      throw new InvalidInputError('last_active_at', 'a time not in the future');
-    await this.accounts.getUser(id);
-    await this.store.putActivity(id, at);
-  }
-
-  /** The last reported activity of `id` (µs), or null when never reported. */
-  async lastActiveAt(id: UserId): Promise<Position | null> {
-    return (await this.store.getActivity([id])).get(id) ?? null;
-  }
-
-  /** A set-query page with its cost (`set-queries.ts`). */
+  /** A set-query page with its cost (`reads/set-queries.ts`). */
   async setPage(
     kind: SetQueryKind,
     owner: UserId,
@@ -486,142 +226,45 @@ export class GraphService implements GraphApi {
     cursor: string | null,
     bounds: TimeRange = {},
   ): Promise<Omit<SetPage, 'items'> & MemberPage> {
-    const m = this.pageMembers();
-    const page = await this.sets.page(kind, owner, limit, cursor, bounds, m.exclude);
+    const m = this.p.members();
+    const page = await this.p.sets.page(kind, owner, limit, cursor, bounds, m.exclude);
     return { ...page, items: await m.hydrate(page.items) };
   }
 
-  /**
-   * The viewer's following list against `id`'s inverse edges (bounded by the following cap). The
-   * total counts every hit; the sample is the first `limit` hits closest first
-   * (`../shared/spec/api.md` Part 3): the viewer's close friends, then accounts that follow the
-   * viewer back, then the rest, each tier in the viewer's following order (most recently followed
-   * first). Each tier keeps at most `limit` hits, so memory stays `3 × limit` whatever the walk's
-   * size; the tiers are found by two more probes of the viewer's own edges per batch of hits (its
-   * `close_friends` out, its `follows` in), skipped once the first tier is full. The following
-   * list comes whole from the `following` cache (read through it, 1,000 a page, when the account
-   * is under the cap), probed 1,000 ids at a time; without the cache, or over the cap, the set
-   * walk drives it page by page (200 a page). It names members of `id`'s followers, so
-   * visibility is the lists' (`assertCanViewLists`).
-   */
-  async followedBy(viewer: UserId, id: UserId, limit: number): Promise<{ sample: Member[]; total: number }> {
-    const m = this.pageMembers();
-    const tiers: [ListItem[], ListItem[], ListItem[]] = [[], [], []];
-    let total = 0;
-    const take = async (matched: readonly ListItem[]) => {
-      total += matched.length;
-      if (matched.length === 0 || tiers[0].length >= limit) return;
-      const ids = matched.map((i) => i.id);
-      const [close, back] = await Promise.all([
-        this.edges.activeEdges(viewer, 'close_friends', 'out', ids),
-        this.edges.activeEdges(viewer, 'follows', 'in', ids),
-      ]);
-      for (const item of matched) {
-        const tier = tiers[close.has(item.id) ? 0 : back.has(item.id) ? 1 : 2];
-        if (tier.length < limit) tier.push(item);
-      }
-    };
-    const whole = this.caches.following.enabled
-      ? await this.caches.following.through(viewer, () => this.readFollowing(viewer))
-      : null;
-    if (whole) {
-      for (let i = 0; i < whole.ids.length; i += MAX_SET_BATCH) {
-        const batch: ListItem[] = [];
-        for (let k = i; k < Math.min(i + MAX_SET_BATCH, whole.ids.length); k++) {
-          const member = whole.ids[k] as bigint;
-          if (member !== id) batch.push({ id: member, createdAt: whole.createdAt[k] as bigint });
-        }
-        const on = await this.edges.activeEdges(
-          id,
-          'follows',
-          'in',
-          batch.map((b) => b.id),
-        );
-        const hits = batch.filter((b) => on.has(b.id));
-        const hidden = hits.length > 0 ? await m.exclude(hits.map((h) => h.id)) : new Set<UserId>();
-        await take(hits.filter((h) => !hidden.has(h.id)));
-      }
-    } else {
-      const walk = this.sets.walk(
-        {
-          drive: listOut(viewer, 'follows'),
-          probe: (ids) => this.edges.activeEdges(id, 'follows', 'in', ids),
-          keep: 'intersect',
-          exclude: id,
-        },
-        { inner: null, boundary: null },
-        () => FOLLOWED_BY_WALK_PAGE,
-        m.exclude,
-      );
-      for await (const b of walk) await take(b.matched);
-    }
-    return { sample: await m.hydrate(tiers.flat().slice(0, limit)), total };
+  /** The accounts `viewer` follows that follow `id` (`reads/followed-by.ts`). */
+  followedBy(viewer: UserId, id: UserId, limit: number): Promise<{ sample: Member[]; total: number }> {
+    const { edges, sets, members, lists, maxFollowing } = this.p;
+    const following = (v: UserId) =>
+      this.caches.following.enabled
+        ? this.caches.following.through(v, () => readFollowing(lists, v, maxFollowing))
+        : Promise.resolve(null);
+    return followedBy({ edges, sets, members, following }, viewer, id, limit);
   }
 
-  /**
-   * `owner`'s following list whole, newest first (what the `following` cache holds), or null when
-   * it holds more than the following cap (a list imported or grown past it: walk it instead).
-   * Pages of 1,000; at most cap ÷ 1,000 + `FOLLOWING_READ_SLACK` pages (a page cut short by the
-   * page budget still counts).
-   */
-  private async readFollowing(owner: UserId): Promise<FollowingIds | null> {
-    const ids: bigint[] = [];
-    const at: bigint[] = [];
-    const maxPages = Math.ceil(this.maxFollowing / MAX_SET_BATCH) + FOLLOWING_READ_SLACK;
-    let cursor: string | null = null;
-    for (let pages = 1; ; pages++) {
-      const p = await this.lists.page(listOut(owner, 'follows'), MAX_SET_BATCH, cursor);
-      for (const item of p.items) {
-        ids.push(item.id);
-        at.push(item.createdAt);
-      }
-      if (ids.length > this.maxFollowing || (p.nextCursor !== null && pages >= maxPages)) return null;
-      cursor = p.nextCursor;
-      if (cursor === null) return { ids: BigInt64Array.from(ids), createdAt: BigInt64Array.from(at) };
-    }
+  /** `owner`'s following list page by page, members filtered and hydrated (`reads/walk-following.ts`). */
+  walkFollowing(owner: UserId, onPage: (items: Member[]) => Promise<void>, pageSize = 500): Promise<void> {
+    return walkFollowing(this.p.store, this.p.members, owner, onPage, pageSize);
   }
 
-  /** `walkList` over `owner`'s following list, members filtered and hydrated per page; the next page is read after `onPage` settles. */
-  async walkFollowing(
-    owner: UserId,
-    onPage: (items: Member[]) => Promise<void>,
-    pageSize = 500,
-  ): Promise<void> {
-    await walkList(
-      this.store,
-      listOut(owner, 'follows'),
-      async (rows) => {
-        const m = this.pageMembers();
-        const hidden = await m.exclude(rows.map((r) => r.otherId));
-        const items = rows
-          .filter((r) => !hidden.has(r.otherId))
-          .map((r) => ({ id: r.otherId, createdAt: r.createdAt, username: r.username }));
-        const members = await m.hydrate(items);
-        if (members.length > 0) await onPage(members);
-      },
-      { pageSize },
-    );
-  }
-
-  // ---- visibility (`visibility.ts`) ----
+  // ---- visibility (`reads/visibility.ts`) ----
 
   assertAccountsActive(
     owner: UserId,
     caller: Caller,
     scope: 'account' | 'other',
   ): Promise<UserRecord | null> {
-    return this.visibility.assertAccountsActive(owner, caller, scope);
+    return this.p.visibility.assertAccountsActive(owner, caller, scope);
   }
   assertListsVisible(caller: Caller, owner: UserId, known?: UserRecord | null): Promise<void> {
-    return this.visibility.assertListsVisible(caller, owner, known);
+    return this.p.visibility.assertListsVisible(caller, owner, known);
   }
   listsVisible(caller: Caller, owner: UserId): Promise<boolean> {
-    return this.visibility.listsVisible(caller, owner);
+    return this.p.visibility.listsVisible(caller, owner);
   }
   assertCanViewProfile(viewer: UserId, owner: UserId): Promise<void> {
-    return this.visibility.assertCanViewProfile(viewer, owner);
+    return this.p.visibility.assertCanViewProfile(viewer, owner);
   }
   assertCanViewLists(viewer: UserId, owner: UserId): Promise<void> {
-    return this.visibility.assertCanViewLists(viewer, owner);
+    return this.p.visibility.assertCanViewLists(viewer, owner);
   }
 }

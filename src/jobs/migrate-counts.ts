@@ -29,8 +29,8 @@
  * reaches only the list tables): the recount then covers every older write. `--users` recounts the
  * lists of the given accounts only and never sets the marker (benchmarks, spot repairs).
  */
-import { registryFilter } from '../graph/account-state.js';
-import { COUNTS_MIGRATION_JOB } from '../graph/count-source.js';
+import { registryFilter } from '../graph/accounts/account-state.js';
+import { COUNTS_MIGRATION_JOB } from '../graph/reads/count-source.js';
 import type { MemberFilter } from '../lists/contracts.js';
 import { countBuckets } from '../lists/list-walker.js';
 import { readBucketCodes } from '../model/buckets.js';

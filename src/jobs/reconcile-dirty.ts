@@ -6,7 +6,7 @@
  * Design note. The counter of a list is `sum(shards) + correction`. Before its append, a writer
  * marks every list bucket its op may change dirty, dated a lease ahead of its clock (`until`): its
  * promise that the append, the rows and the increments the mark covers are complete by then
- * (`markBeforeWrite` in `pair-writer.ts`; a writer that overruns marks again at its clock once its
+ * (`markBeforeWrite` in `src/graph/pair/count-step.ts`; a writer that overruns marks again at its clock once its
  * increments are done, one that fails marks again a lease ahead). A pass, per shard of the mark
  * table:
  *
@@ -53,8 +53,8 @@
  * was read: 140,625 point reads to recount one bucket of a 9M list.
  */
 
-import { registryFilter } from '../graph/account-state.js';
-import type { WriteClock } from '../graph/clock-guard.js';
+import { registryFilter } from '../graph/accounts/account-state.js';
+import type { WriteClock } from '../graph/pair/clock-guard.js';
 import type { MemberFilter } from '../lists/contracts.js';
 import { countBuckets } from '../lists/list-walker.js';
 import { bucketCode, readBucketCodes } from '../model/buckets.js';

@@ -1,7 +1,7 @@
 /**
  * Count reconciliation: counts a list's rows and corrects its counter by the difference.
  *
- * Design note. Counters are fed deltas by appliers (`pair-writer.ts`) and can drift: two
+ * Design note. Counters are fed deltas by appliers (`src/graph/pair/count-step.ts`) and can drift: two
  * appliers racing on one pair may both count one transition, and a crash between the edge write
  * and the increment loses a delta. The list rows are the truth (they converge by version), so
  * this job counts every bucket (`countBucket`) and sets the correction cell to `counted − shards`,
@@ -10,7 +10,7 @@
  * leave a drift of its own; re-running is safe and converges once writes pause. Not a hot-path
  * operation: it reads the whole list.
  */
-import { registryFilter } from '../graph/account-state.js';
+import { registryFilter } from '../graph/accounts/account-state.js';
 import { countBuckets, walkList } from '../lists/list-walker.js';
 import { readBucketCodes } from '../model/buckets.js';
 import { nowPosition } from '../model/clock.js';

@@ -59,8 +59,8 @@
  * write half-done: that is reported as drift and the repair is a harmless rewrite.
  */
 
-import { registryFilter } from '../graph/account-state.js';
-import { foldedEdges, type StrayRow } from '../graph/pair-repair.js';
+import { registryFilter } from '../graph/accounts/account-state.js';
+import { foldedEdges, type StrayRow } from '../graph/pair/pair-repair.js';
 import type { MemberFilter } from '../lists/contracts.js';
 import { countBucket } from '../lists/list-walker.js';
 import { bucketCode, bucketCodeOf } from '../model/buckets.js';

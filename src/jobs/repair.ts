@@ -12,7 +12,7 @@
  * when both users are named.
  */
 
-import { rewritePair, type StrayRow } from '../graph/pair-repair.js';
+import { rewritePair, type StrayRow } from '../graph/pair/pair-repair.js';
 import type { ListService } from '../lists/contracts.js';
 import { walkList } from '../lists/list-walker.js';
 import { type Direction, type EdgeRecord, RELATIONS, type UserId } from '../model/types.js';

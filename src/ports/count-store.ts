@@ -29,7 +29,7 @@ export interface CountStore {
   /**
    * Adds each delta to its list's counter shard, both copies, in one request (a counter batch;
    * zero deltas are left out). Not idempotent, never retried; a failure may leave any subset
-   * applied (the writer's dirty marks cover that: `pair-writer.ts`).
+   * applied (the writer's dirty marks cover that: `src/graph/pair/count-step.ts`).
    */
   incrementCounts(deltas: readonly CounterDelta[]): Promise<void>;
   /** The served count from the list tables: sum over the list's counter shards plus the correction. */

@@ -4,7 +4,7 @@ import type { PairAppend, PairHistory } from './records.js';
 /**
  * The pair histories (`pair_ops`): one partition per unordered pair holding a checkpoint, a pending
  * compaction and the ops above the checkpoint's horizon. The algorithm that uses it, and why it is
- * safe without lightweight transactions, is in `src/graph/pair-history.ts`.
+ * safe without lightweight transactions, is in `src/graph/pair/pair-history.ts`.
  */
 export interface PairHistoryStore {
   /**

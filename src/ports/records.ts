@@ -9,13 +9,13 @@ import type { EdgeRecord, ListEntry, ListKey, PairOp, Position, UserId } from '.
 /**
  * An op as the pair history stores it: with `base`, the checkpoint's op count its writer saw
  * (the number of ops at or below the horizon then). It makes the write version tie-free across
- * compactions (`src/graph/pair-history.ts`).
+ * compactions (`src/graph/pair/pair-history.ts`).
  */
 export interface StoredPairOp extends PairOp {
   base: number;
   /**
    * The op's feed slot (µs, the writer's clock at its append): where its events stand in the
-   * feed (`src/graph/pair-events.ts`). Absent on ops appended before the feed existed.
+   * feed (`src/graph/pair/pair-events.ts`). Absent on ops appended before the feed existed.
    */
   slot?: Position;
 }

@@ -14,7 +14,7 @@
  */
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_HISTORY_POLICY } from '../../src/graph/pair-history.js';
+import { DEFAULT_HISTORY_POLICY } from '../../src/graph/pair/pair-history.js';
 import { knob } from '../support/soak.js';
 import { bearer, call } from './support/app.js';
 import { type RealApp, realApp } from './support/real-app.js';

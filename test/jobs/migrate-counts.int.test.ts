@@ -6,8 +6,8 @@
  * migration is interrupted after its first page and resumed; every list's two copies then agree.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { COUNTS_MIGRATION_JOB } from '../../src/graph/count-source.js';
 import { GraphService } from '../../src/graph/graph-service.js';
+import { COUNTS_MIGRATION_JOB } from '../../src/graph/reads/count-source.js';
 import { migrateCounts } from '../../src/jobs/migrate-counts.js';
 import { reconcileDirty } from '../../src/jobs/reconcile-dirty.js';
 import type { ListKey } from '../../src/model/types.js';

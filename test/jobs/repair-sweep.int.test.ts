@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GraphService } from '../../src/graph/graph-service.js';
-import { foldView } from '../../src/graph/pair-writer.js';
+import { foldView } from '../../src/graph/pair/pair-fold.js';
 import { reconcileDirty } from '../../src/jobs/reconcile-dirty.js';
 import { repairSweep, type SweepReport } from '../../src/jobs/repair-sweep.js';
 import { nowPosition } from '../../src/model/clock.js';

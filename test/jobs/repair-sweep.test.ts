@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { GraphService } from '../../src/graph/graph-service.js';
-import { foldView } from '../../src/graph/pair-writer.js';
+import { foldView } from '../../src/graph/pair/pair-fold.js';
 import { reconcileDirty } from '../../src/jobs/reconcile-dirty.js';
 import { repairSweep, splitRing } from '../../src/jobs/repair-sweep.js';
 import { RELATIONS } from '../../src/model/types.js';

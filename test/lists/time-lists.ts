@@ -12,7 +12,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { renameRows } from '../../src/graph/rename-fanout.js';
+import { renameRows } from '../../src/graph/accounts/rename-fanout.js';
 import { splitBucket } from '../../src/lists/bucket-split.js';
 import { BucketedListService } from '../../src/lists/list-service.js';
 import { nowPosition } from '../../src/model/clock.js';

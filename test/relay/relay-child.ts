@@ -18,7 +18,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import type { EventFeed } from '../../src/graph/contracts.js';
 import { Feed } from '../../src/graph/feed.js';
-import { DEFAULT_HISTORY_POLICY, feedLagMicros } from '../../src/graph/pair-history.js';
+import { DEFAULT_HISTORY_POLICY, feedLagMicros } from '../../src/graph/pair/pair-history.js';
 import { relayWith } from '../../src/jobs/commands/relay.js';
 import { parseRelayArgs } from '../../src/jobs/relay-args.js';
 import { nowPosition } from '../../src/model/clock.js';

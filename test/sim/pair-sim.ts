@@ -20,7 +20,7 @@
  *    when the schedule had no statement fault (slow-past-timeout, dropped, lost ack, applied twice,
  *    timeout), no crash and no call that failed after sending its append; after running the repair
  *    of every pair (`repairPair`) otherwise — a writer that dies between its append and its edge
- *    write leaves the projection behind by design (`pair-writer.ts`: repair restores it).
+ *    write leaves the projection behind by design (`src/graph/pair/view-writer.ts`: repair restores it).
  *
  * Diagnosis. A violation of 1 is tagged with what made a commit on its pair unsafe, from what the
  * simulation knows and the code cannot: a commit is unsafe when its op read reached the node less
@@ -36,8 +36,12 @@
 
 import { readdirSync, readFileSync } from 'node:fs';
 import { GraphService } from '../../src/graph/graph-service.js';
-import { compareOps, foldPair, opKey } from '../../src/graph/pair-fold.js';
-import { DEFAULT_HISTORY_POLICY, type HistoryPolicy, settleMicros } from '../../src/graph/pair-history.js';
+import { compareOps, foldPair, opKey } from '../../src/graph/pair/pair-fold.js';
+import {
+  DEFAULT_HISTORY_POLICY,
+  type HistoryPolicy,
+  settleMicros,
+} from '../../src/graph/pair/pair-history.js';
 import { reconcileList } from '../../src/jobs/reconcile.js';
 import { repairPair } from '../../src/jobs/repair.js';
 import { repairSweep } from '../../src/jobs/repair-sweep.js';

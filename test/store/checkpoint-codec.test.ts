@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { GraphService } from '../../src/graph/graph-service.js';
-import { foldPair } from '../../src/graph/pair-fold.js';
+import { foldPair } from '../../src/graph/pair/pair-fold.js';
 import type { PairOp } from '../../src/model/types.js';
 import { decodeCheckpoint, encodeCheckpoint } from '../../src/store/checkpoint-codec.js';
 import { SingleBucketLists } from '../graph/support/single-bucket-lists.js';

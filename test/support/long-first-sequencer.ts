@@ -16,10 +16,10 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 export const LONG_FILES = [
   'test/sim/pair-protocol.test.ts', // unit, 10,000 schedules
   'test/http/set-routes.int.test.ts', // (169), the 7,500-follow export and import
-  'test/graph/convergence.int.test.ts', // (166 with three long histories; one now)
+  'test/graph/pair/convergence.int.test.ts', // (166 with three long histories; one now)
   'test/lists/list-service.int.test.ts', // (235 at 50,000 rows; ~80–94 at 20,000)
   'test/local-cassandra/launcher.int.test.ts', // (72)
-  'test/graph/set-queries.int.test.ts', // ~75–91, 12,000 users put through the store
+  'test/graph/reads/set-queries.int.test.ts', // ~75–91, 12,000 users put through the store
   'test/http/pair-toggle.int.test.ts', // ~88 at 1,000 toggles
 ];
 

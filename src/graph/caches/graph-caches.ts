@@ -39,7 +39,7 @@
  *
  * Every read path that consults a user row or a block edge, and what it reads (all within the bound):
  * - the account gate, `assertAccountsActive`: the owner's row (cached), the caller's own state from
- *   the registry (`deactivated-registry.ts`, its own 1 s freshness rule) or its cached row;
+ *   the registry (`deactivated-accounts.ts`, its own 1 s freshness rule) or its cached row;
  * - `assertListsVisible` / `assertCanViewLists` / `assertCanViewProfile` (profile, both follow
  *   lists, counts, set lists, followed-by, the status of another account): the owner's cached row
  *   (deactivated, private, hide_lists), the owner's block of the viewer (cached edge, negative

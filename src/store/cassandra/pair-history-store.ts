@@ -1,6 +1,6 @@
 /**
  * `PairHistoryStore` on Cassandra: one `pair_ops` partition per unordered pair, its checkpoint and
- * compaction steps in static cells (the protocol is in `src/graph/pair-history.ts`).
+ * compaction steps in static cells (the protocol is in `src/graph/pair/pair-history.ts`).
  *
  * Design note — the horizon hint. A read starts at the last checkpoint horizon seen for the pair,
  * so it steps over neither the folded rows nor their range tombstone. The hint is per process and

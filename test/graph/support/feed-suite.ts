@@ -8,7 +8,7 @@
  */
 import { expect, it } from 'vitest';
 import { GraphService, type GraphServiceOptions } from '../../../src/graph/graph-service.js';
-import { feedLagMicros, type HistoryPolicy } from '../../../src/graph/pair-history.js';
+import { feedLagMicros, type HistoryPolicy } from '../../../src/graph/pair/pair-history.js';
 import { nowPosition } from '../../../src/model/clock.js';
 import type { GraphEvent } from '../../../src/model/events.js';
 import { edgeKey, type OpKind, type Relation, type UserId } from '../../../src/model/types.js';

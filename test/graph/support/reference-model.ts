@@ -1,5 +1,5 @@
 /**
- * The reference semantics for convergence tests, written independently of `src/graph/pair-fold.ts`:
+ * The reference semantics for convergence tests, written independently of `src/graph/pair/pair-fold.ts`:
  * apply the ops in position order, checking each relation's rule at that position. Plus a seeded
  * shuffle so a fast-check seed replays the same delivery order.
  */

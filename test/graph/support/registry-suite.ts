@@ -1,5 +1,5 @@
 /**
- * The in-memory registry of deactivated accounts (`src/graph/deactivated-registry.ts`) across
+ * The in-memory registry of deactivated accounts (`src/graph/accounts/deactivated-accounts.ts`) across
  * instances, on any store: two `GraphService` instances share one store; a deactivation or a
  * reactivation acknowledged by A is enforced on B's followers page within the API's 1 s bound,
  * read from memory; when B's feed tail stops polling, B's pages fall back to per-member reads once

@@ -1,13 +1,13 @@
 /**
- * The rename fan-out (`src/graph/rename-fanout.ts`) held to one suite on any store: a rename
+ * The rename fan-out (`src/graph/accounts/rename-fanout.ts`) held to one suite on any store: a rename
  * reaches every list row that names the account (follows both ways, `relation_lists`), resumes
  * after a crash with its progress, and survives its three races — an unfollow while it runs, a
  * follow that read the old name, and a second rename — with every page asserted whole.
  */
 import { describe, expect, it } from 'vitest';
+import { decodeRenameCursor, runRenameFanout } from '../../../src/graph/accounts/rename-fanout.js';
 import { GraphService } from '../../../src/graph/graph-service.js';
-import type { HistoryPolicy } from '../../../src/graph/pair-history.js';
-import { decodeRenameCursor, runRenameFanout } from '../../../src/graph/rename-fanout.js';
+import type { HistoryPolicy } from '../../../src/graph/pair/pair-history.js';
 import { BucketedListService } from '../../../src/lists/list-service.js';
 import { type ListKey, listIn, listOut, type UserId } from '../../../src/model/types.js';
 import type { GraphStore } from '../../../src/ports/graph-store.js';

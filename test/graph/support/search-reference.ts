@@ -3,7 +3,7 @@
  * list's members read page by page, a search walked through its cursor, and what it must return.
  */
 import { GraphService } from '../../../src/graph/graph-service.js';
-import type { HistoryPolicy } from '../../../src/graph/pair-history.js';
+import type { HistoryPolicy } from '../../../src/graph/pair/pair-history.js';
 import { BucketedListService } from '../../../src/lists/list-service.js';
 import { UsernameTakenError } from '../../../src/model/errors.js';
 import type { ListKey, UserId } from '../../../src/model/types.js';

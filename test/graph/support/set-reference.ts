@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import { expect } from 'vitest';
 import type { GraphService } from '../../../src/graph/graph-service.js';
-import type { SetPageStats } from '../../../src/graph/set-queries.js';
+import type { SetPageStats } from '../../../src/graph/reads/set-queries.js';
 import type { ListItem, TimeRange } from '../../../src/lists/contracts.js';
 import type { SetQueryKind } from '../../../src/lists/cursor/set-cursor.js';
 import type { UserId } from '../../../src/model/types.js';

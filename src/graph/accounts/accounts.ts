@@ -1,0 +1,290 @@
+/**
+ * Accounts: the user row and the durable tasks its changes start.
+ *
+ * Design note. A user PUT may start two kinds of work that must survive a crash: going private →
+ * public accepts every pending request (`accept_requests`), and a change of `state`
+ * (deactivation / reactivation, `account-state.ts`) marks every counterpart's list for recount
+ * (`mark_counterparts`), and a change of `username` rewrites the account's name in the list rows
+ * that carry it (`rename_fanout`, `rename-fanout.ts`). Each task row is written *before* the user
+ * row it serves, so a failure
+ * between the two leaves the old state, and the client's retry (which still sees it) flips it
+ * again; a restart (`resume`) or the next PUT runs what is left. One run per owner per task kind
+ * per process; a call while one runs asks it to look again when it ends.
+ *
+ * The accept task walks the incoming requests list with a cursor committed after every page (at
+ * the task's version plus one, so a restart resumes there and rows that stay behind — a request
+ * the requester's cap keeps pending — are never read twice), and deletes the task at the version
+ * it read (a newer generation's row survives, and runs next). Finding the account private, it
+ * stops; it deletes the task only once it is `ACCEPT_TASK_SETTLE_MICROS` old, since a younger one
+ * may belong to a go-public write that has not landed yet.
+ */
+import type { ListService } from '../../lists/contracts.js';
+import {
+  FollowingCapError,
+  InvalidInputError,
+  NoPendingRequestError,
+  UserNotFoundError,
+} from '../../model/errors.js';
+import type { EventRow } from '../../model/events.js';
+import { USERNAME_PATTERN } from '../../model/limits.js';
+import { listIn, type Position, type UserId, type UserRecord } from '../../model/types.js';
+import type { CountStore } from '../../ports/count-store.js';
+import type { UserStore } from '../../ports/user-store.js';
+import { userUpdatedRow } from '../feed.js';
+import type { WriteClock } from '../pair/clock-guard.js';
+import { type AccountStateStore, newMarkTask, runMarkCounterparts } from './account-state.js';
+import { newRenameTask, type RenameFanoutStore, runRenameFanout } from './rename-fanout.js';
+
+/** How far ahead of the clock a reported activity may be (µs): clock skew between services. */
+const ACTIVITY_AHEAD_MICROS = 60_000_000n;
+
+/** Pending requests accepted inline when an account goes public; more run in the background. */
+const INLINE_ACCEPT_LIMIT = 100;
+
+/** Requests accepted per committed page of the accept task. */
+const ACCEPT_PAGE = 200;
+
+/**
+ * Age (µs) after which an `accept_requests` task of a private account is deleted: by then the
+ * go-public user write that followed it has landed or failed (a PUT's writes time out in seconds).
+ */
+export const ACCEPT_TASK_SETTLE_MICROS = 60_000_000n;
+
+export interface AccountsDeps {
+  store: AccountStateStore & RenameFanoutStore & UserStore & Pick<CountStore, 'getCount'>;
+  lists: Pick<ListService, 'page'>;
+  /** µs since the epoch. */
+  clock: () => Position;
+  guard: WriteClock;
+  /** How far ahead the counterpart marks are dated (µs; see `account-state.ts`). */
+  leaseMicros: bigint;
+  /**
+   * How long after a rename its fan-out starts its walk (µs): the write path's bound,
+   * `feedLagMicros` of its policy (see `rename-fanout.ts`).
+   */
+  renameLagMicros: bigint;
+  /** Told the rows a rename's fan-out has done after every page. */
+  onRenameProgress?: (userId: UserId, done: number) => void;
+  /** Accepts one pending request on the owner's behalf, deactivated accounts included. */
+  accept: (owner: UserId, requester: UserId) => Promise<{ changed: boolean }>;
+  onTaskError: (userId: UserId, error: unknown) => void;
+  /** Told the feed row of each account update once written (the feed's local tail). */
+  onEvents?: (rows: readonly EventRow[]) => void;
+  /** Told each user row once written (the deactivated registry enforces a flip here at once). */
+  onUserWritten?: (user: UserRecord) => void;
+}
+
+/** A user PUT: every field but `id` optional for an existing user. */
+export interface UserInput {
+  id: UserId;
+  username?: string;
+  private?: boolean;
+  state?: UserRecord['state'];
+  hideLists?: boolean;
+}
+
+export class Accounts {
+  private readonly acceptRuns = new Map<UserId, { rerun: boolean }>();
+  private readonly markRuns = new Map<UserId, { rerun: boolean }>();
+  private readonly renameRuns = new Map<UserId, { rerun: boolean }>();
+
+  constructor(private readonly d: AccountsDeps) {}
+
+  /**
+   * Creates or updates a user (keeps `state` and `hideLists` of an existing one), with the tasks
+   * its change starts (see the note). Throws `InvalidInputError` for a username outside the rules
+   * and the store's `UsernameTakenError`. `username` may be left out when the user exists.
+   */
+  async putUser(input: UserInput): Promise<{ user: UserRecord; created: boolean }> {
+    const { store } = this.d;
+    if (input.username !== undefined && !USERNAME_PATTERN.test(input.username))
+      throw new InvalidInputError('username', 'must be 1–30 of [A-Za-z0-9._]');
+    if (input.id <= 0n) throw new InvalidInputError('id', 'must be a positive integer');
+    this.d.guard.assertWritable();
+    const existing = await store.getUser(input.id);
+    const username = input.username ?? existing?.username;
+    if (username === undefined) throw new InvalidInputError('username', 'is required to create a user');
+    const user: UserRecord = {
+      id: input.id,
+      username,
+      private: input.private ?? existing?.private ?? false,
+      state: input.state ?? existing?.state ?? 'active',
+      hideLists: input.hideLists ?? existing?.hideLists ?? false,
+    };
+    const flipped = existing !== null && existing.state !== user.state;
+    const goesPublic = existing?.private === true && !user.private;
+    const renamed = existing !== null && existing.username !== user.username;
+    if (flipped) await store.putAccountTask(newMarkTask(user.id, this.d.clock));
+    if (renamed)
+      await store.putAccountTask(newRenameTask(user.id, user.username, this.d.renameLagMicros, this.d.clock));
+    if (goesPublic) {
+      const version = this.d.clock();
+      await store.putAccountTask({ userId: user.id, task: 'accept_requests', cursor: null, version });
+    }
+    // An admin change of what readers see of the account is an event (`user.updated`), written
+    // with the user row; a write that changes none of it, and a creation, are not.
+    const updated =
+      existing !== null &&
+      (existing.username !== user.username ||
+        existing.private !== user.private ||
+        existing.state !== user.state ||
+        existing.hideLists !== user.hideLists);
+    const event = updated ? userUpdatedRow(user.id, this.d.clock()) : undefined;
+    const { created } = await store.putUser(user, event ? { event } : {});
+    this.d.onUserWritten?.(user);
+    if (event) this.d.onEvents?.([event]);
+    if (flipped) this.startMarkTask(user.id);
+    if (renamed) this.startRenameTask(user.id);
+    if (goesPublic) {
+      const pending = await store.getCount(listIn(user.id, 'requests'));
+      const run = this.runAcceptTask(user.id);
+      if (pending <= INLINE_ACCEPT_LIMIT) await run;
+      else run.catch((e: unknown) => this.d.onTaskError(user.id, e));
+    } else if (!user.private && (await store.getAccountTask(user.id, 'accept_requests'))) {
+      this.runAcceptTask(user.id).catch((e: unknown) => this.d.onTaskError(user.id, e));
+    }
+    return { user, created };
+  }
+
+  /** Throws `UserNotFoundError`. */
+  async getUser(id: UserId): Promise<UserRecord> {
+    const u = await this.d.store.getUser(id);
+    if (!u) throw new UserNotFoundError(id);
+    return u;
+  }
+
+  /**
+   * Records the account service's report that `id` was active at `at` (µs); the latest report
+   * wins. Throws `UserNotFoundError` for an unknown account, `InvalidInputError` for a time more
+   * than a minute ahead of this service's clock.
+   */
+  async reportActivity(id: UserId, at: Position): Promise<void> {
+    if (at > this.d.clock() + ACTIVITY_AHEAD_MICROS)
+      throw new InvalidInputError('last_active_at', 'a time not in the future');
+    await this.getUser(id);
+    await this.d.store.putActivity(id, at);
+  }
+
+  /** The last reported activity of `id` (µs), or null when never reported. */
+  async lastActiveAt(id: UserId): Promise<Position | null> {
+    return (await this.d.store.getActivity([id])).get(id) ?? null;
+  }
+
+  /** Starts every unfinished task in the background (once, at start-up); returns how many. */
+  async resume(): Promise<number> {
+    const tasks = await this.d.store.listAccountTasks();
+    for (const t of tasks) {
+      if (t.task === 'mark_counterparts') this.startMarkTask(t.userId);
+      else if (t.task === 'rename_fanout') this.startRenameTask(t.userId);
+      else this.runAcceptTask(t.userId).catch((e: unknown) => this.d.onTaskError(t.userId, e));
+    }
+    return tasks.length;
+  }
+
+  /** Resolves when no task runs in this process (tests). */
+  async settle(): Promise<void> {
+    while (this.markRuns.size > 0 || this.renameRuns.size > 0 || this.acceptRuns.size > 0)
+      await new Promise((r) => setTimeout(r, 20));
+  }
+
+  /**
+   * Runs the owner's `mark_counterparts` task in the background. A flip while it runs asks for a
+   * rerun, which runs the flip's task if the run ended before it saw it (the run's final delete
+   * leaves a newer generation's row standing).
+   */
+  private startMarkTask(owner: UserId): void {
+    this.startTask(this.markRuns, owner, () =>
+      runMarkCounterparts(this.d.store, owner, { leaseMicros: this.d.leaseMicros, clock: this.d.clock }),
+    );
+  }
+
+  /** Runs the owner's `rename_fanout` task in the background; a rename while it runs asks for a rerun. */
+  private startRenameTask(owner: UserId): void {
+    this.startTask(this.renameRuns, owner, () =>
+      runRenameFanout(this.d.store, owner, {
+        clock: this.d.clock,
+        ...(this.d.onRenameProgress ? { onProgress: this.d.onRenameProgress } : {}),
+      }),
+    );
+  }
+
+  /** One run per owner in `runs`; a call while one runs makes it run again when it ends. */
+  private startTask(runs: Map<UserId, { rerun: boolean }>, owner: UserId, run: () => Promise<unknown>): void {
+    const running = runs.get(owner);
+    if (running) {
+      running.rerun = true;
+      return;
+    }
+    const state = { rerun: false };
+    runs.set(owner, state);
+    (async () => {
+      try {
+        await run();
+        while (state.rerun) {
+          state.rerun = false;
+          await run();
+        }
+      } finally {
+        runs.delete(owner);
+      }
+    })().catch((e: unknown) => this.d.onTaskError(owner, e));
+  }
+
+  /** Accepts the pending requests the owner's `accept_requests` task still covers (see the note); returns how many. */
+  async runAcceptTask(owner: UserId): Promise<number> {
+    const { store } = this.d;
+    const running = this.acceptRuns.get(owner);
+    if (running) {
+      running.rerun = true;
+      return 0;
+    }
+    const state = { rerun: false };
+    this.acceptRuns.set(owner, state);
+    try {
+      let accepted = 0;
+      for (;;) {
+        const [task, user] = await Promise.all([
+          store.getAccountTask(owner, 'accept_requests'),
+          store.getUser(owner),
+        ]);
+        if (!task) {
+          if (!state.rerun) return accepted;
+          state.rerun = false;
+          continue;
+        }
+        if (!user || user.private) {
+          if (this.d.clock() - task.version < ACCEPT_TASK_SETTLE_MICROS) return accepted;
+          await store.deleteAccountTask(owner, 'accept_requests', task.version);
+          continue;
+        }
+        const page = await this.d.lists.page(listIn(owner, 'requests'), ACCEPT_PAGE, task.cursor);
+        for (const { id } of page.items) {
+          // Deactivated requesters (or a deactivated owner) too: skipped, their requests would
+          // stay pending toward the public account after reactivation, the task long deleted.
+          const r = await this.d.accept(owner, id).catch((e: unknown) => {
+            if (
+              e instanceof NoPendingRequestError ||
+              e instanceof FollowingCapError ||
+              e instanceof UserNotFoundError
+            )
+              return null;
+            throw e;
+          });
+          if (r?.changed) accepted++;
+        }
+        if (page.nextCursor === null) {
+          await store.deleteAccountTask(owner, 'accept_requests', task.version);
+          continue;
+        }
+        await store.putAccountTask({
+          userId: owner,
+          task: 'accept_requests',
+          cursor: page.nextCursor,
+          version: task.version + 1n,
+        });
+      }
+    } finally {
+      this.acceptRuns.delete(owner);
+    }
+  }
+}

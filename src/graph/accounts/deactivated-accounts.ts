@@ -1,0 +1,196 @@
+/**
+ * The registry of deactivated accounts held in memory: what list pages, scans and set pages take
+ * deactivation from instead of reading every member's user row.
+ *
+ * Design note. The registry is loaded whole (`UserStore.listDeactivated`, 16 partitions, then the
+ * listed accounts confirmed against their user rows in batches of 500, since the table may name a
+ * few active accounts) at first use and every `reloadMs` (2 min). Between loads it follows the
+ * change feed's unsettled tail (`Feed.subscribe`): every `user.updated` event names an account
+ * whose state may have flipped, and the registry re-reads those accounts' rows (one batched read
+ * per burst of events), never the whole registry. Changes made on this instance are noted at once
+ * (`note`, from the user write that acknowledged them); other instances' arrive by the tail poll
+ * (250 ms), so a flip on A is enforced on B's pages within about 0.5 s (the API's 1 s goal).
+ *
+ * Staleness. The feed's tail is best effort, so the registry trusts itself only while the tail
+ * completed a poll within `staleMs` (1 s) and the last load is younger than 2 × `reloadMs`; past
+ * either bound, and for accounts whose event arrived but whose row is not read yet, the filter
+ * reads the members' rows per member (`deactivatedFilter`). It also does so while the registry
+ * holds more than `bound` accounts (`REGISTRY_BOUND`): memory stays bounded. A service built
+ * without the feed (`events: false`) has no registry and reads per member.
+ *
+ * Rejected: reloading the whole registry every 500 ms (16 partitions and every confirmation read,
+ * twice a second per instance); a change table of our own (a second write on every account change,
+ * for what the feed's rows, written in the user row's own batch, already give).
+ * Limits: the tail reads at most 1000 feed rows per poll; an instance writing more than that in
+ * ~2 s of edge events can push a `user.updated` row out of a poll, and that flip then waits for the
+ * next load (2 min).
+ */
+import type { MemberFilter } from '../../lists/contracts.js';
+import type { UserId, UserRecord } from '../../model/types.js';
+import type { UserStore } from '../../ports/user-store.js';
+import type { Feed } from '../feed.js';
+import { deactivatedFilter, REGISTRY_BOUND } from './account-state.js';
+
+export interface DeactivatedAccountsOptions {
+  store: Pick<UserStore, 'getUsers' | 'listDeactivated'>;
+  /** The change feed whose tail carries other instances' `user.updated` events. */
+  feed: Pick<Feed, 'subscribe' | 'tailPolledAtMs'>;
+  /** Accounts held in memory at most (default `REGISTRY_BOUND`); above it, per-member reads. */
+  bound?: number;
+  /** Full reload period (ms; default 120 s). */
+  reloadMs?: number;
+  /** How recent the tail's last poll must be for the registry to be trusted (ms; default 1000). */
+  staleMs?: number;
+  /** ms clock (default `Date.now`). */
+  nowMs?: () => number;
+  /** Where the per-member reads (while the registry is not fresh) read rows; default `store`. */
+  memberRows?: Pick<UserStore, 'getUsers'>;
+}
+
+const CONFIRM_BATCH = 500;
+
+export class DeactivatedAccounts {
+  private registered = new Set<UserId>();
+  /** Over the bound at the last load: no set held. */
+  private overflow = false;
+  private loadedAtMs: number | null = null;
+  private loading: Promise<void> | null = null;
+  /** Accounts named by an event whose row is not read yet. */
+  private readonly pending = new Set<UserId>();
+  /** States noted since the running load began (applied over its snapshot). */
+  private sinceLoad: Map<UserId, UserRecord['state']> | null = null;
+  private unsubscribe: (() => void) | null = null;
+  private flushing: Promise<void> | null = null;
+  private readonly perMember: MemberFilter;
+  private readonly o: Required<Omit<DeactivatedAccountsOptions, 'store' | 'feed' | 'memberRows'>> &
+    DeactivatedAccountsOptions;
+
+  constructor(o: DeactivatedAccountsOptions) {
+    this.o = { bound: REGISTRY_BOUND, reloadMs: 120_000, staleMs: 1_000, nowMs: Date.now, ...o };
+    this.perMember = deactivatedFilter(o.memberRows ?? o.store);
+  }
+
+  /** The page filter (see the note): from memory while the registry is fresh, else per member. */
+  readonly filter: MemberFilter = async (ids) => {
+    if (ids.length === 0) return new Set();
+    await this.ensureLoaded();
+    if (!this.fresh()) return this.perMember(ids);
+    const hidden = new Set(ids.filter((id) => this.registered.has(id) && !this.pending.has(id)));
+    const unsure = ids.filter((id) => this.pending.has(id));
+    if (unsure.length > 0) for (const id of await this.perMember(unsure)) hidden.add(id);
+    return hidden;
+  };
+
+  /** A user write this instance acknowledged: enforced at once. */
+  note(user: UserRecord): void {
+    this.apply(user.id, user.state);
+    this.pending.delete(user.id);
+  }
+
+  /**
+   * Whether `id` is deactivated, from memory: null when the registry cannot say (not fresh, or an
+   * event about `id` whose row is not read yet). The account gate uses it for the caller's own
+   * state, so a page by another account reads only the owner's row.
+   */
+  isDeactivated(id: UserId): boolean | null {
+    if (!this.fresh() || this.pending.has(id)) return null;
+    return this.registered.has(id);
+  }
+
+  /** Whether the registry may answer without reads (loaded, in bound, tail and load recent). */
+  fresh(): boolean {
+    const now = this.o.nowMs();
+    const tail = this.o.feed.tailPolledAtMs();
+    return (
+      !this.overflow &&
+      this.loadedAtMs !== null &&
+      now - this.loadedAtMs < 2 * this.o.reloadMs &&
+      tail !== null &&
+      now - tail <= this.o.staleMs
+    );
+  }
+
+  /** Stops following the feed. */
+  close(): void {
+    this.unsubscribe?.();
+    this.unsubscribe = null;
+  }
+
+  private apply(id: UserId, state: UserRecord['state']): void {
+    this.sinceLoad?.set(id, state);
+    if (state === 'deactivated') {
+      if (!this.overflow) this.registered.add(id);
+      if (this.registered.size > this.o.bound) this.overflowed();
+    } else this.registered.delete(id);
+  }
+
+  private overflowed(): void {
+    this.overflow = true;
+    this.registered = new Set();
+  }
+
+  private async ensureLoaded(): Promise<void> {
+    if (!this.unsubscribe) {
+      this.unsubscribe = this.o.feed.subscribe((e) => {
+        if (e.type !== 'user.updated') return;
+        this.pending.add(e.source);
+        this.flushing ??= this.flush()
+          .catch(() => undefined)
+          .finally(() => {
+            this.flushing = null;
+          });
+      });
+    }
+    const due = this.loadedAtMs === null || this.o.nowMs() - this.loadedAtMs >= this.o.reloadMs;
+    // A failed load leaves the last one standing; its age makes the registry stale in time.
+    if (due)
+      this.loading ??= this.load()
+        .catch(() => undefined)
+        .finally(() => {
+          this.loading = null;
+        });
+    // Only the first load is waited for; a reload runs behind the registry it replaces.
+    if (this.loadedAtMs === null && this.loading) await this.loading;
+  }
+
+  /** Loads the registry and starts following the feed (the service calls it once it is built). */
+  start(): void {
+    void this.ensureLoaded();
+  }
+
+  private async flush(): Promise<void> {
+    await Promise.resolve();
+    while (this.pending.size > 0) {
+      const ids = [...this.pending].slice(0, CONFIRM_BATCH);
+      const users = await this.o.store.getUsers(ids);
+      for (const id of ids) {
+        const u = users.get(id);
+        if (u) this.apply(id, u.state);
+        this.pending.delete(id);
+      }
+    }
+  }
+
+  private async load(): Promise<void> {
+    const started = this.o.nowMs();
+    this.sinceLoad = new Map();
+    try {
+      const listed = await this.o.store.listDeactivated(this.o.bound);
+      const next = new Set<UserId>();
+      if (listed !== null) {
+        for (let i = 0; i < listed.length; i += CONFIRM_BATCH) {
+          const batch = listed.slice(i, i + CONFIRM_BATCH);
+          const users = await this.o.store.getUsers(batch);
+          for (const id of batch) if (users.get(id)?.state === 'deactivated') next.add(id);
+        }
+      }
+      const noted = this.sinceLoad;
+      this.overflow = listed === null;
+      this.registered = listed === null ? new Set() : next;
+      for (const [id, state] of noted) this.apply(id, state);
+      this.loadedAtMs = started;
+    } finally {
+      this.sinceLoad = null;
+    }
+  }
+}

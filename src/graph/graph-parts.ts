@@ -1,0 +1,252 @@
+/**
+ * The graph's parts, built once from the service's options and wired to each other: the feed, the
+ * caches, the deactivated-accounts registry, the write path, the account tasks, the reads. The
+ * facade (`graph-service.ts`) holds them and delegates; nothing else builds them.
+ *
+ * Every clock read in the domain is the injected one (`clock`, `monotonic`), so tests and the
+ * simulation control time.
+ */
+import { randomBytes } from 'node:crypto';
+import type { ListService, MemberFilter } from '../lists/contracts.js';
+import { SetCursorCodec } from '../lists/cursor/set-cursor.js';
+import { nowPosition } from '../model/clock.js';
+import { DEFAULT_EVENT_RETENTION_SECONDS } from '../model/events.js';
+import type { Position, UserId } from '../model/types.js';
+import type { GraphStore } from '../ports/graph-store.js';
+import { deactivatedFilter } from './accounts/account-state.js';
+import { Accounts } from './accounts/accounts.js';
+import { DeactivatedAccounts } from './accounts/deactivated-accounts.js';
+import { type CacheOptions, GraphCaches } from './caches/graph-caches.js';
+import { Feed } from './feed.js';
+import { UNGUARDED, type WriteClock } from './pair/clock-guard.js';
+import { FollowCap } from './pair/follow-cap.js';
+import {
+  DEFAULT_HISTORY_POLICY,
+  eventWindowMicros,
+  feedLagMicros,
+  type HistoryPolicy,
+} from './pair/pair-history.js';
+import { PairMutations } from './pair/write-path.js';
+import { CountSource, type CountsFrom } from './reads/count-source.js';
+import { EdgeReads } from './reads/edge-reads.js';
+import { pageMembers } from './reads/page-members.js';
+import { GraphReads } from './reads/reads.js';
+import { type SetPageStats, SetQueries } from './reads/set-queries.js';
+import { Visibility } from './reads/visibility.js';
+
+export interface GraphServiceOptions {
+  store: GraphStore;
+  lists: ListService;
+  /** Following cap (`GRAPH_MAX_FOLLOWING`). */
+  maxFollowing: number;
+  /** µs since the epoch; injectable for tests. */
+  clock?: () => Position;
+  /** A monotonic clock (ms) for the write budget; default `performance.now`. */
+  monotonic?: () => number;
+  /**
+   * Refuses writes while this instance's clock is not known to be within the bound
+   * (`clock-guard.ts`); `main` passes a `ClockGuard`. Default: unguarded (one-clock tests and tools).
+   */
+  clockGuard?: WriteClock;
+  /**
+   * How far ahead of the clock a write dates the dirty marks it writes before its append (ms):
+   * a list stays inexact that long after a write. Default twice the clock bound (`clockSkewMs`),
+   * so a mark dated by a clock S behind still lies past the start of any pass a clock S ahead
+   * began earlier. 0 suits one-clock tests that reconcile right after writing (the writer then
+   * also marks after its increments).
+   */
+  countLeaseMs?: number;
+  /** How pair histories are kept short (`pair-history.ts`); defaults for production. */
+  historyPolicy?: Partial<HistoryPolicy>;
+  /** Told when a background account task fails (it stays recorded and resumes on the next PUT or start). */
+  onTaskError?: (userId: UserId, error: unknown) => void;
+  /** Told the rows a rename's fan-out has done after every page (`rename-fanout.ts`). */
+  onRenameProgress?: (userId: UserId, done: number) => void;
+  /**
+   * HMAC key of set-query cursors (`config.graph.cursorSecret`; at least 16 characters). Default:
+   * a random key per instance, so set cursors are then valid only on the instance that made them.
+   */
+  setCursorSecret?: string;
+  /** Members set queries, followed-by and the export skip (deactivated accounts); default none. */
+  memberFilter?: MemberFilter;
+  /** Rows-read budget of one set-query page (`set-queries.ts`); default `max(20 × limit, 1000)`. */
+  setBudget?: (limit: number) => number;
+  /** Told every set-query page's cost. */
+  onSetPage?: (s: SetPageStats) => void;
+  /** How long the change feed keeps events (the store's retention); default 7 days. */
+  eventRetentionSeconds?: number;
+  /** The feed's poll periods (ms): a waiting read, and the unsettled tail while anyone listens. */
+  feedPollMs?: { wait?: number; tail?: number };
+  /** Told the number of events each feed read returns, and how old (s) the newest of them is. */
+  onFeedRead?: (events: number, newestAgeSeconds: number | null) => void;
+  /** Told the number of new feed events each acknowledged batch wrote (rows this instance rewrites count once). */
+  onEventsWritten?: (events: number) => void;
+  /** False: write no feed rows (the follow path without the outbox, for `bench:events` only). */
+  events?: boolean;
+  /**
+   * Whether pages take deactivation from an in-memory registry that follows the feed's tail
+   * (`deactivated-accounts.ts`; needs `events`). Default true. Off, pages read their members' user
+   * rows: for runs that must issue the very same statements when replayed (the protocol
+   * simulation), which the registry's real-time tail poll would not.
+   */
+  registry?: boolean;
+  /**
+   * The read caches (`caches/graph-caches.ts`): sizes and the staleness bound; false (or a TTL of
+   * 0) turns them off. Default: on with the defaults wherever the registry is (they follow the
+   * same feed tail), off otherwise.
+   */
+  caches?: Partial<CacheOptions> | false;
+  /**
+   * Which copy of the counts `counts` reads (`count-source.ts`): `auto` (default) the account
+   * tables once `jobs migrate-counts` has finished, the list tables until then; `accounts` or
+   * `lists` forces one (benchmarks, tests).
+   */
+  countsFrom?: CountsFrom;
+  /** How often an unset counts-migration marker is re-read (ms); default 30 s. */
+  countsMarkerRefreshMs?: number;
+}
+
+/** The parts of one graph service (see the note). */
+export interface GraphParts {
+  store: GraphStore;
+  lists: ListService;
+  maxFollowing: number;
+  feed: Feed;
+  caches: GraphCaches;
+  /** The store's user and edge reads through the caches: what the read paths take. */
+  reader: GraphCaches['reader'];
+  registry: DeactivatedAccounts | null;
+  /** Members a read must skip: deactivated accounts (see `account-state.ts`), or the injected filter. */
+  hiddenMembers: MemberFilter;
+  /**
+   * One page's member filter and hydration: the injected filter, else the registry while it is
+   * fresh, else per-member reads shared with hydration (`page-members.ts`).
+   */
+  members: () => ReturnType<typeof pageMembers>;
+  countSource: CountSource;
+  writes: PairMutations;
+  accounts: Accounts;
+  reads: GraphReads;
+  edges: EdgeReads;
+  visibility: Visibility;
+  sets: SetQueries;
+}
+
+/** Builds and wires the parts of a graph service. */
+export function buildGraphParts(o: GraphServiceOptions): GraphParts {
+  const countSource = new CountSource(o.store, o.countsFrom, o.countsMarkerRefreshMs);
+  const clock = o.clock ?? nowPosition;
+  const guard = o.clockGuard ?? UNGUARDED;
+  const monotonic = o.monotonic ?? (() => performance.now());
+  const policy = { ...DEFAULT_HISTORY_POLICY, ...o.historyPolicy };
+  const countLeaseMicros = BigInt(Math.round((o.countLeaseMs ?? 2 * policy.clockSkewMs) * 1000));
+  const feed = new Feed({
+    store: o.store,
+    clock,
+    lagMicros: feedLagMicros(policy),
+    retentionSeconds: o.eventRetentionSeconds ?? DEFAULT_EVENT_RETENTION_SECONDS,
+    pollMs: o.feedPollMs?.wait,
+    tailPollMs: o.feedPollMs?.tail,
+    onRead: o.onFeedRead,
+    onWritten: o.onEventsWritten,
+  });
+  // Off with the registry: the caches follow the same feed tail.
+  const cachesOff = o.events === false || o.registry === false;
+  const caches = new GraphCaches({
+    store: o.store,
+    feed,
+    cursorAfter: (list, last) => o.lists.olderCursor(list, last),
+    options: cachesOff || o.caches === false ? { ttlMs: 0 } : (o.caches ?? {}),
+  });
+  const reader = caches.reader;
+  // Deactivation from memory (`deactivated-accounts.ts`), kept fresh by the feed's tail; without
+  // the feed (events: false) or with an injected filter, none. Its per-member reads (while it is
+  // not fresh) take the cached rows, which are as fresh as the caches' bound.
+  const registry =
+    o.memberFilter || o.events === false || o.registry === false
+      ? null
+      : new DeactivatedAccounts({ store: o.store, feed, memberRows: reader });
+  registry?.start();
+  const hiddenMembers = o.memberFilter ?? registry?.filter ?? deactivatedFilter(reader);
+  const members = () =>
+    pageMembers(reader, o.memberFilter ?? (registry?.fresh() ? registry.filter : undefined));
+  const edges = new EdgeReads(reader, o.lists);
+  const writes = new PairMutations({
+    store: o.store,
+    // A mutation's two user rows from the user cache (a warm follow in 6 requests); a row is at
+    // most the caches' bound old, and the fold, not this read, decides the op.
+    users: { getUsers: (ids) => reader.getUsers(ids) },
+    lists: o.lists,
+    clock,
+    monotonic,
+    guard,
+    policy,
+    cap: new FollowCap(o.store, o.maxFollowing, monotonic),
+    countLeaseMicros,
+    eventsFrom: o.events === false ? () => null : () => clock() - eventWindowMicros(policy),
+    onEvents: feed.written,
+  });
+  const accounts = new Accounts({
+    store: o.store,
+    lists: o.lists,
+    clock,
+    guard,
+    leaseMicros: countLeaseMicros,
+    renameLagMicros: feedLagMicros(policy),
+    ...(o.onRenameProgress ? { onRenameProgress: o.onRenameProgress } : {}),
+    onEvents: feed.written,
+    // The row at once; an update's feed row (published right after) drops counts and pages too.
+    onUserWritten: (u) => {
+      registry?.note(u);
+      caches.users.invalidate(u.id);
+    },
+    accept: (owner, requester) => writes.accept(owner, requester, {}, true),
+    onTaskError: o.onTaskError ?? (() => undefined),
+  });
+  const reads = new GraphReads(
+    {
+      getUsers: reader.getUsers,
+      getEdgesOut: reader.getEdgesOut,
+      getPairEdges: reader.getPairEdges,
+      getCountSync: (list) => o.store.getCountSync(list),
+      hasDirty: (list) => o.store.hasDirty(list),
+      getUserCounts: (userId, relation) => o.store.getUserCounts(userId, relation),
+    },
+    edges,
+    hiddenMembers,
+    clock,
+    () => countSource.accountTables(),
+  );
+  const visibility = new Visibility(
+    { getUser: reader.getUser, getUsers: reader.getUsers, getEdgesOut: reader.getEdgesOut },
+    edges,
+    (id) => registry?.isDeactivated(id) ?? null,
+  );
+  const sets = new SetQueries({
+    lists: o.lists,
+    codec: new SetCursorCodec(o.setCursorSecret ?? randomBytes(32).toString('base64url')),
+    probe: (owner, direction, ids) => edges.activeEdges(owner, 'follows', direction, ids),
+    count: (list) => o.store.getCount(list),
+    memberFilter: hiddenMembers,
+    ...(o.setBudget ? { budget: o.setBudget } : {}),
+    ...(o.onSetPage ? { onPage: o.onSetPage } : {}),
+  });
+  return {
+    store: o.store,
+    lists: o.lists,
+    maxFollowing: o.maxFollowing,
+    feed,
+    caches,
+    reader,
+    registry,
+    hiddenMembers,
+    members,
+    countSource,
+    writes,
+    accounts,
+    reads,
+    edges,
+    visibility,
+    sets,
+  };
+}
