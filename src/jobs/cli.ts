@@ -47,10 +47,6 @@ const COMMANDS: Record<string, { help: string; load: () => Promise<Command> }> =
     help: 're-fold and rewrite the pairs of the given users from their history (--users 1,2)',
     load: async () => (await import('./commands.js')).repairCommand,
   },
-  'migrate-lists': {
-    help: 'migrate hash-bucketed lists to time buckets, resumably (--users 1,2 | --all) [--bucket-rows N] [--settle-ms N]',
-    load: async () => (await import('./commands.js')).migrateListsCommand,
-  },
   'migrate-counts': {
     help: 'recount every list with counts into the per-account count tables, resumably, then read counts from them (--all | --users 1,2) [--page N]',
     load: async () => (await import('./commands.js')).migrateCountsCommand,

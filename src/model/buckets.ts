@@ -42,4 +42,7 @@ export function readBucketCodes(layout: BucketLayout): number[] {
   return Array.from({ length: layout.buckets }, (_, b) => bucketCode(layout.buckets, b));
 }
 
+/** The largest inverse-edge layout a list may grow to. */
+export const MAX_LAYOUT_BUCKETS = 1024;
+
 export const SINGLE_BUCKET: BucketLayout = { buckets: 1, growingTo: null, copiedThrough: 0 };

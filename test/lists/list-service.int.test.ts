@@ -16,7 +16,6 @@ describeListScenarios(
     listSize: knob('LIST_SIZE', 200_000, 50_000),
     prefix1: knob('LIST_WALK_PREFIX1', 5_000, 2_000),
     prefix7: knob('LIST_WALK_PREFIX7', 20_000, 8_000),
-    growthSize: 30_000,
     statsSize: 20_000,
     scanLimit: 1000,
   },

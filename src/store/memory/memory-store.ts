@@ -25,7 +25,7 @@ import {
   type Directory,
   EMPTY_DIRECTORY,
   type PendingSplit,
-  type RowMode,
+  type StoredListMode,
   type TimeBucket,
 } from '../../model/time-buckets.js';
 import type {
@@ -47,7 +47,6 @@ import type {
   EdgeWrite,
   IndexedNameWrite,
   ListCounts,
-  ListMigration,
   ListRowWrite,
   PairAppend,
   PairHistory,
@@ -230,7 +229,6 @@ export class MemoryGraphStore implements GraphStore {
   >();
   private readonly layouts = new Map<string, BucketLayout>();
   private readonly directories = new Map<string, Directory>();
-  private readonly migrations = new Map<string, ListMigration>();
   private readonly splits = new Map<string, PendingSplit>();
   private readonly counters = new Map<string, Map<number, number>>();
   private readonly reconciliations = new Map<string, Reconciliation>();
@@ -763,8 +761,7 @@ export class MemoryGraphStore implements GraphStore {
     expectedVersion: number,
     change: {
       add?: readonly TimeBucket[];
-      mode?: RowMode;
-      migration?: ListMigration | null;
+      mode?: StoredListMode;
       split?: PendingSplit | null;
       search?: SearchLayout;
     },
@@ -779,8 +776,6 @@ export class MemoryGraphStore implements GraphStore {
         starts: [...change.split.starts],
         ids: [...change.split.ids],
       });
-    if (change.migration === null) this.migrations.delete(listKey(list));
-    else if (change.migration) this.migrations.set(listKey(list), { ...change.migration });
     const buckets = [...d.buckets, ...(change.add ?? []).map((b) => ({ ...b }))];
     // Newest first; the implicit first bucket (start null) last.
     buckets.sort((a, b) =>
@@ -794,11 +789,6 @@ export class MemoryGraphStore implements GraphStore {
       ...(search && isCut(search) ? { search: copySearchLayout(search) } : {}),
     });
     return true;
-  }
-
-  async getListMigration(list: ListKey): Promise<ListMigration | null> {
-    const m = this.migrations.get(listKey(list));
-    return m ? { ...m } : null;
   }
 
   async copyBucketPage(
