@@ -52,20 +52,11 @@ import { type Directory, nextBucketId, rowMode, writeCodes } from '../model/time
 import type { BucketLayout, ListEntry, ListKey, Position } from '../model/types.js';
 import { listId } from '../model/types.js';
 import type { ListStore, SearchStore } from '../ports/store.js';
-import type {
-  ListPage,
-  ListService,
-  MemberFilter,
-  PageOptions,
-  RowPlacement,
-  ScanOptions,
-  ScanPage,
-} from './contracts.js';
+import type { ListPage, ListService, PageOptions, RowPlacement, ScanOptions, ScanPage } from './contracts.js';
 import { CursorCodec, type PageExpectation, type TimeBounds } from './cursor/cursor-codec.js';
 import { type GrowthProgress, growList } from './list-growth.js';
+import { type ListReadStats, type PageReads, timeListPage, timeListScan } from './list-pages.js';
 import { searchPage } from './list-search.js';
-import { keyAbove, keyBelow, MIN_ID, toItem } from './page-keys.js';
-import { type PageStats, readNewer, readOlder, scanTimeSlice } from './time-pages.js';
 
 export interface ListServiceOptions {
   /** The list rows, and the search rows search pages read. */
@@ -117,15 +108,6 @@ export interface ListServiceOptions {
   clock?: () => Position;
   /** A monotonic clock (ms) for the ages of cached layouts and sizes; default `performance.now`. */
   monotonic?: () => number;
-}
-
-export interface ListReadStats extends PageStats {
-  kind: 'page' | 'scan';
-  list: ListKey;
-  /** Items returned. */
-  items: number;
-  /** True when the page stopped at its work budget (short, with a cursor). */
-  budgetHit: boolean;
 }
 
 export interface ScanBatch {
@@ -205,6 +187,11 @@ export class BucketedListService implements ListService {
     { size: number; at: number; inserted: number; base: number | null }
   >;
 
+  /** What a page or scan read needs of this service. */
+  private reads(): PageReads {
+    return { store: this.store, codec: this.codec, onPage: this.o.onPage };
+  }
+
   /** The monotonic clock of cache ages (ms). */
   private now(): number {
     return (this.o.monotonic ?? performance.now.bind(performance))();
@@ -250,7 +237,17 @@ export class BucketedListService implements ListService {
     const directory = await this.directory(list);
     const c = cursor ? this.codec.decodePage(cursor, list, expect) : null;
     rowMode(directory);
-    return this.timePage(list, directory, limit, c?.after ?? null, newer, since, until, options.exclude);
+    return timeListPage(this.reads(), {
+      list,
+      directory,
+      limit,
+      after: c?.after ?? null,
+      newer,
+      since,
+      until,
+      exclude: options.exclude,
+      budget: (this.o.pageBudget ?? pageBudget)(limit),
+    });
   }
 
   olderCursor(list: ListKey, last: ListEntry): string {
@@ -282,82 +279,6 @@ export class BucketedListService implements ListService {
     return page;
   }
 
-  /** A page of a time-bucketed list (`time-pages.ts`); cursors carry the boundary only. */
-  private async timePage(
-    list: ListKey,
-    directory: Directory,
-    limit: number,
-    after: ListEntry | null,
-    newer: boolean,
-    since: Position | null,
-    until: Position | null,
-    exclude: MemberFilter | undefined,
-  ): Promise<ListPage> {
-    const bounds: TimeBounds | undefined = since === null && until === null ? undefined : { since, until };
-    const stats: PageStats = { queries: 0, rowsRead: 0, buckets: 0, rounds: 0 };
-    const budget = (this.o.pageBudget ?? pageBudget)(limit);
-    const seal = (direction: 'older' | 'newer', at: ListEntry) =>
-      this.codec.encodePage({
-        list,
-        after: at,
-        ...(direction === 'newer' ? { direction } : {}),
-        ...(bounds ? { bounds } : {}),
-      });
-    const base = { store: this.store, list, directory, budget, stats, exclude };
-    let page: ListPage;
-    let budgetHit: boolean;
-    if (after && newer) {
-      const r = await readNewer({ ...base, after, until, want: limit + 1 });
-      budgetHit = r.budgetHit;
-      const shown = r.items.slice(0, limit).reverse();
-      const newest = shown[0];
-      page = {
-        items: shown.map(toItem),
-        nextCursor: seal('older', shown.at(-1) ?? keyAbove(after)),
-        prevCursor:
-          r.budgetHit && r.last
-            ? seal('newer', r.last)
-            : r.items.length > limit && newest
-              ? seal('newer', newest)
-              : null,
-      };
-    } else {
-      const from = after ?? (until !== null ? { createdAt: until, otherId: MIN_ID } : null);
-      const r = await readOlder({ ...base, after: from, since, want: limit });
-      budgetHit = r.budgetHit;
-      const resume = r.last ?? from;
-      page = {
-        items: r.items.map(toItem),
-        nextCursor: r.done || !resume ? null : seal('older', resume),
-        prevCursor: after ? seal('newer', r.items[0] ?? keyBelow(after)) : null,
-      };
-    }
-    this.o.onPage?.({ kind: 'page', list, items: page.items.length, budgetHit, ...stats });
-    return page;
-  }
-
-  /** One scan slice of a time-bucketed list (`time-pages.ts`): the slice's buckets by owner key. */
-  private async timeScan(
-    list: ListKey,
-    directory: Directory,
-    slice: number,
-    slices: number,
-    limit: number,
-    cursor: string | null,
-    exclude: MemberFilter | undefined,
-  ): Promise<ScanPage> {
-    const pos = cursor ? this.codec.decodeTimeScan(cursor, list, slice, slices) : { key: 0, after: null };
-    const stats: PageStats = { queries: 0, rowsRead: 0, buckets: 0, rounds: 0 };
-    const r = await scanTimeSlice(this.store, list, directory, slice, slices, limit, pos, stats);
-    const skip = exclude && r.ids.length > 0 ? await exclude(r.ids) : null;
-    const kept = skip && skip.size > 0 ? r.ids.filter((id) => !skip.has(id)) : r.ids;
-    this.o.onPage?.({ kind: 'scan', list, items: kept.length, budgetHit: false, ...stats });
-    return {
-      ids: kept,
-      nextCursor: r.next ? this.codec.encodeTimeScan({ list, slice, slices, ...r.next }) : null,
-    };
-  }
-
   /**
    * One slice of a fan-out scan: `slices` (1..1024) disjoint slices cover every member exactly once
    * (slice `s` owns the time buckets whose owner key is `s` modulo `slices`, see `time-pages.ts`);
@@ -382,7 +303,15 @@ export class BucketedListService implements ListService {
     assertLimit(limit);
     const directory = await this.directory(list);
     rowMode(directory);
-    return this.timeScan(list, directory, slice, slices, limit, cursor, options.exclude);
+    return timeListScan(this.reads(), {
+      list,
+      directory,
+      slice,
+      slices,
+      limit,
+      cursor,
+      exclude: options.exclude,
+    });
   }
 
   /**
