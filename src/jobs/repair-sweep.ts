@@ -431,7 +431,7 @@ export async function repairSweep(deps: RepairDeps, o: SweepOptions = {}): Promi
     const now = nowPosition();
     await Promise.all(
       [...fixes.dirty.values()].map(async ({ list, otherId, code }) => {
-        // Dirty marks are hash codes of the layout, whatever holds the rows.
+        // Dirty marks are codes of the inverse-edge layout (`model/buckets.ts`), not time buckets.
         const c = code ?? bucketCodeOf((await store.getLayout(list)).buckets, otherId as UserId);
         await store.markDirty(list, c, now);
         totals.markedDirty++;

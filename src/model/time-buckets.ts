@@ -186,7 +186,7 @@ export function ownerKey(bucketId: number): number {
 }
 
 /**
- * A directory for rows already known (a bulk load, a migration): walking `createdAts` newest
+ * A directory for rows already known (a bulk load): walking `createdAts` newest
  * first, a boundary at the `created_at` of every `bucketRows`-th row from the oldest, so each
  * closed bucket holds `bucketRows` rows (rows sharing a `created_at` stay in one bucket) and the
  * newest bucket holds the rest. Returns the buckets newest first, ids in time order.
