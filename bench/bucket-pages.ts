@@ -21,7 +21,8 @@
  * Writes `bucket-pages-<time>.{json,svg,md}`; the SVG draws page cost and partition MiB against
  * bucket size. The keyspace is dropped at the end unless `--keep` (or `--keyspace`).
  */
-import { BucketedListService, type ListReadStats } from '../src/lists/list-service.js';
+import type { ListReadStats } from '../src/lists/list-pages.js';
+import { BucketedListService } from '../src/lists/list-service.js';
 import { bucketFor, planDirectory } from '../src/model/time-buckets.js';
 import type { ListKey } from '../src/model/types.js';
 import { CassandraGraphStore } from '../src/store/cassandra/graph-store.js';

@@ -11,7 +11,7 @@
  * partitions (the directory's bucket ids) with the driver (`fetchSize` 1,000, the service's own
  * columns `created_at, other_id, username`, no merge, no output). With more slices than buckets,
  * `S − buckets` slices of both arms own nothing (the directory, not the slice count, bounds the
- * parallelism). No layout is pinned: `pinnedBuckets` is a hash-layout option that time lists ignore.
+ * parallelism).
  *
  * Every repetition scans the whole list in both arms, A B / B A, for `--reps` repetitions (p50 over
  * ≥ 3); each service pass must cover the list exactly once (count, id sum mod 2^64 and id XOR
@@ -64,11 +64,6 @@ const layout = await store.getLayout(list);
 console.log(
   `${F} followers in ${buckets.length} time buckets (directory mode ${mode}, inverse-edge layout N=${layout.buckets}); load average ${loadAverage()}`,
 );
-if (directory.mode !== 'time' && buckets.length === 1 && layout.buckets > 1) {
-  console.warn(
-    'WARNING: the list is hash-bucketed (loaded before time buckets): reload it with the current bench:load',
-  );
-}
 
 interface Tally {
   count: number;

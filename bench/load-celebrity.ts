@@ -138,7 +138,7 @@ const resumeFrom = await savedWatermark('celebrity');
  * The celebrity's followers list is time-bucketed like any list the service writes: its directory
  * is planned from the rows' created_at (`planDirectory`, `--bucket-rows` a bucket) and every row
  * goes to `bucketFor(directory, created_at)`, the service's own placement. Stored once, with mode
- * `time` (the inverse edges keep the N-bucket hash layout); a rerun checks it is the same plan.
+ * `time` (the inverse edges keep their N-bucket layout); a rerun checks it is the same plan.
  */
 async function celebrityDirectory(): Promise<Directory> {
   function* createdAts() {
@@ -171,7 +171,7 @@ const opts = { prepare: true, isIdempotent: true } as const;
 /** The users rows' fixed write time (the statement binds one since the registry of deactivated accounts). */
 const USER_WRITE_TIME = P0;
 const userRow = (id: bigint, username: string) => [id, username, false, 'active', false, USER_WRITE_TIME];
-/** The follower's `followers` row partition (time bucket) and its `edges_in` one (hash bucket of N). */
+/** The follower's `followers` row partition (time bucket) and its `edges_in` one (inverse-edge layout bucket of N). */
 const fCode = (i: number) => bucketFor(directory, P0 + BigInt(i)).id;
 const inCode = (i: number) => bucketCodeOf(N, FIRST_FOLLOWER + BigInt(i));
 
@@ -472,9 +472,6 @@ for (let i = 0; i < U; i++) {
   ] as const) {
     const buckets = bucketsForSize(size, THRESHOLDS);
     if (buckets > 1) {
-      // A time list whose inverse edges take N buckets: its mode is stored before its layout.
-      if ((await store.getDirectory(list)).version === 0)
-        await store.updateDirectory(list, 0, { mode: 'time' });
       await store.putLayout(list, { buckets, growingTo: null, copiedThrough: 0 });
       bgLayouts++;
     }

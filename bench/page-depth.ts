@@ -2,10 +2,11 @@
  * Page latency by depth: on the 200,000-row list at limit 20,
  * walk to page 10,000 (the last) keeping the cursors of pages 1, 100, 1,000 and 10,000, then time
  * those pages REPS times each, interleaved, and compare p50s with page 1. A keyset walk should
- * not slow down with depth (each bucket read starts at the cursor's bound). Runs at N = 16 and
- * N = 64 (`--layouts 1,16` to change). Writes <results>/page-depth.{json,svg,md}.
+ * not slow down with depth (each bucket read starts at the cursor's bound). The list is in one time
+ * bucket (the retired hash-bucket engine's N = 16 and N = 64 arms are gone). Writes
+ * <results>/page-depth.{json,svg,md}.
  *
- *   npm run bench:depth -- [--reps 300] [--layouts 16,64] [--rows 200000]
+ *   npm run bench:depth -- [--reps 300] [--rows 200000]
  */
 import { BucketedListService } from '../src/lists/list-service.js';
 import { BENCH_ROWS, benchList, openBenchLists } from './support/bench-lists.js';
@@ -13,24 +14,21 @@ import { barChartSvg } from './support/charts.js';
 import { loadAverage, markdownTable, openBench, percentile } from './support/harness.js';
 
 const bench = openBench({
-  usage: 'npm run bench:depth -- [--reps 300] [--layouts 16,64] [--rows 200000]',
+  usage: 'npm run bench:depth -- [--reps 300] [--rows 200000]',
   options: {
     reps: { type: 'string', default: '300' },
-    layouts: { type: 'string', default: '16,64' },
     rows: { type: 'string', default: String(BENCH_ROWS) },
   },
 });
 const LIMIT = 20;
 const REPS = Number(bench.args.reps);
-const LAYOUTS = bench.args.layouts.split(',').map(Number);
 const ROWS = Number(bench.args.rows);
 const DEPTHS = [1, 100, 1000, 10_000];
 
 const { store, close } = await openBenchLists(bench, ROWS);
 const results: Record<string, number | string>[] = [];
 
-for (const n of LAYOUTS) {
-  await store.putLayout(benchList, { buckets: n, growingTo: null, copiedThrough: 0 });
+{
   const svc = new BucketedListService({
     store,
     cursorSecret: 'bench-cursor-secret-0123456789',
@@ -50,7 +48,7 @@ for (const n of LAYOUTS) {
   }
   const walkS = (performance.now() - walkStart) / 1000;
   console.log(
-    `N=${n}: walked ${pages} pages in ${walkS.toFixed(1)} s (last page has a next cursor: ${cursor !== null})`,
+    `walked ${pages} pages in ${walkS.toFixed(1)} s (last page has a next cursor: ${cursor !== null})`,
   );
   const times = new Map<number, number[]>(DEPTHS.map((d) => [d, []]));
   for (let r = 0; r < REPS; r++) {
@@ -67,7 +65,6 @@ for (const n of LAYOUTS) {
   for (const d of DEPTHS) {
     const sorted = [...times.get(d)!].sort((a, b) => a - b);
     results.push({
-      N: n,
       page: d,
       p50_ms: +percentile(sorted, 50).toFixed(3),
       p95_ms: +percentile(sorted, 95).toFixed(3),
@@ -87,10 +84,12 @@ await bench.writeResultFile(
   barChartSvg(
     `p50 page latency by depth (${rowsTitle}, limit ${LIMIT}, ${REPS} reps)`,
     DEPTHS.map((d) => `page ${d}`),
-    LAYOUTS.map((n) => ({
-      name: `N=${n}`,
-      values: DEPTHS.map((d) => results.find((r) => r.N === n && r.page === d)!.p50_ms as number),
-    })),
+    [
+      {
+        name: 'time buckets',
+        values: DEPTHS.map((d) => results.find((r) => r.page === d)!.p50_ms as number),
+      },
+    ],
     'ms',
   ),
 );

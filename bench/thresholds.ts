@@ -50,7 +50,7 @@ const { json: pages, file: pagesFile } = bench.latestResult<{
 }>('bucket-pages', 'npm run bench:buckets');
 if (!Array.isArray(pages.table)) {
   throw new Error(
-    `${pagesFile} is a hash-bucket result of an older bench:buckets: run npm run bench:buckets again`,
+    `${pagesFile} is a result of an older bench:buckets (the retired hash-bucket engine): run npm run bench:buckets again`,
   );
 }
 const { json: partitions, file: partitionsFile } = bench.latestResult<{

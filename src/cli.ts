@@ -39,11 +39,6 @@ const COMMANDS: readonly JobCommand[] = [
   repairSweepCommand,
   suggestCommand,
   repairCommand,
-  {
-    name: 'migrate-lists',
-    help: 'migrate hash-bucketed lists to time buckets, resumably (--users 1,2 | --all) [--bucket-rows N] [--settle-ms N]',
-    run: async (argv, open) => (await import('./jobs/commands.js')).migrateListsCommand(argv, open),
-  },
   migrateCountsCommand,
   splitBucketsCommand,
   splitSearchCommand,

@@ -20,7 +20,6 @@ it('--help lists every job with one line each', async () => {
     'repair-sweep',
     'suggest',
     'repair',
-    'migrate-lists',
     'migrate-counts',
     'split-buckets',
     'split-search',
@@ -41,7 +40,7 @@ it('an unknown job and bad options are usage errors (exit 2), before any connect
   };
   expect(await fail(['nope'])).toEqual([
     2,
-    'usage: jobs <token|migrate|reconcile|reconcile-dirty|repair-sweep|suggest|repair|migrate-lists|migrate-counts|split-buckets|split-search|index-search|relay> [args]  (jobs --help for more)',
+    'usage: jobs <token|migrate|reconcile|reconcile-dirty|repair-sweep|suggest|repair|migrate-counts|split-buckets|split-search|index-search|relay> [args]  (jobs --help for more)',
   ]);
   expect(await fail(['suggest', '--top', '101'])).toEqual([
     2,
@@ -58,7 +57,13 @@ it('an unknown job and bad options are usage errors (exit 2), before any connect
       'usage: jobs relay --brokers HOST:PORT[,HOST:PORT] --topic NAME [--name relay] [--batch 1..1000] [--until-idle]',
     ]);
   }
-  for (const bad of [[], ['--all', '--users', '1'], ['--all', '--bucket-rows', '0'], ['--users', 'x']]) {
+  for (const bad of [
+    [],
+    ['--all', '--users', '1'],
+    ['--all', '--bucket-rows', '0'],
+    ['--all', '--settle-ms', '0'],
+    ['--users', 'x'],
+  ]) {
     expect(await fail(['split-buckets', ...bad])).toEqual([
       2,
       'usage: jobs split-buckets (--users 1,2 | --all) [--bucket-rows N] [--settle-ms N]',
@@ -68,12 +73,6 @@ it('an unknown job and bad options are usage errors (exit 2), before any connect
     expect(await fail(['split-search', ...bad])).toEqual([
       2,
       'usage: jobs split-search (--users 1,2 | --all) [--bucket-rows N] [--settle-ms N]',
-    ]);
-  }
-  for (const bad of [[], ['--all', '--users', '1'], ['--all', '--settle-ms', '0'], ['--users', 'x']]) {
-    expect(await fail(['migrate-lists', ...bad])).toEqual([
-      2,
-      'usage: jobs migrate-lists (--users 1,2 | --all) [--bucket-rows N] [--settle-ms N]',
     ]);
   }
   for (const bad of [[], ['--all', '--users', '1'], ['--all', '--page', '0'], ['--users', 'x']]) {

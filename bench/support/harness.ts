@@ -21,7 +21,8 @@ import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { GraphService } from '../../src/graph/graph-service.js';
-import { BucketedListService, type ListReadStats } from '../../src/lists/list-service.js';
+import type { ListReadStats } from '../../src/lists/list-pages.js';
+import { BucketedListService } from '../../src/lists/list-service.js';
 import { type CqlClient, createCqlClient } from '../../src/store/cassandra/client.js';
 import {
   CassandraGraphStore,

@@ -24,6 +24,7 @@ import {
   InvalidCursorError,
   InvalidInputError,
   isDomainError,
+  LegacyListModeError,
   NoPendingRequestError,
   NotVisibleError,
   PairBusyError,
@@ -54,6 +55,7 @@ export const ERROR_CODES = [
   'position_too_old',
   'position_out_of_range',
   'pair_busy',
+  'legacy_list_mode',
   'payload_too_large',
   'unsupported_media_type',
   'rate_limited',
@@ -81,6 +83,7 @@ export const STATUS: Record<ErrorCode, 400 | 401 | 403 | 404 | 409 | 410 | 413 |
   position_too_old: 409,
   position_out_of_range: 400,
   pair_busy: 503,
+  legacy_list_mode: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,
@@ -107,6 +110,7 @@ export const TITLE: Record<ErrorCode, string> = {
   position_too_old: 'Position older than the pair history horizon',
   position_out_of_range: 'Position out of range',
   pair_busy: 'Pair busy',
+  legacy_list_mode: 'List stored by a retired engine',
   payload_too_large: 'Payload too large',
   unsupported_media_type: 'Unsupported media type',
   rate_limited: 'Too many requests',
@@ -209,6 +213,16 @@ const DOMAIN_RULES = [
       new ApiError('unavailable', err.message, {
         cause: err,
         headers: { 'Retry-After': String(err.retryAfterSeconds) },
+      }),
+  ),
+  // 409, not 5xx: the service is healthy and a retry cannot help; the list's stored state
+  // conflicts with what this version serves until an operator rebuilds it. The stable code is what
+  // to alert on; a 5xx would page as an outage and invite client retries.
+  rule(
+    LegacyListModeError,
+    (err) =>
+      new ApiError('legacy_list_mode', 'this list is stored in a retired layout and cannot be served', {
+        cause: err,
       }),
   ),
   rule(

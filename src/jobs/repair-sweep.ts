@@ -252,8 +252,8 @@ export async function repairSweep(deps: RepairDeps, o: SweepOptions = {}): Promi
   };
   const layoutOf = async (list: ListKey) => (await placeOf(list)).layout;
   const readCode = async (list: ListKey, entry: ListEntry) => {
-    const { layout, directory } = await placeOf(list);
-    return readCodeOf(layout, directory, entry);
+    const { directory } = await placeOf(list);
+    return readCodeOf(directory, entry);
   };
 
   // ---- checks, one per table ----
@@ -326,8 +326,8 @@ export async function repairSweep(deps: RepairDeps, o: SweepOptions = {}): Promi
 
   /** `hidden`: the deactivated members, which counts exclude (one registry read per page of partitions). */
   const checkListBucket = async (list: ListKey, code: number, fixes: PageFixes, hidden: MemberFilter) => {
-    const { layout, directory } = await placeOf(list);
-    const codes = readCodes(layout, directory);
+    const { directory } = await placeOf(list);
+    const codes = readCodes(directory);
     if (!codes.includes(code)) return;
     // The partition whose sweep checks the list's count: the oldest (a time list's newest bucket
     // may still be empty, and an empty partition is never met by the token scan).
@@ -394,7 +394,7 @@ export async function repairSweep(deps: RepairDeps, o: SweepOptions = {}): Promi
         `${list.userId} ${list.relation} ${list.direction}: counted ${total}, served ${served}`,
       );
       // Any bucket's mark makes the reconciler recompute the list's correction.
-      const mark = bucketCode(layout.buckets, 0);
+      const mark = bucketCode((await layoutOf(list)).buckets, 0);
       fixes.dirty.set(`${listId(list)}|code${mark}`, { list, code: mark });
     }
   };
@@ -431,7 +431,7 @@ export async function repairSweep(deps: RepairDeps, o: SweepOptions = {}): Promi
     const now = nowPosition();
     await Promise.all(
       [...fixes.dirty.values()].map(async ({ list, otherId, code }) => {
-        // Dirty marks are hash codes of the layout, whatever holds the rows.
+        // Dirty marks are codes of the inverse-edge layout (`model/buckets.ts`), not time buckets.
         const c = code ?? bucketCodeOf((await store.getLayout(list)).buckets, otherId as UserId);
         await store.markDirty(list, c, now);
         totals.markedDirty++;

@@ -20,7 +20,7 @@ import {
 import { nowPosition } from '../model/clock.js';
 import type { ListKey, UserId } from '../model/types.js';
 import type { ListStore } from '../ports/list-store.js';
-import { everyUser, listJobArgs, listsOf } from './migrate-lists.js';
+import { everyUser, listJobArgs, listsOf } from './list-jobs.js';
 import type { OpenJobRuntime } from './runtime.js';
 
 export type SplitListOutcome = 'split' | 'fine' | 'skipped';

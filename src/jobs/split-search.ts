@@ -15,7 +15,7 @@ import {
   SearchCutVerificationError,
 } from '../lists/search-split.js';
 import type { Direction, ListKey } from '../model/types.js';
-import { everyUser, listJobArgs } from './migrate-lists.js';
+import { everyUser, listJobArgs } from './list-jobs.js';
 import type { OpenJobRuntime } from './runtime.js';
 
 export const SPLIT_SEARCH_USAGE =

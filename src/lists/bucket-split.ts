@@ -57,14 +57,13 @@ import {
   nextBucketId,
   ownerKeyOf,
   type PendingSplit,
-  rowMode,
   splitChildFor,
   type TimeBucket,
   upperOf,
 } from '../model/time-buckets.js';
 import type { ListEntry, ListKey, Position } from '../model/types.js';
 import type { ListStore } from '../ports/list-store.js';
-import { DirectoryPlanner } from './list-migration.js';
+import { DirectoryPlanner } from './directory-planner.js';
 
 export interface SplitOptions {
   /** Directory cache TTL plus the longest write in flight, in ms (see the module note). */
@@ -136,7 +135,6 @@ type SplitStore = Pick<
   ListStore,
   | 'getDirectory'
   | 'getLayout'
-  | 'getListMigration'
   | 'updateDirectory'
   | 'listBucket'
   | 'listBucketNewer'
@@ -203,8 +201,7 @@ export async function splitBucket(
 
   if (!split) {
     if (bucket === null) throw new SplitBlockedError(list, 'no split pending and no bucket named');
-    const layout = await store.getLayout(list);
-    if (rowMode(directory, layout) !== 'time' || (await store.getListMigration(list))) {
+    if (directory.mode !== null && directory.mode !== 'time') {
       throw new SplitBlockedError(list, 'the list is not (only) in time buckets');
     }
     const index = directory.buckets.findIndex((b) => b.id === bucket);

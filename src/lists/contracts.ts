@@ -74,17 +74,11 @@ export interface ScanPage {
 export interface ScanOptions {
   /** Drops members (scan pages may be short). */
   exclude?: MemberFilter;
-  /**
-   * A layout size (power of two) read once by the caller and passed to every slice of the scan:
-   * only `min(slices, pinnedBuckets)` slices own rows, each whole buckets (no rows read and
-   * dropped). Without it ownership ignores the layout (see `scan-slices.ts`).
-   */
-  pinnedBuckets?: number;
 }
 
 /**
- * The list side of the domain (bucketed pages, the merge cursor, scans, online growth), injected
- * into the graph service so the write path and the read path meet only here.
+ * The list side of the domain (time-bucketed pages and their cursors, scans, inverse-edge layout
+ * growth), injected into the graph service so the write path and the read path meet only here.
  */
 export interface ListService {
   /**
@@ -125,15 +119,16 @@ export interface ListService {
     options?: ScanOptions,
   ): Promise<ScanPage>;
   /**
-   * The list's layout now, for readers and writers alike (cached for at most the layout cache TTL):
-   * readers read its `buckets`; writers write every code of `writeBucketCodes` (both layouts while
-   * `growingTo` is set).
+   * The list's inverse-edge layout now (cached for at most the layout cache TTL): `edges_in` rows
+   * and count codes are read under its `buckets` and written to every code of `writeBucketCodes`
+   * (both layouts while `growingTo` is set). The list's own rows are in time buckets.
    */
   currentLayout(list: ListKey): Promise<BucketLayout>;
   /**
-   * Where `list`'s rows go now (cached like the layout): the inverse-edge layout (`edges_in` stays
-   * hash-bucketed) and, per row, every partition a writer writes or deletes it in — its time bucket,
-   * or its hash buckets for a list not yet migrated, both while a migration copies.
+   * Where `list`'s rows go now (cached like the layout): the inverse-edge layout (for `edges_in`)
+   * and, per row, every time bucket a writer writes or deletes it in — its own, or parent and child
+   * while a split covers it. Throws `LegacyListModeError` for a list stored by the retired
+   * hash-bucket engine.
    */
   placement(list: ListKey): Promise<RowPlacement>;
   /**

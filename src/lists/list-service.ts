@@ -1,15 +1,17 @@
 /**
  * `ListService`: the list engine's one interface — pages, fan-out scans, where a row goes
  * (`placement`), the time-bucket directory and closing buckets at a size, and the trigger for the
- * hash layouts' online growth.
+ * inverse-edge layouts' online growth.
  *
- * Design note. A list is read by one of two engines, chosen per request by its row mode
- * (`model/time-buckets.ts`): time buckets (`time-pages.ts`; every list since issue 19: one
- * partition per page, a second only at a bucket boundary) or hash buckets (`hash-pages.ts`; lists
- * grown before time buckets existed, until `jobs migrate-lists` moves them, and a migration's
- * dual-write phase). Both take the same cursor boundary (a list key), so a walk crosses a
- * migration's flip without a seam. Cursors bind direction and bounds (see `cursor-codec.ts`): a
- * prev cursor sent as a next cursor, or with other `since` / `until`, is an `InvalidCursorError`.
+ * Design note. Every list is read from time buckets (`time-pages.ts`: one partition per page, a
+ * second only at a bucket boundary). The product card's merge cursor is honoured as its
+ * one-bucket case: the buckets cover disjoint time ranges, so the list is already one ordered
+ * sequence and needs no k-way merge, and the cursor is the merge cursor's boundary (the last key
+ * emitted) with a single, open bucket state (`cursor-codec.ts`). The boundary is a list key, so a
+ * walk resumes exactly past its last item whatever buckets close or split meanwhile. Cursors bind
+ * direction and bounds: a prev cursor sent as a next cursor, or with other `since` / `until`, is
+ * an `InvalidCursorError`. A list whose directory holds a mode of the retired hash-bucket engine
+ * is refused, read or written (`rowMode`, `LegacyListModeError`).
  *
  * Layouts and directories are cached for `layoutCacheTtlMs`; a growth waits that long (plus
  * `writeGraceMs`) after announcing `growingTo`, and again before dropping the old buckets, and a
@@ -18,8 +20,8 @@
  * recently used, an insert past the bound evicts the least recently used), so reading many users'
  * lists cannot grow them without limit. Evicting early is always safe: it only costs one read.
  *
- * Growth (hash layouts) and closing (time buckets) are triggered by sizes writers read after an
- * insert (`noteSize`). Reading the size on every insert cost two of a follow's twenty statements
+ * Growth (inverse-edge layouts) and closing (time buckets) are triggered by sizes writers read
+ * after an insert (`noteSize`). Reading the size on every insert cost two of a follow's twenty statements
  * per list; `sizeCheckDue` skips it while the inserts this process made since its last size read
  * are under 1/`SIZE_CHECK_SHARE` of the headroom to the next threshold (and the size is under a
  * minute old). A single process therefore still reads the size on the very insert that crosses a
@@ -30,8 +32,7 @@
  * Work budget (the API contract, Part 3, "Any list or set page may come back short"). Skipped
  * members cost reads without filling the page: 3,000 deactivated followers at the head made one
  * `limit=1` page read 3,001 buckets and 3,002 user rows, a cost a sock-puppet run imposes on every
- * viewer. A page of either engine therefore starts no further round once it has read
- * `pageBudget(limit)` rows (`PAGE_BUDGET_PER_ITEM` = 10 per item asked, at least `PAGE_MIN_BUDGET`
+ * viewer. A page therefore starts no further round once it has read `pageBudget(limit)` rows (`PAGE_BUDGET_PER_ITEM` = 10 per item asked, at least `PAGE_MIN_BUDGET`
  * = 1,000) and answers what it kept, possibly nothing, with a cursor at the last row read (older:
  * `nextCursor`; newer: `prevCursor`), past every skipped member. The first round always runs, so a
  * page without skipped members is never cut and every page makes progress. Why these numbers: a
@@ -42,32 +43,21 @@
  */
 
 import type { LRUCache } from 'lru-cache';
+import { MAX_LAYOUT_BUCKETS } from '../model/buckets.js';
 import { nowPosition } from '../model/clock.js';
 import { InvalidInputError } from '../model/errors.js';
 import { boundedLru } from '../model/lru.js';
 import { searchLayoutOf } from '../model/search.js';
-import { type Directory, nextBucketId, type RowMode, rowMode, writeCodes } from '../model/time-buckets.js';
+import { type Directory, nextBucketId, rowMode, writeCodes } from '../model/time-buckets.js';
 import type { BucketLayout, ListEntry, ListKey, Position } from '../model/types.js';
 import { listId } from '../model/types.js';
 import type { ListStore } from '../ports/list-store.js';
 import type { SearchStore } from '../ports/search-store.js';
-import type {
-  ListPage,
-  ListService,
-  MemberFilter,
-  PageOptions,
-  RowPlacement,
-  ScanOptions,
-  ScanPage,
-} from './contracts.js';
-import { CursorCodec, MAX_BUCKETS, type PageExpectation, type TimeBounds } from './cursor/cursor-codec.js';
-import type { PageStats } from './cursor/merge.js';
-import { log2, MAX_SLICES } from './cursor/scan-slices.js';
-import { hashPage, hashScan } from './hash-pages.js';
+import type { ListPage, ListService, PageOptions, RowPlacement, ScanOptions, ScanPage } from './contracts.js';
+import { CursorCodec, type PageExpectation, type TimeBounds } from './cursor/cursor-codec.js';
 import { type GrowthProgress, growList } from './list-growth.js';
+import { type ListReadStats, type PageReads, timeListPage, timeListScan } from './list-pages.js';
 import { searchPage } from './list-search.js';
-import { keyAbove, keyBelow, MIN_ID, toItem } from './page-keys.js';
-import { readNewer, readOlder, scanTimeSlice } from './time-pages.js';
 
 export interface ListServiceOptions {
   /** The list rows, and the search rows search pages read. */
@@ -121,17 +111,6 @@ export interface ListServiceOptions {
   monotonic?: () => number;
 }
 
-export interface ListReadStats extends PageStats {
-  kind: 'page' | 'scan';
-  list: ListKey;
-  /** Items returned. */
-  items: number;
-  /** Buckets in the layout read. */
-  layout: number;
-  /** True when the page stopped at its work budget (short, with a cursor). */
-  budgetHit: boolean;
-}
-
 export interface ScanBatch {
   ids: bigint[];
   /** Resume point after this batch; null when the slice is finished. */
@@ -142,7 +121,7 @@ export interface ScanBatch {
 export function bucketsForSize(
   size: number,
   thresholds: readonly number[],
-  maxBuckets = MAX_BUCKETS,
+  maxBuckets = MAX_LAYOUT_BUCKETS,
 ): number {
   let buckets = 1;
   for (const t of thresholds) {
@@ -157,6 +136,9 @@ export function bucketsForSize(
  * chart in the README, `bench:buckets`, measured page cost against bucket size).
  */
 export const DEFAULT_TIME_BUCKET_ROWS = 250_000;
+
+/** The most slices a fan-out scan may be cut into. */
+export const MAX_SLICES = 1024;
 
 /** Rows a list page may read per item asked for before it stops short (see the module note). */
 export const PAGE_BUDGET_PER_ITEM = 10;
@@ -177,7 +159,7 @@ export const SIZE_CHECK_MAX_AGE_MS = 60_000;
 export function nextThreshold(
   size: number,
   thresholds: readonly number[],
-  maxBuckets = MAX_BUCKETS,
+  maxBuckets = MAX_LAYOUT_BUCKETS,
 ): number | null {
   const buckets = bucketsForSize(size, thresholds, maxBuckets);
   return buckets >= maxBuckets ? null : (thresholds[Math.log2(buckets)] ?? null);
@@ -206,6 +188,11 @@ export class BucketedListService implements ListService {
     { size: number; at: number; inserted: number; base: number | null }
   >;
 
+  /** What a page or scan read needs of this service. */
+  private reads(): PageReads {
+    return { store: this.store, codec: this.codec, onPage: this.o.onPage };
+  }
+
   /** The monotonic clock of cache ages (ms). */
   private now(): number {
     return (this.o.monotonic ?? performance.now.bind(performance))();
@@ -223,14 +210,15 @@ export class BucketedListService implements ListService {
     if (!Number.isInteger(this.bucketRows) || this.bucketRows < 1) {
       throw new RangeError('timeBucketRows must be a positive integer');
     }
-    this.maxBuckets = Math.min(o.maxBuckets ?? MAX_BUCKETS, MAX_BUCKETS);
+    this.maxBuckets = Math.min(o.maxBuckets ?? MAX_LAYOUT_BUCKETS, MAX_LAYOUT_BUCKETS);
   }
 
   /**
-   * Newest-first page (created_at DESC, other_id DESC) by a k-way merge of the list's buckets;
+   * Newest-first page (created_at DESC, other_id DESC) of the list's time buckets (`time-pages.ts`);
    * `options` picks the direction, the time range and the member filter (see the module note).
    * Throws `InvalidCursorError` for a cursor not issued here for `list` with the same direction
-   * and bounds, `InvalidInputError` for a limit below 1 or `since >= until`.
+   * and bounds, `InvalidInputError` for a limit below 1 or `since >= until`, `LegacyListModeError`
+   * for a list stored by the retired hash-bucket engine.
    */
   async page(
     list: ListKey,
@@ -247,44 +235,26 @@ export class BucketedListService implements ListService {
     const bounds: TimeBounds | undefined = since === null && until === null ? undefined : { since, until };
     const newer = options.direction === 'newer';
     const expect: PageExpectation = { direction: newer ? 'newer' : 'older', ...(bounds ? { bounds } : {}) };
-    const [layout, directory] = await Promise.all([this.layout(list), this.directory(list)]);
+    const directory = await this.directory(list);
     const c = cursor ? this.codec.decodePage(cursor, list, expect) : null;
-    const mode = rowMode(directory, layout);
-    if (mode === 'time' || mode === 'flipped') {
-      return this.timePage(list, directory, limit, c?.after ?? null, newer, since, until, options.exclude);
-    }
-    const budget = (this.o.pageBudget ?? pageBudget)(limit);
-    const r = await hashPage({
-      store: this.store,
-      codec: this.codec,
+    rowMode(directory);
+    return timeListPage(this.reads(), {
       list,
-      layout,
-      cursor: c,
+      directory,
       limit,
+      after: c?.after ?? null,
       newer,
       since,
       until,
       exclude: options.exclude,
-      budget,
+      budget: (this.o.pageBudget ?? pageBudget)(limit),
     });
-    this.o.onPage?.({
-      kind: 'page',
-      list,
-      items: r.page.items.length,
-      layout: r.buckets,
-      budgetHit: r.budgetHit,
-      ...r.stats,
-    });
-    return r.page;
   }
 
   olderCursor(list: ListKey, last: ListEntry): string {
     return this.codec.encodePage({
       list,
-      buckets: 1,
       after: { createdAt: last.createdAt, otherId: last.otherId },
-      gapUs: 0,
-      states: [{ exhausted: false, ceiling: null }],
     });
   }
 
@@ -310,149 +280,39 @@ export class BucketedListService implements ListService {
     return page;
   }
 
-  /** A page of a time-bucketed list (`time-pages.ts`); cursors carry the boundary only. */
-  private async timePage(
-    list: ListKey,
-    directory: Directory,
-    limit: number,
-    after: ListEntry | null,
-    newer: boolean,
-    since: Position | null,
-    until: Position | null,
-    exclude: MemberFilter | undefined,
-  ): Promise<ListPage> {
-    const bounds: TimeBounds | undefined = since === null && until === null ? undefined : { since, until };
-    const stats: PageStats = { queries: 0, rowsRead: 0, buckets: 0, rounds: 0 };
-    const budget = (this.o.pageBudget ?? pageBudget)(limit);
-    const seal = (direction: 'older' | 'newer', at: ListEntry) =>
-      this.codec.encodePage({
-        list,
-        buckets: 1,
-        after: at,
-        gapUs: 0,
-        states: [{ exhausted: false, ceiling: null }],
-        ...(direction === 'newer' ? { direction } : {}),
-        ...(bounds ? { bounds } : {}),
-      });
-    const base = { store: this.store, list, directory, budget, stats, exclude };
-    let page: ListPage;
-    let budgetHit: boolean;
-    if (after && newer) {
-      const r = await readNewer({ ...base, after, until, want: limit + 1 });
-      budgetHit = r.budgetHit;
-      const shown = r.items.slice(0, limit).reverse();
-      const newest = shown[0];
-      page = {
-        items: shown.map(toItem),
-        nextCursor: seal('older', shown.at(-1) ?? keyAbove(after)),
-        prevCursor:
-          r.budgetHit && r.last
-            ? seal('newer', r.last)
-            : r.items.length > limit && newest
-              ? seal('newer', newest)
-              : null,
-      };
-    } else {
-      const from = after ?? (until !== null ? { createdAt: until, otherId: MIN_ID } : null);
-      const r = await readOlder({ ...base, after: from, since, want: limit });
-      budgetHit = r.budgetHit;
-      const resume = r.last ?? from;
-      page = {
-        items: r.items.map(toItem),
-        nextCursor: r.done || !resume ? null : seal('older', resume),
-        prevCursor: after ? seal('newer', r.items[0] ?? keyBelow(after)) : null,
-      };
-    }
-    this.o.onPage?.({ kind: 'page', list, items: page.items.length, layout: 1, budgetHit, ...stats });
-    return page;
-  }
-
-  /**
-   * One scan slice of a time-bucketed list (`time-pages.ts`): the slice's buckets by owner key.
-   * A hash-bucket scan cursor issued before the list migrated is refused (`InvalidCursorError`).
-   */
-  private async timeScan(
-    list: ListKey,
-    directory: Directory,
-    slice: number,
-    slices: number,
-    limit: number,
-    cursor: string | null,
-    exclude: MemberFilter | undefined,
-  ): Promise<ScanPage> {
-    const pos = cursor ? this.codec.decodeTimeScan(cursor, list, slice, slices) : { key: 0, after: null };
-    const stats: PageStats = { queries: 0, rowsRead: 0, buckets: 0, rounds: 0 };
-    const r = await scanTimeSlice(this.store, list, directory, slice, slices, limit, pos, stats);
-    const skip = exclude && r.ids.length > 0 ? await exclude(r.ids) : null;
-    const kept = skip && skip.size > 0 ? r.ids.filter((id) => !skip.has(id)) : r.ids;
-    this.o.onPage?.({ kind: 'scan', list, items: kept.length, layout: 1, budgetHit: false, ...stats });
-    return {
-      ids: kept,
-      nextCursor: r.next ? this.codec.encodeTimeScan({ list, slice, slices, ...r.next }) : null,
-    };
-  }
-
   /**
    * One slice of a fan-out scan: `slices` (1..1024) disjoint slices cover every member exactly once
-   * (see `scan-slices.ts`); order within a slice is bucket by bucket, each in clustering order.
-   * Throws `InvalidCursorError` for a cursor not issued for this list and slice, `InvalidInputError`
-   * for a slice, slice count or limit out of range.
-   *
-   * `options.pinnedBuckets` (a layout size the caller read once, e.g. `currentLayout(list)`, and
-   * passes to every slice of the scan) caps the slices that own rows at `min(slices, pinned)`:
-   * see `effectiveSlices` in `scan-slices.ts`. Slices at or above the cap are empty at once; the
-   * others own whole buckets and read nothing they do not return. All slices of one scan must pass
-   * the same value (and the same value again with their cursors).
+   * (slice `s` owns the time buckets whose owner key is `s` modulo `slices`, see `time-pages.ts`);
+   * order within a slice is bucket by bucket, each in clustering order. Throws
+   * `InvalidCursorError` for a cursor not issued for this list and slice, `InvalidInputError` for a
+   * slice, slice count or limit out of range.
    */
   async scan(
     list: ListKey,
     slice: number,
-    requestedSlices: number,
+    slices: number,
     limit: number,
     cursor: string | null,
     options: ScanOptions = {},
   ): Promise<ScanPage> {
-    if (!Number.isInteger(requestedSlices) || requestedSlices < 1 || requestedSlices > MAX_SLICES) {
+    if (!Number.isInteger(slices) || slices < 1 || slices > MAX_SLICES) {
       throw new InvalidInputError('slices', `an integer from 1 to ${MAX_SLICES}`);
     }
-    if (!Number.isInteger(slice) || slice < 0 || slice >= requestedSlices) {
+    if (!Number.isInteger(slice) || slice < 0 || slice >= slices) {
       throw new InvalidInputError('slice', 'an integer from 0 to slices - 1');
     }
-    const pinned = options.pinnedBuckets;
-    if (
-      pinned !== undefined &&
-      (!Number.isInteger(pinned) || pinned < 1 || pinned > MAX_BUCKETS || 2 ** log2(pinned) !== pinned)
-    ) {
-      throw new InvalidInputError('pinnedBuckets', `a power of two from 1 to ${MAX_BUCKETS}`);
-    }
     assertLimit(limit);
-    const [current, directory] = await Promise.all([this.layout(list), this.directory(list)]);
-    const mode = rowMode(directory, current);
-    if (mode === 'time' || mode === 'flipped') {
-      return this.timeScan(list, directory, slice, requestedSlices, limit, cursor, options.exclude);
-    }
-    const r = await hashScan({
-      store: this.store,
-      codec: this.codec,
+    const directory = await this.directory(list);
+    rowMode(directory);
+    return timeListScan(this.reads(), {
       list,
-      layout: current,
+      directory,
       slice,
-      requestedSlices,
-      pinned,
+      slices,
       limit,
       cursor,
       exclude: options.exclude,
     });
-    if (r.buckets !== null && r.stats)
-      this.o.onPage?.({
-        kind: 'scan',
-        list,
-        items: r.page.ids.length,
-        layout: r.buckets,
-        budgetHit: false,
-        ...r.stats,
-      });
-    return r.page;
   }
 
   /**
@@ -466,21 +326,23 @@ export class BucketedListService implements ListService {
       slices?: number;
       batchSize?: number;
       cursor?: string | null;
-      pinnedBuckets?: number;
     } = {},
   ): AsyncGenerator<ScanBatch> {
     let cursor = o.cursor ?? null;
-    const options = o.pinnedBuckets === undefined ? {} : { pinnedBuckets: o.pinnedBuckets };
     do {
-      const page = await this.scan(list, o.slice ?? 0, o.slices ?? 1, o.batchSize ?? 1000, cursor, options);
+      const page = await this.scan(list, o.slice ?? 0, o.slices ?? 1, o.batchSize ?? 1000, cursor);
       cursor = page.nextCursor;
       if (page.ids.length > 0 || cursor === null) yield { ids: page.ids, cursor };
     } while (cursor !== null);
   }
 
-  /** Where `list`'s rows go now (`ListService`); layout and directory cached for `layoutCacheTtlMs`. */
+  /**
+   * Where `list`'s rows go now (`ListService`); layout and directory cached for `layoutCacheTtlMs`.
+   * Throws `LegacyListModeError` for a list stored by the retired hash-bucket engine.
+   */
   async placement(list: ListKey): Promise<RowPlacement> {
     const [layout, directory] = await Promise.all([this.layout(list), this.directory(list)]);
+    rowMode(directory);
     return {
       layout,
       codes: (entry) => writeCodes(layout, directory, entry),
@@ -517,8 +379,7 @@ export class BucketedListService implements ListService {
    */
   private async closeBucketIfFull(list: ListKey, size: number): Promise<void> {
     const directory = await this.store.getDirectory(list);
-    const layout = await this.layout(list);
-    if (rowMode(directory, layout) !== 'time') return;
+    rowMode(directory);
     const newest = directory.buckets[0];
     const now = (this.o.clock ?? nowPosition)();
     // What `sizeCheckDue` measures the next close from.
@@ -542,15 +403,6 @@ export class BucketedListService implements ListService {
     return (
       this.o.boundaryLeadMs ?? this.ttlMs + (this.o.positionLeadMs ?? 5000) + 2 * (this.o.clockSkewMs ?? 2000)
     );
-  }
-
-  /** Sets `mode` on `list`'s directory (a migration's steps; a time list's first growth). */
-  async setRowMode(list: ListKey, mode: RowMode, expected?: Directory): Promise<boolean> {
-    const directory = expected ?? (await this.store.getDirectory(list));
-    const applied = await this.store.updateDirectory(list, directory.version, { mode });
-    const fresh = await this.store.getDirectory(list);
-    this.directories.set(listId(list), { directory: fresh, at: this.now() });
-    return applied;
   }
 
   /** The list's layout now, for readers and writers (`ListService`); cached for `layoutCacheTtlMs`. */
@@ -616,19 +468,9 @@ export class BucketedListService implements ListService {
       const layout = await this.store.getLayout(list);
       this.remember(key, layout);
       if (layout.growingTo === null && layout.buckets >= capped) return layout;
-      let directory = await this.store.getDirectory(list);
-      const mode = rowMode(directory, layout);
-      // A migration moves this list's rows; its inverse edges grow once it is done.
-      if (mode === 'dual' || mode === 'flipped') return layout;
-      if (mode === 'time' && directory.mode === null) {
-        // Stored before the layout changes, so no reader or writer can take the grown layout for a
-        // hash list's (`rowMode`); the growth's first settle passes before the layout flips.
-        await this.setRowMode(list, 'time', directory);
-        directory = await this.directory(list);
-        if (rowMode(directory, layout) !== 'time') continue;
-      }
+      rowMode(await this.store.getDirectory(list));
       const grown = await growList(this.store, list, {
-        listRows: mode === 'hash',
+        listRows: false,
         settleMs: this.ttlMs + (this.o.writeGraceMs ?? 5000),
         ...(this.o.growthCopyPageSize ? { copyPageSize: this.o.growthCopyPageSize } : {}),
         ...(this.o.sleep ? { sleep: this.o.sleep } : {}),

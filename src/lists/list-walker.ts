@@ -1,16 +1,15 @@
 /**
- * One resumable walk over a whole list, bucket by bucket, for jobs (repair, reconcile, sweeps,
- * export later): the only place that pages `listBucket` across a layout's buckets.
+ * One resumable walk over a whole list, time bucket by time bucket, for jobs (repair, reconcile,
+ * sweeps, export later): the only place that pages `listBucket` across a list's buckets.
  *
- * Design note. A walk visits the read buckets of the layout it finds at its start, in bucket-code
- * order, each newest first, and hands every page to `onPage` together with the cursor *after* that
- * page; the caller commits the cursor there (FlockDB's jobs commit theirs every page), so a
+ * Design note. A walk visits the time buckets of the directory it finds at its start, newest
+ * bucket first, each newest row first, and hands every page to `onPage` together with the cursor
+ * *after* that page; the caller commits the cursor there (FlockDB's jobs commit theirs every page), so a
  * crashed job resumes where its last committed page ended. The cursor is `{ bucketCode, after }`:
  * plain data, not signed, because it never leaves the process or the job's own progress record.
- * A resume whose bucket code is no longer in the list's read layout (the list grew meanwhile)
- * starts over from the first bucket: the walk is at-least-once, never at-most-once, which is what
- * idempotent jobs need. It does not merge buckets into list order (the list service does that
- * for clients); within a bucket the order is the list order.
+ * A resume whose bucket is no longer in the directory (a split replaced it meanwhile) starts over
+ * from the first bucket: the walk is at-least-once, never at-most-once, which is what idempotent
+ * jobs need. Within a bucket the order is the list order.
  *
  * A time bucket is read within its range, as pages read it (`time-pages.ts`): from just below the
  * start of the next newer bucket. Between a split's flip and its tombstone the parent still holds
@@ -19,7 +18,7 @@
  */
 
 import { bucketCodeOf } from '../model/buckets.js';
-import { readCodes, rowMode, upperOf } from '../model/time-buckets.js';
+import { readCodes, upperOf } from '../model/time-buckets.js';
 import type { ListEntry, ListKey } from '../model/types.js';
 import type { ListStore } from '../ports/list-store.js';
 import type { MemberFilter } from './contracts.js';
@@ -30,8 +29,7 @@ export type WalkStore = Pick<ListStore, 'getLayout' | 'getDirectory' | 'listBuck
 
 /** The partitions holding `list`'s rows for readers now (`readCodes` in `model/time-buckets.ts`). */
 export async function listReadCodes(store: Omit<WalkStore, 'listBucket'>, list: ListKey): Promise<number[]> {
-  const [layout, directory] = await Promise.all([store.getLayout(list), store.getDirectory(list)]);
-  return readCodes(layout, directory);
+  return readCodes(await store.getDirectory(list));
 }
 
 /** Where a walk stands: the next rows are those of `bucketCode` strictly after `after`. */
@@ -68,12 +66,10 @@ export async function walkList(
   o: WalkOptions = {},
 ): Promise<number> {
   const pageSize = o.pageSize ?? 1000;
-  const [layout, directory] = await Promise.all([store.getLayout(list), store.getDirectory(list)]);
-  const codes = o.bucketCodes ? [...o.bucketCodes] : readCodes(layout, directory);
-  const mode = rowMode(directory, layout);
-  /** Where a fresh read of `code` starts: below its range's upper end for a time bucket. */
+  const directory = await store.getDirectory(list);
+  const codes = o.bucketCodes ? [...o.bucketCodes] : readCodes(directory);
+  /** Where a fresh read of `code` starts: below its bucket's upper end. */
   const startOf = (code: number): ListEntry | null => {
-    if (mode !== 'time' && mode !== 'flipped') return null;
     const upper = upperOf(
       directory,
       directory.buckets.findIndex((b) => b.id === code),
@@ -106,7 +102,7 @@ export async function walkList(
 }
 
 /**
- * Rows in one partition of `list` (a hash bucket or a time bucket; paged, bounded memory), not counting members `exclude` names
+ * Rows in one time bucket of `list` (paged, bounded memory), not counting members `exclude` names
  * (deactivated accounts: counts exclude them, see `account-state.ts`).
  */
 export async function countBucket(
@@ -129,11 +125,10 @@ export async function countBucket(
 }
 
 /**
- * Rows of `list` per hash bucket code of its layout (the codes counts and dirty marks use), not
- * counting members `exclude` names. A list whose rows are in hash buckets is read one bucket per
- * code; a time-bucketed list keeps no rows by hash code, so it is walked once, whole, and its rows
- * are counted by the code their member hashes to under the layout (for a one-bucket layout, code 1
- * is the whole list).
+ * Rows of `list` per code of its inverse-edge layout (the codes counts and dirty marks use), not
+ * counting members `exclude` names. The list keeps no rows by those codes: it is walked once,
+ * whole, and each row is counted by the code its member hashes to under the layout (for a
+ * one-bucket layout, code 1 is the whole list).
  */
 export async function countBuckets(
   store: WalkStore,
@@ -144,23 +139,16 @@ export async function countBuckets(
 ): Promise<Map<number, number>> {
   const counts = new Map<number, number>(bucketCodes.map((c) => [c, 0]));
   const [layout, directory] = await Promise.all([store.getLayout(list), store.getDirectory(list)]);
-  const mode = rowMode(directory, layout);
-  const count = async (page: ListEntry[], code: (e: ListEntry) => number) => {
+  const count = async (page: ListEntry[]) => {
     const hidden = exclude ? await exclude(page.map((e) => e.otherId)) : null;
     for (const e of page) {
-      const c = code(e);
+      const c = bucketCodeOf(layout.buckets, e.otherId);
       if (!hidden?.has(e.otherId) && counts.has(c)) counts.set(c, (counts.get(c) ?? 0) + 1);
     }
   };
-  if (mode === 'hash' || mode === 'dual') {
-    for (const c of bucketCodes) {
-      await walkList(store, list, (page) => count(page, () => c), { bucketCodes: [c], pageSize });
-    }
-  } else {
-    await walkList(store, list, (page) => count(page, (e) => bucketCodeOf(layout.buckets, e.otherId)), {
-      bucketCodes: readCodes(layout, directory),
-      pageSize,
-    });
-  }
+  await walkList(store, list, count, {
+    bucketCodes: readCodes(directory),
+    pageSize,
+  });
   return counts;
 }

@@ -6,9 +6,9 @@
  * the bucket that holds its boundary (the cursor's last item, or `until`), reads it from there with
  * `LIMIT need + 1`, and moves to the next older bucket only when the page is not full; a newer page
  * reads upward from its boundary (the clustering order reversed) and moves to newer buckets the
- * same way. The boundary is a list key `(created_at, other_id)`, whatever layout issued it, so a
- * cursor issued while the list was read from hash buckets (before a migration's flip) resumes here
- * exactly. `since` stops an older page at the bucket that holds it; `until` stops a newer one.
+ * same way. The boundary is a list key `(created_at, other_id)`, so a cursor resumes exactly past
+ * it whatever buckets were added or split since it was issued. `since` stops an older page at the
+ * bucket that holds it; `until` stops a newer one.
  *
  * The extra row says whether the list goes on: an older page returns a null cursor only once it
  * read the oldest bucket in range to its end, and a full page whose last fetch ended with it (rows
@@ -40,9 +40,20 @@ import { bucketIndexFor, type Directory, ownerKeyOf, upperOf } from '../model/ti
 import type { ListEntry, ListKey, Position } from '../model/types.js';
 import type { ListStore } from '../ports/list-store.js';
 import type { MemberFilter } from './contracts.js';
-import type { PageStats } from './cursor/merge.js';
 
 type Reader = Pick<ListStore, 'listBucket' | 'listBucketNewer'>;
+
+/** Per-page cost, for metrics and tests. */
+export interface PageStats {
+  /** Bucket queries issued. */
+  queries: number;
+  /** Rows returned by those queries (kept or not). */
+  rowsRead: number;
+  /** Distinct buckets queried. */
+  buckets: number;
+  /** Sequential rounds of queries: what page latency follows. */
+  rounds: number;
+}
 
 export interface TimeRead {
   store: Reader;

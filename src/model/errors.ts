@@ -149,6 +149,18 @@ export class ClockSkewError extends Error {
   }
 }
 
+/**
+ * A list's directory holds a mode of the retired hash-bucket engine (`hash`, `dual`, `flipped`):
+ * its rows may not be in time buckets, so it is neither read nor written. Not the client's fault
+ * and not retryable; an operator must rebuild the list in time buckets. HTTP 409.
+ */
+export class LegacyListModeError extends Error {
+  override name = 'LegacyListModeError' as const;
+  constructor(readonly mode: string) {
+    super(`this list is stored in mode '${mode}' of the retired hash-bucket engine and cannot be served`);
+  }
+}
+
 /** Every error class a client can be answered with; the union and the HTTP map derive from it. */
 export const DOMAIN_ERRORS = [
   UserNotFoundError,
@@ -165,6 +177,7 @@ export const DOMAIN_ERRORS = [
   PositionOutOfRangeError,
   PairBusyError,
   ClockSkewError,
+  LegacyListModeError,
   UsernameTakenError,
   StoreUnavailableError,
 ] as const;

@@ -5,10 +5,8 @@
  * Design note. A list's rows are split into buckets that cover disjoint, ordered `created_at`
  * ranges. The directory records each bucket's `start` (µs); a bucket covers `[start, next start)`.
  * The oldest bucket is implicit: id `FIRST_TIME_BUCKET` (1) from the beginning of time, so a list
- * that never closed a bucket has no directory row and reads one partition, and every list written
- * before time buckets with one hash bucket (code 1) is already a valid time-bucketed list. Later
- * buckets take ids from `TIME_BUCKET_BASE` (4096) up, above every hash bucket code (`N | b` ≤ 2047),
- * so a list migrating from hash buckets can hold both layouts' rows at once.
+ * that never closed a bucket has no directory row and reads one partition. Later buckets take ids
+ * from `TIME_BUCKET_BASE` (4096) up, above every code of an inverse-edge layout (`N | b` ≤ 2047).
  *
  * Boundaries are only ever added, and only `lead` ahead of the adder's clock (see
  * `list-service.ts`): every writer's cached directory holds a boundary before any row at or past
@@ -16,7 +14,10 @@
  * write is its op's position (the writer's clock, within the clock bound of the database's), and
  * an admin replay or import writes an old `created_at` into the old bucket that covers it.
  *
- * How lists are read while a list migrates from hash buckets: `RowMode` (see `rowMode`).
+ * Every list's rows are in time buckets. A directory written by the retired hash-bucket engine
+ * may still hold one of its modes (`LegacyListMode`); `rowMode` refuses it (`LegacyListModeError`)
+ * rather than guess where the rows are. Nothing infers a mode from the inverse-edge layout: a list
+ * whose `edges_in` layout grew is still a time-bucketed list.
  *
  * Splits (`lists/bucket-split.ts`). A closed bucket overfilled by old-time writes is split: its
  * range gets boundaries in the past, each opening a child bucket with a new id. While a split is
@@ -25,11 +26,11 @@
  * past its range (the parent's moved rows until they are deleted), so readers bound every bucket
  * read by its range (`upperOf`). Children inherit their parent's scan owner key (`owner`).
  */
-import { bucketCodeOf, readBucketCodes, writeBucketCodes } from './buckets.js';
+import { LegacyListModeError } from './errors.js';
 import type { SearchLayout } from './search.js';
 import type { BucketLayout, ListEntry, Position } from './types.js';
 
-/** The implicit oldest bucket of every list (also the hash code of a one-bucket layout). */
+/** The implicit oldest bucket of every list (also the code of a one-bucket inverse-edge layout). */
 export const FIRST_TIME_BUCKET = 1;
 /** The first id of a bucket opened by a boundary; ids grow by one per bucket of the list. */
 export const TIME_BUCKET_BASE = 4096;
@@ -62,19 +63,24 @@ export interface PendingSplit {
   copied: number;
 }
 
+/** How a list's rows are laid out: in time buckets, the one layout this version reads and writes. */
+export type RowMode = 'time';
+
 /**
- * How a list's rows are laid out:
- * - `hash`: rows in the hash buckets of the list's layout (lists grown before time buckets);
- * - `dual`: a migration copies hash rows into time buckets; readers read hash, writers write both;
- * - `flipped`: the copy is complete; readers read time buckets, writers still write both;
- * - `time`: time buckets only.
+ * The modes of the retired hash-bucket engine (hash buckets, and a hash → time migration's
+ * `dual` and `flipped` steps). A directory may hold one only if something other than this version
+ * wrote it; `rowMode` refuses it.
  */
-export type RowMode = 'hash' | 'dual' | 'flipped' | 'time';
+export const LEGACY_LIST_MODES = ['hash', 'dual', 'flipped'] as const;
+export type LegacyListMode = (typeof LEGACY_LIST_MODES)[number];
+
+/** A mode as a directory stores it (read as text, so a legacy one can be found and refused). */
+export type StoredListMode = RowMode | LegacyListMode;
 
 /** A list's bucket directory, newest bucket first; the last entry is always the first bucket. */
 export interface Directory {
-  /** Stored mode; null when never set (then the layout decides, see `rowMode`). */
-  mode: RowMode | null;
+  /** Stored mode; null when never set (a time-bucketed list, see `rowMode`). */
+  mode: StoredListMode | null;
   /** Bumped by every change (the compare-and-set token); 0 for a list without a directory. */
   version: number;
   buckets: TimeBucket[];
@@ -95,13 +101,14 @@ export const EMPTY_DIRECTORY: Directory = {
 };
 
 /**
- * The mode in force: the stored one, else `time` for a one-bucket layout (its code-1 rows are the
- * first time bucket) and `hash` for a list that grew before time buckets. A time list whose
- * inverse-edge layout grows has its mode stored first (`list-service.ts`), so the layout cannot
- * turn it back into a hash list.
+ * The mode in force: `time`, stored or not. Throws `LegacyListModeError` for a directory that
+ * holds a mode of the retired hash-bucket engine: its rows may not be in time buckets at all, and
+ * reading or writing them as if they were would lose members silently.
  */
-export function rowMode(directory: Directory, layout: BucketLayout): RowMode {
-  return directory.mode ?? (layout.buckets > 1 ? 'hash' : 'time');
+export function rowMode(directory: Directory): RowMode {
+  const mode = directory.mode ?? 'time';
+  if (mode !== 'time') throw new LegacyListModeError(mode);
+  return mode;
 }
 
 /** Index (newest first) of the bucket that holds `createdAt`. */
@@ -179,7 +186,7 @@ export function ownerKey(bucketId: number): number {
 }
 
 /**
- * A directory for rows already known (a bulk load, a migration): walking `createdAts` newest
+ * A directory for rows already known (a bulk load): walking `createdAts` newest
  * first, a boundary at the `created_at` of every `bucketRows`-th row from the oldest, so each
  * closed bucket holds `bucketRows` rows (rows sharing a `created_at` stay in one bucket) and the
  * newest bucket holds the rest. Returns the buckets newest first, ids in time order.
@@ -208,31 +215,24 @@ export function planDirectory(createdAtsOldestFirst: Iterable<Position>, bucketR
   return buckets.reverse();
 }
 
-/**
- * The partitions that hold a list's rows for readers: the hash layout's buckets until a migration
- * flips, then the time buckets, newest first.
- */
-export function readCodes(layout: BucketLayout, directory: Directory): number[] {
-  const mode = rowMode(directory, layout);
-  return mode === 'hash' || mode === 'dual' ? readBucketCodes(layout) : directory.buckets.map((b) => b.id);
+/** The partitions that hold a list's rows for readers: its time buckets, newest first. */
+export function readCodes(directory: Directory): number[] {
+  rowMode(directory);
+  return directory.buckets.map((b) => b.id);
 }
 
 /**
- * Every partition a writer writes (or deletes) `entry` in: its time bucket, its hash bucket(s), or
- * both while a migration runs.
+ * Every partition a writer writes (or deletes) `entry` in: its time bucket, or parent and child
+ * while a split covers it (`timeCodes`). `_layout` (the inverse-edge layout) places no list row;
+ * it stays in the signature only until its last caller drops it.
  */
-export function writeCodes(layout: BucketLayout, directory: Directory, entry: ListEntry): number[] {
-  const mode = rowMode(directory, layout);
-  if (mode === 'time') return timeCodes(directory, entry.createdAt);
-  const time = bucketFor(directory, entry.createdAt).id;
-  const hash = writeBucketCodes(layout, entry.otherId);
-  return mode === 'hash' ? hash : [time, ...hash];
+export function writeCodes(_layout: BucketLayout, directory: Directory, entry: ListEntry): number[] {
+  rowMode(directory);
+  return timeCodes(directory, entry.createdAt);
 }
 
 /** The partition readers find `entry` in (see `readCodes`). */
-export function readCodeOf(layout: BucketLayout, directory: Directory, entry: ListEntry): number {
-  const mode = rowMode(directory, layout);
-  return mode === 'hash' || mode === 'dual'
-    ? bucketCodeOf(layout.buckets, entry.otherId)
-    : bucketFor(directory, entry.createdAt).id;
+export function readCodeOf(directory: Directory, entry: ListEntry): number {
+  rowMode(directory);
+  return bucketFor(directory, entry.createdAt).id;
 }

@@ -1,7 +1,7 @@
 import type { SearchLayout } from '../model/search.js';
-import type { Directory, PendingSplit, RowMode, TimeBucket } from '../model/time-buckets.js';
+import type { Directory, PendingSplit, StoredListMode, TimeBucket } from '../model/time-buckets.js';
 import type { BucketLayout, ListEntry, ListKey, Position, UserId } from '../model/types.js';
-import type { IndexedNameWrite, ListMigration, SearchWrite, VersionedEntry } from './records.js';
+import type { IndexedNameWrite, SearchWrite, VersionedEntry } from './records.js';
 
 /** The bucketed list projections and their layouts, with what online growth needs. */
 export interface ListStore {
@@ -52,7 +52,8 @@ export interface ListStore {
   /**
    * Compare-and-set of the directory: when the stored version (0 when none) is `expectedVersion`,
    * adds the `add` buckets (ids and starts new to the list, with their `owner` when set), sets
-   * `mode` when given, sets or clears (null) the pending `split` when given, replaces the `search`
+   * `mode` when given (stored as given; a legacy mode is refused by every reader, `rowMode`), sets
+   * or clears (null) the pending `split` when given, replaces the `search`
    * layout (starts and cut) when given, and stores version
    * `expectedVersion + 1`; returns whether it did. Linearizable (Cassandra: a lightweight
    * transaction on the directory partition, never on the edge path).
@@ -62,21 +63,15 @@ export interface ListStore {
     expectedVersion: number,
     change: {
       add?: readonly TimeBucket[];
-      mode?: RowMode;
-      migration?: ListMigration | null;
+      mode?: StoredListMode;
       split?: PendingSplit | null;
       search?: SearchLayout;
     },
   ): Promise<boolean>;
   /**
-   * Where the list's migration to time buckets stands (set with `updateDirectory`'s `migration`;
-   * null clears it), or null when none is pending. Read with the directory's partition.
-   */
-  getListMigration(list: ListKey): Promise<ListMigration | null>;
-  /**
    * Copies one page of a bucket (rows strictly after `after`, newest first, at most `limit`) into
    * the bucket code `targetCode` chooses for each row, each row keeping its original write time, so a
-   * concurrent delete (a higher version) still wins over the copy. Used by online growth; resume
+   * concurrent delete (a higher version) still wins over the copy. Used by online growth and bucket splits; resume
    * from the returned `last` (null when the bucket is exhausted).
    */
   copyBucketPage(

@@ -172,17 +172,6 @@ export interface Receipt {
   body: string;
 }
 
-/**
- * Where a list's migration from hash buckets to time buckets stands (`lists/list-migration.ts`),
- * kept with the list's directory and changed only with it (`ListStore.updateDirectory`).
- */
-export interface ListMigration {
-  /** The hash layout (bucket count) whose rows are being moved. */
-  from: number;
-  /** Buckets of that layout already copied into the time buckets (the copy resumes at this one). */
-  copiedThrough: number;
-}
-
 export interface Reconciliation {
   reconciledAt: Date;
   /** Rows counted in the list. */

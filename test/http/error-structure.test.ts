@@ -56,6 +56,7 @@ describe('error structure (issue #8)', () => {
         "this instance's clock is 3000 ms from the database's (bound 2000 ms)",
         10,
       ),
+      new graphErrors.LegacyListModeError('hash'),
       new UsernameTakenError('bob'),
       new StoreUnavailableError('NoHostAvailableError 127.0.0.1:9042'),
     ];
@@ -79,6 +80,7 @@ describe('error structure (issue #8)', () => {
       ['PositionOutOfRangeError', 400, 'position_out_of_range', null],
       ['PairBusyError', 503, 'pair_busy', { 'Retry-After': '2' }],
       ['ClockSkewError', 503, 'unavailable', { 'Retry-After': '10' }],
+      ['LegacyListModeError', 409, 'legacy_list_mode', null],
       ['UsernameTakenError', 409, 'username_taken', null],
       ['StoreUnavailableError', 503, 'unavailable', { 'Retry-After': '3' }],
     ]);

@@ -129,7 +129,8 @@ describe('jobs index-search', () => {
     const walking = new Proxy(store, {
       get(target, prop) {
         const v = Reflect.get(target, prop, target) as unknown;
-        if (prop === 'getLayout')
+        // A walk reads its list's directory once, first.
+        if (prop === 'getDirectory')
           return async (list: ListKey) => {
             listed.push(list.userId);
             return (v as (l: ListKey) => Promise<unknown>).call(target, list);

@@ -5,9 +5,9 @@ import type { ListKey } from '../../src/model/types.js';
 import { MemoryGraphStore } from '../support/memory/graph-store.js';
 
 const following = (userId: bigint): ListKey => ({ userId, relation: 'follows', direction: 'out' });
-/** The cached lists, least recently used first. */
+/** The lists whose directory is cached (pages read the directory; layouts share its bound), least recently used first. */
 const cacheKeys = (s: BucketedListService) => [
-  ...(s as unknown as { cache: LRUCache<string, object> }).cache.rkeys(),
+  ...(s as unknown as { directories: LRUCache<string, object> }).directories.rkeys(),
 ];
 
 describe('layout cache (issue #8)', () => {

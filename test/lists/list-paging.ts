@@ -1,6 +1,6 @@
 /**
  * Two-way paging, time ranges and the member filter (the API contract, Part 2), one suite run on the
- * in-memory store and on the real Cassandra node. A random list (2–16 buckets, shared
+ * in-memory store and on the real Cassandra node. A random list (time buckets of 1–12 rows, shared
  * `created_at` values) is walked forward to the end and then back with prev cursors: every page
  * is the reference slice, the backward pages are the forward pages in reverse order, pages are
  * full except the last, the union is the reference restricted to `[since, until)` minus the
@@ -9,11 +9,13 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MemberFilter, PageOptions } from '../../src/lists/contracts.js';
-import { BucketedListService, type ListReadStats, pageBudget } from '../../src/lists/list-service.js';
+import type { ListReadStats } from '../../src/lists/list-pages.js';
+import { BucketedListService, pageBudget } from '../../src/lists/list-service.js';
+import { nowPosition } from '../../src/model/clock.js';
 import { InvalidCursorError, InvalidInputError } from '../../src/model/errors.js';
 import type { ListEntry, ListKey } from '../../src/model/types.js';
 import type { GraphStore } from '../../src/ports/graph-store.js';
-import { followersOf, loadRows, loadTimeRows, newestFirst, syntheticRows } from '../support/list-fixtures.js';
+import { followersOf, loadTimeRows, newestFirst, syntheticRows } from '../support/list-fixtures.js';
 
 export interface ListPagingFixture {
   store: GraphStore;
@@ -132,18 +134,10 @@ export function describeListPaging(
       await fx?.teardown();
     });
 
-    /**
-     * A fresh list of `rows` under `buckets` hash buckets, or (negative `buckets`) in time buckets
-     * of `-buckets` rows each.
-     */
-    async function newList(rows: ListEntry[], buckets: number): Promise<ListKey> {
+    /** A fresh list of `rows` in time buckets of `bucketRows` rows each. */
+    async function newList(rows: ListEntry[], bucketRows: number): Promise<ListKey> {
       const list = followersOf(nextUser++);
-      if (buckets < 0) {
-        await loadTimeRows(store, list, rows, -buckets, { concurrency: 16 });
-        return list;
-      }
-      if (rows.length > 0) await loadRows(store, list, rows, [buckets], { concurrency: 16 });
-      await store.putLayout(list, { buckets, growingTo: null, copiedThrough: 0 });
+      await loadTimeRows(store, list, rows, bucketRows, { concurrency: 16 });
       return list;
     }
 
@@ -151,11 +145,8 @@ export function describeListPaging(
     const arbCase = fc
       .record({
         n: fc.integer({ min: 0, max: sizes.maxRows }),
-        // Hash layouts (lists grown before time buckets), or time buckets of 1–12 rows (negative).
-        buckets: fc.oneof(
-          fc.constantFrom(2, 4, 8, 16),
-          fc.integer({ min: 1, max: 12 }).map((r) => -r),
-        ),
+        // Rows per time bucket.
+        buckets: fc.integer({ min: 1, max: 12 }),
         limit: fc.integer({ min: 1, max: 12 }),
         // Few distinct times: many members share a created_at.
         spread: fc.integer({ min: 1, max: 40 }),
@@ -267,24 +258,9 @@ export function describeListPaging(
       expect(short).toBeGreaterThan(0);
     });
 
-    it('a walk across an online growth 2 → 4 → 8, both ways, with cursors of the old layouts', async () => {
-      const rows = syntheticRows(240, { firstId: 40_000_000n, tieEvery: 3 });
-      const list = await newList(rows, 2);
-      const reference = newestFirst(rows);
-      const svc = service(store, { sleep: async () => {}, writeGraceMs: 0, growthCopyPageSize: 50 });
-      const w = await walkBothWays(svc, list, 7, {}, async (step) => {
-        if (step === 10) await svc.growTo(list, 4);
-        if (step === 40) await svc.growTo(list, 8);
-      });
-      expect(await store.getLayout(list)).toEqual({ buckets: 8, growingTo: null, copiedThrough: 0 });
-      const expected = slices(reference, 7);
-      expect(show(withoutTrailingEmpty(w.forward))).toEqual(show(expected));
-      expect(show(w.backward)).toEqual(show(expected.slice(0, -1).reverse()));
-    });
-
     it('a walk while members join at the top: older pages are unaffected, newer pages show the new members', async () => {
       const rows = syntheticRows(60, { firstId: 41_000_000n });
-      const list = await newList(rows, 4);
+      const list = await newList(rows, 25);
       const svc = service(store);
       const p1 = await svc.page(list, 10, null);
       const p2 = await svc.page(list, 10, p1.nextCursor);
@@ -293,7 +269,12 @@ export function describeListPaging(
         createdAt: newest + BigInt(i + 1) * 1000n,
         otherId: 42_000_000n + BigInt(i),
       }));
-      await loadRows(store, list, joined, [4]);
+      const { codes } = await svc.placement(list);
+      await store.writeEdges(
+        [],
+        joined.map((entry) => ({ list, bucketCodes: codes(entry), entry, op: 'put' as const })),
+        nowPosition(),
+      );
       const reference = newestFirst([...rows, ...joined]);
       const p3 = await svc.page(list, 10, p2.nextCursor);
       expect(p3.items.map((i) => i.id)).toEqual(reference.slice(35, 45).map((r) => r.otherId));
@@ -313,13 +294,13 @@ export function describeListPaging(
       const buckets = 8;
       const limit = 20;
       const rows = syntheticRows(sizes.statsRows, { firstId: 43_000_000n, gapUs: 1000 });
-      const list = await newList(rows, buckets);
+      const list = await newList(rows, Math.ceil(rows.length / buckets));
       const reference = newestFirst(rows);
       // A window in the middle: a quarter of the list is newer than until, half older than since.
       const until = reference[Math.floor(reference.length / 4)]!.createdAt;
       const since = reference[Math.floor(reference.length / 2)]!.createdAt;
       const inRange = reference.filter((r) => r.createdAt >= since && r.createdAt < until);
-      // A merge round reads at most ceil(want / N) + 1 rows a bucket; a newer page wants limit + 1.
+      // A round reads at most want + 1 rows of a bucket and moves on at its end; a newer page wants limit + 1.
       const roundBound = limit + 1 + 2 * buckets;
       const stats: ListReadStats[] = [];
       const svc = service(store, { onPage: (s) => stats.push(s) });

@@ -17,7 +17,6 @@ describeListScenarios(
     listSize: knob('LIST_SIZE', 200_000, 20_000),
     prefix1: knob('LIST_WALK_PREFIX1', 5_000, 2_000),
     prefix7: knob('LIST_WALK_PREFIX7', 20_000, 8_000),
-    growthSize: knob('LIST_GROWTH_SIZE', 30_000, 10_000),
     statsSize: knob('LIST_STATS_SIZE', 20_000, 5_000),
     scanLimit: 1000,
   },

@@ -5,7 +5,6 @@ describeListScenarios('memory', async () => ({ store: new MemoryGraphStore(), te
   listSize: 3000,
   prefix1: 300,
   prefix7: 700,
-  growthSize: 2000,
   statsSize: 5000,
   scanLimit: 100,
 });

@@ -1,14 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { type WalkCursor, walkList } from '../../src/lists/list-walker.js';
-import { bucketCodeOf } from '../../src/model/buckets.js';
+import { bucketFor } from '../../src/model/time-buckets.js';
 import type { ListEntry, ListKey } from '../../src/model/types.js';
 import { MemoryGraphStore } from '../support/memory/graph-store.js';
 
 const list: ListKey = { userId: 7n, relation: 'follows', direction: 'in' };
 
+/** 23 rows in four time buckets (boundaries at 105, 112 and 118). */
 async function fourBucketList() {
   const store = new MemoryGraphStore();
-  await store.putLayout(list, { buckets: 4, growingTo: null, copiedThrough: 0 });
+  await store.updateDirectory(list, 0, {
+    add: [105n, 112n, 118n].map((start, i) => ({ id: 4096 + i, start, base: 6 * (i + 1) })),
+  });
+  const directory = await store.getDirectory(list);
   const rows = Array.from({ length: 23 }, (_, i) => ({
     list,
     entry: { createdAt: 100n + BigInt(i), otherId: 1000n + BigInt(i) },
@@ -17,7 +21,7 @@ async function fourBucketList() {
     [],
     rows.map((r) => ({
       ...r,
-      bucketCodes: [bucketCodeOf(4, r.entry.otherId)],
+      bucketCodes: [bucketFor(directory, r.entry.createdAt).id],
       op: 'put' as const,
     })),
     1n,
@@ -73,7 +77,7 @@ describe('walkList', () => {
     }
   });
 
-  it('starts over when the cursor names a bucket the layout no longer reads', async () => {
+  it('starts over when the cursor names a bucket the directory does not hold', async () => {
     const { store, ids } = await fourBucketList();
     const seen: bigint[] = [];
     await walkList(store, list, (page) => void seen.push(...page.map((e) => e.otherId)), {

@@ -862,30 +862,6 @@ export function describeStoreContract(name: string, make: () => Promise<StoreFix
       expect(await store.getPlacements([])).toEqual([]);
     });
 
-    it('a list migration’s progress: set, moved and cleared only with the directory’s compare-and-set', async () => {
-      const [owner, other] = ids(2) as [bigint, bigint];
-      const list = followers(owner);
-      const b1 = { id: 4096, start: 1_800_000_000_000_000n, base: 40 };
-      expect(await store.getListMigration(list)).toBeNull();
-      const started = { from: 4, copiedThrough: 0 };
-      expect(await store.updateDirectory(list, 0, { add: [b1], mode: 'dual', migration: started })).toBe(
-        true,
-      );
-      expect(await store.getListMigration(list)).toEqual(started);
-      expect(await store.updateDirectory(list, 0, { migration: { from: 4, copiedThrough: 3 } })).toBe(false);
-      expect(await store.getListMigration(list)).toEqual(started);
-      expect(await store.updateDirectory(list, 1, { migration: { from: 4, copiedThrough: 1 } })).toBe(true);
-      // A change without `migration` keeps it.
-      expect(await store.updateDirectory(list, 2, { mode: 'flipped' })).toBe(true);
-      expect([await store.getDirectory(list), await store.getListMigration(list)]).toEqual([
-        { mode: 'flipped', version: 3, buckets: [b1, { id: 1, start: null, base: 0 }] },
-        { from: 4, copiedThrough: 1 },
-      ]);
-      expect(await store.updateDirectory(list, 3, { mode: 'time', migration: null })).toBe(true);
-      expect(await store.getListMigration(list)).toBeNull();
-      expect(await store.getListMigration(followers(other))).toBeNull();
-    });
-
     it('copyBucketPage keeps write times: a newer delete still wins over the copy; drop shadows older rows', async () => {
       const [owner, x, y, z] = ids(4) as [bigint, bigint, bigint, bigint];
       const list = followers(owner);

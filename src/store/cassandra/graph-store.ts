@@ -183,9 +183,6 @@ export class CassandraGraphStore implements GraphStore {
   getPlacements(...a: Args<ListStore, 'getPlacements'>) {
     return this.lists.getPlacements(...a);
   }
-  getListMigration(...a: Args<ListStore, 'getListMigration'>) {
-    return this.lists.getListMigration(...a);
-  }
   updateDirectory(...a: Args<ListStore, 'updateDirectory'>) {
     return this.lists.updateDirectory(...a);
   }

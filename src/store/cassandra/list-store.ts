@@ -11,12 +11,12 @@ import {
   type Directory,
   FIRST_TIME_BUCKET,
   type PendingSplit,
-  type RowMode,
+  type StoredListMode,
   type TimeBucket,
 } from '../../model/time-buckets.js';
 import type { BucketLayout, ListEntry, ListKey, Position, UserId } from '../../model/types.js';
 import type { ListStore } from '../../ports/list-store.js';
-import type { IndexedNameWrite, ListMigration, SearchWrite, VersionedEntry } from '../../ports/records.js';
+import type { IndexedNameWrite, SearchWrite, VersionedEntry } from '../../ports/records.js';
 import type { CqlExecutor } from './executor.js';
 import { inverseKey, listTable, partitionValues } from './keys.js';
 import { type Row, toEntry, toLayout } from './rows.js';
@@ -191,8 +191,7 @@ export class CassandraListStore implements ListStore {
     expectedVersion: number,
     change: {
       add?: readonly TimeBucket[];
-      mode?: RowMode;
-      migration?: ListMigration | null;
+      mode?: StoredListMode;
       split?: PendingSplit | null;
       search?: SearchLayout;
     },
@@ -220,15 +219,6 @@ export class CassandraListStore implements ListStore {
                 : [null, null, null, null, null, ...key],
             },
           ];
-    const migration =
-      change.migration === undefined
-        ? []
-        : [
-            {
-              statement: S.setListMigration,
-              params: [change.migration?.from ?? null, change.migration?.copiedThrough ?? null, ...key],
-            },
-          ];
     const sl = change.search;
     const search = sl
       ? [
@@ -245,19 +235,7 @@ export class CassandraListStore implements ListStore {
           },
         ]
       : [];
-    return this.cql.conditionalBatch('updateDirectory', [cas, ...adds, ...migration, ...split, ...search]);
-  }
-
-  async getListMigration(list: ListKey): Promise<ListMigration | null> {
-    const rs = await this.cql.exec('getListMigration', S.getListMigration, [
-      list.userId,
-      list.relation,
-      list.direction,
-    ]);
-    const row = rs.first();
-    const from = row?.migrating_from as number | null | undefined;
-    if (from === null || from === undefined) return null;
-    return { from, copiedThrough: (row?.copied_through as number | null | undefined) ?? 0 };
+    return this.cql.conditionalBatch('updateDirectory', [cas, ...adds, ...split, ...search]);
   }
 
   async copyBucketPage(
@@ -399,7 +377,7 @@ function toDirectory(rows: readonly Row[]): Directory {
   const split = toSplit(first);
   const search = toSearchLayout(first);
   return {
-    mode: (first?.mode as RowMode | null | undefined) ?? null,
+    mode: (first?.mode as StoredListMode | null | undefined) ?? null,
     version: (first?.version as number | null | undefined) ?? 0,
     buckets,
     ...(split ? { split } : {}),

@@ -253,12 +253,6 @@ export const S = {
   directoryNextVersion: once(
     'UPDATE list_directory SET version = ?, mode = ? WHERE user_id = ? AND relation = ? AND direction = ? IF version = ?',
   ),
-  getListMigration: idempotent(
-    'SELECT migrating_from, copied_through FROM list_directory WHERE user_id = ? AND relation = ? AND direction = ? LIMIT 1',
-  ),
-  setListMigration: idempotent(
-    'UPDATE list_directory SET migrating_from = ?, copied_through = ? WHERE user_id = ? AND relation = ? AND direction = ?',
-  ),
   directoryAdd: idempotent(
     'INSERT INTO list_directory (user_id, relation, direction, start, bucket, base, owner) VALUES (?, ?, ?, ?, ?, ?, ?)',
   ),

@@ -4,7 +4,7 @@ import {
   type Directory,
   EMPTY_DIRECTORY,
   type PendingSplit,
-  type RowMode,
+  type StoredListMode,
   type TimeBucket,
 } from '../../../src/model/time-buckets.js';
 import {
@@ -17,12 +17,7 @@ import {
   type UserId,
 } from '../../../src/model/types.js';
 import type { ListStore } from '../../../src/ports/list-store.js';
-import type {
-  IndexedNameWrite,
-  ListMigration,
-  SearchWrite,
-  VersionedEntry,
-} from '../../../src/ports/records.js';
+import type { IndexedNameWrite, SearchWrite, VersionedEntry } from '../../../src/ports/records.js';
 import { MemoryEdgeStore } from './edge-store.js';
 import { inversePartKey, listKey, max, partKey, rowKey } from './state.js';
 
@@ -124,8 +119,7 @@ export abstract class MemoryListStore extends MemoryEdgeStore implements ListSto
     expectedVersion: number,
     change: {
       add?: readonly TimeBucket[];
-      mode?: RowMode;
-      migration?: ListMigration | null;
+      mode?: StoredListMode;
       split?: PendingSplit | null;
       search?: SearchLayout;
     },
@@ -140,8 +134,6 @@ export abstract class MemoryListStore extends MemoryEdgeStore implements ListSto
         starts: [...change.split.starts],
         ids: [...change.split.ids],
       });
-    if (change.migration === null) this.migrations.delete(listKey(list));
-    else if (change.migration) this.migrations.set(listKey(list), { ...change.migration });
     const buckets = [...d.buckets, ...(change.add ?? []).map((b) => ({ ...b }))];
     // Newest first; the implicit first bucket (start null) last.
     buckets.sort((a, b) =>
@@ -155,11 +147,6 @@ export abstract class MemoryListStore extends MemoryEdgeStore implements ListSto
       ...(search && isCut(search) ? { search: copySearchLayout(search) } : {}),
     });
     return true;
-  }
-
-  async getListMigration(list: ListKey): Promise<ListMigration | null> {
-    const m = this.migrations.get(listKey(list));
-    return m ? { ...m } : null;
   }
 
   async copyBucketPage(

@@ -25,7 +25,6 @@ import {
 import type {
   AccountTask,
   DirtyMark,
-  ListMigration,
   Receipt,
   Reconciliation,
   StoredPairOp,
@@ -170,7 +169,6 @@ export abstract class MemoryState {
   >();
   protected readonly layouts = new Map<string, BucketLayout>();
   protected readonly directories = new Map<string, Directory>();
-  protected readonly migrations = new Map<string, ListMigration>();
   protected readonly splits = new Map<string, PendingSplit>();
   protected readonly counters = new Map<string, Map<number, number>>();
   protected readonly reconciliations = new Map<string, Reconciliation>();
