@@ -1,5 +1,5 @@
 /**
- * Page cost against time-bucket size: the chart that sets `DEFAULT_TIME_BUCKET_ROWS` (issue 19).
+ * Page cost against time-bucket size: the chart that sets `DEFAULT_TIME_BUCKET_ROWS`.
  *
  *   npm run bench:buckets -- [--rows 1000000] [--sizes 25000,50000,100000,250000,500000,1000000]
  *     [--pages 200] [--reps 10] [--seed 1] [--keep]

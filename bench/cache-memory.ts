@@ -1,5 +1,5 @@
 /**
- * C4 (issue 21): the process's RSS and heap with the user cache holding `--users` rows (default
+ * C4: the process's RSS and heap with the user cache holding `--users` rows (default
  * 1,000,000), the edge cache `--edges` states (default 0) and the following cache `--following`
  * ids (default 0; lists of 7,500 ids, the cap), filled through the caches' reader (the following
  * lists through their read-through) from an in-memory stand-in of the store (no database), with

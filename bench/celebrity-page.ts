@@ -1,5 +1,5 @@
 /**
- * Celebrity pages on the loaded list (`npm run bench:load` first), limit 50, the issue 19 targets:
+ * Celebrity pages on the loaded list (`npm run bench:load` first), limit 50, against their targets:
  *
  * - Depths: page p50/p99 at page 1, 100, 1,000, 10,000 and the last page through
  *   `BucketedListService.page`. The cursors are collected by one walk, then each repetition times

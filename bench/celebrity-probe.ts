@@ -60,7 +60,7 @@ const follower = () => FIRST_FOLLOWER + BigInt(Math.floor(rand() * F));
 const probeId = () => FIRST_FOLLOWER + BigInt(Math.floor(rand() * 2 * F));
 
 const { client, store, lists, graph } = await bench.celebrity(F);
-/** The same service with the read caches off (what T5 measured before issue 21). */
+/** The same service with the read caches off (what T5 measured before the read caches). */
 const uncached = new GraphService({ store, lists, maxFollowing: 10_000_000, caches: false });
 /** The C2 hot set: 500 followers and 500 ids past the list. */
 const HOT = Array.from({ length: 1000 }, (_, i) =>

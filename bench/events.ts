@@ -1,5 +1,5 @@
 /**
- * `npm run bench:events` — what the change feed costs and how fast it delivers (issue 20):
+ * `npm run bench:events` — what the change feed costs and how fast it delivers:
  *
  *   E1: a fresh follow through `GraphService` with the outbox (feed rows in the edge batch) ÷ the
  *       same follow without (`events: false`), arms interleaved A B / B A over `--reps`: p50/p99 of

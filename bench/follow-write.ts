@@ -16,7 +16,7 @@
  *                           [--warmup 500]  (untimed calls of each arm before the first repetition)
  *                           [--s2]
  *
- * `--s2` adds a third arm (S2, issue 23): the same follow through a second service whose store
+ * `--s2` adds a third arm (S2): the same follow through a second service whose store
  * writes no search rows or indexed names (`CassandraGraphStoreOptions.searchIndex: false`), in the
  * same rotation (A B C / C B A); reported: follow p50 and JVM CPU per follow with the index ÷
  * without.

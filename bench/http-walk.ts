@@ -16,9 +16,9 @@
  * (~200 bins, p50 and p99 of each). A 503 or a failed connection is retried (up to 5 times, 1 s
  * apart, counted); any other status ends the walk. Exit code 0 only for F items in order.
  *
- * W (issue 19): the walk at limit 200 over the 9M list, wall time (target ≤ 300 s).
+ * W: the walk at limit 200 over the 9M list, wall time (target ≤ 300 s).
  *
- * Q (`--count-queries`, issue 19; run it at `--limit 50`): after every page the walk reads
+ * Q (`--count-queries`; run it at `--limit 50`): after every page the walk reads
  * `GET /metrics` and takes the difference of `flocklist_db_query_duration_seconds_count` per
  * statement name (`op`): every database request the page made, each a single-partition read
  * (list buckets and directory, user rows, the visibility checks' rows). Statements the app issues

@@ -19,7 +19,7 @@
  * to k fragments in size; `--compact` runs a major compaction of the keyspace first (heavy: only
  * after the load is done) so each partition is one fragment.
  *
- * T10 (issue 19) asks for every table with the 9M list loaded: the tables `REQUIRED` names must be
+ * T10 asks for every table with the 9M list loaded: the tables `REQUIRED` names must be
  * in the keyspace and measured, or the verdict fails. Beside the sizes, the celebrity's own time
  * buckets from its directory (rows per bucket from the buckets' bases, the largest bucket's rows
  * and the bytes per row that makes the followers maximum), so a bucket size can be read against

@@ -3,7 +3,7 @@
  * `jfr` tool prints its execution samples) and sorts every sample into one category by the first
  * of the patterns below found anywhere in its stack (the order is the priority: a memtable insert
  * under a batch counts as a memtable insert), with the share of samples per category and per
- * thread pool. How the README's T6 and T8 misses were profiled:
+ * thread pool. How the T6 and T8 misses in `docs/benchmarks.md` were profiled:
  *
  *   jcmd <cassandra pid> JFR.start name=p settings=profile filename=/tmp/p.jfr
  *   npm run bench:follow -- …            # or any bench

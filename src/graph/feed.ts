@@ -10,7 +10,7 @@
  * once it is issued, so resuming from any cursor returns every later event exactly once, and the
  * events of a pair applied in feed order give its current state (`pair-events.ts`). What the
  * bound rests on, and what breaks it (a batch replayed from the batchlog after its coordinator
- * died; a write answered 503 for overrunning its budget), is in the README.
+ * died; a write answered 503 for overrunning its budget), is in `docs/design/feed.md`.
  *
  * Cursors. An event's id is its cursor: its row's key and its index in the row, as text. A read
  * after a cursor re-reads that row (from a key just before it) and skips the events up to the

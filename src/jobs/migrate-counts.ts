@@ -1,5 +1,5 @@
 /**
- * `jobs migrate-counts`: moves counts reads onto the account tables (issue 21; `cql/023`).
+ * `jobs migrate-counts`: moves counts reads onto the account tables (`cql/023`).
  *
  * Design note. The release that adds the account tables writes every increment, mark and clear to
  * both copies (`CountStore`), but the account tables' counters start at zero for the counts that

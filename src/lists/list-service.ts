@@ -133,7 +133,7 @@ export function bucketsForSize(
 
 /**
  * Rows at which a time bucket closes by default: a 9M list in 36 buckets of about 13 MiB (the
- * chart in the README, `bench:buckets`, measured page cost against bucket size).
+ * chart in `docs/benchmarks.md`, `bench:buckets`, measured page cost against bucket size).
  */
 export const DEFAULT_TIME_BUCKET_ROWS = 250_000;
 

@@ -15,7 +15,7 @@ export const DIRTY_SHARDS = 8;
  * Sharded list counters, the marks writers leave for the reconciler, the per-bucket counts it
  * keeps, and the older whole-list reconciliation records.
  *
- * Two copies of the counters and the reconciliation state (issue 21): per list (`list_counts`,
+ * Two copies of the counters and the reconciliation state: per list (`list_counts`,
  * `bucket_counts`: the "list tables") and per account (`user_counts`, `user_count_state`: the
  * "account tables", where one account's lists share one partition of each, so a counts read is
  * two single-partition reads). Every write below writes both (an increment or a mark, one request

@@ -1,5 +1,5 @@
 /**
- * Issue #11 — a 3-node cluster (RF 3, LOCAL_QUORUM) under faults, with nothing acknowledged
+ * A 3-node cluster (RF 3, LOCAL_QUORUM) under faults, with nothing acknowledged
  * lost. The suite starts its own cluster on loopback addresses from `CLUSTER_BASE_ADDRESS`
  * (default 127.0.0.21–23, so a developer's node on 127.0.0.1 is never touched), with hinted
  * handoff off so a node that was down really comes back stale, and stops it at the end — on

@@ -1,6 +1,6 @@
 /**
- * `GET /v1/users/{id}` and `GET /v1/users/{id}/counts` apply one visibility rule to the counts
- * (issue #8): where `/counts` is a 403, the profile shows `"counts": null`. In-process, on the
+ * `GET /v1/users/{id}` and `GET /v1/users/{id}/counts` apply one visibility rule to the counts:
+ * where `/counts` is a 403, the profile shows `"counts": null`. In-process, on the
  * domain over the in-memory store.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -57,7 +57,7 @@ async function seen(viewer: bigint) {
 const visible = [200, COUNTS, 200, COUNTS];
 const hidden = [200, null, 403, 'not_visible'];
 
-describe('counts visibility on the profile and on /counts (issue #8)', () => {
+describe('counts visibility on the profile and on /counts', () => {
   it('a public account shows its counts to everybody', async () => {
     await setOwner({ private: false, hideLists: false });
     expect(await Promise.all([owner, follower, stranger, admin].map(seen))).toEqual([

@@ -197,7 +197,7 @@ describe('authentication', () => {
   });
 });
 
-describe('token lifetime claims (issue #8)', () => {
+describe('token lifetime claims', () => {
   const { app } = countsApp();
   const now = Math.floor(Date.now() / 1000);
   const get = (token: string) => call(app, 'GET', '/v1/users/1/counts', { auth: `Bearer ${token}` });
@@ -238,7 +238,7 @@ describe('token lifetime claims (issue #8)', () => {
   });
 });
 
-describe('times with microseconds (issue #8)', () => {
+describe('times with microseconds', () => {
   const _users = async (ids: readonly bigint[]) => new Map(ids.map((id) => [id, userRecord(id)]));
   it('followed_at shows microseconds, so two follows in the same millisecond keep their order', async () => {
     const listPage = vi.fn(async () => ({

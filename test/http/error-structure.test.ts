@@ -1,5 +1,5 @@
 /**
- * The error structure (issue #8): one `as const` list of domain error classes from which the
+ * The error structure: one `as const` list of domain error classes from which the
  * union and the HTTP map derive; bad input anywhere in the domain is a named 4xx, never a 500.
  * (The import directions are `test/architecture.test.ts`.)
  */
@@ -11,7 +11,7 @@ import { StoreUnavailableError, UsernameTakenError } from '../../src/model/error
 import type { ListKey } from '../../src/model/types.js';
 import { MemoryGraphStore } from '../support/memory/graph-store.js';
 
-describe('error structure (issue #8)', () => {
+describe('error structure', () => {
   it('bad input to the list service is a named 400, not a 500', async () => {
     const lists = new BucketedListService({
       store: new MemoryGraphStore(),

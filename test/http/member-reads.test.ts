@@ -1,5 +1,5 @@
 /**
- * A page reads no member's user row (issue 19; at most once before it, issue 22): usernames come
+ * A page reads no member's user row (at most once before it): usernames come
  * from the list rows and deactivation from the in-memory registry: the filter that drops deactivated
  * members reads the rows, and the usernames come from that read. Counted per id on the memory
  * store, through HTTP, for a followers page both ways, a following page, a set query

@@ -1,5 +1,5 @@
 /**
- * Every operation has happy-path, error and security tests (issue 10): the operationIds of the
+ * Every operation has happy-path, error and security tests: the operationIds of the
  * app's OpenAPI document are exactly the rows of `OPERATION_TESTS` (`operations.ts`), each row
  * names at least one test per category, and every named title is written, quoted, in the named
  * file. A new route fails here until its row is added.

@@ -1,6 +1,6 @@
 /**
  * Error cases of the operations whose integration tests cover only the happy path and the
- * security rule (issue 10: every operation has happy-path, error and security coverage; see
+ * security rule (every operation has happy-path, error and security coverage; see
  * `operations.ts`). On a stub graph: each domain error the operation can meet leaves as its own
  * whole problem body, and the graph received exactly the call the route should make.
  */

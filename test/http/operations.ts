@@ -1,5 +1,5 @@
 /**
- * Which tests cover each operation (issue 10: HTTP tests organised per operation). Every
+ * Which tests cover each operation (HTTP tests organised per operation). Every
  * operationId of the OpenAPI document has a row naming at least one test for its happy path, one
  * for its errors and one for its security rule; `operation-coverage.test.ts` checks that the rows
  * cover every operation and that each named title exists in the named file. Every operation also

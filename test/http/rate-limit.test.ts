@@ -1,5 +1,5 @@
 /**
- * The per-user token bucket under many keys (issue #8): each call is O(1) at 100k+ keys, and
+ * The per-user token bucket under many keys: each call is O(1) at 100k+ keys, and
  * memory pressure never hands a drained bucket a fresh one.
  *
  * Replay a failure: `RATE_LIMIT_SEED=<seed> npx vitest run --config test/vitest.config.ts
@@ -15,7 +15,7 @@ const keysOf = (l: TokenBucketLimiter) => [
   ...(l as unknown as { buckets: Map<string, unknown> }).buckets.keys(),
 ];
 
-describe('rate limiter at scale (issue #8)', () => {
+describe('rate limiter at scale', () => {
   // Timing is a benchmark's business, not a test's: this pins the behaviour that makes each call
   // O(1) (no sweep: a new key looks at the least-recently-used bucket only).
   it('with 100,000 keys held: new keys are refused while all drain, and each later key evicts exactly one full bucket', () => {

@@ -1,5 +1,5 @@
 /**
- * Restrict over HTTP (issue 23), on the domain over the memory store: the three routes' happy path
+ * Restrict over HTTP, on the domain over the memory store: the three routes' happy path
  * and errors (exact statuses and problem bodies), and the hidden/visible matrix — the owner sees
  * `restricting: true` in its relationships, its profile view and its list; the restricted account
  * (its own token), a third party and everyone else see nothing of it anywhere.

@@ -1,5 +1,5 @@
 /**
- * The shared security suite (issue 10): authentication, object-level authorization (BOLA) and
+ * The shared security suite: authentication, object-level authorization (BOLA) and
  * input validation, run against EVERY operation of the app's own OpenAPI document — the document
  * the route table produces — so a new route gets these checks without touching this file.
  *

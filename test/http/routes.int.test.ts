@@ -480,7 +480,7 @@ describe('followers', () => {
   });
 });
 
-describe('activity: last_active_at and scans with active_since (issue 23)', () => {
+describe('activity: last_active_at and scans with active_since', () => {
   // Followers 171–178 of 170; 171, 173, 175 active at k = 20; 172 at k = 5; 176 deactivated with activity
   // at k = 30; 174, 177, 178 never reported.
   beforeAll(async () => {

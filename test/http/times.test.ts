@@ -4,7 +4,7 @@ import { ApiError } from '../../src/http/errors.js';
 import { TimeInput } from '../../src/http/schemas.js';
 import { formatTime, MAX_TIME_US, MIN_TIME_US, parseTime, parseTimeOrNull } from '../../src/http/times.js';
 
-describe('µs times on the wire (issue #8)', () => {
+describe('µs times on the wire', () => {
   it('renders six fraction digits from the µs position', () => {
     expect(
       [1_796_000_000_123_456n, 1_796_000_000_123_457n, 1_796_000_000_000_000n, 1n, 0n, -1n].map(formatTime),

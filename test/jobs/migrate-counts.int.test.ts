@@ -1,5 +1,5 @@
 /**
- * `jobs migrate-counts` on the real node (issue 21): counts written before the release that added
+ * `jobs migrate-counts` on the real node: counts written before the release that added
  * the account tables (simulated by emptying them after the writes) are served from the list tables
  * until the migration's marker is set, and from the account tables after it, with the same values;
  * `exact` once the reconciler ran. A cold counts read on the account tables is two statements. The

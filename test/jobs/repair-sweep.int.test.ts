@@ -1,5 +1,5 @@
 /**
- * ACCEPTANCE (issue #12, repair sweep) on the real node: a graph built through the service, then
+ * ACCEPTANCE (repair sweep) on the real node: a graph built through the service, then
  * drift injected with raw CQL — inverse rows deleted, ghost list rows, skewed counters, half-written
  * ops (an op in the pair history whose edge and list writes never happened). The dry run reports
  * exactly that drift by kind; the sweep plus one reconciler pass restore exact agreement with the

@@ -1,5 +1,5 @@
 /**
- * ACCEPTANCE (issue #12, item 1) on the real node: 8 concurrent clients storm follows and
+ * ACCEPTANCE (self-reconciling counts) on the real node: 8 concurrent clients storm follows and
  * unfollows over a few accounts while the in-service reconciler runs every 200 ms; after the
  * writes stop, every account's counts read `exact: true` and equal its list sizes within 10 s,
  * with no job started by hand — from both copies of the counts (the list tables and the account

@@ -1,5 +1,5 @@
 /**
- * ACCEPTANCE (issue #12, suggestions) on the real node: `runSuggestions` over a ten-account graph
+ * ACCEPTANCE (suggestions) on the real node: `runSuggestions` over a ten-account graph
  * built through the service, against Adamic–Adar scores computed by hand, every exclusion kind
  * exercised; then `GET /v1/users/{id}/suggestions` (read-time filtering, limit, errors, security).
  *

@@ -10,7 +10,7 @@ const cacheKeys = (s: BucketedListService) => [
   ...(s as unknown as { directories: LRUCache<string, object> }).directories.rkeys(),
 ];
 
-describe('layout cache (issue #8)', () => {
+describe('layout cache', () => {
   it('the layout cache stays bounded when 10x its size of lists are read', async () => {
     const lists = new BucketedListService({
       store: new MemoryGraphStore(),

@@ -1,5 +1,5 @@
 /**
- * Buckets close at a size (issue 19): follows through `GraphService` fill a list's newest time bucket;
+ * Buckets close at a size: follows through `GraphService` fill a list's newest time bucket;
  * a writer that finds it full adds a boundary a lead ahead of its clock, once (a boundary already
  * ahead stops the next writers), rows at or past the boundary land in the new bucket, and the list
  * still pages as one ordered list.

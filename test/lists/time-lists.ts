@@ -1,5 +1,5 @@
 /**
- * Time-bucketed lists under change (issue 19), one suite run on the in-memory store and on the real
+ * Time-bucketed lists under change, one suite run on the in-memory store and on the real
  * Cassandra node. A random list in time buckets of a random size is walked page by page while,
  * between pages, buckets open ahead of the newest row and fill, rows land in old time (closed
  * buckets: imports and replays), rows are deleted, members are renamed (the rename fan-out's row

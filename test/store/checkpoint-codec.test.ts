@@ -1,5 +1,5 @@
 /**
- * A checkpoint written before the `restricts` relation existed still decodes (issue 23): the
+ * A checkpoint written before the `restricts` relation existed still decodes: the
  * fixture's `cp_state` came from the encoder on main before the change (see the fixture's note).
  * It decodes to the edges it was written from, re-encodes to the same bytes (so a tie between an
  * old and a new writer's checkpoint of one horizon still breaks the same way), the fold continues

@@ -1,6 +1,6 @@
 /**
  * Soak sizes. `npm test` (and CI) runs the short sizes; `SOAK=1` (`npm run test:soak`, before a
- * release) runs the long ones the README's figures come from. A knob's own variable overrides both.
+ * release) runs the long ones `docs/testing.md` lists. A knob's own variable overrides both.
  */
 export const SOAK = process.env.SOAK === '1';
 

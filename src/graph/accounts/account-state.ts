@@ -38,7 +38,7 @@
  *
  * Cost: one mark per edge of the account: the same order as a FlockDB archive, but in
  * counter-sized writes rather than edge rewrites; a celebrity's counterparts converge at the
- * reconciler's pace (marks per pass), which the README states.
+ * reconciler's pace (marks per pass), which `docs/design/counts.md` states.
  *
  * Recounts meet every member of a bucket, so they do not read every member's user row: the store
  * keeps a registry of deactivated accounts (`deactivated_accounts`, written in the user write's

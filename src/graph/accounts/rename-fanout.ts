@@ -58,7 +58,7 @@
  * (skew, up to 2S) leaves S = W for both, and the second, back to the old name, meets the first's
  * tombstone at W again: it needs two renames of one account within the clock-skew bound. A
  * rename shows in search when the walk reaches the row: the write path's bound plus the walk's
- * time (README, "Search").
+ * time (`docs/design/search.md`, "Renames").
  *
  * Generations and the task row follow `account-state.ts`: written before the user row at version
  * = generation, one higher per commit, deleted at the version the run last wrote or read, so a
@@ -68,7 +68,7 @@
  * search writes) and for a follows row a second one-row read: three requests per follower, plus
  * the counterparts' layouts and directories read for a whole page in multi-partition reads (two
  * requests per 100 rows), run a page at a time in parallel. Measured rates and the figure for a
- * 9M-follower account are in the README. Limits: a repair (`pair-repair.ts`) reads usernames
+ * 9M-follower account are in `docs/benchmarks.md`. Limits: a repair (`pair-repair.ts`) reads usernames
  * outside the write path's bound; one that read the old name and lands after the walk passed
  * leaves it until the pair's next write.
  */

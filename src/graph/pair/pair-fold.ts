@@ -35,7 +35,7 @@
  * same newest position would write different states at the same version and the tie rule (larger
  * cell value) would pick arbitrarily.
  *
- * Restrict (issue 23). `restricts` is an owner-private edge like `mutes`: no guard and no
+ * Restrict. `restricts` is an owner-private edge like `mutes`: no guard and no
  * side effects, so it never touches follows, requests, mutes or close friends, and no other op
  * touches it. In particular a block does NOT clear a restrict (nor refuses one), the rule mutes
  * already follow: the two are separate tools the owner sets for different reasons (Instagram keeps

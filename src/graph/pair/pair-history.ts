@@ -19,7 +19,7 @@
  * Meanwhile an op at or below an announced or committed horizon is refused (`PositionTooOldError`,
  * 409) — by horizon only, never by age, so an import into a fresh pair is never refused.
  *
- * The bounds it rests on, and nothing else (the README states them once):
+ * The bounds it rests on, and nothing else (`docs/design/writes.md` states them for operators):
  * - B, the write budget: a write's append is acknowledged within `writeBudgetMs` of the start of
  *   its first read, on this process's monotonic clock, or the write answers 503 (outcome unknown),
  *   never success.

@@ -1,5 +1,5 @@
 /**
- * Which copy of the counts a counts read uses (issue 21). Every write goes to both copies, the list
+ * Which copy of the counts a counts read uses. Every write goes to both copies, the list
  * tables (`list_counts`, `bucket_counts`) and the account tables (`user_counts`,
  * `user_count_state`, two single-partition reads per account); the account tables serve reads only
  * once `jobs migrate-counts` has recounted every list into them and set its cluster-wide marker

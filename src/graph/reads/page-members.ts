@@ -2,7 +2,7 @@
  * The members of one page: a member filter that drops deactivated accounts, and the page's
  * hydration with usernames.
  *
- * Design note. A page reads no member's user row when it can help it (issue 19: a followers page
+ * Design note. A page reads no member's user row when it can help it (a followers page
  * of 50 cost 101 user reads). Usernames come from the list rows (`ListItem.username`, written with
  * each row and rewritten by a rename's fan-out, `rename-fanout.ts`); only rows written before the
  * column existed lack one, and hydration reads the user rows of those members only (a member whose

@@ -13,7 +13,7 @@ const DESCRIPTION =
   'Visibility as the list: public accounts to any authenticated caller; private ones to the owner and its ' +
   'accepted followers (403 otherwise); blocked by the owner: 404. Members whose username starts with `q` ' +
   '(case-insensitive), ordered by lowercased username, then id. Reads only the matches: its cost does not ' +
-  'grow with the list. A rename shows within the rename fan-out’s delay (README, "Search").';
+  'grow with the list. A rename shows within the rename fan-out’s delay (docs/design/search.md, "Delay").';
 
 /** The search route of one follows list. */
 function followSearchRoute(direction: Direction) {

@@ -1,11 +1,11 @@
 /**
- * A rename of an account with 20,000 followers (200,000 with `SOAK=1`, the size the README's rate
+ * A rename of an account with 20,000 followers (200,000 with `SOAK=1`, the size `docs/benchmarks.md`'s rate
  * comes from; `SEARCH_RENAME_FOLLOWERS` sets it) reaches search on the real node: a fixture writes
  * X's followers list, each follower's following row for X and its search row under X's name
  * directly (raw batched CQL, as `bench:load` writes rows: 200,000 follows through the service
  * would take the test's whole budget), X is renamed, the fan-out runs, and then, for a sample of
  * followers, their following-search finds X under the new name and not under the old one. The
- * fan-out's rate is printed (the README's "Search" section quotes it). At the soak size the whole
+ * fan-out's rate is printed (`docs/design/search.md` quotes it). At the soak size the whole
  * test is meant to fit about 120 s on the shared 2-core machine; there is no timed assertion
  * (rates are benches').
  */

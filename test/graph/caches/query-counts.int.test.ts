@@ -1,5 +1,5 @@
 /**
- * Q2 (issue 21): DB queries per request on a warm service, counted from `/metrics`
+ * Q2: DB queries per request on a warm service, counted from `/metrics`
  * (`flocklist_db_query_duration_seconds` counts, every op): an edge check (the follow status
  * route), a counts read and a 300-id `followers/contains` on an ordinary list (one inverse bucket),
  * and followed-by (the following cache), each asked twice in a row; the second must cost at most
@@ -118,7 +118,7 @@ describe('Q2: DB queries per request, warm', () => {
     'followed-by': (app: ReturnType<typeof buildTestApp>['app']) =>
       call(app, 'GET', `/v1/users/${OWNER}/followed-by?limit=3`, { auth: bearer(VIEWER) }),
   };
-  // followed-by is not one of Q2's rows: the following cache (issue 21) serves it whole.
+  // followed-by is not one of Q2's rows: the following cache serves it whole.
   const targets = { 'edge check': 1, 'counts read': 1, '300-id contains': 8, 'followed-by': 0 };
 
   for (const [name, request] of Object.entries(requests) as [
@@ -146,7 +146,7 @@ describe('Q2: DB queries per request, warm', () => {
     });
 });
 
-describe('Q1: a cold counts read (issue 21)', () => {
+describe('Q1: a cold counts read', () => {
   it('is two single-partition reads from the account tables once migrate-counts is done, none warm', async () => {
     await migrateCounts(apps.on.store);
     // A new process: cold caches; its first counts read also reads the migration marker, once.

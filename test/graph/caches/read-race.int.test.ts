@@ -1,5 +1,5 @@
 /**
- * The read-through race on the real node (issue 21): a read parked after it read the store (the
+ * The read-through race on the real node: a read parked after it read the store (the
  * old value in hand) while a write changes the value must store nothing, so the next read shows the
  * new value at once, not after the TTL. For an edge state (the follow status), a user row (a
  * deactivation) and a whole following list (followed-by). The caches' TTL is 2 s here, so a stale

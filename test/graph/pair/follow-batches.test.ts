@@ -1,5 +1,5 @@
 /**
- * The write path's batching (issue 21): a follow's dirty marks go to the store as one call before
+ * The write path's batching: a follow's dirty marks go to the store as one call before
  * its append, all dated the lease's `until`, and its counter increments as one call after the view
  * batch; a counter batch that lands in part is recounted, as separate increments were. On the
  * in-memory store, recording each store call in order.

@@ -1,12 +1,12 @@
 /**
- * What a fresh follow asks of the node (issue 21, T8: ≤ 6 requests for a warm actor), counted by
+ * What a fresh follow asks of the node (T8: ≤ 6 requests for a warm actor), counted by
  * the driver's request tracker on the real node (`request-counter.ts`: each attempt a request, a
  * batch one request whose statements are mutations). The follow's own protocol: the pair read, the
  * dirty marks (one unlogged batch, before the append), the append, the re-read, the view's logged
  * batch and the counter increments (one counter batch); and the two user rows, read through the
  * write path's one user call (`WritePathDeps.users`), which a user-row cache answers.
  *
- * Before issue 21 a warm follow sent 12: the four marks and the two increments went one statement
+ * Before the batched marks a warm follow sent 12: the four marks and the two increments went one statement
  * each. Since the account count tables (`cql/023`) the marks batch carries each mark's mirror and
  * the counter batch both copies' increments: 6 more mutations, no more requests. Since search
  * (`cql/024`) the view's logged batch carries the two search rows and the members' indexed names:

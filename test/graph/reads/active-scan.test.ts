@@ -1,5 +1,5 @@
 /**
- * Fan-out scans that skip the inactive (`active_since`, issue 23), on the in-memory store behind
+ * Fan-out scans that skip the inactive (`active_since`), on the in-memory store behind
  * the real list service: random followers lists in time buckets, random activity (some never
  * reported, some deactivated), random slice counts 1–1024 and page sizes. Across the slices a scan
  * returns exactly the members active since the bound and not deactivated, each once, and every
