@@ -16,7 +16,7 @@ import {
   type SplitStep,
   SplitVerificationError,
   splitBucket,
-} from '../lists/bucket-split.js';
+} from '../lists/reshape/bucket-split.js';
 import { nowPosition } from '../model/clock.js';
 import type { ListKey, UserId } from '../model/types.js';
 import type { ListStore } from '../ports/store.js';

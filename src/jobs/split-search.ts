@@ -13,7 +13,7 @@ import {
   SearchCutConflictError,
   type SearchCutStep,
   SearchCutVerificationError,
-} from '../lists/search-split.js';
+} from '../lists/reshape/search-split.js';
 import type { Direction, ListKey } from '../model/types.js';
 import { everyUser, listJobArgs } from './migrate-lists.js';
 import type { OpenJobRuntime } from './runtime.js';

@@ -1,7 +1,7 @@
 /** The search-cut suite (`search-cut-suite.ts`) on the in-memory store. */
 import { describe } from 'vitest';
-import { MemoryGraphStore } from '../../src/store/memory/memory-store.js';
-import { describeSearchCuts } from './search-cut-suite.js';
+import { MemoryGraphStore } from '../../../src/store/memory/memory-store.js';
+import { describeSearchCuts } from './search-split-suite.js';
 
 describe('search partitions cut into name ranges: memory', () => {
   describeSearchCuts('memory', async () => ({ store: new MemoryGraphStore(), teardown: async () => {} }), {

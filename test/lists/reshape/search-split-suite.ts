@@ -11,11 +11,11 @@
  * Seeds are printed; replay with `SEARCH_CUT_SEED=<seed>`.
  */
 import { expect, it } from 'vitest';
-import { MIN_ID } from '../../src/lists/page-keys.js';
-import { cutOverfilledRanges, SEARCH_BASES, type SearchCutStep } from '../../src/lists/search-split.js';
-import { rangesOfBase, SEARCH_END, searchLayoutOf } from '../../src/model/search.js';
-import type { Direction, ListKey, UserId } from '../../src/model/types.js';
-import type { GraphStore } from '../../src/ports/store.js';
+import { MIN_ID } from '../../../src/lists/page-keys.js';
+import { cutOverfilledRanges, SEARCH_BASES, type SearchCutStep } from '../../../src/lists/reshape/search-split.js';
+import { rangesOfBase, SEARCH_END, searchLayoutOf } from '../../../src/model/search.js';
+import type { Direction, ListKey, UserId } from '../../../src/model/types.js';
+import type { GraphStore } from '../../../src/ports/store.js';
 import {
   listMembers,
   nameAccount,
@@ -23,8 +23,8 @@ import {
   searchGraph,
   searchReference,
   walkSearch,
-} from '../graph/support/search-reference.js';
-import { mulberry32 } from '../support/random.js';
+} from '../../graph/support/search-reference.js';
+import { mulberry32 } from '../../support/random.js';
 
 export interface SearchCutFixture {
   store: GraphStore;

@@ -47,10 +47,10 @@
  * a finished growth); the loser stops with `GrowthConflictError` and the winner carries on.
  */
 
-import { bucketCode, bucketCodeOf } from '../model/buckets.js';
-import { nowPosition, wallClockVersion } from '../model/clock.js';
-import type { BucketLayout, ListEntry, ListKey, Position } from '../model/types.js';
-import type { ListStore } from '../ports/store.js';
+import { bucketCode, bucketCodeOf } from '../../model/buckets.js';
+import { nowPosition, wallClockVersion } from '../../model/clock.js';
+import type { BucketLayout, ListEntry, ListKey, Position } from '../../model/types.js';
+import type { ListStore } from '../../ports/store.js';
 
 export interface GrowthOptions {
   /** Layout cache TTL plus the longest write in flight, in ms. */

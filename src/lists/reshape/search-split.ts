@@ -43,7 +43,7 @@
  * are skipped on their count), plus a copy of the rows it moves.
  */
 
-import { nowPosition, wallClockVersion } from '../model/clock.js';
+import { nowPosition, wallClockVersion } from '../../model/clock.js';
 import {
   compareSearchKeys,
   rangesOfBase,
@@ -53,10 +53,10 @@ import {
   type SearchSplit,
   searchLayoutOf,
   searchPrefix,
-} from '../model/search.js';
-import type { ListKey, Position } from '../model/types.js';
-import type { ListStore, SearchStore } from '../ports/store.js';
-import { MIN_ID } from './page-keys.js';
+} from '../../model/search.js';
+import type { ListKey, Position } from '../../model/types.js';
+import type { ListStore, SearchStore } from '../../ports/store.js';
+import { MIN_ID } from '../page-keys.js';
 
 export interface SearchCutOptions {
   /** Directory cache TTL plus the longest write in flight, in ms (see the module note). */

@@ -1,8 +1,8 @@
 /** The search-cut suite (`search-cut-suite.ts`) on the real node: fewer runs. */
 import { afterAll, beforeAll, describe } from 'vitest';
-import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';
-import { type TestKeyspace, testKeyspace } from '../support/cassandra.js';
-import { describeSearchCuts } from './search-cut-suite.js';
+import { CassandraGraphStore } from '../../../src/store/cassandra/graph-store.js';
+import { type TestKeyspace, testKeyspace } from '../../support/cassandra.js';
+import { describeSearchCuts } from './search-split-suite.js';
 
 describe('search partitions cut into name ranges: Cassandra', () => {
   let ks: TestKeyspace;

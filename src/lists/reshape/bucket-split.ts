@@ -51,7 +51,7 @@
  * over-counts (by at most the moved rows) until its next run.
  */
 
-import { nowPosition, wallClockVersion } from '../model/clock.js';
+import { nowPosition, wallClockVersion } from '../../model/clock.js';
 import {
   type Directory,
   nextBucketId,
@@ -61,10 +61,10 @@ import {
   splitChildFor,
   type TimeBucket,
   upperOf,
-} from '../model/time-buckets.js';
-import type { ListEntry, ListKey, Position } from '../model/types.js';
-import type { ListStore } from '../ports/store.js';
-import { DirectoryPlanner } from './list-migration.js';
+} from '../../model/time-buckets.js';
+import type { ListEntry, ListKey, Position } from '../../model/types.js';
+import type { ListStore } from '../../ports/store.js';
+import { DirectoryPlanner } from '../list-migration.js';
 
 export interface SplitOptions {
   /** Directory cache TTL plus the longest write in flight, in ms (see the module note). */
