@@ -1,35 +1,24 @@
 /**
- * Splitting an overfilled closed time bucket (issue 19, "Buckets close at a size"), one list at a
- * time. Admin replays and imports land rows in old time, so a closed bucket can grow past the
- * partition bound; this job cuts its range into sub-ranges with new bucket ids.
+ * Splitting an overfilled closed time bucket, one list at a time: the reshape protocol
+ * (`reshape.ts`, its steps and their invariant) with time ranges as what moves. Admin replays
+ * and imports land rows in old time, so a closed bucket can grow past the partition bound; this
+ * job splits its range into sub-ranges with new bucket ids. The plan is the directory's
+ * `PendingSplit` (`model/time-buckets.ts`). Parent X covers `[s, e)`, closed (`e` at or before
+ * the clock).
  *
- * Design note — the protocol (a sibling of `list-migration.ts`; the stages are `PendingSplit`'s in
- * `model/time-buckets.ts`). Parent X covers `[s, e)`, closed (`e` at or before the clock).
- *
- * 1. Plan. Walk X's rows oldest first (`listBucketNewer`, bounded below `e`) through the streaming
- *    `planDirectory` (`DirectoryPlanner`): a boundary at the `created_at` of every `bucketRows`-th
- *    row, so X keeps `[s, b1)` (its oldest `bucketRows` rows, in place) and children with new ids
- *    (`nextBucketId`, which counts a pending split's ids too) take `[b1, b2)`, …, `[bk, e)`. One
- *    compare-and-set records `{ bucket: X, starts, ids, stage: dual, copied: 0 }` on the
- *    directory. From then on a writer that places a row (or its deletion) in `[b1, e)` writes it
- *    to X and to its child (`timeCodes`); readers still read X alone, which stays complete.
- * 2. Settle (`settleMs`: the directory cache TTL plus the longest write in flight; also on resume),
- *    so every write after it reaches both X and the child.
- * 3. Copy, child by child: X's rows of the child's range go to the child with `copyBucketPage`
- *    (each row keeps its write time, so a concurrent delete, sent to both, wins whichever lands
- *    last; a username keeps its own). Then verify: a lockstep walk of X's range and the child
- *    must find the same keys. A mismatch (a dual write between the two reads) re-copies and
- *    re-verifies, up to `verifyAttempts`, then stops with `SplitVerificationError` (a re-run
- *    resumes at that child). A compare-and-set records `copied = c + 1`.
- * 4. Flip: one compare-and-set adds the boundaries to the directory (the children, each with X's
- *    scan owner key) and sets stage `flipped`. Readers now read each child for its range and X
- *    only below `b1` (every bucket read is bounded by its range, `time-pages.ts`, so X's moved
- *    rows, still there, never show twice); a reader whose cached directory predates the flip
- *    reads X whole, which writers keep complete. Settle.
- * 5. Finalize: stage `finalized`; writers write the children only. Settle (writers holding
- *    `flipped` finish; no write reaches X's moved range any more).
- * 6. Delete X's moved rows with one range tombstone (`created_at >= b1`) at a wall-clock version
- *    above every row written (`wallClockVersion`, as the migration's drop), then clear the split.
+ * - Plan. Walk X's rows oldest first (`listBucketNewer`, bounded below `e`) through the streaming
+ *   `DirectoryPlanner`: a boundary at the `created_at` of every `bucketRows`-th row, so X keeps
+ *   `[s, b1)` (its oldest `bucketRows` rows, in place) and children with new ids (`nextBucketId`
+ *   of the directory the compare-and-set succeeds on, which counts a pending split's ids too) take
+ *   `[b1, b2)`, …, `[bk, e)`. Writers place a row (or its deletion) in `[b1, e)` in X and its
+ *   child (`timeCodes`) while the split is `dual` or `flipped`.
+ * - Copy: X's rows of the child's range go to the child with `copyBucketPage` (a username keeps
+ *   its own write time). Verify: a lockstep walk of X's range and the child.
+ * - Flip: the compare-and-set adds the children to the directory, each with X's scan owner key.
+ *   Readers read each child for its range and X only below `b1` (every bucket read is bounded by
+ *   its range, `time-pages.ts`, so X's moved rows, still there, never show twice).
+ * - Clean-up: one range tombstone (`created_at >= b1`) at a wall-clock version above every row
+ *   written (`wallClockVersion`).
  *
  * Why X keeps its oldest sub-range instead of every sub-range taking a new id (and X dropped
  * whole): X's directory row is keyed by its start, and the first bucket has none (it is
@@ -41,14 +30,10 @@
  * `{ key, after }` in X resumes, after the flip, in the child that holds `after` (the group of one
  * key is read newest bucket first, each bounded by its range; `scanTimeSlice`).
  *
- * Many runners, one winner: every step is a compare-and-set from the directory this runner read,
- * retried while the stored split is exactly what this runner last wrote (a bucket closing
- * meanwhile bumps the version and is harmless); any other split state stops the runner with
- * `SplitConflictError`. One split per list at a time. A list mid-migration is not split.
- *
- * Limits. Between the flip and the delete, list-walker jobs that read whole partitions
- * (`readCodes`) see X's moved rows beside the children's copies: a reconcile in that window
- * over-counts (by at most the moved rows) until its next run.
+ * One split per list at a time; a list mid-migration is not split. Limits. Between the flip and
+ * the delete, list-walker jobs that read whole partitions (`readCodes`) see X's moved rows beside
+ * the children's copies: a reconcile in that window over-counts (by at most the moved rows) until
+ * its next run.
  */
 
 import { nowPosition, wallClockVersion } from '../../model/clock.js';
@@ -65,45 +50,28 @@ import {
 import type { ListEntry, ListKey, Position } from '../../model/types.js';
 import type { ListStore } from '../../ports/store.js';
 import { DirectoryPlanner } from '../list-migration.js';
+import { MIN_ID } from '../page-keys.js';
+import {
+  lockstepMismatches,
+  type Reshape,
+  ReshapeConflictError,
+  type ReshapeMoves,
+  type ReshapeOptions,
+  type ReshapeStep,
+  runReshape,
+} from './reshape.js';
 
-export interface SplitOptions {
-  /** Directory cache TTL plus the longest write in flight, in ms (see the module note). */
-  settleMs: number;
+/** The steps of a bucket split; partitions are named by bucket id. */
+export type SplitStep = ReshapeStep<number>;
+
+export interface SplitOptions extends ReshapeOptions<SplitStep> {
   /** Rows per sub-range (the list service's `timeBucketRows`). */
   bucketRows: number;
-  /** Rows per read and copy page. Default 1,000. */
-  pageSize?: number;
-  /** Copy-and-verify rounds per child before giving up. Default 3. */
-  verifyAttempts?: number;
-  /** Injected for tests. */
-  sleep?: (ms: number) => Promise<void>;
-  /** µs since the epoch (closed-ness, the tombstone's version); default the system clock. */
-  clock?: () => Position;
-  /** Told after every step (a log line each; a test that kills the job at a step). */
-  onProgress?: (p: SplitStep) => void | Promise<void>;
 }
-
-export type SplitStep =
-  | { step: 'planned'; bucket: number; rows: number; children: number[] }
-  | { step: 'copied'; bucket: number; child: number; rows: number }
-  | { step: 'flipped'; bucket: number }
-  | { step: 'finalized'; bucket: number }
-  | { step: 'deleted'; bucket: number };
 
 export type SplitResult =
   | { outcome: 'split'; bucket: number; children: number[] }
   | { outcome: 'too-small'; bucket: number; rows: number };
-
-/** Another runner (or another split) changed the directory's split state; nothing was written. */
-export class SplitConflictError extends Error {
-  override name = 'SplitConflictError' as const;
-  constructor(
-    readonly list: ListKey,
-    readonly step: string,
-  ) {
-    super(`split state of ${list.userId} ${list.relation}/${list.direction} changed (step ${step})`);
-  }
-}
 
 /** The list or bucket cannot be split now (why in the message); nothing was written. */
 export class SplitBlockedError extends Error {
@@ -116,20 +84,6 @@ export class SplitBlockedError extends Error {
   }
 }
 
-/** A child kept differing from its parent's range after every copy round; re-run to retry. */
-export class SplitVerificationError extends Error {
-  override name = 'SplitVerificationError' as const;
-  constructor(
-    readonly list: ListKey,
-    readonly child: number,
-    readonly mismatches: number,
-  ) {
-    super(`child ${child} of ${list.userId} ${list.relation}/${list.direction}: ${mismatches} rows differ`);
-  }
-}
-
-const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-const MIN_ID = -(1n << 63n);
 const FLOOR: ListEntry = { createdAt: MIN_ID, otherId: MIN_ID };
 
 type SplitStore = Pick<
@@ -143,6 +97,35 @@ type SplitStore = Pick<
   | 'copyBucketPage'
   | 'deleteBucketRange'
 >;
+
+const listName = (list: ListKey) => `${list.userId} ${list.relation}/${list.direction}`;
+
+/** The split's record: the directory's `split`, written by version; the flip adds the children. */
+function bucketSplitKind(store: SplitStore, list: ListKey): Reshape<Directory, PendingSplit | null> {
+  return {
+    read: () => store.getDirectory(list),
+    stateOf: (d) => d.split ?? null,
+    same: sameSplit,
+    write: (d, next) => {
+      const flip = next?.stage === 'flipped' && d.split?.stage === 'dual';
+      return store.updateDirectory(list, d.version, {
+        split: next,
+        ...(flip ? { add: childrenOf(d, next) } : {}),
+      });
+    },
+    conflict: (step) => new ReshapeConflictError(`split state of ${listName(list)} changed (step ${step})`),
+    markOf: (s) => s,
+    at: (s, mark) => ({ ...(s as PendingSplit), ...mark }),
+    cleared: () => null,
+  };
+}
+
+/** The children's directory entries: each with X's base and scan owner key. */
+function childrenOf(d: Directory, s: PendingSplit): TimeBucket[] {
+  const parent = d.buckets.find((b) => b.id === s.bucket) as TimeBucket;
+  const owner = ownerKeyOf(parent);
+  return s.ids.map((id, i) => ({ id, start: s.starts[i] as Position, base: parent.base, owner }));
+}
 
 /**
  * Rows of the bucket at `index` within its range (what a reader sees of it), counted by reading
@@ -172,8 +155,8 @@ export async function countBucketRows(
  * Splits bucket `bucket` of `list` (or, with a split already pending on the list, finishes that
  * one, whatever `bucket` says). Idempotent and resumable from any step; returns `too-small` when
  * the bucket's rows give no boundary. Throws `SplitBlockedError` for a list not in mode `time`,
- * mid-migration, or a bucket that is not closed; `SplitConflictError` when another runner moved
- * the split; `SplitVerificationError` when a child keeps differing from its parent's range.
+ * mid-migration, or a bucket that is not closed; `ReshapeConflictError` when another runner moved
+ * the split; `ReshapeVerificationError` when a child keeps differing from its parent's range.
  */
 export async function splitBucket(
   store: SplitStore,
@@ -181,27 +164,12 @@ export async function splitBucket(
   bucket: number | null,
   o: SplitOptions,
 ): Promise<SplitResult> {
-  const sleep = o.sleep ?? defaultSleep;
   const clock = o.clock ?? nowPosition;
   const pageSize = o.pageSize ?? 1000;
-  let directory = await store.getDirectory(list);
-  let split = directory.split ?? null;
+  const directory = await store.getDirectory(list);
+  let plan: { next: (d: Directory) => PendingSplit; rows: number } | null = null;
 
-  /** One step's compare-and-set, retried while the stored split is still `split`. */
-  const step = async (name: string, next: PendingSplit | null, add?: readonly TimeBucket[]) => {
-    for (let attempt = 0; attempt < 20; attempt++) {
-      const d = await store.getDirectory(list);
-      if (!sameSplit(d.split ?? null, split)) throw new SplitConflictError(list, name);
-      const change = { split: next, ...(add ? { add } : {}) };
-      if (await store.updateDirectory(list, d.version, change)) {
-        split = next;
-        return;
-      }
-    }
-    throw new SplitConflictError(list, name);
-  };
-
-  if (!split) {
+  if (!directory.split) {
     if (bucket === null) throw new SplitBlockedError(list, 'no split pending and no bucket named');
     const layout = await store.getLayout(list);
     if (rowMode(directory, layout) !== 'time' || (await store.getListMigration(list))) {
@@ -223,89 +191,50 @@ export async function splitBucket(
     const planned = planner.buckets().filter((b) => b.start !== null);
     if (planned.length === 0) return { outcome: 'too-small', bucket, rows: planner.rows };
     const starts = planned.map((b) => b.start as Position).reverse();
-    const parent = directory.buckets[index] as TimeBucket;
-    const lowest = parent.start;
+    const lowest = (directory.buckets[index] as TimeBucket).start;
     if (lowest !== null && starts[0]! <= lowest) throw new RangeError('a split boundary at the parent start');
-    // Ids from the directory the compare-and-set succeeds on (a bucket may close meanwhile).
-    for (let attempt = 0; ; attempt++) {
-      const d = await store.getDirectory(list);
-      if (d.split) throw new SplitConflictError(list, 'plan');
-      const first = nextBucketId(d);
-      const planned: PendingSplit = {
-        bucket,
-        starts,
-        ids: starts.map((_, i) => first + i),
-        stage: 'dual',
-        copied: 0,
-      };
-      if (await store.updateDirectory(list, d.version, { split: planned })) {
-        split = planned;
-        directory = { ...d, version: d.version + 1, split: planned };
+    plan = {
+      rows: planner.rows,
+      // Ids from the directory the compare-and-set succeeds on (a bucket may close meanwhile).
+      next: (d) => {
+        const first = nextBucketId(d);
+        return { bucket, starts, ids: starts.map((_, i) => first + i), stage: 'dual', copied: 0 };
+      },
+    };
+  }
+
+  const moves = (state: PendingSplit | null, d: Directory): ReshapeMoves<number, { rows: number }> => {
+    const s = state as PendingSplit;
+    const parentId = s.bucket;
+    const parentIndex = d.buckets.findIndex((b) => b.id === parentId);
+    if (parentIndex < 0) throw new SplitBlockedError(list, `split parent ${parentId} is not in the directory`);
+    // X's upper end: the first newer bucket that is not one of its children.
+    let parentUpper: Position | null = null;
+    for (let i = parentIndex - 1; i >= 0; i--) {
+      const b = d.buckets[i] as TimeBucket;
+      if (!s.ids.includes(b.id)) {
+        parentUpper = b.start;
         break;
       }
-      if (attempt >= 20) throw new SplitConflictError(list, 'plan');
     }
-    await o.onProgress?.({ step: 'planned', bucket, rows: planner.rows, children: split.ids });
-  }
-  // With a split pending on the list it is finished first, whatever bucket was named.
-  const parentId = split.bucket;
-  const parentIndex = directory.buckets.findIndex((b) => b.id === parentId);
-  const parent = directory.buckets[parentIndex];
-  if (!parent) throw new SplitBlockedError(list, `split parent ${parentId} is not in the directory`);
-  // X's upper end: the first newer bucket that is not one of its children.
-  let parentUpper: Position | null = null;
-  for (let i = parentIndex - 1; i >= 0; i--) {
-    const b = directory.buckets[i] as TimeBucket;
-    if (!split.ids.includes(b.id)) {
-      parentUpper = b.start;
-      break;
-    }
-  }
-  if (parentUpper === null)
-    throw new SplitBlockedError(list, `split parent ${parentId} is the newest bucket`);
-
-  if (split.stage === 'dual') {
-    await sleep(o.settleMs);
-    const s: PendingSplit = split;
+    if (parentUpper === null)
+      throw new SplitBlockedError(list, `split parent ${parentId} is the newest bucket`);
+    const end = parentUpper;
+    const range = (c: number) => [s.starts[c] as Position, s.starts[c + 1] ?? end] as const;
     const target = (row: ListEntry) => splitChildFor(s, row.createdAt) ?? parentId;
-    for (let c = s.copied; c < s.ids.length; c++) {
-      const child = s.ids[c] as number;
-      const lo = s.starts[c] as Position;
-      const hi = s.starts[c + 1] ?? parentUpper;
-      let rows = 0;
-      let mismatches = 0;
-      for (let round = 0; round < (o.verifyAttempts ?? 3); round++) {
-        rows = await copyRange(store, list, parentId, lo, hi, pageSize, target);
-        mismatches = await compareRange(store, list, parentId, child, lo, hi, pageSize);
-        if (mismatches === 0) break;
-        await sleep(o.settleMs);
-      }
-      if (mismatches > 0) throw new SplitVerificationError(list, child, mismatches);
-      await step(`copied ${c}`, { ...s, copied: c + 1 });
-      await o.onProgress?.({ step: 'copied', bucket: parentId, child, rows });
-    }
-    const owner = ownerKeyOf(parent);
-    const children: TimeBucket[] = s.ids.map((id, i) => ({
-      id,
-      start: s.starts[i] as Position,
-      base: parent.base,
-      owner,
-    }));
-    await step('flip', { ...s, copied: s.ids.length, stage: 'flipped' }, children);
-  }
-  if (split.stage === 'flipped') {
-    await o.onProgress?.({ step: 'flipped', bucket: parentId });
-    await sleep(o.settleMs);
-    await step('finalize', { ...split, stage: 'finalized' });
-    await o.onProgress?.({ step: 'finalized', bucket: parentId });
-  }
-  await sleep(o.settleMs);
-  const moved = split.starts[0] as Position;
-  const ids = split.ids;
-  await store.deleteBucketRange(list, parentId, moved, wallClockVersion(clock()));
-  await step('clear', null);
-  await o.onProgress?.({ step: 'deleted', bucket: parentId });
-  return { outcome: 'split', bucket: parentId, children: ids };
+    return {
+      parent: parentId,
+      children: s.ids,
+      copy: async (c) => ({ rows: await copyRange(store, list, parentId, ...range(c), pageSize, target) }),
+      verify: (c) => compareRange(store, list, parentId, s.ids[c] as number, ...range(c), pageSize),
+      describe: (c) => `child ${s.ids[c]} of ${listName(list)}`,
+      cleanUp: () =>
+        store.deleteBucketRange(list, parentId, s.starts[0] as Position, wallClockVersion(clock())),
+    };
+  };
+
+  const done = await runReshape(bucketSplitKind(store, list), directory, plan, moves, o);
+  return { outcome: 'split', bucket: done.parent, children: done.children };
 }
 
 /** Copies the parent's rows in `[lo, hi)` to their children; returns how many were copied. */
@@ -336,7 +265,7 @@ async function copyRange(
 }
 
 /** Keys in exactly one of the parent's `[lo, hi)` and the child (a lockstep walk, newest first). */
-async function compareRange(
+function compareRange(
   store: Pick<ListStore, 'listBucket'>,
   list: ListKey,
   parent: number,
@@ -358,25 +287,7 @@ async function compareRange(
       return buffer.shift() ?? null;
     };
   };
-  const a = reader(parent);
-  const b = reader(child);
-  let x = await a();
-  let y = await b();
-  let mismatches = 0;
-  while (x || y) {
-    const order = !x ? 1 : !y ? -1 : compareKeys(x, y);
-    if (order === 0) {
-      x = await a();
-      y = await b();
-    } else if (order < 0) {
-      mismatches++;
-      x = await a();
-    } else {
-      mismatches++;
-      y = await b();
-    }
-  }
-  return mismatches;
+  return lockstepMismatches(reader(parent), reader(child), compareKeys);
 }
 
 /** List order (newest first): negative when `a` comes first. */
