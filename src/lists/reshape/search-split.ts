@@ -1,46 +1,29 @@
 /**
- * Cutting an overfilled search partition into name ranges (issue 23, "partitions bounded at
- * celebrity size even for common prefixes"), one follows list at a time. The ranges and the cut in
- * progress are the list's `SearchLayout` (`model/search.ts`), kept in its directory.
- *
- * Design note — the protocol (a sibling of `bucket-split.ts`, on names instead of times). Parent
+ * Splitting an overfilled search partition into name ranges, one follows list at a time: the
+ * reshape protocol (`reshape.ts`, its steps and their invariant) with name ranges as what moves,
+ * so partitions stay bounded at celebrity size even for common prefixes. The ranges and the split
+ * in progress are the list's `SearchLayout` (`model/search.ts`), kept in its directory. Parent
  * range P covers `[s, e)` in partition `s`.
  *
- * 1. Plan. Walk P's rows in name order: a boundary at the name of every `rangeRows`-th row (above
- *    the previous one), so P keeps `[s, b1)` and children `b1 … bk` take `[b1, b2)`, …,
- *    `[bk, e)`, each its own partition keyed by its first name. One compare-and-set records
- *    `{ parent: s, starts, stage: dual, copied: 0 }` on the directory. From then on a writer that
- *    places a name in `[b1, e)` writes it to P and to its child (`searchWritePartitions`);
- *    readers still read P alone, which stays complete.
- * 2. Settle (`settleMs`: the directory cache TTL plus the longest write in flight; also on
- *    resume), so every write after it reaches both P and the child.
- * 3. Copy, child by child: P's rows of the child's range go to the child with `copySearchRows`,
- *    each cell at its own write time, so a delete sent to both wins whichever lands last, and a
- *    rename's tagged name keeps winning at its time. Then verify: a lockstep walk of P's range and
- *    the child must find the same keys; a mismatch (a dual write between the two reads) re-copies
- *    and re-verifies, up to `verifyAttempts`, then stops with `SearchCutVerificationError` (a
- *    re-run resumes at that child). A compare-and-set records `copied = c + 1`.
- * 4. Flip: one compare-and-set adds the starts to the layout and sets stage `flipped`. Readers now
- *    read each child for its range and P only below `b1` (every read is bounded by its range, so
- *    P's moved rows, still there, never show twice); a reader whose cached directory predates the
- *    flip reads P whole, which writers keep complete. Settle.
- * 5. Finalize: stage `finalized`; writers write the children only. Settle (writers holding
- *    `flipped` finish; no write reaches P's moved range any more).
- * 6. Delete P's moved rows with one range tombstone (`lower_username >= b1`) at a wall-clock
- *    version above every row written (`wallClockVersion` a minute ahead: positions run ahead of
- *    their clocks), then clear the cut.
+ * - Plan. Walk P's rows in name order: a boundary at the name of every `rangeRows`-th row (above
+ *   the previous one), so P keeps `[s, b1)` and children `b1 … bk` take `[b1, b2)`, …, `[bk, e)`,
+ *   each its own partition keyed by its first name. Writers place a name in `[b1, e)` in P and its
+ *   child (`searchWritePartitions`) while the split is `dual` or `flipped`.
+ * - Copy: P's rows of the child's range go to the child with `copySearchRows`, each cell at its own
+ *   write time (a rename's tagged name keeps winning at its time). Verify: a lockstep walk of P's
+ *   range and the child.
+ * - Flip: the compare-and-set adds the starts to the layout. Readers read each child for its range
+ *   and P only below `b1` (every read is bounded by its range, so P's moved rows, still there,
+ *   never show twice).
+ * - Clean-up: one range tombstone (`lower_username >= b1`) at a wall-clock version a minute ahead
+ *   (`tombstoneLeadMs`: positions run ahead of their clocks).
  *
- * Many runners, one winner: every step is a compare-and-set from the directory this runner read,
- * retried while the stored cut is exactly what this runner last wrote (a time bucket closing
- * meanwhile bumps the version and is harmless); any other cut state stops the runner with
- * `SearchCutConflictError`. One cut per list at a time.
- *
- * Bound. A range is cut when it holds more than `2 × rangeRows` rows, into ranges of `rangeRows`
- * (250,000 by default: about 15 MiB of search rows; the measured row is 59 B on disk). Between
- * runs of the job a range grows by the follows it gains; names are unique per account, so a
- * range can always be cut until each holds one name. The job's cost is a read of every search row
- * of each list over `2 × rangeRows` members (smaller lists cannot hold an overfilled range and
- * are skipped on their count), plus a copy of the rows it moves.
+ * One split per list at a time. Bound. A range is split when it holds more than `2 × rangeRows`
+ * rows, into ranges of `rangeRows` (250,000 by default: about 15 MiB of search rows; the measured
+ * row is 59 B on disk). Between runs of the job a range grows by the follows it gains; names are
+ * unique per account, so a range can always be split until each holds one name. The job's cost is
+ * a read of every search row of each list over `2 × rangeRows` members (smaller lists cannot hold
+ * an overfilled range and are skipped on their count), plus a copy of the rows it moves.
  */
 
 import { nowPosition, wallClockVersion } from '../../model/clock.js';
@@ -54,68 +37,37 @@ import {
   searchLayoutOf,
   searchPrefix,
 } from '../../model/search.js';
-import type { ListKey, Position } from '../../model/types.js';
+import type { Directory } from '../../model/time-buckets.js';
+import type { ListKey } from '../../model/types.js';
 import type { ListStore, SearchStore } from '../../ports/store.js';
 import { MIN_ID } from '../page-keys.js';
+import {
+  lockstepMismatches,
+  type Reshape,
+  ReshapeConflictError,
+  type ReshapeMoves,
+  type ReshapeOptions,
+  type ReshapeStep,
+  runReshape,
+} from './reshape.js';
 
-export interface SearchCutOptions {
-  /** Directory cache TTL plus the longest write in flight, in ms (see the module note). */
-  settleMs: number;
-  /** Rows per range after a cut; a range over twice this is cut. */
+/** The steps of a search split; partitions are named by their first name. */
+export type SearchSplitStep = ReshapeStep<string>;
+
+export interface SearchSplitOptions extends ReshapeOptions<SearchSplitStep> {
+  /** Rows per range after a split; a range over twice this is split. */
   rangeRows: number;
-  /** Rows per read and copy page. Default 1,000. */
-  pageSize?: number;
-  /** Copy-and-verify rounds per child before giving up. Default 3. */
-  verifyAttempts?: number;
-  /** Injected for tests. */
-  sleep?: (ms: number) => Promise<void>;
-  /** µs since the epoch (the tombstone's version); default the system clock. */
-  clock?: () => Position;
   /**
    * How far ahead of the clock the tombstone is dated, ms (default 60,000): above the version of
-   * every write issued before the cut was finalized, whose positions may run ahead of their
+   * every write issued before the split was finalized, whose positions may run ahead of their
    * clocks (the pair protocol's bound, 5 s, plus clock skew). No write reaches the moved range of
    * the parent after that, so the margin costs nothing.
    */
   tombstoneLeadMs?: number;
-  /** Told after every step (a log line each; a test that kills the job at a step). */
-  onProgress?: (p: SearchCutStep) => void | Promise<void>;
 }
 
-export type SearchCutStep =
-  | { step: 'planned'; parent: string; rows: number; children: string[] }
-  | { step: 'copied'; parent: string; child: string; rows: number }
-  | { step: 'flipped'; parent: string }
-  | { step: 'finalized'; parent: string }
-  | { step: 'deleted'; parent: string };
-
-/** Another runner changed the list's cut state; nothing more was written. */
-export class SearchCutConflictError extends Error {
-  override name = 'SearchCutConflictError' as const;
-  constructor(
-    readonly list: ListKey,
-    readonly step: string,
-  ) {
-    super(`search cut of ${list.userId} ${list.direction} changed (step ${step})`);
-  }
-}
-
-/** A child kept differing from its parent's range after every copy round; re-run to retry. */
-export class SearchCutVerificationError extends Error {
-  override name = 'SearchCutVerificationError' as const;
-  constructor(
-    readonly list: ListKey,
-    readonly child: string,
-    readonly mismatches: number,
-  ) {
-    super(`search range ${child} of ${list.userId} ${list.direction}: ${mismatches} rows differ`);
-  }
-}
-
-export type SearchCutStore = Pick<ListStore, 'getDirectory' | 'updateDirectory'> &
+export type SearchSplitStore = Pick<ListStore, 'getDirectory' | 'updateDirectory'> &
   Pick<SearchStore, 'listSearchRows' | 'copySearchRows' | 'deleteSearchRange'>;
-
-const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Every base partition in name order: each one-character name's, then its 38 two-character ones. */
 export const SEARCH_BASES: readonly string[] = SEARCH_ALPHABET.flatMap((a) => [
@@ -139,8 +91,8 @@ async function* rangeRows(
   }
 }
 
-/** Boundaries cutting `range` into pieces of `rangeRows`, and its rows: one walk of the range. */
-export async function planSearchCut(
+/** Boundaries splitting `range` into pieces of `rangeRows`, and its rows: one walk of the range. */
+export async function planSearchSplit(
   store: Pick<SearchStore, 'listSearchRows'>,
   list: ListKey,
   range: SearchRange,
@@ -159,105 +111,73 @@ export async function planSearchCut(
   return { rows: seen, starts };
 }
 
+
+/** The split's record: the directory's search layout, written by version; the flip adds the starts. */
+function searchSplitKind(store: SearchSplitStore, list: ListKey): Reshape<Directory, SearchSplit | null> {
+  return {
+    read: () => store.getDirectory(list),
+    stateOf: (d) => searchLayoutOf(d).split,
+    same: sameSearchSplit,
+    write: (d, next) => {
+      const layout = searchLayoutOf(d);
+      const flip = next?.stage === 'flipped' && layout.split?.stage === 'dual';
+      const starts = flip ? [...new Set([...layout.starts, ...next.starts])].sort() : layout.starts;
+      return store.updateDirectory(list, d.version, { search: { starts, split: next } });
+    },
+    conflict: (step) =>
+      new ReshapeConflictError(`search split of ${list.userId} ${list.direction} changed (step ${step})`),
+    markOf: (s) => s,
+    at: (s, mark) => ({ ...(s as SearchSplit), ...mark }),
+    cleared: () => null,
+  };
+}
+
 /**
- * Cuts `range` of `list` at `starts` (from `planSearchCut`), or, with a cut already pending on
- * the list, finishes that one (pass `null`). Resumable from any step. Throws
- * `SearchCutConflictError` when another runner moved the cut, `SearchCutVerificationError` when a
+ * Splits `range` of `list` at `starts` (from `planSearchSplit`), or, with a split already pending
+ * on the list, finishes that one (pass `null`). Resumable from any step. Throws
+ * `ReshapeConflictError` when another runner moved the split, `ReshapeVerificationError` when a
  * child keeps differing from its parent's range.
  */
-export async function cutSearchRange(
-  store: SearchCutStore,
+export async function splitSearchRange(
+  store: SearchSplitStore,
   list: ListKey,
   plan: { range: SearchRange; starts: string[]; rows: number } | null,
-  o: SearchCutOptions,
+  o: SearchSplitOptions,
 ): Promise<{ parent: string; children: string[] }> {
-  const sleep = o.sleep ?? defaultSleep;
   const clock = o.clock ?? nowPosition;
   const pageSize = o.pageSize ?? 1000;
-  let directory = await store.getDirectory(list);
-  let cut = searchLayoutOf(directory).split;
+  const directory = await store.getDirectory(list);
+  let planned: { next: () => SearchSplit; rows: number } | null = null;
+  if (!searchLayoutOf(directory).split) {
+    if (!plan) throw new RangeError('no split pending and no range named');
+    if (plan.starts.length === 0) return { parent: plan.range.partition, children: [] };
+    const next: SearchSplit = { parent: plan.range.partition, starts: plan.starts, stage: 'dual', copied: 0 };
+    planned = { next: () => next, rows: plan.rows };
+  }
 
-  /**
-   * One step's compare-and-set from the stored cut `cut` to `next` (returned, for the caller to
-   * keep as `cut`), retried while the stored cut is still `cut`; the plan is the step from none.
-   */
-  const step = async <T extends SearchSplit | null>(
-    name: string,
-    next: T,
-    addStarts?: readonly string[],
-  ): Promise<T> => {
-    for (let attempt = 0; attempt < 20; attempt++) {
-      const d = await store.getDirectory(list);
-      const layout = searchLayoutOf(d);
-      if (!sameCut(layout.split, cut)) throw new SearchCutConflictError(list, name);
-      const starts = addStarts ? [...new Set([...layout.starts, ...addStarts])].sort() : layout.starts;
-      if (await store.updateDirectory(list, d.version, { search: { starts, split: next } })) {
-        directory = { ...d, version: d.version + 1, search: { starts, split: next } };
-        return next;
-      }
-    }
-    throw new SearchCutConflictError(list, name);
+  const moves = (state: SearchSplit | null, d: Directory): ReshapeMoves<string, { rows: number }> => {
+    const s = state as SearchSplit;
+    const parent = s.parent;
+    // P's upper end: the next range start of its base that is not one of its children.
+    const moving = new Set(s.starts);
+    const before = searchLayoutOf(d).starts.filter((x) => !moving.has(x));
+    const own = rangesOfBase({ starts: before }, searchPrefix(parent)).find((r) => r.partition === parent);
+    if (!own) throw new RangeError(`search range ${parent} is not in the layout`);
+    const range = (c: number) => [s.starts[c] as string, s.starts[c + 1] ?? own.to] as const;
+    const lead = BigInt(Math.round((o.tombstoneLeadMs ?? 60_000) * 1000));
+    return {
+      parent,
+      children: s.starts,
+      copy: async (c) => ({ rows: await copyRange(store, list, parent, ...range(c), pageSize) }),
+      verify: (c) => compareRange(store, list, parent, ...range(c), pageSize),
+      describe: (c) => `search range ${s.starts[c]} of ${list.userId} ${list.direction}`,
+      cleanUp: () =>
+        store.deleteSearchRange(list, parent, s.starts[0] as string, wallClockVersion(clock() + lead)),
+    };
   };
 
-  if (!cut) {
-    if (!plan) throw new RangeError('no cut pending and no range named');
-    if (plan.starts.length === 0) return { parent: plan.range.partition, children: [] };
-    const planned: SearchSplit = {
-      parent: plan.range.partition,
-      starts: plan.starts,
-      stage: 'dual',
-      copied: 0,
-    };
-    // From no cut: another runner's cut stops this one with a conflict.
-    cut = await step('plan', planned);
-    await o.onProgress?.({
-      step: 'planned',
-      parent: planned.parent,
-      rows: plan.rows,
-      children: planned.starts,
-    });
-  }
-  const parent = cut.parent;
-  // P's upper end: the next range start of its base that is not one of its children.
-  const moving = new Set(cut.starts);
-  const before = searchLayoutOf(directory).starts.filter((s) => !moving.has(s));
-  const own = rangesOfBase({ starts: before }, searchPrefix(parent)).find((r) => r.partition === parent);
-  if (!own) throw new RangeError(`search range ${parent} is not in the layout`);
-  const end = own.to;
-
-  if (cut.stage === 'dual') {
-    await sleep(o.settleMs);
-    const s: SearchSplit = cut;
-    for (let c = s.copied; c < s.starts.length; c++) {
-      const child = s.starts[c] as string;
-      const hi = s.starts[c + 1] ?? end;
-      let rows = 0;
-      let mismatches = 0;
-      for (let round = 0; round < (o.verifyAttempts ?? 3); round++) {
-        rows = await copyRange(store, list, parent, child, hi, pageSize);
-        mismatches = await compareRange(store, list, parent, child, hi, pageSize);
-        if (mismatches === 0) break;
-        await sleep(o.settleMs);
-      }
-      if (mismatches > 0) throw new SearchCutVerificationError(list, child, mismatches);
-      cut = await step(`copied ${c}`, { ...s, copied: c + 1 });
-      await o.onProgress?.({ step: 'copied', parent, child, rows });
-    }
-    cut = await step('flip', { ...s, copied: s.starts.length, stage: 'flipped' as const }, s.starts);
-  }
-  if (cut.stage === 'flipped') {
-    await o.onProgress?.({ step: 'flipped', parent });
-    await sleep(o.settleMs);
-    cut = await step('finalize', { ...cut, stage: 'finalized' as const });
-    await o.onProgress?.({ step: 'finalized', parent });
-  }
-  const children = cut.starts;
-  await sleep(o.settleMs);
-  const lead = BigInt(Math.round((o.tombstoneLeadMs ?? 60_000) * 1000));
-  await store.deleteSearchRange(list, parent, children[0] as string, wallClockVersion(clock() + lead));
-  await step('clear', null);
-  await o.onProgress?.({ step: 'deleted', parent });
-  return { parent, children };
+  const done = await runReshape(searchSplitKind(store, list), directory, planned, moves, o);
+  return { parent: done.parent, children: done.children };
 }
 
 /** Copies the parent's rows in `[lo, hi)` to partition `lo`; returns how many were copied. */
@@ -287,7 +207,7 @@ async function copyRange(
 }
 
 /** Keys in exactly one of the parent's `[lo, hi)` and child `lo` (a lockstep walk). */
-async function compareRange(
+function compareRange(
   store: Pick<SearchStore, 'listSearchRows'>,
   list: ListKey,
   parent: string,
@@ -306,21 +226,10 @@ async function compareRange(
       return buffer.shift() ?? null;
     };
   };
-  const a = reader(parent);
-  const b = reader(lo);
-  let x = await a();
-  let y = await b();
-  let mismatches = 0;
-  while (x || y) {
-    const order = !x ? 1 : !y ? -1 : compareSearchKeys(x, y);
-    if (order <= 0) x = await a();
-    if (order >= 0) y = await b();
-    if (order !== 0) mismatches++;
-  }
-  return mismatches;
+  return lockstepMismatches(reader(parent), reader(lo), compareSearchKeys);
 }
 
-function sameCut(a: SearchSplit | null, b: SearchSplit | null): boolean {
+function sameSearchSplit(a: SearchSplit | null, b: SearchSplit | null): boolean {
   if (a === null || b === null) return a === b;
   return (
     a.parent === b.parent &&
@@ -330,44 +239,44 @@ function sameCut(a: SearchSplit | null, b: SearchSplit | null): boolean {
   );
 }
 
-/** What `cutOverfilledRanges` did to one list. */
-export interface SearchCutSummary {
+/** What `splitOverfilledRanges` did to one list. */
+export interface SearchSplitSummary {
   /** Ranges measured (read through). */
   ranges: number;
-  /** Ranges cut (a resumed cut counts once). */
-  cuts: number;
+  /** Ranges split (a resumed split counts once). */
+  splits: number;
 }
 
 /**
- * Finishes a cut left pending on `list`, then measures every range of its search partitions and
- * cuts each one over `2 × rangeRows` rows. Each range is read once; a range just cut is not
+ * Finishes a split left pending on `list`, then measures every range of its search partitions and
+ * splits each one over `2 × rangeRows` rows. Each range is read once; a range just split is not
  * measured again in the same run.
  */
-export async function cutOverfilledRanges(
-  store: SearchCutStore,
+export async function splitOverfilledRanges(
+  store: SearchSplitStore,
   list: ListKey,
-  o: SearchCutOptions & {
-    /** Told of each range measured over the bound, before it is cut. */
+  o: SearchSplitOptions & {
+    /** Told of each range measured over the bound, before it is split. */
     onOverfilled?: (range: SearchRange, rows: number) => void;
     /** Told after each range measured (progress). */
     onMeasured?: (range: SearchRange, rows: number) => void;
   },
-): Promise<SearchCutSummary> {
-  const summary: SearchCutSummary = { ranges: 0, cuts: 0 };
+): Promise<SearchSplitSummary> {
+  const summary: SearchSplitSummary = { ranges: 0, splits: 0 };
   if (searchLayoutOf(await store.getDirectory(list)).split) {
-    await cutSearchRange(store, list, null, o);
-    summary.cuts++;
+    await splitSearchRange(store, list, null, o);
+    summary.splits++;
   }
   const layout = searchLayoutOf(await store.getDirectory(list));
   for (const base of SEARCH_BASES) {
     for (const range of rangesOfBase(layout, base)) {
       summary.ranges++;
-      const plan = await planSearchCut(store, list, range, o.rangeRows, o.pageSize ?? 1000);
+      const plan = await planSearchSplit(store, list, range, o.rangeRows, o.pageSize ?? 1000);
       o.onMeasured?.(range, plan.rows);
       if (plan.rows <= 2 * o.rangeRows || plan.starts.length === 0) continue;
       o.onOverfilled?.(range, plan.rows);
-      await cutSearchRange(store, list, { range, ...plan }, o);
-      summary.cuts++;
+      await splitSearchRange(store, list, { range, ...plan }, o);
+      summary.splits++;
     }
   }
   return summary;

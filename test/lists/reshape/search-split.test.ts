@@ -1,10 +1,10 @@
-/** The search-cut suite (`search-cut-suite.ts`) on the in-memory store. */
+/** The search-split suite (`search-split-suite.ts`) on the in-memory store. */
 import { describe } from 'vitest';
 import { MemoryGraphStore } from '../../../src/store/memory/memory-store.js';
-import { describeSearchCuts } from './search-split-suite.js';
+import { describeSearchSplits } from './search-split-suite.js';
 
-describe('search partitions cut into name ranges: memory', () => {
-  describeSearchCuts('memory', async () => ({ store: new MemoryGraphStore(), teardown: async () => {} }), {
+describe('search partitions split into name ranges: memory', () => {
+  describeSearchSplits('memory', async () => ({ store: new MemoryGraphStore(), teardown: async () => {} }), {
     runs: 6,
     members: 30,
     rangeRows: 3,
