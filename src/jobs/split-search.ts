@@ -61,7 +61,9 @@ export async function splitSearchCommand(argv: string[], openRuntime: OpenJobRun
               }
             },
             onOverfilled: (range, n) =>
-              console.log(`[split-search] ${name(list)}: range ${range.partition} holds ${n} rows, splitting`),
+              console.log(
+                `[split-search] ${name(list)}: range ${range.partition} holds ${n} rows, splitting`,
+              ),
             onProgress: (p) => console.log(`[split-search] ${name(list)}: ${describeStep(p)}`),
           });
           summary.measured += r.ranges;

@@ -63,9 +63,9 @@ import { CursorCodec, MAX_BUCKETS, type PageExpectation, type TimeBounds } from 
 import type { PageStats } from './cursor/merge.js';
 import { log2, MAX_SLICES } from './cursor/scan-slices.js';
 import { hashPage, hashScan } from './hash-pages.js';
-import { type GrowthProgress, growList } from './reshape/list-growth.js';
 import { searchPage } from './list-search.js';
 import { keyAbove, keyBelow, MIN_ID, toItem } from './page-keys.js';
+import { type GrowthProgress, growList } from './reshape/list-growth.js';
 import { readNewer, readOlder, scanTimeSlice } from './time-pages.js';
 
 export interface ListServiceOptions {

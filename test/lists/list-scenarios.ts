@@ -5,8 +5,8 @@
  * resume after a kill, and the per-page cost at N = 64. Every assertion compares whole values.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { GrowthProgress } from '../../src/lists/reshape/list-growth.js';
 import { BucketedListService, type ListReadStats } from '../../src/lists/list-service.js';
+import type { GrowthProgress } from '../../src/lists/reshape/list-growth.js';
 import { writeBucketCodes } from '../../src/model/buckets.js';
 import { nowPosition } from '../../src/model/clock.js';
 import type { ListEntry, ListKey } from '../../src/model/types.js';

@@ -124,7 +124,12 @@ function bucketSplitKind(store: SplitStore, list: ListKey): Reshape<Directory, P
 function childrenOf(d: Directory, s: PendingSplit): TimeBucket[] {
   const parent = d.buckets.find((b) => b.id === s.bucket) as TimeBucket;
   const owner = ownerKeyOf(parent);
-  return s.ids.map((id, i) => ({ id, start: s.starts[i] as Position, base: parent.base, owner }));
+  return s.ids.map((id, i) => ({
+    id,
+    start: s.starts[i] as Position,
+    base: parent.base,
+    owner,
+  }));
 }
 
 /**
@@ -198,7 +203,13 @@ export async function splitBucket(
       // Ids from the directory the compare-and-set succeeds on (a bucket may close meanwhile).
       next: (d) => {
         const first = nextBucketId(d);
-        return { bucket, starts, ids: starts.map((_, i) => first + i), stage: 'dual', copied: 0 };
+        return {
+          bucket,
+          starts,
+          ids: starts.map((_, i) => first + i),
+          stage: 'dual',
+          copied: 0,
+        };
       },
     };
   }
@@ -207,7 +218,8 @@ export async function splitBucket(
     const s = state as PendingSplit;
     const parentId = s.bucket;
     const parentIndex = d.buckets.findIndex((b) => b.id === parentId);
-    if (parentIndex < 0) throw new SplitBlockedError(list, `split parent ${parentId} is not in the directory`);
+    if (parentIndex < 0)
+      throw new SplitBlockedError(list, `split parent ${parentId} is not in the directory`);
     // X's upper end: the first newer bucket that is not one of its children.
     let parentUpper: Position | null = null;
     for (let i = parentIndex - 1; i >= 0; i--) {
@@ -225,7 +237,9 @@ export async function splitBucket(
     return {
       parent: parentId,
       children: s.ids,
-      copy: async (c) => ({ rows: await copyRange(store, list, parentId, ...range(c), pageSize, target) }),
+      copy: async (c) => ({
+        rows: await copyRange(store, list, parentId, ...range(c), pageSize, target),
+      }),
       verify: (c) => compareRange(store, list, parentId, s.ids[c] as number, ...range(c), pageSize),
       describe: (c) => `child ${s.ids[c]} of ${listName(list)}`,
       cleanUp: () =>

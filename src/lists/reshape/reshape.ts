@@ -196,7 +196,12 @@ export async function runReshape<Raw, State, Id, Copied extends { rows: number }
   const m = movesOf(state, raw);
   const children = m.children.length;
   if (planned && plan) {
-    await o.onProgress?.({ step: 'planned', parent: m.parent, rows: plan.rows, children: [...m.children] });
+    await o.onProgress?.({
+      step: 'planned',
+      parent: m.parent,
+      rows: plan.rows,
+      children: [...m.children],
+    });
   }
   let mark = kind.markOf(state) as ReshapeMark;
   if (mark.stage === 'dual') {
@@ -213,7 +218,12 @@ export async function runReshape<Raw, State, Id, Copied extends { rows: number }
       }
       if (mismatches > 0) throw new ReshapeVerificationError(m.describe(c), mismatches);
       await step(`copied ${c}`, kind.at(state, { stage: 'dual', copied: c + 1 }));
-      await o.onProgress?.({ step: 'copied', parent: m.parent, child: m.children[c] as Id, ...copied });
+      await o.onProgress?.({
+        step: 'copied',
+        parent: m.parent,
+        child: m.children[c] as Id,
+        ...copied,
+      });
     }
     await step('flip', kind.at(state, { stage: 'flipped', copied: children }));
     mark = { stage: 'flipped', copied: children };

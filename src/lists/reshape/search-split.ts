@@ -111,7 +111,6 @@ export async function planSearchSplit(
   return { rows: seen, starts };
 }
 
-
 /** The split's record: the directory's search layout, written by version; the flip adds the starts. */
 function searchSplitKind(store: SearchSplitStore, list: ListKey): Reshape<Directory, SearchSplit | null> {
   return {
@@ -122,7 +121,9 @@ function searchSplitKind(store: SearchSplitStore, list: ListKey): Reshape<Direct
       const layout = searchLayoutOf(d);
       const flip = next?.stage === 'flipped' && layout.split?.stage === 'dual';
       const starts = flip ? [...new Set([...layout.starts, ...next.starts])].sort() : layout.starts;
-      return store.updateDirectory(list, d.version, { search: { starts, split: next } });
+      return store.updateDirectory(list, d.version, {
+        search: { starts, split: next },
+      });
     },
     conflict: (step) =>
       new ReshapeConflictError(`search split of ${list.userId} ${list.direction} changed (step ${step})`),
@@ -151,7 +152,12 @@ export async function splitSearchRange(
   if (!searchLayoutOf(directory).split) {
     if (!plan) throw new RangeError('no split pending and no range named');
     if (plan.starts.length === 0) return { parent: plan.range.partition, children: [] };
-    const next: SearchSplit = { parent: plan.range.partition, starts: plan.starts, stage: 'dual', copied: 0 };
+    const next: SearchSplit = {
+      parent: plan.range.partition,
+      starts: plan.starts,
+      stage: 'dual',
+      copied: 0,
+    };
     planned = { next: () => next, rows: plan.rows };
   }
 
@@ -168,7 +174,9 @@ export async function splitSearchRange(
     return {
       parent,
       children: s.starts,
-      copy: async (c) => ({ rows: await copyRange(store, list, parent, ...range(c), pageSize) }),
+      copy: async (c) => ({
+        rows: await copyRange(store, list, parent, ...range(c), pageSize),
+      }),
       verify: (c) => compareRange(store, list, parent, ...range(c), pageSize),
       describe: (c) => `search range ${s.starts[c]} of ${list.userId} ${list.direction}`,
       cleanUp: () =>

@@ -12,8 +12,8 @@
  * touched while it ran) exactly once, nobody twice, and (walks) everything in list order.
  */
 import { expect } from 'vitest';
-import { type SplitStep, splitBucket } from '../../../src/lists/reshape/bucket-split.js';
 import { BucketedListService } from '../../../src/lists/list-service.js';
+import { type SplitStep, splitBucket } from '../../../src/lists/reshape/bucket-split.js';
 import { upperOf } from '../../../src/model/time-buckets.js';
 import { compareEntries, type ListEntry } from '../../../src/model/types.js';
 import type { GraphStore } from '../../../src/ports/store.js';

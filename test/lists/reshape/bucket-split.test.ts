@@ -4,10 +4,15 @@
  * (`bucket-split-scenario.ts`) under old-time writes, page walks and a 16-slice scan.
  */
 import { describe, expect, it } from 'vitest';
-import { splitBucket } from '../../../src/lists/reshape/bucket-split.js';
 import { BucketedListService } from '../../../src/lists/list-service.js';
 import { countBucket, countBuckets, walkList } from '../../../src/lists/list-walker.js';
-import { type Directory, nextBucketId, type PendingSplit, timeCodes } from '../../../src/model/time-buckets.js';
+import { splitBucket } from '../../../src/lists/reshape/bucket-split.js';
+import {
+  type Directory,
+  nextBucketId,
+  type PendingSplit,
+  timeCodes,
+} from '../../../src/model/time-buckets.js';
 import { MemoryGraphStore } from '../../../src/store/memory/memory-store.js';
 import { followersOf } from '../../support/list-fixtures.js';
 import { expectSplitInterruptedTwice, runInterruptedSplit } from './bucket-split-scenario.js';

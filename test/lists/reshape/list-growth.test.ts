@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { GrowthConflictError, growList } from '../../../src/lists/reshape/list-growth.js';
 import { BucketedListService, bucketsForSize } from '../../../src/lists/list-service.js';
+import { GrowthConflictError, growList } from '../../../src/lists/reshape/list-growth.js';
 import { bucketCode, writeBucketCodes } from '../../../src/model/buckets.js';
 import type { ListEntry, ListKey } from '../../../src/model/types.js';
 import { MemoryGraphStore } from '../../../src/store/memory/memory-store.js';

@@ -12,7 +12,11 @@
  */
 import { expect, it } from 'vitest';
 import { MIN_ID } from '../../../src/lists/page-keys.js';
-import { SEARCH_BASES, type SearchSplitStep, splitOverfilledRanges } from '../../../src/lists/reshape/search-split.js';
+import {
+  SEARCH_BASES,
+  type SearchSplitStep,
+  splitOverfilledRanges,
+} from '../../../src/lists/reshape/search-split.js';
 import { rangesOfBase, SEARCH_END, searchLayoutOf } from '../../../src/model/search.js';
 import type { Direction, ListKey, UserId } from '../../../src/model/types.js';
 import type { GraphStore } from '../../../src/ports/store.js';
