@@ -60,7 +60,7 @@ const COMMANDS: Record<string, { help: string; load: () => Promise<Command> }> =
     load: async () => (await import('./split-buckets.js')).splitBucketsCommand,
   },
   'split-search': {
-    help: 'cut the search partitions of follows lists that outgrew the bound into name ranges, resumably (--users 1,2 | --all) [--bucket-rows N] [--settle-ms N]',
+    help: 'split the search partitions of follows lists that outgrew the bound into name ranges, resumably (--users 1,2 | --all) [--bucket-rows N] [--settle-ms N]',
     load: async () => (await import('./split-search.js')).splitSearchCommand,
   },
   'index-search': {

@@ -289,7 +289,7 @@ export interface ListStore {
   /**
    * Deletes the rows of one bucket partition with `created_at >= from` (one range tombstone at
    * write time `version`: a row written there at or below `version`, before or after, stays
-   * deleted). What a split does to its parent's moved rows (`lists/bucket-split.ts`). Idempotent.
+   * deleted). What a split does to its parent's moved rows (`lists/reshape/bucket-split.ts`). Idempotent.
    */
   deleteBucketRange(list: ListKey, bucketCode: number, from: Position, version: bigint): Promise<void>;
   /**
@@ -530,8 +530,8 @@ export interface SearchStore {
    * Copies one page of partition `from`'s rows (strictly after `after`, with a lowercased name
    * below `end`, in order, at most `limit`) into partition `to`, each cell keeping its write time,
    * so a delete sent to both (a higher version) wins over the copy whichever lands last. Deleted
-   * rows are not copied. Resume from the returned `last` (null: nothing was left). What a cut of a
-   * search partition does (`lists/search-split.ts`).
+   * rows are not copied. Resume from the returned `last` (null: nothing was left). What a split of a
+   * search partition does (`lists/reshape/search-split.ts`).
    */
   copySearchRows(
     list: ListKey,

@@ -1,7 +1,7 @@
 /**
  * The split scenario both stores run (`bucket-split.test.ts` on memory, `bucket-split.int.test.ts`
  * on the real node): a time-bucketed followers list whose closed middle bucket X was overfilled
- * by old-time writes is split (`lists/bucket-split.ts`) while a writer keeps inserting rows into
+ * by old-time writes is split (`lists/reshape/bucket-split.ts`) while a writer keeps inserting rows into
  * X's range (old `created_at`s, as an admin replay does) and deleting rows everywhere, a reader
  * walks the list page by page, and a 16-slice scan runs over and over; the split is interrupted
  * twice (mid-copy, then right after the flip) and re-run.

@@ -1,5 +1,5 @@
 /**
- * Splitting an overfilled closed time bucket (`lists/bucket-split.ts`) on the in-memory store:
+ * Splitting an overfilled closed time bucket (`lists/reshape/bucket-split.ts`) on the in-memory store:
  * the placement rules while a split is pending, and the interrupted split scenario
  * (`bucket-split-scenario.ts`) under old-time writes, page walks and a 16-slice scan.
  */
