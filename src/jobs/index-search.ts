@@ -159,7 +159,7 @@ async function indexPage(
 ): Promise<number> {
   const first = rows[0];
   if (!first) return 0;
-  // Where the rows go now (read for each page: a cut of the list's search partitions may run).
+  // Where the rows go now (read for each page: a split of the list's search partitions may run).
   const layout = searchLayoutOf(await store.getDirectory(list));
   // The page again with each row's write time (one read; rows deleted since are not in it).
   const versioned = await store.listBucketVersions(list, code, keyAbove(first), rows.length);

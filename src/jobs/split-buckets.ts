@@ -1,6 +1,6 @@
 /**
  * `jobs split-buckets`: finds closed time buckets overfilled by old-time writes (admin replays,
- * imports) and splits them (`lists/bucket-split.ts`), a line per step. For each list of the given
+ * imports) and splits them (`lists/reshape/bucket-split.ts`), a line per step. For each list of the given
  * users (or of every user) it first finishes a split left pending by a crashed run, then counts
  * the rows of every closed bucket within its range and splits each one over `2 × bucketRows`.
  * Resumable by construction: a split resumes from its stored stage and progress, and a re-run
@@ -11,12 +11,11 @@
 import {
   overfilledBuckets,
   SplitBlockedError,
-  SplitConflictError,
   type SplitOptions,
   type SplitStep,
-  SplitVerificationError,
   splitBucket,
-} from '../lists/bucket-split.js';
+} from '../lists/reshape/bucket-split.js';
+import { ReshapeConflictError, ReshapeVerificationError } from '../lists/reshape/reshape.js';
 import { nowPosition } from '../model/clock.js';
 import type { ListKey, UserId } from '../model/types.js';
 import type { ListStore } from '../ports/list-store.js';
@@ -72,8 +71,8 @@ export async function splitOverfilledBuckets(
       if (
         !(
           e instanceof SplitBlockedError ||
-          e instanceof SplitConflictError ||
-          e instanceof SplitVerificationError
+          e instanceof ReshapeConflictError ||
+          e instanceof ReshapeVerificationError
         )
       )
         throw e;
@@ -120,14 +119,14 @@ export async function splitBucketsCommand(argv: string[], openRuntime: OpenJobRu
         onStep: (list, p) => {
           const what =
             p.step === 'planned'
-              ? `planned bucket ${p.bucket} into children ${p.children.join(', ')} (${p.rows} rows); writers write both`
+              ? `planned bucket ${p.parent} into children ${p.children.join(', ')} (${p.rows} rows); writers write both`
               : p.step === 'copied'
                 ? `copied and verified child ${p.child} (${p.rows} rows)`
                 : p.step === 'flipped'
                   ? 'flipped: readers read the children'
                   : p.step === 'finalized'
                     ? 'finalized: writers write the children only'
-                    : `deleted bucket ${p.bucket}'s moved rows`;
+                    : `deleted bucket ${p.parent}'s moved rows`;
           console.log(`[split-buckets] ${name(list)}: ${what}`);
         },
         onList: (list, outcome, detail) => {

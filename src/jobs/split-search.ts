@@ -1,19 +1,15 @@
 /**
- * `jobs split-search`: cuts the search partitions of follows lists that outgrew the bound
- * (`lists/search-split.ts`), a line per step. For each follows list of the given users (or of
- * every user) over `2 × --bucket-rows` members by its count, it first finishes a cut left pending
- * by a crashed run, then measures every range and cuts each one over `2 × --bucket-rows` rows into
- * ranges of `--bucket-rows`. Resumable by construction: a cut resumes from its stored stage and
- * progress, and a re-run measures again. A list whose cut another runner moved, or whose child
+ * `jobs split-search`: splits the search partitions of follows lists that outgrew the bound
+ * (`lists/reshape/search-split.ts`), a line per step. For each follows list of the given users (or of
+ * every user) over `2 × --bucket-rows` members by its count, it first finishes a split left pending
+ * by a crashed run, then measures every range and splits each one over `2 × --bucket-rows` rows into
+ * ranges of `--bucket-rows`. Resumable by construction: a split resumes from its stored stage and
+ * progress, and a re-run measures again. A list whose split another runner moved, or whose child
  * failed verification, is reported and skipped (exit status 1); the next run retries it. Run it
  * on a schedule (as the repair sweep): a range grows by the follows it gains between runs.
  */
-import {
-  cutOverfilledRanges,
-  SearchCutConflictError,
-  type SearchCutStep,
-  SearchCutVerificationError,
-} from '../lists/search-split.js';
+import { ReshapeConflictError, ReshapeVerificationError } from '../lists/reshape/reshape.js';
+import { type SearchSplitStep, splitOverfilledRanges } from '../lists/reshape/search-split.js';
 import type { Direction, ListKey } from '../model/types.js';
 import { everyUser, listJobArgs } from './list-jobs.js';
 import type { OpenJobRuntime } from './runtime.js';
@@ -21,7 +17,7 @@ import type { OpenJobRuntime } from './runtime.js';
 export const SPLIT_SEARCH_USAGE =
   'usage: jobs split-search (--users 1,2 | --all) [--bucket-rows N] [--settle-ms N]';
 
-const describeStep = (p: SearchCutStep): string =>
+const describeStep = (p: SearchSplitStep): string =>
   p.step === 'planned'
     ? `planned range ${p.parent} (${p.rows} rows) into ${p.children.length + 1} ranges; writers write both`
     : p.step === 'copied'
@@ -34,14 +30,14 @@ const describeStep = (p: SearchCutStep): string =>
 
 /**
  * `jobs split-search`: `--settle-ms` must cover the servers' directory cache TTL plus their longest
- * write (default: the list service's); `--bucket-rows` is the rows a range keeps after a cut
+ * write (default: the list service's); `--bucket-rows` is the rows a range keeps after a split
  * (default the time buckets' 250,000, about 15 MiB of search rows).
  */
 export async function splitSearchCommand(argv: string[], openRuntime: OpenJobRuntime): Promise<void> {
   const { users, bucketRows, settleMs } = await listJobArgs(argv, SPLIT_SEARCH_USAGE);
   const rt = await openRuntime();
   const name = (l: ListKey) => `${l.userId} follows/${l.direction}`;
-  const summary = { lists: 0, measured: 0, cuts: 0, skipped: 0 };
+  const summary = { lists: 0, measured: 0, splits: 0, skipped: 0 };
   try {
     for await (const userId of users ?? everyUser(rt.store)) {
       for (const direction of ['in', 'out'] as Direction[]) {
@@ -53,7 +49,7 @@ export async function splitSearchCommand(argv: string[], openRuntime: OpenJobRun
         let ranges = 0;
         let shown = Date.now();
         try {
-          const r = await cutOverfilledRanges(rt.store, list, {
+          const r = await splitOverfilledRanges(rt.store, list, {
             settleMs,
             rangeRows: bucketRows,
             onMeasured: (_range, n) => {
@@ -65,21 +61,23 @@ export async function splitSearchCommand(argv: string[], openRuntime: OpenJobRun
               }
             },
             onOverfilled: (range, n) =>
-              console.log(`[split-search] ${name(list)}: range ${range.partition} holds ${n} rows, cutting`),
+              console.log(
+                `[split-search] ${name(list)}: range ${range.partition} holds ${n} rows, splitting`,
+              ),
             onProgress: (p) => console.log(`[split-search] ${name(list)}: ${describeStep(p)}`),
           });
           summary.measured += r.ranges;
-          summary.cuts += r.cuts;
-          console.log(`[split-search] ${name(list)}: ${r.ranges} ranges, ${rows} rows, ${r.cuts} cut`);
+          summary.splits += r.splits;
+          console.log(`[split-search] ${name(list)}: ${r.ranges} ranges, ${rows} rows, ${r.splits} split`);
         } catch (e) {
-          if (!(e instanceof SearchCutConflictError || e instanceof SearchCutVerificationError)) throw e;
+          if (!(e instanceof ReshapeConflictError || e instanceof ReshapeVerificationError)) throw e;
           summary.skipped++;
           console.log(`[split-search] ${name(list)}: skipped (${e.message})`);
         }
       }
     }
     console.log(
-      `[split-search] ${summary.lists} lists measured (${summary.measured} ranges), ${summary.cuts} ranges cut, ` +
+      `[split-search] ${summary.lists} lists measured (${summary.measured} ranges), ${summary.splits} ranges split, ` +
         `${summary.skipped} skipped (re-run later to retry them)`,
     );
     if (summary.skipped > 0) process.exitCode = 1;

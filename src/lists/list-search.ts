@@ -6,9 +6,9 @@
  * the list itself, so a page's reads are bounded by the matches it passes, not by the list's size:
  * a query of two or more characters reads one clustering range of the one name range that holds
  * its start (and the next ranges only while the page is not full: where the list's search
- * partitions were cut, `lists/search-split.ts`); a one-character query walks its 39 bases' ranges
+ * partitions were split, `lists/reshape/search-split.ts`); a one-character query walks its 39 bases' ranges
  * in order the same way (an empty range costs one request). Each range is read within its own
- * bounds, so a cut parent's moved rows, kept until the cut deletes them, never show twice. Each request asks for what the page still lacks plus one (the
+ * bounds, so a split parent's moved rows, kept until the split deletes them, never show twice. Each request asks for what the page still lacks plus one (the
  * look-ahead that tells the last page from a full one). Members the filter drops (deactivated
  * accounts) are read past within the page's rows-read budget, the list pages' (`pageBudget`);
  * when it runs out the page is short and its cursor non-null, resuming after the last row read

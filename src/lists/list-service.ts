@@ -55,9 +55,9 @@ import type { ListStore } from '../ports/list-store.js';
 import type { SearchStore } from '../ports/search-store.js';
 import type { ListPage, ListService, PageOptions, RowPlacement, ScanOptions, ScanPage } from './contracts.js';
 import { CursorCodec, type PageExpectation, type TimeBounds } from './cursor/cursor-codec.js';
-import { type GrowthProgress, growList } from './list-growth.js';
 import { type ListReadStats, type PageReads, timeListPage, timeListScan } from './list-pages.js';
 import { searchPage } from './list-search.js';
+import { type GrowthProgress, growList } from './reshape/list-growth.js';
 
 export interface ListServiceOptions {
   /** The list rows, and the search rows search pages read. */

@@ -9,8 +9,8 @@
  * (`SEARCH_ALPHABET`), which is the order of their names.
  *
  * A base holds the members sharing two first characters, which a celebrity's list can make large
- * (1.84M of 9M generated handles start with `th`; all of them could). So a base is cut into name
- * ranges when it outgrows a bound (`lists/search-split.ts`): the list's *search layout* (kept in
+ * (1.84M of 9M generated handles start with `th`; all of them could). So a base is split into name
+ * ranges when it outgrows a bound (`lists/reshape/search-split.ts`): the list's *search layout* (kept in
  * its follows directory, `model/time-buckets.ts` `Directory.search`) holds the added range starts,
  * each a name longer than its base and starting with it, and a range `[s, next)` is partition `s`
  * (the `prefix` column holds the range's start). A name's partition is the greatest start at or
@@ -68,7 +68,8 @@ export function compareSearchKeys(a: SearchKey, b: SearchKey): number {
 }
 
 /**
- * A cut of one search partition (`parent`) into name ranges, in progress (`lists/search-split.ts`):
+ * A split of one search partition (`parent`) into name ranges, in progress
+ * (`lists/reshape/search-split.ts`):
  * `starts` (ascending, each above `parent` and within its range) begin the children.
  * - `dual`: readers read the parent whole; writers of a name in a child's range write it to the
  *   parent and the child;
@@ -84,7 +85,7 @@ export interface SearchSplit {
   copied: number;
 }
 
-/** A follows list's search partitions: the range starts added to the bases, and the cut in progress. */
+/** A follows list's search partitions: the range starts added to the bases, and the split in progress. */
 export interface SearchLayout {
   /** Added starts, ascending; each is longer than its base (`searchPrefix`) and starts with it. */
   starts: string[];
@@ -93,12 +94,12 @@ export interface SearchLayout {
 
 export const EMPTY_SEARCH_LAYOUT: SearchLayout = { starts: [], split: null };
 
-/** The search layout a directory holds (`Directory.search`; absent: never cut). */
+/** The search layout a directory holds (`Directory.search`; absent: never split). */
 export function searchLayoutOf(directory: { search?: SearchLayout }): SearchLayout {
   return directory.search ?? EMPTY_SEARCH_LAYOUT;
 }
 
-/** Whether a layout differs from the bases alone: starts added, or a cut in progress. */
+/** Whether a layout differs from the bases alone: starts added, or a split in progress. */
 export function isCut(layout: SearchLayout): boolean {
   return layout.starts.length > 0 || layout.split !== null;
 }
@@ -110,20 +111,20 @@ export function searchPartitionOf(layout: Pick<SearchLayout, 'starts'>, lower: s
 }
 
 /**
- * The partitions a write of `lower` goes to: its own, and while a cut moves its range, the other
- * side of the cut too (the parent's copy stays complete until writers stop writing it, and the
+ * The partitions a write of `lower` goes to: its own, and while a split moves its range, the other
+ * side of the split too (the parent's copy stays complete until writers stop writing it, and the
  * child's is complete once copied). Each write carries its own version, so the copies agree.
  */
 export function searchWritePartitions(layout: SearchLayout, lower: string): string[] {
   const at = searchPartitionOf(layout, lower);
-  const cut = layout.split;
-  if (!cut || cut.stage === 'finalized') return [at];
-  if (cut.stage === 'dual') {
-    if (at !== cut.parent) return [at];
-    const child = cut.starts.filter((s) => s <= lower).at(-1);
+  const split = layout.split;
+  if (!split || split.stage === 'finalized') return [at];
+  if (split.stage === 'dual') {
+    if (at !== split.parent) return [at];
+    const child = split.starts.filter((s) => s <= lower).at(-1);
     return child === undefined ? [at] : [at, child];
   }
-  return cut.starts.includes(at) ? [at, cut.parent] : [at];
+  return split.starts.includes(at) ? [at, split.parent] : [at];
 }
 
 /** A name range `[from, to)` of a list's search rows and the partition that holds it. */

@@ -19,7 +19,7 @@
  * rather than guess where the rows are. Nothing infers a mode from the inverse-edge layout: a list
  * whose `edges_in` layout grew is still a time-bucketed list.
  *
- * Splits (`lists/bucket-split.ts`). A closed bucket overfilled by old-time writes is split: its
+ * Splits (`lists/reshape/bucket-split.ts`). A closed bucket overfilled by old-time writes is split: its
  * range gets boundaries in the past, each opening a child bucket with a new id. While a split is
  * pending (`Directory.split`) writers write a row of a moved sub-range to the parent and to its
  * child (`timeCodes`); once the boundaries are in the directory a bucket may still hold stale rows
@@ -47,7 +47,7 @@ export interface TimeBucket {
 }
 
 /**
- * A split of closed bucket `bucket` in progress (`lists/bucket-split.ts`), kept on the directory.
+ * A split of closed bucket `bucket` in progress (`lists/reshape/bucket-split.ts`), kept on the directory.
  * `starts` (ascending, inside the bucket's range) open the children `ids` (same order); the parent
  * keeps the sub-range below `starts[0]`. Stages: `dual` (recorded; writers write a moved row to
  * parent and child; readers read the parent), `flipped` (the boundaries are in the directory:
@@ -88,7 +88,7 @@ export interface Directory {
   split?: PendingSplit | null;
   /**
    * Follows lists: how the list's search rows are partitioned (`model/search.ts`); absent: never
-   * cut (`EMPTY_SEARCH_LAYOUT`). Kept in the directory's partition, so the placement read that a
+   * split (`EMPTY_SEARCH_LAYOUT`). Kept in the directory's partition, so the placement read that a
    * write already makes brings it.
    */
   search?: SearchLayout;

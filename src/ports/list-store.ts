@@ -117,7 +117,7 @@ export interface ListStore {
   /**
    * Deletes the rows of one bucket partition with `created_at >= from` (one range tombstone at
    * write time `version`: a row written there at or below `version`, before or after, stays
-   * deleted). What a split does to its parent's moved rows (`lists/bucket-split.ts`). Idempotent.
+   * deleted). What a split does to its parent's moved rows (`lists/reshape/bucket-split.ts`). Idempotent.
    */
   deleteBucketRange(list: ListKey, bucketCode: number, from: Position, version: bigint): Promise<void>;
   /**

@@ -32,8 +32,8 @@ export interface SearchStore {
    * Copies one page of partition `from`'s rows (strictly after `after`, with a lowercased name
    * below `end`, in order, at most `limit`) into partition `to`, each cell keeping its write time,
    * so a delete sent to both (a higher version) wins over the copy whichever lands last. Deleted
-   * rows are not copied. Resume from the returned `last` (null: nothing was left). What a cut of a
-   * search partition does (`lists/search-split.ts`).
+   * rows are not copied. Resume from the returned `last` (null: nothing was left). What a split of a
+   * search partition does (`lists/reshape/search-split.ts`).
    */
   copySearchRows(
     list: ListKey,

@@ -1,4 +1,4 @@
-/** The search layout's placement (`model/search.ts`): partitions of names, writes during a cut, the ranges a query reads. */
+/** The search layout's placement (`model/search.ts`): partitions of names, writes during a split, the ranges a query reads. */
 import { describe, expect, it } from 'vitest';
 import {
   EMPTY_SEARCH_LAYOUT,
@@ -74,10 +74,10 @@ describe('search ranges', () => {
     ]);
   });
 
-  it('during a cut, writes of the moved range go to both sides until it is finalized', () => {
-    const cut = { parent: 'th5', starts: ['thm', 'ths'], copied: 0 };
+  it('during a split, writes of the moved range go to both sides until it is finalized', () => {
+    const split = { parent: 'th5', starts: ['thm', 'ths'], copied: 0 };
     const names = ['th1', 'thb', 'thm', 'thq', 'thz', 're'];
-    const dual: SearchLayout = { starts: ['th5'], split: { ...cut, stage: 'dual' } };
+    const dual: SearchLayout = { starts: ['th5'], split: { ...split, stage: 'dual' } };
     expect(names.map((n) => searchWritePartitions(dual, n))).toEqual([
       ['th'],
       ['th5'],
@@ -86,7 +86,7 @@ describe('search ranges', () => {
       ['th5', 'ths'],
       ['re'],
     ]);
-    const flipped: SearchLayout = { starts: ['th5', 'thm', 'ths'], split: { ...cut, stage: 'flipped' } };
+    const flipped: SearchLayout = { starts: ['th5', 'thm', 'ths'], split: { ...split, stage: 'flipped' } };
     expect(names.map((n) => searchWritePartitions(flipped, n))).toEqual([
       ['th'],
       ['th5'],
@@ -95,7 +95,7 @@ describe('search ranges', () => {
       ['ths', 'th5'],
       ['re'],
     ]);
-    const finalized: SearchLayout = { ...flipped, split: { ...cut, stage: 'finalized' } };
+    const finalized: SearchLayout = { ...flipped, split: { ...split, stage: 'finalized' } };
     expect(names.map((n) => searchWritePartitions(finalized, n))).toEqual([
       ['th'],
       ['th5'],

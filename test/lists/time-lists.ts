@@ -13,8 +13,8 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renameRows } from '../../src/graph/accounts/rename-fanout.js';
-import { splitBucket } from '../../src/lists/bucket-split.js';
 import { BucketedListService } from '../../src/lists/list-service.js';
+import { splitBucket } from '../../src/lists/reshape/bucket-split.js';
 import { nowPosition } from '../../src/model/clock.js';
 import { nextBucketId, upperOf } from '../../src/model/time-buckets.js';
 import type { ListEntry, ListKey } from '../../src/model/types.js';

@@ -673,12 +673,12 @@ export function describeStoreContract(name: string, make: () => Promise<StoreFix
       const [owner, x, y, z] = ids(4) as [bigint, bigint, bigint, bigint];
       const list: ListKey = { userId: owner, relation: 'follows', direction: 'in' };
       const start = { lower: '', otherId: -(1n << 63n) };
-      const cut = { parent: 'th', starts: ['thm'], stage: 'dual' as const, copied: 0 };
-      expect(await store.updateDirectory(list, 0, { search: { starts: [], split: cut } })).toBe(true);
+      const split = { parent: 'th', starts: ['thm'], stage: 'dual' as const, copied: 0 };
+      expect(await store.updateDirectory(list, 0, { search: { starts: [], split } })).toBe(true);
       const b: TimeBucket = { id: 2, start: 1_000n, base: 5 };
       expect(await store.updateDirectory(list, 1, { add: [b] })).toBe(true);
       const d = await store.getDirectory(list);
-      expect([d.version, d.buckets.length, d.search]).toStrictEqual([2, 2, { starts: [], split: cut }]);
+      expect([d.version, d.buckets.length, d.search]).toStrictEqual([2, 2, { starts: [], split }]);
       const put = (otherId: bigint, name: string, version: bigint, partitions: string[]): SearchWrite => ({
         op: 'put',
         list,
@@ -726,7 +726,7 @@ export function describeStoreContract(name: string, make: () => Promise<StoreFix
         row(y, 'thea'),
         row(x, 'thor'),
       ]);
-      // Starts and a cleared cut; a time-bucket change leaves the layout alone.
+      // Starts and a cleared split; a time-bucket change leaves the layout alone.
       expect(await store.updateDirectory(list, 2, { search: { starts: ['thm', 'thx'], split: null } })).toBe(
         true,
       );

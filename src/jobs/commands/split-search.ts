@@ -8,7 +8,7 @@ import type { OpenJobRuntime } from '../runtime.js';
 
 export const splitSearchCommand = {
   name: 'split-search',
-  help: 'cut the search partitions of follows lists that outgrew the bound into name ranges, resumably (--users 1,2 | --all) [--bucket-rows N] [--settle-ms N]',
+  help: 'split the search partitions of follows lists that outgrew the bound into name ranges, resumably (--users 1,2 | --all) [--bucket-rows N] [--settle-ms N]',
   async run(argv: string[], openRuntime: OpenJobRuntime): Promise<void> {
     await (await import('../split-search.js')).splitSearchCommand(argv, openRuntime);
   },

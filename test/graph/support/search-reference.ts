@@ -1,5 +1,5 @@
 /**
- * The search suites' reference and walks (`search-suite.ts`, `test/lists/search-cut-suite.ts`): a
+ * The search suites' reference and walks (`search-suite.ts`, `test/lists/reshape/search-split-suite.ts`): a
  * list's members read page by page, a search walked through its cursor, and what it must return.
  */
 import { GraphService } from '../../../src/graph/graph-service.js';

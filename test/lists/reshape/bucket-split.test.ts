@@ -1,15 +1,20 @@
 /**
- * Splitting an overfilled closed time bucket (`lists/bucket-split.ts`) on the in-memory store:
+ * Splitting an overfilled closed time bucket (`lists/reshape/bucket-split.ts`) on the in-memory store:
  * the placement rules while a split is pending, and the interrupted split scenario
  * (`bucket-split-scenario.ts`) under old-time writes, page walks and a 16-slice scan.
  */
 import { describe, expect, it } from 'vitest';
-import { splitBucket } from '../../src/lists/bucket-split.js';
-import { BucketedListService } from '../../src/lists/list-service.js';
-import { countBucket, countBuckets, walkList } from '../../src/lists/list-walker.js';
-import { type Directory, nextBucketId, type PendingSplit, timeCodes } from '../../src/model/time-buckets.js';
-import { followersOf } from '../support/list-fixtures.js';
-import { MemoryGraphStore } from '../support/memory/graph-store.js';
+import { BucketedListService } from '../../../src/lists/list-service.js';
+import { countBucket, countBuckets, walkList } from '../../../src/lists/list-walker.js';
+import { splitBucket } from '../../../src/lists/reshape/bucket-split.js';
+import {
+  type Directory,
+  nextBucketId,
+  type PendingSplit,
+  timeCodes,
+} from '../../../src/model/time-buckets.js';
+import { followersOf } from '../../support/list-fixtures.js';
+import { MemoryGraphStore } from '../../support/memory/graph-store.js';
 import { expectSplitInterruptedTwice, runInterruptedSplit } from './bucket-split-scenario.js';
 
 const split = (stage: PendingSplit['stage']): PendingSplit => ({

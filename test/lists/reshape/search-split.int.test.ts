@@ -1,18 +1,18 @@
-/** The search-cut suite (`search-cut-suite.ts`) on the real node: fewer runs. */
+/** The search-split suite (`search-split-suite.ts`) on the real node: fewer runs. */
 import { afterAll, beforeAll, describe } from 'vitest';
-import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';
-import { type TestKeyspace, testKeyspace } from '../support/cassandra.js';
-import { describeSearchCuts } from './search-cut-suite.js';
+import { CassandraGraphStore } from '../../../src/store/cassandra/graph-store.js';
+import { type TestKeyspace, testKeyspace } from '../../support/cassandra.js';
+import { describeSearchSplits } from './search-split-suite.js';
 
-describe('search partitions cut into name ranges: Cassandra', () => {
+describe('search partitions split into name ranges: Cassandra', () => {
   let ks: TestKeyspace;
   beforeAll(async () => {
-    ks = await testKeyspace('search_cut');
+    ks = await testKeyspace('search_split');
   });
   afterAll(async () => {
     await ks?.drop();
   });
-  describeSearchCuts(
+  describeSearchSplits(
     'cassandra',
     async () => ({ store: new CassandraGraphStore(ks.client), teardown: async () => {} }),
     {

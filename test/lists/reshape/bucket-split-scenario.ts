@@ -1,7 +1,7 @@
 /**
  * The split scenario both stores run (`bucket-split.test.ts` on memory, `bucket-split.int.test.ts`
  * on the real node): a time-bucketed followers list whose closed middle bucket X was overfilled
- * by old-time writes is split (`lists/bucket-split.ts`) while a writer keeps inserting rows into
+ * by old-time writes is split (`lists/reshape/bucket-split.ts`) while a writer keeps inserting rows into
  * X's range (old `created_at`s, as an admin replay does) and deleting rows everywhere, a reader
  * walks the list page by page, and a 16-slice scan runs over and over; the split is interrupted
  * twice (mid-copy, then right after the flip) and re-run.
@@ -12,13 +12,13 @@
  * touched while it ran) exactly once, nobody twice, and (walks) everything in list order.
  */
 import { expect } from 'vitest';
-import { type SplitStep, splitBucket } from '../../src/lists/bucket-split.js';
-import { BucketedListService } from '../../src/lists/list-service.js';
-import { upperOf } from '../../src/model/time-buckets.js';
-import { compareEntries, type ListEntry } from '../../src/model/types.js';
-import type { GraphStore } from '../../src/ports/graph-store.js';
-import { followersOf, newestFirst } from '../support/list-fixtures.js';
-import { mulberry32 } from '../support/random.js';
+import { BucketedListService } from '../../../src/lists/list-service.js';
+import { type SplitStep, splitBucket } from '../../../src/lists/reshape/bucket-split.js';
+import { upperOf } from '../../../src/model/time-buckets.js';
+import { compareEntries, type ListEntry } from '../../../src/model/types.js';
+import type { GraphStore } from '../../../src/ports/graph-store.js';
+import { followersOf, newestFirst } from '../../support/list-fixtures.js';
+import { mulberry32 } from '../../support/random.js';
 
 export interface SplitScenarioOptions {
   seed: number;

@@ -1,5 +1,7 @@
 /**
- * Online growth of a list from N to 2N buckets.
+ * Online growth of a list from N to 2N buckets: the reshape protocol (`reshape.ts`, its steps
+ * and their invariant) with hash buckets as what moves; growth brings only its record (the
+ * list's `BucketLayout`) and its copy step.
  *
  * Design note — the protocol, one list at a time:
  *
@@ -30,8 +32,12 @@
  * misordered entry because at every instant the layout they read holds every row (N is complete
  * until step 5; 2N is complete from step 4) and the merge cursor's boundary is layout-independent.
  *
- * Rejected: a superset read of both layouts during the copy (doubles queries on the hottest lists
- * for the whole copy); locking writers (the whole point is that a celebrity keeps being followed).
+ * How the layout carries the protocol's stages: `{ N, growingTo: 2N, copiedThrough }` is `dual`,
+ * `{ 2N, growingTo: N }` is `flipped`, and finalizing writes `{ 2N, growingTo: null }`, which is
+ * also "nothing pending" (so there is no clear step). There is no verify step: a bucket's copy
+ * reads a whole partition, and a row written meanwhile is dual-written. Growth reports its own
+ * steps (`GrowthProgress`: `started` also on a resumed copy, no `finalized`).
+ *
  * Why step 4 keeps the dual write: flipping straight to `{ 2N, null }` would leave a follow
  * written just after the flip (to 2N only) invisible, for up to the cache TTL, to a reader whose
  * cached layout still says N — a member present for that reader's whole walk, missing. A crash
@@ -47,14 +53,19 @@
  * a finished growth); the loser stops with `GrowthConflictError` and the winner carries on.
  */
 
-import { bucketCode, bucketCodeOf } from '../model/buckets.js';
-import { nowPosition, wallClockVersion } from '../model/clock.js';
-import type { BucketLayout, ListEntry, ListKey, Position } from '../model/types.js';
-import type { ListStore } from '../ports/list-store.js';
+import { bucketCode, bucketCodeOf } from '../../model/buckets.js';
+import { nowPosition, wallClockVersion } from '../../model/clock.js';
+import type { BucketLayout, ListEntry, ListKey, Position } from '../../model/types.js';
+import type { ListStore } from '../../ports/list-store.js';
+import {
+  type Reshape,
+  ReshapeConflictError,
+  type ReshapeOptions,
+  type ReshapeStep,
+  runReshape,
+} from './reshape.js';
 
-export interface GrowthOptions {
-  /** Layout cache TTL plus the longest write in flight, in ms. */
-  settleMs: number;
+export interface GrowthOptions extends Omit<ReshapeOptions<GrowthProgress>, 'pageSize' | 'verifyAttempts'> {
   /**
    * Whether the list's rows live in the layout's hash buckets (a list in `hash` row mode) and so
    * move with it. A time-bucketed list (`model/time-buckets.ts`) grows only its inverse edges: its
@@ -64,12 +75,6 @@ export interface GrowthOptions {
   listRows?: boolean;
   /** Rows per copy page. Default 1,000. */
   copyPageSize?: number;
-  /** Injected for tests. */
-  sleep?: (ms: number) => Promise<void>;
-  /** µs since the epoch, for the drop's tombstone version; default the system clock. */
-  clock?: () => Position;
-  /** Told after every step, e.g. for a progress log or a test that kills the job mid-copy. */
-  onProgress?: (p: GrowthProgress) => void | Promise<void>;
 }
 
 export type GrowthProgress =
@@ -87,7 +92,7 @@ export type GrowthProgress =
   | { step: 'dropped'; from: number; to: number };
 
 /** Another runner changed the layout under this growth; the growth stopped without writing. */
-export class GrowthConflictError extends Error {
+export class GrowthConflictError extends ReshapeConflictError {
   override name = 'GrowthConflictError' as const;
   constructor(
     readonly expected: BucketLayout,
@@ -99,34 +104,58 @@ export class GrowthConflictError extends Error {
   }
 }
 
-const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/** What one bucket's copy moved. */
+type BucketCopied = { rows: number; inverseEdges: number };
+
+/** The growth's record: the list's layout, replaced whole; its stages as the module note says. */
+function growthKind(store: ListStore, list: ListKey): Reshape<BucketLayout, BucketLayout> {
+  const sizes = (l: BucketLayout) =>
+    (l.growingTo as number) > l.buckets
+      ? [l.buckets, l.growingTo as number]
+      : [l.growingTo as number, l.buckets];
+  return {
+    read: () => store.getLayout(list),
+    stateOf: (l) => l,
+    same: (a, b) =>
+      a.buckets === b.buckets && a.growingTo === b.growingTo && a.copiedThrough === b.copiedThrough,
+    write: (l, next) => store.replaceLayout(list, l, next),
+    conflict: (_step, expected, found) => new GrowthConflictError(expected, found),
+    markOf: (l) =>
+      l.growingTo === null
+        ? null
+        : l.growingTo > l.buckets
+          ? { stage: 'dual', copied: l.copiedThrough }
+          : { stage: 'flipped', copied: l.growingTo },
+    at: (l, mark) => {
+      const [from, to] = sizes(l) as [number, number];
+      if (mark.stage === 'dual') return { buckets: from, growingTo: to, copiedThrough: mark.copied };
+      if (mark.stage === 'flipped') return { buckets: to, growingTo: from, copiedThrough: 0 };
+      return { buckets: to, growingTo: null, copiedThrough: 0 };
+    },
+    cleared: (l) => l,
+  };
+}
 
 /**
  * Grows `list` by one step (N → 2N), or finishes a growth a previous run started. Idempotent and
  * resumable: re-running after a crash continues from `copiedThrough`. Returns the final layout.
  */
 export async function growList(store: ListStore, list: ListKey, o: GrowthOptions): Promise<BucketLayout> {
-  const sleep = o.sleep ?? defaultSleep;
   const pageSize = o.copyPageSize ?? 1000;
-  let layout = await store.getLayout(list);
-  if (layout.growingTo !== null && layout.growingTo < layout.buckets) {
-    return finishGrowth(store, list, layout, layout.growingTo, layout.buckets, o);
-  }
-  const from = layout.buckets;
-  const to = layout.growingTo ?? from * 2;
-  if (layout.growingTo === null) {
-    layout = await step(store, list, layout, { buckets: from, growingTo: to, copiedThrough: 0 });
-  }
-  await o.onProgress?.({ step: 'started', from, to });
-  // Also on resume: the flag may have been set a moment before the crash.
-  await sleep(o.settleMs);
+  const listRows = o.listRows !== false;
+  const layout = await store.getLayout(list);
+  const flipped = layout.growingTo !== null && layout.growingTo < layout.buckets;
+  const from = flipped ? (layout.growingTo as number) : layout.buckets;
+  const to = flipped ? layout.buckets : (layout.growingTo ?? from * 2);
+  // A resumed copy reports `started` too; a fresh one once its plan is stored.
+  if (layout.growingTo !== null && !flipped) await o.onProgress?.({ step: 'started', from, to });
 
   const target = (otherId: bigint) => bucketCodeOf(to, otherId);
   const rowTarget = (row: ListEntry) => target(row.otherId);
-  for (let b = layout.copiedThrough; b < from; b++) {
+  const copy = async (b: number): Promise<BucketCopied> => {
     let after = null;
     let rows = 0;
-    while (o.listRows !== false) {
+    while (listRows) {
       const page = await store.copyBucketPage(list, bucketCode(from, b), after, pageSize, rowTarget);
       rows += page.copied;
       after = page.last;
@@ -147,44 +176,45 @@ export async function growList(store: ListStore, list: ListKey, o: GrowthOptions
         afterSource = page.last;
       } while (afterSource !== null);
     }
-    layout = await step(store, list, layout, { buckets: from, growingTo: to, copiedThrough: b + 1 });
-    await o.onProgress?.({ step: 'copied', from, to, bucket: b, rows, inverseEdges });
-  }
+    return { rows, inverseEdges };
+  };
+  const report = async (p: ReshapeStep<number, BucketCopied>): Promise<void> => {
+    if (p.step === 'planned') await o.onProgress?.({ step: 'started', from, to });
+    else if (p.step === 'copied')
+      await o.onProgress?.({
+        step: 'copied',
+        from,
+        to,
+        bucket: p.child,
+        rows: p.rows,
+        inverseEdges: p.inverseEdges,
+      });
+    else if (p.step === 'flipped') await o.onProgress?.({ step: 'flipped', from, to });
+    else if (p.step === 'deleted') await o.onProgress?.({ step: 'dropped', from, to });
+  };
 
-  layout = await step(store, list, layout, { buckets: to, growingTo: from, copiedThrough: 0 });
-  return finishGrowth(store, list, layout, from, to, o);
-}
-
-/** Steps 4–6 from a flipped layout `{ to, growingTo: from }`: settle, finalize, settle, drop. */
-async function finishGrowth(
-  store: ListStore,
-  list: ListKey,
-  flipped: BucketLayout,
-  from: number,
-  to: number,
-  o: GrowthOptions,
-): Promise<BucketLayout> {
-  const sleep = o.sleep ?? defaultSleep;
-  await o.onProgress?.({ step: 'flipped', from, to });
-  await sleep(o.settleMs);
-  const layout = await step(store, list, flipped, { buckets: to, growingTo: null, copiedThrough: 0 });
-  await sleep(o.settleMs);
-  await dropLayoutBuckets(store, list, from, (o.clock ?? nowPosition)(), o.listRows !== false);
-  await o.onProgress?.({ step: 'dropped', from, to });
-  return layout;
-}
-
-/** One compare-and-set step of the protocol; another runner's move is a `GrowthConflictError`. */
-async function step(
-  store: ListStore,
-  list: ListKey,
-  expected: BucketLayout,
-  next: BucketLayout,
-): Promise<BucketLayout> {
-  if (!(await store.replaceLayout(list, expected, next))) {
-    throw new GrowthConflictError(expected, await store.getLayout(list));
-  }
-  return next;
+  const done = await runReshape(
+    growthKind(store, list),
+    layout,
+    {
+      next: () => ({ buckets: from, growingTo: to, copiedThrough: 0 }),
+      rows: 0,
+    },
+    () => ({
+      parent: from,
+      children: Array.from({ length: from }, (_, b) => b),
+      copy,
+      describe: (b) => `bucket ${b} of ${from}`,
+      cleanUp: () => dropLayoutBuckets(store, list, from, (o.clock ?? nowPosition)(), listRows),
+    }),
+    {
+      settleMs: o.settleMs,
+      ...(o.sleep ? { sleep: o.sleep } : {}),
+      ...(o.giveUpAfter ? { giveUpAfter: o.giveUpAfter } : {}),
+      onProgress: report,
+    },
+  );
+  return done.state;
 }
 
 async function dropLayoutBuckets(

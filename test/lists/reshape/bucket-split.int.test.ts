@@ -5,8 +5,8 @@
  * then re-run to the end (the range tombstone included).
  */
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';
-import { type TestKeyspace, testKeyspace } from '../support/cassandra.js';
+import { CassandraGraphStore } from '../../../src/store/cassandra/graph-store.js';
+import { type TestKeyspace, testKeyspace } from '../../support/cassandra.js';
 import { expectSplitInterruptedTwice, runInterruptedSplit } from './bucket-split-scenario.js';
 
 describe('a split interrupted twice under old-time writes, walks and a 16-slice scan (Cassandra)', () => {

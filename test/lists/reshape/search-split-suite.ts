@@ -1,21 +1,25 @@
 /**
- * Cutting search partitions into name ranges (`lists/search-split.ts`), one suite run on the
+ * Splitting search partitions into name ranges (`lists/reshape/search-split.ts`), one suite run on the
  * in-memory store and on the real Cassandra node. An account's followers and followings carry
- * names crowded into a few bases (`th…`, `TH.`, `re…`), so with a small range bound the job cuts
- * bases and then ranges of ranges. Between every step of every cut the graph changes through the
+ * names crowded into a few bases (`th…`, `TH.`, `re…`), so with a small range bound the job splits
+ * bases and then ranges of ranges. Between every step of every split the graph changes through the
  * service (follows of new members, unfollows, removed followers, renames run through the fan-out),
  * the job is killed at a random step and re-run until it finishes, and after every step each
  * list's search for one-, two- and three-character prefixes, walked through its cursor with a
  * small limit, equals the reference filter of the list's members (read by `listPage`). At the end
  * every range holds at most twice the bound, each row in the partition its range names.
- * Seeds are printed; replay with `SEARCH_CUT_SEED=<seed>`.
+ * Seeds are printed; replay with `SEARCH_SPLIT_SEED=<seed>`.
  */
 import { expect, it } from 'vitest';
-import { MIN_ID } from '../../src/lists/page-keys.js';
-import { cutOverfilledRanges, SEARCH_BASES, type SearchCutStep } from '../../src/lists/search-split.js';
-import { rangesOfBase, SEARCH_END, searchLayoutOf } from '../../src/model/search.js';
-import type { Direction, ListKey, UserId } from '../../src/model/types.js';
-import type { GraphStore } from '../../src/ports/graph-store.js';
+import { MIN_ID } from '../../../src/lists/page-keys.js';
+import {
+  SEARCH_BASES,
+  type SearchSplitStep,
+  splitOverfilledRanges,
+} from '../../../src/lists/reshape/search-split.js';
+import { rangesOfBase, SEARCH_END, searchLayoutOf } from '../../../src/model/search.js';
+import type { Direction, ListKey, UserId } from '../../../src/model/types.js';
+import type { GraphStore } from '../../../src/ports/graph-store.js';
 import {
   listMembers,
   nameAccount,
@@ -23,23 +27,23 @@ import {
   searchGraph,
   searchReference,
   walkSearch,
-} from '../graph/support/search-reference.js';
-import { mulberry32 } from '../support/random.js';
+} from '../../graph/support/search-reference.js';
+import { mulberry32 } from '../../support/random.js';
 
-export interface SearchCutFixture {
+export interface SearchSplitFixture {
   store: GraphStore;
   teardown(): Promise<void>;
 }
 
-const SEED = Number(process.env.SEARCH_CUT_SEED ?? Date.now() % 2_147_483_647);
+const SEED = Number(process.env.SEARCH_SPLIT_SEED ?? Date.now() % 2_147_483_647);
 
 class Killed extends Error {}
 
 let nextBase = 7_100_000n;
 
-export function describeSearchCuts(
+export function describeSearchSplits(
   name: string,
-  make: () => Promise<SearchCutFixture>,
+  make: () => Promise<SearchSplitFixture>,
   o: {
     runs: number;
     members: number;
@@ -50,11 +54,11 @@ export function describeSearchCuts(
   },
 ) {
   it(
-    `search cuts (${name}): killed at random steps and re-run under follows, unfollows and renames, every search equals the reference after every step; ranges end bounded (${o.runs} runs)`,
+    `search splits (${name}): killed at random steps and re-run under follows, unfollows and renames, every search equals the reference after every step; ranges end bounded (${o.runs} runs)`,
     async () => {
-      console.log(`[search cuts ${name}] seed=${SEED} (replay: SEARCH_CUT_SEED=${SEED})`);
+      console.log(`[search splits ${name}] seed=${SEED} (replay: SEARCH_SPLIT_SEED=${SEED})`);
       const fixture = await make();
-      let cuts = 0;
+      let splits = 0;
       let kills = 0;
       let steps = 0;
       const stages = new Set<string>();
@@ -109,7 +113,7 @@ export function describeSearchCuts(
               }
             }
           };
-          // A bounded number of changes a run (joins would otherwise outgrow the cuts forever).
+          // A bounded number of changes a run (joins would otherwise outgrow the splits forever).
           let changes = 3 * o.members;
           const change = async () => {
             if (changes-- <= 0) return;
@@ -121,9 +125,9 @@ export function describeSearchCuts(
             else await rename(pick(members), random() < 0.8 ? handle() : `x${tail()}`);
           };
 
-          // The job, killed at a random step and re-run, until a run finds nothing left to cut.
+          // The job, killed at a random step and re-run, until a run finds nothing left to split.
           for (let attempt = 0; attempt < 50; attempt++) {
-            // The first attempt is always killed (within the first cut's five steps), later ones at random.
+            // The first attempt is always killed (within the first split's five steps), later ones at random.
             const killAt =
               attempt === 0
                 ? 1 + Math.floor(random() * 5)
@@ -134,11 +138,11 @@ export function describeSearchCuts(
             try {
               let found = 0;
               for (const list of lists) {
-                const summary = await cutOverfilledRanges(store, list, {
+                const summary = await splitOverfilledRanges(store, list, {
                   settleMs: 0,
                   rangeRows: o.rangeRows,
                   pageSize: 4,
-                  onProgress: async (p: SearchCutStep) => {
+                  onProgress: async (p: SearchSplitStep) => {
                     steps++;
                     stages.add(p.step);
                     for (let k = 0; k < 2; k++) await change();
@@ -146,9 +150,9 @@ export function describeSearchCuts(
                     if (killAt > 0 && ++seen === killAt) throw new Killed();
                   },
                 });
-                found += summary.cuts;
+                found += summary.splits;
               }
-              cuts += found;
+              splits += found;
               if (found === 0) break;
             } catch (e) {
               if (!(e instanceof Killed)) throw e;
@@ -156,7 +160,7 @@ export function describeSearchCuts(
             }
           }
           await check('end');
-          // Every range of both lists within the bound (twice the bound: a range is cut past it),
+          // Every range of both lists within the bound (twice the bound: a range is split past it),
           // each partition holding only rows of its own range.
           for (const list of lists) {
             const layout = searchLayoutOf(await store.getDirectory(list));
@@ -181,9 +185,9 @@ export function describeSearchCuts(
           }
         }
         console.log(
-          `[search cuts ${name}] ${cuts} cuts over ${o.runs} runs, ${kills} kills, ${steps} steps, stages ${[...stages].join(', ')}`,
+          `[search splits ${name}] ${splits} splits over ${o.runs} runs, ${kills} kills, ${steps} steps, stages ${[...stages].join(', ')}`,
         );
-        expect(cuts).toBeGreaterThan(o.runs);
+        expect(splits).toBeGreaterThan(o.runs);
         expect(kills).toBeGreaterThan(0);
         expect([...stages].sort()).toEqual(['copied', 'deleted', 'finalized', 'flipped', 'planned']);
       } finally {

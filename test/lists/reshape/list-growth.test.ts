@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { GrowthConflictError, growList } from '../../src/lists/list-growth.js';
-import { BucketedListService, bucketsForSize } from '../../src/lists/list-service.js';
-import { bucketCode, writeBucketCodes } from '../../src/model/buckets.js';
-import type { ListEntry, ListKey } from '../../src/model/types.js';
-import { followersOf, loadRows, newestFirst, syntheticRows } from '../support/list-fixtures.js';
-import { MemoryGraphStore } from '../support/memory/graph-store.js';
+import { BucketedListService, bucketsForSize } from '../../../src/lists/list-service.js';
+import { GrowthConflictError, growList } from '../../../src/lists/reshape/list-growth.js';
+import { bucketCode, writeBucketCodes } from '../../../src/model/buckets.js';
+import type { ListEntry, ListKey } from '../../../src/model/types.js';
+import { followersOf, loadRows, newestFirst, syntheticRows } from '../../support/list-fixtures.js';
+import { MemoryGraphStore } from '../../support/memory/graph-store.js';
 
 const noSleep = () => Promise.resolve();
 
@@ -200,7 +200,7 @@ describe('two runners growing the same list', () => {
 
 describe('regression: dropping the old layout did not shadow rows written at pair-fold versions', () => {
   it('after a growth of a list filled through the graph service, the old buckets are empty', async () => {
-    const { GraphService } = await import('../../src/graph/graph-service.js');
+    const { GraphService } = await import('../../../src/graph/graph-service.js');
     const store = new MemoryGraphStore();
     const lists = new BucketedListService({
       store,
