@@ -16,30 +16,30 @@
  * Layouts and directories are cached for `layoutCacheTtlMs`; a growth waits that long (plus
  * `writeGraceMs`) after announcing `growingTo`, and again before dropping the old buckets, and a
  * time bucket closes a lead ahead of the clock longer than the cache's age (`leadMs`). The caches
- * are LRUs of at most `layoutCacheMaxEntries` lists (`lru-cache`: a hit makes the entry the most
- * recently used, an insert past the bound evicts the least recently used), so reading many users'
- * lists cannot grow them without limit. Evicting early is always safe: it only costs one read.
+ * (and the sizes below) are LRUs of at most `layoutCacheMaxEntries` lists (`lru-cache`), so reading
+ * many users' lists cannot grow them without limit. Evicting early is always safe: it only costs
+ * one read.
  *
  * Growth (inverse-edge layouts) and closing (time buckets) are triggered by sizes writers read
- * after an insert (`noteSize`). Reading the size on every insert cost two of a follow's twenty statements
- * per list; `sizeCheckDue` skips it while the inserts this process made since its last size read
- * are under 1/`SIZE_CHECK_SHARE` of the headroom to the next threshold (and the size is under a
- * minute old). A single process therefore still reads the size on the very insert that crosses a
- * threshold; P processes writing one list can pass it by about (P / `SIZE_CHECK_SHARE` − 1) × the
- * headroom before one of them reads, which the thresholds' margin under the partition bound
- * absorbs. The sizes share the layout cache's LRU bound.
+ * after an insert (`noteSize`). A size read costs two statements per list, so `sizeCheckDue` skips
+ * it while the inserts this process made since its last size read are under 1/`SIZE_CHECK_SHARE` of
+ * the headroom to the next threshold (and the size is under a minute old). A single process
+ * therefore still reads the size on the very insert that crosses a threshold; P processes writing
+ * one list can pass it by about (P / `SIZE_CHECK_SHARE` − 1) × the headroom before one of them
+ * reads, which the thresholds' margin under the partition bound absorbs.
  *
  * Work budget (the API contract, Part 3, "Any list or set page may come back short"). Skipped
  * members cost reads without filling the page: 3,000 deactivated followers at the head made one
  * `limit=1` page read 3,001 buckets and 3,002 user rows, a cost a sock-puppet run imposes on every
- * viewer. A page therefore starts no further round once it has read `pageBudget(limit)` rows (`PAGE_BUDGET_PER_ITEM` = 10 per item asked, at least `PAGE_MIN_BUDGET`
- * = 1,000) and answers what it kept, possibly nothing, with a cursor at the last row read (older:
- * `nextCursor`; newer: `prevCursor`), past every skipped member. The first round always runs, so a
- * page without skipped members is never cut and every page makes progress. Why these numbers: a
- * page stays full through up to ~90% skipped members; the floor lets a `limit=1` page pass a
- * thousand of them; and the bound holds every other cost too: the filter reads at most the rows
- * read, and a bucket query returns rows or exhausts its bucket for the rest of the page. The last
- * round may overrun the budget by one round's overfetch.
+ * viewer. A page therefore starts no further round once it has read `pageBudget(limit)` rows
+ * (`PAGE_BUDGET_PER_ITEM` = 10 per item asked, at least `PAGE_MIN_BUDGET` = 1,000) and answers what
+ * it kept, possibly nothing, with a cursor at the last row read (older: `nextCursor`; newer:
+ * `prevCursor`), past every skipped member. The first round always runs, so a page without skipped
+ * members is never cut and every page makes progress. Why these numbers: a page stays full through
+ * up to ~90% skipped members; the floor lets a `limit=1` page pass a thousand of them; and the
+ * bound holds every other cost too: the filter reads at most the rows read, and a bucket query
+ * returns rows or exhausts its bucket for the rest of the page. The last round may overrun the
+ * budget by one round's overfetch.
  */
 
 import type { LRUCache } from 'lru-cache';
@@ -49,8 +49,7 @@ import { InvalidInputError } from '../model/errors.js';
 import { boundedLru } from '../model/lru.js';
 import { searchLayoutOf } from '../model/search.js';
 import { type Directory, nextBucketId, rowMode, writeCodes } from '../model/time-buckets.js';
-import type { BucketLayout, ListEntry, ListKey, Position } from '../model/types.js';
-import { listId } from '../model/types.js';
+import { type BucketLayout, type ListEntry, type ListKey, listId, type Position } from '../model/types.js';
 import type { ListStore } from '../ports/list-store.js';
 import type { SearchStore } from '../ports/search-store.js';
 import type { ListPage, ListService, PageOptions, RowPlacement, ScanOptions, ScanPage } from './contracts.js';
@@ -345,7 +344,7 @@ export class BucketedListService implements ListService {
     rowMode(directory);
     return {
       layout,
-      codes: (entry) => writeCodes(layout, directory, entry),
+      codes: (entry) => writeCodes(directory, entry),
       search: searchLayoutOf(directory),
     };
   }

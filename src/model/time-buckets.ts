@@ -28,7 +28,7 @@
  */
 import { LegacyListModeError } from './errors.js';
 import type { SearchLayout } from './search.js';
-import type { BucketLayout, ListEntry, Position } from './types.js';
+import type { ListEntry, Position } from './types.js';
 
 /** The implicit oldest bucket of every list (also the code of a one-bucket inverse-edge layout). */
 export const FIRST_TIME_BUCKET = 1;
@@ -223,10 +223,9 @@ export function readCodes(directory: Directory): number[] {
 
 /**
  * Every partition a writer writes (or deletes) `entry` in: its time bucket, or parent and child
- * while a split covers it (`timeCodes`). `_layout` (the inverse-edge layout) places no list row;
- * it stays in the signature only until its last caller drops it.
+ * while a split covers it (`timeCodes`).
  */
-export function writeCodes(_layout: BucketLayout, directory: Directory, entry: ListEntry): number[] {
+export function writeCodes(directory: Directory, entry: ListEntry): number[] {
   rowMode(directory);
   return timeCodes(directory, entry.createdAt);
 }

@@ -214,12 +214,12 @@ export async function renameRows(
     while (next < targets.length) {
       const i = next++;
       const { list, entry } = targets[i] as { list: ListKey; entry: ListEntry };
-      const { layout, directory } =
+      const { directory } =
         performance.now() - readAt <= PLACEMENT_AGE_MS
           ? (placements[i] as Placement)
           : ((await store.getPlacements([list]))[0] as Placement);
       const search = searchLayoutOf(directory);
-      await renameRow(store, list, writeCodes(layout, directory, entry), search, entry, name, generation);
+      await renameRow(store, list, writeCodes(directory, entry), search, entry, name, generation);
     }
   };
   await Promise.all(Array.from({ length: Math.min(RENAME_CONCURRENCY, targets.length) }, worker));
