@@ -96,11 +96,12 @@ describe('a celebrity list at 8 buckets (thresholds 10, 20, 40)', () => {
     const expected = Array.from({ length: 8 }, (_, b) => FANS.filter((f) => bucketOf(f, 8) === b));
     const codes = expected.map((_, b) => bucketCode(8, b));
     expect(await Promise.all(codes.map((c) => byCode('edges_in', c)))).toEqual(expected);
-    // The list is time-bucketed (its mode stored before its first growth): every row in the one
-    // time bucket (id 1, far below a bucket's size), none in the hash layouts' codes.
+    // The list is time-bucketed (the inverse layout's growth stores no list mode: lists are read
+    // from time buckets only): every row in the one time bucket (id 1, far below a bucket's size),
+    // none in the inverse layouts' codes.
     expect(await store.getDirectory(followersOf)).toEqual({
-      mode: 'time',
-      version: 1,
+      mode: null,
+      version: 0,
       buckets: [{ id: 1, start: null, base: 0 }],
     });
     const sorted = [...FANS].sort((a, b) => (a < b ? -1 : 1));
