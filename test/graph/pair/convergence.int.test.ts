@@ -4,7 +4,7 @@
  * clients through `GraphService`; the edge rows (both directions), both list projections and the
  * counters must equal an independent reference model that applies the ops in position order.
  *
- * Long histories: a few cases put 2,000–2,400 ops on pairs of 2–3 accounts, delivered roughly in
+ * Long histories: a few cases put 2,000–2,400 ops (600–800 in CI) on pairs of 2–3 accounts, delivered roughly in
  * order (shuffled within windows of 48, as a replay stream with concurrency arrives) by the same 8
  * clients, under a history policy that compacts every few dozen ops, so checkpoints are committed
  * while deliveries race. An op delivered after the pair compacted past its position is refused
@@ -13,7 +13,8 @@
  *
  * Replay a failure: `CONVERGENCE_SEED=<seed> npx vitest run --config test/vitest.config.ts
  * test/graph/pair/convergence.int.test.ts` (the seed is printed every run); `CONVERGENCE_RUNS` sets the
- * number of short cases (default 200), `CONVERGENCE_LONG_RUNS` the long ones (default 3).
+ * number of short cases (soak 200, CI 100), `CONVERGENCE_LONG_RUNS` the long ones (soak 3, CI 1),
+ * `CONVERGENCE_LONG_OPS` their length (soak 2,000, CI 600).
  */
 
 import fc from 'fast-check';
@@ -30,8 +31,10 @@ import { CALLS, type Call, type Op, reference, shuffled } from '../support/refer
 import { SingleBucketLists } from '../support/single-bucket-lists.js';
 
 const CLIENTS = 8;
-const RUNS = Number(process.env.CONVERGENCE_RUNS ?? 200);
+const RUNS = knob('CONVERGENCE_RUNS', 200, 100);
 const LONG_RUNS = knob('CONVERGENCE_LONG_RUNS', 3, 1);
+/** Ops per long case: 2,000–2,400 at soak size, 600–800 in CI (still dozens of compactions per pair). */
+const LONG_OPS = knob('CONVERGENCE_LONG_OPS', 2000, 600);
 const WINDOW = 48;
 const SEED = Number(process.env.CONVERGENCE_SEED ?? Math.floor(Math.random() * 2 ** 31));
 
@@ -104,10 +107,10 @@ const caseArb = casesOf({
   other: (actor, drawn, n) => (drawn % n === actor ? null : drawn % n),
 });
 
-/** Two or three accounts and 2,000–2,400 ops, so pairs get long histories and checkpoints. */
+/** Two or three accounts and `LONG_OPS` (+20%) ops, so pairs get long histories and checkpoints. */
 const longCaseArb = casesOf({
   accounts: [2, 3],
-  steps: [2000, 2400],
+  steps: [LONG_OPS, Math.round(LONG_OPS * 1.2)],
   duplicates: 60,
   other: (actor, drawn, n) => (actor + 1 + (drawn % (n - 1))) % n,
 });
@@ -210,7 +213,7 @@ it(`converges: ${RUNS} random histories, shuffled, duplicated, ${CLIENTS} concur
   report('short', started);
 }, 900_000);
 
-it(`converges on long histories with checkpoints: ${LONG_RUNS} cases of 2,000–2,400 ops`, async () => {
+it(`converges on long histories with checkpoints: ${LONG_RUNS} cases of ${LONG_OPS}–${Math.round(LONG_OPS * 1.2)} ops`, async () => {
   console.log(`[convergence] long: seed=${SEED} runs=${LONG_RUNS} (replay: CONVERGENCE_SEED=${SEED})`);
   const started = performance.now();
   let checkpointed = 0;
@@ -228,7 +231,7 @@ it(`converges on long histories with checkpoints: ${LONG_RUNS} cases of 2,000–
         for (const b of ids.slice(i + 1)) if ((await store.readPairHistory(a, b)).checkpoint) checkpointed++;
       await expectConverged(ids, privateIds, accepted);
     }),
-    // Shrinking a 2,000-op case would replay it hundreds of times: report the first failure.
+    // Shrinking a case of hundreds of ops would replay it hundreds of times: report the first failure.
     { numRuns: LONG_RUNS, seed: SEED, endOnFailure: true },
   );
   report('long', started);
