@@ -58,10 +58,9 @@ export function describeSearchSplits(
     async () => {
       console.log(`[search splits ${name}] seed=${SEED} (replay: SEARCH_SPLIT_SEED=${SEED})`);
       const fixture = await make();
-      let splits = 0;
-      // Splits carried to their last step, killed attempts included (`splits` counts only the
-      // attempts that ran to the end, so a kill after a finished split hid it: with seed
-      // 1099931423 the real node's two runs completed 3 splits and `splits` said 2).
+      // Splits carried to their last step, counted there: a split finished in an attempt that was
+      // killed later still counts (summing the attempts that ran to the end hid it: with seed
+      // 1099931423 the real node's two runs completed 3 splits and that sum said 2).
       let completed = 0;
       let kills = 0;
       let steps = 0;
@@ -157,7 +156,6 @@ export function describeSearchSplits(
                 });
                 found += summary.splits;
               }
-              splits += found;
               if (found === 0) break;
             } catch (e) {
               if (!(e instanceof Killed)) throw e;
@@ -190,10 +188,9 @@ export function describeSearchSplits(
           }
         }
         console.log(
-          `[search splits ${name}] ${completed} splits completed (${splits} in attempts that were not killed) over ${o.runs} runs, ${kills} kills, ${steps} steps, stages ${[...stages].join(', ')}`,
+          `[search splits ${name}] ${completed} splits completed over ${o.runs} runs, ${kills} kills, ${steps} steps, stages ${[...stages].join(', ')}`,
         );
-        // Every run splits at least once (the end state's bound above says it split enough).
-        expect(completed).toBeGreaterThanOrEqual(o.runs);
+        expect(completed).toBeGreaterThan(o.runs);
         expect(kills).toBeGreaterThan(0);
         expect([...stages].sort()).toEqual(['copied', 'deleted', 'finalized', 'flipped', 'planned']);
       } finally {
