@@ -4,9 +4,9 @@
  * clients through `GraphService`; the edge rows (both directions), both list projections and the
  * counters must equal an independent reference model that applies the ops in position order.
  *
- * Long histories: a few cases put 2,000–2,400 ops (600–800 in CI) on pairs of 2–3 accounts, delivered roughly in
- * order (shuffled within windows of 48, as a replay stream with concurrency arrives) by the same 8
- * clients, under a history policy that compacts every few dozen ops, so checkpoints are committed
+ * Long histories: a few cases put 2,000–2,400 ops (600–800 in CI) on pairs of 2–3 accounts,
+ * delivered roughly in order (shuffled within windows of 48, as a replay stream with concurrency
+ * arrives) by the same 8 clients, under a history policy that compacts every few dozen ops, so checkpoints are committed
  * while deliveries race. An op delivered after the pair compacted past its position is refused
  * (409 `position_too_old`) and is left out of the reference; every accepted op must be in the
  * state, and nothing refused may be.
@@ -35,6 +35,7 @@ const RUNS = knob('CONVERGENCE_RUNS', 200, 100);
 const LONG_RUNS = knob('CONVERGENCE_LONG_RUNS', 3, 1);
 /** Ops per long case: 2,000–2,400 at soak size, 600–800 in CI (still dozens of compactions per pair). */
 const LONG_OPS = knob('CONVERGENCE_LONG_OPS', 2000, 600);
+const LONG_OPS_MAX = Math.round(LONG_OPS * 1.2);
 const WINDOW = 48;
 const SEED = Number(process.env.CONVERGENCE_SEED ?? Math.floor(Math.random() * 2 ** 31));
 
@@ -110,7 +111,7 @@ const caseArb = casesOf({
 /** Two or three accounts and `LONG_OPS` (+20%) ops, so pairs get long histories and checkpoints. */
 const longCaseArb = casesOf({
   accounts: [2, 3],
-  steps: [LONG_OPS, Math.round(LONG_OPS * 1.2)],
+  steps: [LONG_OPS, LONG_OPS_MAX],
   duplicates: 60,
   other: (actor, drawn, n) => (actor + 1 + (drawn % (n - 1))) % n,
 });
@@ -213,7 +214,7 @@ it(`converges: ${RUNS} random histories, shuffled, duplicated, ${CLIENTS} concur
   report('short', started);
 }, 900_000);
 
-it(`converges on long histories with checkpoints: ${LONG_RUNS} cases of ${LONG_OPS}–${Math.round(LONG_OPS * 1.2)} ops`, async () => {
+it(`converges on long histories with checkpoints: ${LONG_RUNS} cases of ${LONG_OPS}–${LONG_OPS_MAX} ops`, async () => {
   console.log(`[convergence] long: seed=${SEED} runs=${LONG_RUNS} (replay: CONVERGENCE_SEED=${SEED})`);
   const started = performance.now();
   let checkpointed = 0;
