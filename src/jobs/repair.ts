@@ -91,11 +91,19 @@ async function counterparts(deps: RepairDeps, userId: UserId, pageSize: number):
 
 export interface RepairOptions {
   pageSize?: number;
-  /** Called after each pair. */
+  /**
+   * Pairs repaired at once (default 8). Pairs are independent (each rewrite reads and writes its own
+   * history, edges and list rows, versioned by that history), so only the database's load bounds it.
+   */
+  concurrency?: number;
+  /** Called after each pair, in completion order. */
   onProgress?: (done: number, total: number, last: RepairResult) => void;
 }
 
-/** Repairs every pair among `userIds` and between them and their list counterparts. */
+/**
+ * Repairs every pair among `userIds` and between them and their list counterparts, `concurrency`
+ * pairs at a time; the results come in the order the pairs were found.
+ */
 export async function repairUsers(
   deps: RepairDeps,
   userIds: readonly UserId[],
@@ -109,11 +117,20 @@ export async function repairUsers(
   };
   for (const [i, x] of userIds.entries()) for (const y of userIds.slice(i + 1)) add(x, y);
   for (const x of userIds) for (const y of await counterparts(deps, x, o.pageSize ?? 1000)) add(x, y);
-  const results: RepairResult[] = [];
-  for (const [lo, hi] of pairs.values()) {
-    const r = await repairPair(deps, lo, hi);
-    results.push(r);
-    o.onProgress?.(results.length, pairs.size, r);
-  }
+  const todo = [...pairs.values()];
+  const results: RepairResult[] = new Array(todo.length);
+  let next = 0;
+  let done = 0;
+  const worker = async () => {
+    while (next < todo.length) {
+      const i = next++;
+      const [lo, hi] = todo[i] as [UserId, UserId];
+      const r = await repairPair(deps, lo, hi);
+      results[i] = r;
+      o.onProgress?.(++done, todo.length, r);
+    }
+  };
+  const width = Math.max(1, Math.min(o.concurrency ?? 8, todo.length));
+  await Promise.all(Array.from({ length: width }, worker));
   return results;
 }

@@ -1,5 +1,5 @@
 /**
- * `jobs repair --users 1,2`: re-folds and rewrites the pairs of the given users from their history
+ * `jobs repair --users 1,2 [--concurrency 8]`: re-folds and rewrites the pairs of the given users from their history
  * (`repair.ts`), a line per 100 pairs and a summary. Safe to re-run.
  */
 import { parseArgs } from 'node:util';
@@ -8,14 +8,23 @@ import { type OpenJobRuntime, parseUserIds } from '../runtime.js';
 
 export const repairCommand = {
   name: 'repair',
-  help: 're-fold and rewrite the pairs of the given users from their history (--users 1,2)',
+  help: 're-fold and rewrite the pairs of the given users from their history (--users 1,2 [--concurrency 8])',
   async run(argv: string[], openRuntime: OpenJobRuntime): Promise<void> {
-    const { values } = parseArgs({ args: argv, options: { users: { type: 'string' } } });
-    const users = parseUserIds(values.users, 'usage: jobs repair --users 1,2,3');
+    const { values } = parseArgs({
+      args: argv,
+      options: { users: { type: 'string' }, concurrency: { type: 'string', default: '8' } },
+    });
+    const users = parseUserIds(values.users, 'usage: jobs repair --users 1,2,3 [--concurrency 8]');
+    if (!/^[1-9]\d?$/.test(values.concurrency)) {
+      console.error('usage: jobs repair --users 1,2,3 [--concurrency 8] (--concurrency from 1 to 99)');
+      process.exit(2);
+    }
+    const concurrency = Number(values.concurrency);
     const { repairUsers } = await import('../repair.js');
     const rt = await openRuntime();
     try {
       const results = await repairUsers({ store: rt.store, lists: rt.lists }, users, {
+        concurrency,
         onProgress: (done, total) => {
           if (done % 100 === 0 || done === total) console.log(`[repair] ${done}/${total} pairs`);
         },

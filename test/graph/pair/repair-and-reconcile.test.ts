@@ -52,6 +52,31 @@ describe('repair', () => {
       [2, 2],
     ]);
   });
+  it('repairUsers with several pairs at once: the same results, in the order the pairs were found', async () => {
+    const { store, lists, graph } = await setup();
+    for (const id of [4n, 5n]) await graph.putUser({ id, username: `u${id}` });
+    for (const [a, b] of [
+      [1n, 3n],
+      [4n, 1n],
+      [2n, 5n],
+      [5n, 1n],
+    ] as const)
+      await graph.follow(a, b);
+    await graph.block(3n, 2n);
+    const users = [1n, 2n, 3n];
+    const one = await repairUsers({ store, lists }, users, { concurrency: 1 });
+    const seen: number[] = [];
+    const many = await repairUsers({ store, lists }, users, {
+      concurrency: 4,
+      onProgress: (done, total) => {
+        seen.push(done);
+        expect(total).toBe(one.length);
+      },
+    });
+    expect(many).toEqual(one);
+    expect(one.map((r) => `${r.a}-${r.b}`)).toEqual(['1-2', '1-3', '2-3', '1-5', '1-4', '2-5']);
+    expect(seen).toEqual([1, 2, 3, 4, 5, 6]);
+  });
 });
 
 describe('reconcile', () => {
