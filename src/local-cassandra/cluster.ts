@@ -1,7 +1,7 @@
 /**
  * A local N-node cluster: one node per loopback address (same ports, one address each), evenly
  * spaced single tokens, the first address as the seed. Nodes start one after another (a joining
- * node must see the ring) and stop in reverse order. Each node can be crashed, frozen and
+ * node must see the ring) and stop together. Each node can be crashed, frozen and
  * restarted on its own data — with other options if need be (another commitlog mode) — which
  * is what the fault tests do.
  */
@@ -32,7 +32,7 @@ export interface LocalCluster {
   options(i: number): NodeOptions;
   /** (Re)starts node `i` on its data, with `overrides` from now on; a running node is reused. */
   start(i: number, overrides?: Partial<NodeOptions>): Promise<LocalNode>;
-  /** Stops every node this cluster started, last first. Safe to call twice. */
+  /** Stops every node this cluster started, all at once. Safe to call twice. */
   stop(): Promise<void>;
 }
 
@@ -94,7 +94,7 @@ export async function startLocalCluster(o: LocalClusterOptions): Promise<LocalCl
     stop: async () => {
       if (stopped) return;
       stopped = true;
-      for (const node of [...nodes].reverse()) await node?.stop();
+      await Promise.all(nodes.map((node) => node?.stop()));
     },
   };
   try {
