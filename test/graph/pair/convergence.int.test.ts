@@ -31,7 +31,7 @@ import { CALLS, type Call, type Op, reference, shuffled } from '../support/refer
 import { SingleBucketLists } from '../support/single-bucket-lists.js';
 
 const CLIENTS = 8;
-const RUNS = knob('CONVERGENCE_RUNS', 200, 100);
+const RUNS = knob('CONVERGENCE_RUNS', 200, 60);
 const LONG_RUNS = knob('CONVERGENCE_LONG_RUNS', 3, 1);
 /** Ops per long case: 2,000–2,400 at soak size, 600–800 in CI (still dozens of compactions per pair). */
 const LONG_OPS = knob('CONVERGENCE_LONG_OPS', 2000, 600);
