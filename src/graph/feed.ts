@@ -14,8 +14,10 @@
  *
  * Cursors. An event's id is its cursor: its row's key and its index in the row, as text. A read
  * after a cursor re-reads that row (from a key just before it) and skips the events up to the
- * index, so a page may end inside a row. An empty page answers a cursor at the watermark (after
- * every row at or below it), so the next read does not scan the same empty stretch again.
+ * index, so a page may end inside a row. Rows sharing the cursor row's key up to its op kind never
+ * shorten a page: a read that comes back full goes on. An empty page answers a cursor at the
+ * watermark (after every row at or below it) only after a read that came back short, so the next
+ * read does not scan the same empty stretch again and nothing before the watermark is skipped.
  *
  * The unsettled tail (`subscribe`): rows this instance wrote, at once, and rows any instance wrote,
  * by polling the newest slots (above the watermark) every `tailPollMs` while anyone listens; an
@@ -225,18 +227,27 @@ export class Feed implements EventFeed {
 
   private async readOnce(cursor: Cursor | null, limit: number): Promise<EventPage> {
     const until = this.o.clock() - this.o.lagMicros;
-    // From just before the cursor's row, so the rest of that row comes back too.
-    const from = cursor ? { ...cursor.key, opKind: '' } : null;
-    const rows = await this.o.store.readEventRows(from, until, limit + 1);
+    // From just before the cursor's row, so the rest of that row comes back too (and any rows
+    // that differ from it only in op kind, which sort before it and are skipped here). Those must
+    // not shorten the page: the read goes on from the last row it saw until the page is full or
+    // a read comes back short, i.e. reached the watermark. Only then does an empty page answer
+    // the watermark cursor.
+    let from: EventKey | null = cursor ? { ...cursor.key, opKind: '' } : null;
     const items: GraphEvent[] = [];
-    for (const row of rows) {
-      const order = cursor ? compareEventKeys(row.key, cursor.key) : 1;
-      if (order < 0) continue;
-      const events = rowEvents(row).slice(order === 0 ? (cursor as Cursor).index + 1 : 0);
-      for (const e of events) {
-        items.push(e);
-        if (items.length === limit) return { items, next: e.id };
+    for (;;) {
+      const rows = await this.o.store.readEventRows(from, until, limit + 1);
+      for (const row of rows) {
+        const order = cursor ? compareEventKeys(row.key, cursor.key) : 1;
+        if (order < 0) continue;
+        const events = rowEvents(row).slice(order === 0 ? (cursor as Cursor).index + 1 : 0);
+        for (const e of events) {
+          items.push(e);
+          if (items.length === limit) return { items, next: e.id };
+        }
       }
+      const last = rows.at(-1);
+      if (rows.length <= limit || !last) break;
+      from = last.key;
     }
     const last = items.at(-1);
     if (last) return { items, next: last.id };
