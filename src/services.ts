@@ -5,10 +5,13 @@
  * entry points import this file.
  */
 import type { Config } from './config.js';
+import type { EventFeed } from './graph/contracts.js';
 import { GraphService } from './graph/graph-service.js';
 import { DEFAULT_HISTORY_POLICY } from './graph/pair/pair-history.js';
 import type { ContactPointsResolver, JobRuntime } from './jobs/runtime.js';
+import type { ListService } from './lists/contracts.js';
 import { BucketedListService, type ListServiceOptions } from './lists/list-service.js';
+import type { GraphStore } from './ports/graph-store.js';
 import type { CqlClient } from './store/cassandra/client.js';
 import { CassandraGraphStore, type CassandraGraphStoreOptions } from './store/cassandra/graph-store.js';
 import { openMigratedKeyspace } from './store/cassandra/keyspace.js';
@@ -50,6 +53,23 @@ export async function openStorage(
 }
 
 /**
+ * The settled feed a job reads (the relay), as the server configures it: its lag follows from the
+ * same bounds. Built through the service with everything that would read in the background off —
+ * no deactivated-accounts registry, no caches, so no tail poll — since a job serves no reads.
+ */
+export function jobFeed(config: Config, store: GraphStore, lists: ListService): EventFeed {
+  return new GraphService({
+    store,
+    lists,
+    maxFollowing: config.graph.maxFollowing,
+    historyPolicy: { clockSkewMs: config.graph.clockSkewMs, writeBudgetMs: config.graph.writeBudgetMs },
+    eventRetentionSeconds: config.graph.eventRetentionSeconds,
+    registry: false,
+    caches: false,
+  }).feed;
+}
+
+/**
  * A job's runtime: the configured contact points, or a local node from `resolve` (which `close()`
  * stops when this run started it), and the storage on them.
  */
@@ -58,15 +78,7 @@ export async function openJobRuntime(config: Config, resolve: ContactPointsResol
   const { client, store, lists } = await openStorage(config, contactPoints, (line) =>
     console.log(`[schema] ${line}`),
   );
-  // The feed as the server configures it (its lag follows from the same bounds); nothing else of
-  // the service is used, and constructing it starts nothing.
-  const { feed } = new GraphService({
-    store,
-    lists,
-    maxFollowing: config.graph.maxFollowing,
-    historyPolicy: { clockSkewMs: config.graph.clockSkewMs, writeBudgetMs: config.graph.writeBudgetMs },
-    eventRetentionSeconds: config.graph.eventRetentionSeconds,
-  });
+  const feed = jobFeed(config, store, lists);
   return {
     store,
     lists,

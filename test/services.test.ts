@@ -1,0 +1,52 @@
+/**
+ * The job runtime's feed starts no background reads: a jobs process (relay, repair, migrations)
+ * serves no reads, so it must not load the deactivated-accounts registry nor poll the feed's tail.
+ * The same store behind the server's service does both (the control that shows the spy sees them).
+ */
+import { expect, it } from 'vitest';
+import { loadConfig } from '../src/config.js';
+import { GraphService } from '../src/graph/graph-service.js';
+import type { GraphStore } from '../src/ports/graph-store.js';
+import { jobFeed } from '../src/services.js';
+import { SingleBucketLists } from './graph/support/single-bucket-lists.js';
+import { MemoryGraphStore } from './support/memory/graph-store.js';
+
+/** A memory store that counts the feed-row reads and the deactivated-registry loads. */
+function spiedStore() {
+  const store = new MemoryGraphStore();
+  const calls = { events: 0, deactivated: 0 };
+  const spied = new Proxy(store, {
+    get(t, p) {
+      const v = Reflect.get(t, p, t) as unknown;
+      if (typeof v !== 'function') return v;
+      const fn = (v as (...a: unknown[]) => unknown).bind(t);
+      if (p === 'readEventRows') return (...a: unknown[]) => (calls.events++, fn(...a));
+      if (p === 'listDeactivated') return (...a: unknown[]) => (calls.deactivated++, fn(...a));
+      return fn;
+    },
+  }) as GraphStore;
+  return { spied, calls };
+}
+
+const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+it('the job feed reads only when read: no registry load, no tail poll', async () => {
+  const { spied, calls } = spiedStore();
+  const feed = jobFeed(loadConfig({}), spied, new SingleBucketLists(spied));
+  await wait(1100);
+  expect(calls).toEqual({ events: 0, deactivated: 0 });
+  const page = await feed.read(null, 10);
+  expect(page.items).toEqual([]);
+  expect(calls).toEqual({ events: 1, deactivated: 0 });
+  feed.close();
+});
+
+it('control: the server’s service on the same kind of store loads the registry and polls the tail', async () => {
+  const { spied, calls } = spiedStore();
+  const graph = new GraphService({ store: spied, lists: new SingleBucketLists(spied), maxFollowing: 7500 });
+  await wait(1100);
+  expect(calls.deactivated).toBeGreaterThan(0);
+  expect(calls.events).toBeGreaterThan(2);
+  graph.feed.close();
+  graph.registry?.close();
+});
