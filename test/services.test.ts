@@ -20,9 +20,12 @@ function spiedStore() {
       const v = Reflect.get(t, p, t) as unknown;
       if (typeof v !== 'function') return v;
       const fn = (v as (...a: unknown[]) => unknown).bind(t);
-      if (p === 'readEventRows') return (...a: unknown[]) => (calls.events++, fn(...a));
-      if (p === 'listDeactivated') return (...a: unknown[]) => (calls.deactivated++, fn(...a));
-      return fn;
+      const counted = p === 'readEventRows' ? 'events' : p === 'listDeactivated' ? 'deactivated' : null;
+      if (!counted) return fn;
+      return (...a: unknown[]) => {
+        calls[counted]++;
+        return fn(...a);
+      };
     },
   }) as GraphStore;
   return { spied, calls };
