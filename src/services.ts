@@ -7,10 +7,12 @@
 import type { Config } from './config.js';
 import type { EventFeed } from './graph/contracts.js';
 import { GraphService } from './graph/graph-service.js';
+import { ClockGuard, type WriteClock } from './graph/pair/clock-guard.js';
 import { DEFAULT_HISTORY_POLICY } from './graph/pair/pair-history.js';
 import type { ContactPointsResolver, JobRuntime } from './jobs/runtime.js';
 import type { ListService } from './lists/contracts.js';
 import { BucketedListService, type ListServiceOptions } from './lists/list-service.js';
+import { nowPosition } from './model/clock.js';
 import type { GraphStore } from './ports/graph-store.js';
 import type { CqlClient } from './store/cassandra/client.js';
 import { CassandraGraphStore, type CassandraGraphStoreOptions } from './store/cassandra/graph-store.js';
@@ -57,7 +59,12 @@ export async function openStorage(
  * same bounds. Built through the service with everything that would read in the background off —
  * no deactivated-accounts registry, no caches, so no tail poll — since a job serves no reads.
  */
-export function jobFeed(config: Config, store: GraphStore, lists: ListService): EventFeed {
+export function jobFeed(
+  config: Config,
+  store: GraphStore,
+  lists: ListService,
+  clockGuard?: WriteClock,
+): EventFeed {
   return new GraphService({
     store,
     lists,
@@ -66,6 +73,7 @@ export function jobFeed(config: Config, store: GraphStore, lists: ListService): 
     eventRetentionSeconds: config.graph.eventRetentionSeconds,
     registry: false,
     caches: false,
+    ...(clockGuard ? { clockGuard } : {}),
   }).feed;
 }
 
@@ -78,12 +86,22 @@ export async function openJobRuntime(config: Config, resolve: ContactPointsResol
   const { client, store, lists } = await openStorage(config, contactPoints, (line) =>
     console.log(`[schema] ${line}`),
   );
-  const feed = jobFeed(config, store, lists);
+  // The feed a job reads is clock-guarded as the server's is (a relay whose clock runs ahead would
+  // save cursors past slots still being written): checked now and every 10 s.
+  const clockGuard = new ClockGuard({
+    boundMs: config.graph.clockSkewMs,
+    databaseClockMs: () => store.databaseClockMs(),
+    clock: nowPosition,
+    monotonic: () => performance.now(),
+  });
+  await clockGuard.start();
+  const feed = jobFeed(config, store, lists, clockGuard);
   return {
     store,
     lists,
     feed,
     close: async () => {
+      clockGuard.stop();
       await client.shutdown();
       await node?.stop();
     },

@@ -6,6 +6,8 @@
 import { expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { GraphService } from '../src/graph/graph-service.js';
+import { ClockGuard } from '../src/graph/pair/clock-guard.js';
+import { ClockSkewError } from '../src/model/errors.js';
 import type { GraphStore } from '../src/ports/graph-store.js';
 import { jobFeed } from '../src/services.js';
 import { SingleBucketLists } from './graph/support/single-bucket-lists.js';
@@ -41,7 +43,6 @@ it('the job feed reads only when read: no registry load, no tail poll', async ()
   const page = await feed.read(null, 10);
   expect(page.items).toEqual([]);
   expect(calls).toEqual({ events: 1, deactivated: 0 });
-  feed.close();
 });
 
 it('control: the server’s service on the same kind of store loads the registry and polls the tail', async () => {
@@ -52,4 +53,18 @@ it('control: the server’s service on the same kind of store loads the registry
   expect(calls.events).toBeGreaterThan(2);
   graph.feed.close();
   graph.registry?.close();
+});
+
+it('the job feed is clock-guarded: with a clock 30 s ahead of the database’s, a read is refused', async () => {
+  const store = new MemoryGraphStore();
+  const now = 1_800_000_000_000_000n;
+  const guard = new ClockGuard({
+    boundMs: 2000,
+    databaseClockMs: async () => Number(now / 1000n),
+    clock: () => now + 30_000_000n,
+    monotonic: () => Number(now / 1000n),
+  });
+  await guard.check();
+  const feed = jobFeed(loadConfig({}), store, new SingleBucketLists(store), guard);
+  await expect(feed.read(null, 10)).rejects.toBeInstanceOf(ClockSkewError);
 });

@@ -40,6 +40,7 @@ import type { Position, UserId } from '../model/types.js';
 import type { EventStore } from '../ports/event-store.js';
 import type { RelayCursorStore } from '../ports/relay-cursor-store.js';
 import type { EventFeed } from './contracts.js';
+import type { WriteClock } from './pair/clock-guard.js';
 
 export interface FeedOptions {
   store: Pick<EventStore, 'readEventRows'>;
@@ -53,6 +54,13 @@ export interface FeedOptions {
   pollMs?: number;
   /** How often the unsettled tail is polled while someone listens (ms); 0: local events only. Default 250. */
   tailPollMs?: number;
+  /**
+   * The clock-skew guard the writers use (`clock-guard.ts`). The watermark is `clock − L`, and L
+   * covers only a clock within S of the database's: a reader whose clock runs ahead would hand out
+   * cursors past slots still being written. So a read, like a write, is refused
+   * (`ClockSkewError`, HTTP 503) while the guard does not vouch for the clock.
+   */
+  guard?: WriteClock;
   /** Called with the number of events each read returns, and how old (s) the newest of them is. */
   onRead?: (events: number, newestAgeSeconds: number | null) => void;
   /** Told the number of new feed events each acknowledged batch of this instance wrote (`written`). */
@@ -226,6 +234,7 @@ export class Feed implements EventFeed {
   }
 
   private async readOnce(cursor: Cursor | null, limit: number): Promise<EventPage> {
+    this.o.guard?.assertWritable();
     const until = this.o.clock() - this.o.lagMicros;
     // From just before the cursor's row, so the rest of that row comes back too (and any rows
     // that differ from it only in op kind, which sort before it and are skipped here). Those must

@@ -144,6 +144,7 @@ export function buildGraphParts(o: GraphServiceOptions): GraphParts {
     store: o.store,
     clock,
     lagMicros: feedLagMicros(policy),
+    guard,
     retentionSeconds: o.eventRetentionSeconds ?? DEFAULT_EVENT_RETENTION_SECONDS,
     pollMs: o.feedPollMs?.wait,
     tailPollMs: o.feedPollMs?.tail,

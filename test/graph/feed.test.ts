@@ -4,6 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { GraphService } from '../../src/graph/graph-service.js';
+import { ClockGuard } from '../../src/graph/pair/clock-guard.js';
+import { ClockSkewError } from '../../src/model/errors.js';
 import { MemoryGraphStore } from '../support/memory/graph-store.js';
 import { delayedWorld, FEED_TEST_POLICY, feedSuite, withDelays } from './support/feed-suite.js';
 import { SingleBucketLists } from './support/single-bucket-lists.js';
@@ -58,5 +60,62 @@ describe('relay lag metric', () => {
     expect(text.split('\n').filter((l) => l.startsWith('flocklist_relay_lag_seconds'))).toEqual([
       'flocklist_relay_lag_seconds{relay="kafka-a"} 60',
     ]);
+  });
+});
+
+describe('feed reads and the clock guard', () => {
+  it('a reader whose clock is 30 s fast is refused (503 clock_skew) instead of handing out a cursor past an acknowledged follow', async () => {
+    const store = new MemoryGraphStore();
+    let real = 1_800_000_000_000_000n;
+    const fast = 30_000_000n;
+    const writer = new GraphService({
+      store,
+      lists: new SingleBucketLists(store),
+      maxFollowing: 1000,
+      clock: () => real,
+      registry: false,
+    });
+    const guard = new ClockGuard({
+      boundMs: 2000,
+      databaseClockMs: async () => Number(real / 1000n),
+      clock: () => real + fast,
+      monotonic: () => Number(real / 1000n),
+    });
+    await guard.check();
+    const reader = new GraphService({
+      store,
+      lists: new SingleBucketLists(store),
+      maxFollowing: 1000,
+      clock: () => real + fast,
+      clockGuard: guard,
+      registry: false,
+    });
+    await writer.putUser({ id: 1n, username: 'ada' });
+    await writer.putUser({ id: 2n, username: 'bo' });
+    real += 20_000_000n;
+    const origin = (await writer.feed.read(null, 1000)).next;
+    await expect(reader.follow(2n, 1n)).rejects.toBeInstanceOf(ClockSkewError);
+    await expect(reader.feed.read(origin, 1000)).rejects.toBeInstanceOf(ClockSkewError);
+    await expect(reader.feed.read(origin, 1000, { waitMs: 50 })).rejects.toBeInstanceOf(ClockSkewError);
+    await writer.follow(1n, 2n);
+    real += 60_000_000n;
+    expect((await writer.feed.read(origin, 1000)).items.map((e) => e.type)).toEqual(['follow.created']);
+    // The same instance with its clock back within the bound reads again, from the same cursor.
+    const healed = new ClockGuard({
+      boundMs: 2000,
+      databaseClockMs: async () => Number(real / 1000n),
+      clock: () => real,
+      monotonic: () => Number(real / 1000n),
+    });
+    await healed.check();
+    const fixed = new GraphService({
+      store,
+      lists: new SingleBucketLists(store),
+      maxFollowing: 1000,
+      clock: () => real,
+      clockGuard: healed,
+      registry: false,
+    });
+    expect((await fixed.feed.read(origin, 1000)).items.map((e) => e.type)).toEqual(['follow.created']);
   });
 });
