@@ -43,6 +43,8 @@ const EnvSchema = z.object({
 
   GRAPH_JWT_SECRET: z.string().min(16, 'at least 16 characters').default('dev-only-secret-change-me-please'),
   GRAPH_CURSOR_SECRET: z.string().min(16).optional(),
+  /** The cursor secret before a rotation: feed cursors sealed under it are still accepted. */
+  GRAPH_CURSOR_SECRET_PREVIOUS: z.string().min(16).optional(),
   GRAPH_MAX_FOLLOWING: int(1, 10_000_000).default(7500),
   GRAPH_BUCKET_THRESHOLDS: z
     .string()
@@ -93,6 +95,8 @@ export interface Config {
   graph: {
     jwtSecret: string;
     cursorSecret: string;
+    /** The secret before a rotation (`GRAPH_CURSOR_SECRET_PREVIOUS`): feed cursors under it still open. */
+    previousCursorSecret?: string;
     maxFollowing: number;
     /** List sizes at which a list grows from 1→2→4… buckets; index i: threshold for 2^(i+1). */
     bucketThresholds: number[];
@@ -175,6 +179,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     graph: {
       jwtSecret: e.GRAPH_JWT_SECRET,
       cursorSecret: e.GRAPH_CURSOR_SECRET ?? `${e.GRAPH_JWT_SECRET}:cursor`,
+      ...(e.GRAPH_CURSOR_SECRET_PREVIOUS ? { previousCursorSecret: e.GRAPH_CURSOR_SECRET_PREVIOUS } : {}),
       maxFollowing: e.GRAPH_MAX_FOLLOWING,
       reconcileIntervalMs: e.GRAPH_RECONCILE_INTERVAL_MS,
       bucketThresholds: e.GRAPH_BUCKET_THRESHOLDS,

@@ -17,7 +17,7 @@ import { startDirtyReconciler } from './jobs/reconcile-dirty.js';
 import { contactPointsOrLocalNode } from './local-cassandra/node.js';
 import { whenOrphaned } from './local-cassandra/orphan-watch.js';
 import { nowPosition } from './model/clock.js';
-import { openStorage } from './services.js';
+import { feedCursorSecrets, openStorage } from './services.js';
 import { CQL_DIR } from './store/cassandra/keyspace.js';
 import { schemaPresent } from './store/cassandra/migrations/migrate.js';
 
@@ -90,6 +90,7 @@ async function main() {
     clockGuard,
     historyPolicy: { clockSkewMs: config.graph.clockSkewMs, writeBudgetMs: config.graph.writeBudgetMs },
     setCursorSecret: config.graph.cursorSecret,
+    feedCursorSecrets: feedCursorSecrets(config),
     eventRetentionSeconds: config.graph.eventRetentionSeconds,
     caches: config.graph.caches,
     onEventsWritten: (n) => metrics.recorder.eventsWritten(n),

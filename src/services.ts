@@ -54,6 +54,12 @@ export async function openStorage(
   return { client, store, lists };
 }
 
+/** The feed's cursor secrets from the config: the current one, then the previous during a rotation. */
+export function feedCursorSecrets(config: Config): string[] {
+  const { cursorSecret, previousCursorSecret } = config.graph;
+  return previousCursorSecret ? [cursorSecret, previousCursorSecret] : [cursorSecret];
+}
+
 /**
  * The settled feed a job reads (the relay), as the server configures it: its lag follows from the
  * same bounds. Built through the service with everything that would read in the background off —
@@ -71,6 +77,7 @@ export function jobFeed(
     maxFollowing: config.graph.maxFollowing,
     historyPolicy: { clockSkewMs: config.graph.clockSkewMs, writeBudgetMs: config.graph.writeBudgetMs },
     eventRetentionSeconds: config.graph.eventRetentionSeconds,
+    feedCursorSecrets: feedCursorSecrets(config),
     registry: false,
     caches: false,
     ...(clockGuard ? { clockGuard } : {}),

@@ -44,6 +44,7 @@ const FLOORS: Record<string, number> = {
 const INNER_FLOORS: Record<string, Record<string, number>> = {
   graph: {
     'contracts.ts': 0,
+    'feed-cursor.ts': 0,
     'feed.ts': 1,
     caches: 1,
     pair: 2,

@@ -310,12 +310,14 @@ export interface EventFeed {
    * returned, and will never be returned after it again. With `waitMs`, a read that finds nothing
    * holds until something settles or the time is up (or `signal` aborts). Throws
    * `CursorExpiredError` for a cursor older than the retention and `InvalidCursorError` for one
-   * that does not parse.
+   * that does not parse, is not sealed by this service (`acceptUnsealed`: a plain cursor of the
+   * old form is taken too — the relay's stored cursor only), or stands later than the feed could
+   * have issued. Event ids and cursors are sealed; an event's id is the same on every read.
    */
   read(
     after: string | null,
     limit: number,
-    o?: { waitMs?: number; signal?: AbortSignal },
+    o?: { waitMs?: number; signal?: AbortSignal; acceptUnsealed?: boolean },
   ): Promise<EventPage>;
   /**
    * Calls `listener` with events as this instance sees them written, before they settle: best
@@ -323,4 +325,13 @@ export interface EventFeed {
    * `read`). Returns the unsubscribe function.
    */
   subscribe(listener: (event: GraphEvent) => void): () => void;
+}
+
+/**
+ * The clock-skew guard's contract (`pair/clock-guard.ts`): throws `ClockSkewError` unless this
+ * instance's clock is known to be within the bound of the database's now. Writes check it, and so
+ * do feed reads (a watermark from a clock running ahead would pass slots still being written).
+ */
+export interface WriteClock {
+  assertWritable(): void;
 }

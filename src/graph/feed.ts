@@ -39,8 +39,14 @@ import { boundedLru } from '../model/lru.js';
 import type { Position, UserId } from '../model/types.js';
 import type { EventStore } from '../ports/event-store.js';
 import type { RelayCursorStore } from '../ports/relay-cursor-store.js';
-import type { EventFeed } from './contracts.js';
-import type { WriteClock } from './pair/clock-guard.js';
+import type { EventFeed, WriteClock } from './contracts.js';
+import {
+  cursorSlot,
+  DEFAULT_FEED_CURSOR_SECRET,
+  type FeedCursor,
+  FeedCursorSeal,
+  watermarkCursor,
+} from './feed-cursor.js';
 
 export interface FeedOptions {
   store: Pick<EventStore, 'readEventRows'>;
@@ -48,6 +54,10 @@ export interface FeedOptions {
   clock: () => Position;
   /** L: how far behind the clock the settled feed ends (µs). */
   lagMicros: bigint;
+  /** S: the largest distance between an instance's clock and the database's (µs). */
+  skewMicros: bigint;
+  /** The cursor secrets: the first seals, each one opens (`feed-cursor.ts`). Default: a fixed one. */
+  cursorSecrets?: readonly string[];
   /** Events older than this are gone (a cursor before it is expired). */
   retentionSeconds: number;
   /** How often a waiting read looks again (ms). Default 200. */
@@ -67,19 +77,6 @@ export interface FeedOptions {
   onWritten?: (events: number) => void;
 }
 
-interface Cursor {
-  key: EventKey;
-  /** The index of the last event taken from the row at `key` (-1: none of it). */
-  index: number;
-}
-
-const KINDS = /^[a-z_]*$/;
-
-/** The cursor (and id) of the `index`-th event of the row at `key`. */
-export function encodeCursor(key: EventKey, index: number): string {
-  return [key.slot, key.shard, key.low, key.high, key.opPosition, key.opSource, key.opKind, index].join('.');
-}
-
 /** Each relay's lag: `now` minus the slot of the cursor it saved last (cursors that do not parse are left out). */
 export async function relayLags(
   store: Pick<RelayCursorStore, 'listRelayCursors'>,
@@ -91,65 +88,13 @@ export async function relayLags(
   });
 }
 
-/** The slot (µs) a feed cursor stands at, or null when `text` is not a feed cursor. */
-export function cursorSlot(text: string): Position | null {
-  try {
-    return decodeCursor(text).key.slot;
-  } catch {
-    return null;
-  }
-}
-
-function decodeCursor(text: string): Cursor {
-  const parts = text.split('.');
-  if (parts.length !== 8) throw new InvalidCursorError('not a feed cursor');
-  const [slot, shard, low, high, opPosition, opSource, opKind, index] = parts as [
-    string,
-    string,
-    string,
-    string,
-    string,
-    string,
-    string,
-    string,
-  ];
-  const big = (s: string) => {
-    if (!/^-?\d{1,20}$/.test(s)) throw new InvalidCursorError('not a feed cursor');
-    return BigInt(s);
-  };
-  const small = (s: string, max: number) => {
-    const n = Number(s);
-    if (!/^-?\d{1,4}$/.test(s) || n < -1 || n > max) throw new InvalidCursorError('not a feed cursor');
-    return n;
-  };
-  if (!KINDS.test(opKind) || opKind.length > 32) throw new InvalidCursorError('not a feed cursor');
-  return {
-    key: {
-      slot: big(slot),
-      shard: small(shard, EVENT_SHARDS),
-      low: big(low),
-      high: big(high),
-      opPosition: big(opPosition),
-      opSource: big(opSource),
-      opKind,
-    },
-    index: small(index, 64),
-  };
-}
-
-/** The cursor after every row at or below `slot`. */
-const watermarkCursor = (slot: Position): Cursor => ({
-  key: { slot, shard: EVENT_SHARDS, low: 0n, high: 0n, opPosition: 0n, opSource: 0n, opKind: '' },
-  index: -1,
-});
-
-/** The events of a row, in order. */
-export function rowEvents(row: EventRow): GraphEvent[] {
+/** The events of a row, in order, with their sealed ids. */
+export function rowEvents(row: EventRow, seal: FeedCursorSeal): GraphEvent[] {
   const k = row.key;
   if (row.user)
     return [
       {
-        id: encodeCursor(k, 0),
+        id: seal.seal(k, 0),
         type: 'user.updated',
         source: k.low,
         target: k.low,
@@ -158,7 +103,7 @@ export function rowEvents(row: EventRow): GraphEvent[] {
       },
     ];
   return row.transitions.map((t, i) => ({
-    id: encodeCursor(k, i),
+    id: seal.seal(k, i),
     type: edgeEventType(t.relation, t.on),
     source: t.sourceId,
     target: t.targetId,
@@ -211,16 +156,26 @@ export class Feed implements EventFeed {
   private readonly counted = boundedLru<string, true>(10_000);
   private tail: Tail | null = null;
 
-  constructor(private readonly o: FeedOptions) {}
+  private readonly seal: FeedCursorSeal;
+
+  constructor(private readonly o: FeedOptions) {
+    this.seal = new FeedCursorSeal(o.cursorSecrets?.length ? o.cursorSecrets : [DEFAULT_FEED_CURSOR_SECRET]);
+  }
 
   async read(
     after: string | null,
     limit: number,
-    w: { waitMs?: number; signal?: AbortSignal } = {},
+    w: { waitMs?: number; signal?: AbortSignal; acceptUnsealed?: boolean } = {},
   ): Promise<EventPage> {
-    const cursor = after === null ? null : decodeCursor(after);
-    const retentionStart = this.o.clock() - BigInt(this.o.retentionSeconds) * 1_000_000n;
+    const cursor =
+      after === null ? null : this.seal.open(after, { acceptUnsealed: w.acceptUnsealed ?? false });
+    const now = this.o.clock();
+    const retentionStart = now - BigInt(this.o.retentionSeconds) * 1_000_000n;
     if (cursor && cursor.key.slot < retentionStart) throw new CursorExpiredError(this.o.retentionSeconds);
+    // No reader hands out a cursor past its watermark, now − L, and readers' clocks are within S
+    // of the database's: a cursor beyond now − L + 2S was not issued by this feed.
+    if (cursor && cursor.key.slot > now - this.o.lagMicros + 2n * this.o.skewMicros)
+      throw new InvalidCursorError('the feed cursor is later than the feed');
     const deadline = Date.now() + (w.waitMs ?? 0);
     for (;;) {
       const page = await this.readOnce(cursor, limit);
@@ -233,7 +188,7 @@ export class Feed implements EventFeed {
     }
   }
 
-  private async readOnce(cursor: Cursor | null, limit: number): Promise<EventPage> {
+  private async readOnce(cursor: FeedCursor | null, limit: number): Promise<EventPage> {
     this.o.guard?.assertWritable();
     const until = this.o.clock() - this.o.lagMicros;
     // From just before the cursor's row, so the rest of that row comes back too (and any rows
@@ -248,7 +203,7 @@ export class Feed implements EventFeed {
       for (const row of rows) {
         const order = cursor ? compareEventKeys(row.key, cursor.key) : 1;
         if (order < 0) continue;
-        const events = rowEvents(row).slice(order === 0 ? (cursor as Cursor).index + 1 : 0);
+        const events = rowEvents(row, this.seal).slice(order === 0 ? (cursor as FeedCursor).index + 1 : 0);
         for (const e of events) {
           items.push(e);
           if (items.length === limit) return { items, next: e.id };
@@ -261,9 +216,9 @@ export class Feed implements EventFeed {
     const last = items.at(-1);
     if (last) return { items, next: last.id };
     // Nothing after the cursor up to the watermark: resume from the watermark.
-    if (cursor && cursor.key.slot > until) return { items, next: encodeCursor(cursor.key, cursor.index) };
+    if (cursor && cursor.key.slot > until) return { items, next: this.seal.seal(cursor.key, cursor.index) };
     const mark = watermarkCursor(until);
-    return { items, next: encodeCursor(mark.key, mark.index) };
+    return { items, next: this.seal.seal(mark.key, mark.index) };
   }
 
   subscribe(listener: (event: GraphEvent) => void): () => void {
@@ -306,7 +261,7 @@ export class Feed implements EventFeed {
   /** Passes rows this instance just wrote to the subscribers (the writers call it after their batch). */
   publish(rows: readonly EventRow[]): void {
     if (this.listeners.size === 0) return;
-    for (const row of rows) for (const e of rowEvents(row)) this.emit(e);
+    for (const row of rows) for (const e of rowEvents(row, this.seal)) this.emit(e);
   }
 
   /** Stops the tail poller. */
@@ -362,7 +317,7 @@ export class Feed implements EventFeed {
         now,
         1000,
       );
-      for (const row of rows) for (const e of rowEvents(row)) this.emit(e);
+      for (const row of rows) for (const e of rowEvents(row, this.seal)) this.emit(e);
       tail.since = now;
       this.tailPolledMs = Date.now();
     } finally {

@@ -67,6 +67,12 @@ export interface GraphServiceOptions {
    * a random key per instance, so set cursors are then valid only on the instance that made them.
    */
   setCursorSecret?: string;
+  /**
+   * The feed's cursor secrets (`feed-cursor.ts`): the first seals event ids and cursors, every one
+   * opens them (the previous secret during a rotation). Instances that serve one feed share them.
+   * Default: a fixed secret (tests, one process).
+   */
+  feedCursorSecrets?: readonly string[];
   /** Members set queries, followed-by and the export skip (deactivated accounts); default none. */
   memberFilter?: MemberFilter;
   /** Rows-read budget of one set-query page (`set-queries.ts`); default `max(20 × limit, 1000)`. */
@@ -144,6 +150,8 @@ export function buildGraphParts(o: GraphServiceOptions): GraphParts {
     store: o.store,
     clock,
     lagMicros: feedLagMicros(policy),
+    skewMicros: BigInt(policy.clockSkewMs) * 1000n,
+    ...(o.feedCursorSecrets ? { cursorSecrets: o.feedCursorSecrets } : {}),
     guard,
     retentionSeconds: o.eventRetentionSeconds ?? DEFAULT_EVENT_RETENTION_SECONDS,
     pollMs: o.feedPollMs?.wait,

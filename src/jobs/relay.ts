@@ -139,7 +139,10 @@ export async function runRelay(o: RelayOptions): Promise<RelayResult> {
     while (!o.signal?.aborted) {
       let page: Awaited<ReturnType<EventFeed['read']>>;
       try {
+        // The stored cursor may be of the plain form saved before cursors were sealed: taken once,
+        // and the sealed `next` replaces it below.
         page = await o.feed.read(cursor, batch, {
+          acceptUnsealed: true,
           waitMs: o.untilIdle ? 0 : (o.waitMs ?? 5000),
           ...(o.signal ? { signal: o.signal } : {}),
         });

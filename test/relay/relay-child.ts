@@ -55,6 +55,7 @@ const feed: EventFeed =
         store,
         clock: nowPosition,
         lagMicros: feedLagMicros(DEFAULT_HISTORY_POLICY),
+        skewMicros: BigInt(DEFAULT_HISTORY_POLICY.clockSkewMs) * 1000n,
         retentionSeconds: DEFAULT_EVENT_RETENTION_SECONDS,
       })
     : generatedFeed(

@@ -17,6 +17,7 @@
 
 import { ClockSkewError } from '../../model/errors.js';
 import type { Position } from '../../model/types.js';
+import type { WriteClock } from '../contracts.js';
 
 export interface ClockGuardOptions {
   /** Largest allowed distance between this instance's clock and the database's (ms). */
@@ -45,10 +46,7 @@ export interface ClockReading {
   atMs: number;
 }
 
-/** The guard's contract for writers: throws `ClockSkewError` unless writes may proceed now. */
-export interface WriteClock {
-  assertWritable(): void;
-}
+export type { WriteClock } from '../contracts.js';
 
 export class ClockGuard implements WriteClock {
   private last: ClockReading | null = null;
