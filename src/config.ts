@@ -60,6 +60,7 @@ const EnvSchema = z.object({
   GRAPH_CLOCK_SKEW_MS: int(10, 60_000).default(2000),
   GRAPH_WRITE_BUDGET_MS: int(50, 60_000).default(2000),
   GRAPH_EVENT_RETENTION_SECONDS: int(3600, 30 * 86_400).default(7 * 86_400),
+  GRAPH_FEED_MAX_WAITERS: int(1, 100_000).default(1000),
   GRAPH_CACHE_TTL_MS: int(0, 2000).default(1000),
   GRAPH_CACHE_USERS: int(0, 10_000_000).default(300_000),
   GRAPH_CACHE_EDGES: int(0, 20_000_000).default(500_000),
@@ -112,6 +113,8 @@ export interface Config {
     writeBudgetMs: number;
     /** How long the change feed keeps events (its rows' TTL); an older cursor answers 410. */
     eventRetentionSeconds: number;
+    /** Feed reads that may wait at once on one instance (long-polls, SSE streams); beyond, 503. */
+    feedMaxWaiters: number;
     /**
      * The read caches (`graph/caches/graph-caches.ts`): the staleness bound (ms; 0 turns every cache
      * off) and each cache's entries (0 turns it off). Full, the default users and edges caches hold
@@ -189,6 +192,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       clockSkewMs: e.GRAPH_CLOCK_SKEW_MS,
       writeBudgetMs: e.GRAPH_WRITE_BUDGET_MS,
       eventRetentionSeconds: e.GRAPH_EVENT_RETENTION_SECONDS,
+      feedMaxWaiters: e.GRAPH_FEED_MAX_WAITERS,
       caches: {
         ttlMs: e.GRAPH_CACHE_TTL_MS,
         users: e.GRAPH_CACHE_USERS,

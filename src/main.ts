@@ -8,7 +8,7 @@ import { serve } from '@hono/node-server';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createApp, httpOptions } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
-import { relayLags } from './graph/feed.js';
+import { relayLagSampler } from './graph/feed.js';
 import { GraphService } from './graph/graph-service.js';
 import { ClockGuard } from './graph/pair/clock-guard.js';
 import { createLogger } from './http/logger.js';
@@ -91,6 +91,7 @@ async function main() {
     historyPolicy: { clockSkewMs: config.graph.clockSkewMs, writeBudgetMs: config.graph.writeBudgetMs },
     setCursorSecret: config.graph.cursorSecret,
     feedCursorSecrets: feedCursorSecrets(config),
+    feedMaxWaiters: config.graph.feedMaxWaiters,
     eventRetentionSeconds: config.graph.eventRetentionSeconds,
     caches: config.graph.caches,
     onEventsWritten: (n) => metrics.recorder.eventsWritten(n),
@@ -116,7 +117,9 @@ async function main() {
         })
       : null;
 
-  registerRelayLag(registry, () => relayLags(store, nowPosition()));
+  // The relays' lags from a background sample every 15 s: a scrape runs no query.
+  const relayLag = relayLagSampler(store, nowPosition);
+  registerRelayLag(registry, async () => relayLag.lags());
   registerCacheMetrics(registry, () => graph.caches.stats());
 
   let draining = false;
@@ -142,6 +145,7 @@ async function main() {
     force.unref();
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await reconciler?.stop();
+    relayLag.stop();
     clockGuard.stop();
     await client.shutdown();
     if (node) await node.stop();

@@ -19,15 +19,19 @@
  * watermark (after every row at or below it) only after a read that came back short, so the next
  * read does not scan the same empty stretch again and nothing before the watermark is skipped.
  *
+ * Waiting reads (long-polls, SSE streams between events) share one watcher: while any wait, it
+ * looks every `pollMs` for one settled row after the oldest slot a waiter has seen, and wakes them
+ * all when it finds one; each then reads its own page. The database sees one poll per `pollMs`
+ * however many reads wait, and at most `maxWaiters` wait at once (beyond: `FeedBusyError`, 503).
+ *
  * The unsettled tail (`subscribe`): rows this instance wrote, at once, and rows any instance wrote,
  * by polling the newest slots (above the watermark) every `tailPollMs` while anyone listens; an
  * event id seen lately is not passed on twice. Best effort, for caches that also expire entries.
  */
 
-import { CursorExpiredError, InvalidCursorError } from '../model/errors.js';
+import { CursorExpiredError, FeedBusyError, InvalidCursorError } from '../model/errors.js';
 import {
   compareEventKeys,
-  EVENT_SHARDS,
   type EventKey,
   type EventPage,
   type EventRow,
@@ -60,8 +64,10 @@ export interface FeedOptions {
   cursorSecrets?: readonly string[];
   /** Events older than this are gone (a cursor before it is expired). */
   retentionSeconds: number;
-  /** How often a waiting read looks again (ms). Default 200. */
+  /** How often the one watcher looks for settled rows while reads wait (ms). Default 200. */
   pollMs?: number;
+  /** Reads that may wait at once on this instance (long-polls, SSE streams); beyond, `FeedBusyError`. Default 1,000. */
+  maxWaiters?: number;
   /** How often the unsettled tail is polled while someone listens (ms); 0: local events only. Default 250. */
   tailPollMs?: number;
   /**
@@ -77,15 +83,44 @@ export interface FeedOptions {
   onWritten?: (events: number) => void;
 }
 
-/** Each relay's lag: `now` minus the slot of the cursor it saved last (cursors that do not parse are left out). */
-export async function relayLags(
+/** What `relayLagSampler` keeps: each relay's saved slot, read in the background. */
+export interface RelayLagSampler {
+  /** Each relay's lag as of now, from the slots read last: no query. */
+  lags(): { relay: string; lagSeconds: number }[];
+  /** Settles when the first read has (failed or not). */
+  ready: Promise<void>;
+  stop(): void;
+}
+
+/**
+ * Reads the relays' saved cursors now and every `everyMs` after (the timer does not keep the
+ * process alive), so a metrics scrape computes the lags from memory and costs the database
+ * nothing, however often it comes. A failed read keeps the slots of the last good one.
+ */
+export function relayLagSampler(
   store: Pick<RelayCursorStore, 'listRelayCursors'>,
-  now: Position,
-): Promise<{ relay: string; lagSeconds: number }[]> {
-  return (await store.listRelayCursors(100)).flatMap(({ name, cursor }) => {
-    const slot = cursorSlot(cursor);
-    return slot === null ? [] : [{ relay: name, lagSeconds: Number(now - slot) / 1e6 }];
-  });
+  clock: () => Position,
+  everyMs = 15_000,
+): RelayLagSampler {
+  let slots: { relay: string; slot: Position }[] = [];
+  const sample = async () => {
+    const rows = await store.listRelayCursors(100);
+    slots = rows.flatMap(({ name, cursor }) => {
+      const slot = cursorSlot(cursor);
+      return slot === null ? [] : [{ relay: name, slot }];
+    });
+  };
+  const ready = sample().catch(() => undefined);
+  const timer = setInterval(() => void sample().catch(() => undefined), everyMs);
+  timer.unref();
+  return {
+    ready,
+    lags: () => {
+      const now = clock();
+      return slots.map(({ relay, slot }) => ({ relay, lagSeconds: Number(now - slot) / 1e6 }));
+    },
+    stop: () => clearInterval(timer),
+  };
 }
 
 /** The events of a row, in order, with their sealed ids. */
@@ -129,16 +164,11 @@ export function userUpdatedRow(account: UserId, slot: Position): EventRow {
   };
 }
 
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
+/** A read waiting for the feed to settle past `seen` (a slot). */
+interface Waiter {
+  seen: Position;
+  wake: () => void;
+}
 
 /** The tail poller: its timer and the clock at its last poll. */
 interface Tail {
@@ -177,18 +207,101 @@ export class Feed implements EventFeed {
     if (cursor && cursor.key.slot > now - this.o.lagMicros + 2n * this.o.skewMicros)
       throw new InvalidCursorError('the feed cursor is later than the feed');
     const deadline = Date.now() + (w.waitMs ?? 0);
-    for (;;) {
-      const page = await this.readOnce(cursor, limit);
-      if (page.items.length > 0 || Date.now() >= deadline || w.signal?.aborted) {
-        const newest = page.items.at(-1);
-        this.o.onRead?.(page.items.length, newest ? Number(this.o.clock() - newest.slot) / 1e6 : null);
-        return page;
+    let waiting = false;
+    try {
+      for (;;) {
+        const { page, until } = await this.readOnce(cursor, limit);
+        if (page.items.length > 0 || Date.now() >= deadline || w.signal?.aborted) {
+          const newest = page.items.at(-1);
+          this.o.onRead?.(page.items.length, newest ? Number(this.o.clock() - newest.slot) / 1e6 : null);
+          return page;
+        }
+        if (!waiting) {
+          if (this.waiting >= this.maxWaiters) throw new FeedBusyError(this.maxWaiters);
+          this.waiting++;
+          waiting = true;
+        }
+        const seen = cursor && cursor.key.slot > until ? cursor.key.slot : until;
+        await this.settled(seen, deadline, w.signal);
       }
-      await sleep(Math.min(this.o.pollMs ?? 200, Math.max(1, deadline - Date.now())), w.signal);
+    } finally {
+      if (waiting) this.waiting--;
     }
   }
 
-  private async readOnce(cursor: FeedCursor | null, limit: number): Promise<EventPage> {
+  /** Waiting reads now held (long-polls and SSE streams between events). */
+  waitingReads(): number {
+    return this.waiting;
+  }
+
+  private waiting = 0;
+  private get maxWaiters(): number {
+    return this.o.maxWaiters ?? 1000;
+  }
+  private readonly waiters = new Set<Waiter>();
+  private watcher: NodeJS.Timeout | null = null;
+
+  /**
+   * Resolves when the watcher finds settled rows after `seen` (or cannot look: the waiter then
+   * reads and meets the error itself), at `deadline`, or when `signal` aborts.
+   */
+  private settled(seen: Position, deadline: number, signal?: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', done);
+        this.waiters.delete(waiter);
+        resolve();
+      };
+      const waiter: Waiter = { seen, wake: done };
+      const timer = setTimeout(done, Math.max(1, deadline - Date.now()));
+      signal?.addEventListener('abort', done, { once: true });
+      this.waiters.add(waiter);
+      this.startWatcher();
+    });
+  }
+
+  private startWatcher(): void {
+    if (this.watcher) return;
+    const every = this.o.pollMs ?? 200;
+    const tick = async () => {
+      await this.watch().catch(() => undefined);
+      this.watcher = this.waiters.size > 0 ? setTimeout(() => void tick(), every) : null;
+    };
+    this.watcher = setTimeout(() => void tick(), every);
+  }
+
+  /**
+   * One look for every waiting read: a single read of at most one row after the oldest slot any
+   * waiter has seen, up to the watermark. Rows found wake every waiter (each reads its own page);
+   * none moves every waiter's seen slot up to the watermark. So the database sees one poll per
+   * `pollMs` however many reads wait. A look that cannot be made (the clock guard, the database)
+   * wakes them all: each then gets the error from its own read.
+   */
+  private async watch(): Promise<void> {
+    const waiters = [...this.waiters];
+    if (waiters.length === 0) return;
+    let from = (waiters[0] as Waiter).seen;
+    for (const w of waiters) if (w.seen < from) from = w.seen;
+    let found: boolean;
+    let until: Position;
+    try {
+      this.o.guard?.assertWritable();
+      until = this.o.clock() - this.o.lagMicros;
+      found =
+        until > from && (await this.o.store.readEventRows(watermarkCursor(from).key, until, 1)).length > 0;
+    } catch {
+      for (const w of waiters) w.wake();
+      return;
+    }
+    if (found) for (const w of waiters) w.wake();
+    else for (const w of waiters) if (w.seen < until) w.seen = until;
+  }
+
+  private async readOnce(
+    cursor: FeedCursor | null,
+    limit: number,
+  ): Promise<{ page: EventPage; until: Position }> {
     this.o.guard?.assertWritable();
     const until = this.o.clock() - this.o.lagMicros;
     // From just before the cursor's row, so the rest of that row comes back too (and any rows
@@ -206,7 +319,7 @@ export class Feed implements EventFeed {
         const events = rowEvents(row, this.seal).slice(order === 0 ? (cursor as FeedCursor).index + 1 : 0);
         for (const e of events) {
           items.push(e);
-          if (items.length === limit) return { items, next: e.id };
+          if (items.length === limit) return { page: { items, next: e.id }, until };
         }
       }
       const last = rows.at(-1);
@@ -214,11 +327,12 @@ export class Feed implements EventFeed {
       from = last.key;
     }
     const last = items.at(-1);
-    if (last) return { items, next: last.id };
+    if (last) return { page: { items, next: last.id }, until };
     // Nothing after the cursor up to the watermark: resume from the watermark.
-    if (cursor && cursor.key.slot > until) return { items, next: this.seal.seal(cursor.key, cursor.index) };
+    if (cursor && cursor.key.slot > until)
+      return { page: { items, next: this.seal.seal(cursor.key, cursor.index) }, until };
     const mark = watermarkCursor(until);
-    return { items, next: this.seal.seal(mark.key, mark.index) };
+    return { page: { items, next: this.seal.seal(mark.key, mark.index) }, until };
   }
 
   subscribe(listener: (event: GraphEvent) => void): () => void {

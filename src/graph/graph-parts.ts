@@ -83,6 +83,8 @@ export interface GraphServiceOptions {
   eventRetentionSeconds?: number;
   /** The feed's poll periods (ms): a waiting read, and the unsettled tail while anyone listens. */
   feedPollMs?: { wait?: number; tail?: number };
+  /** Feed reads that may wait at once on this instance (`Feed`'s `maxWaiters`); default 1,000. */
+  feedMaxWaiters?: number;
   /** Told the number of events each feed read returns, and how old (s) the newest of them is. */
   onFeedRead?: (events: number, newestAgeSeconds: number | null) => void;
   /** Told the number of new feed events each acknowledged batch wrote (rows this instance rewrites count once). */
@@ -156,6 +158,7 @@ export function buildGraphParts(o: GraphServiceOptions): GraphParts {
     retentionSeconds: o.eventRetentionSeconds ?? DEFAULT_EVENT_RETENTION_SECONDS,
     pollMs: o.feedPollMs?.wait,
     tailPollMs: o.feedPollMs?.tail,
+    ...(o.feedMaxWaiters ? { maxWaiters: o.feedMaxWaiters } : {}),
     onRead: o.onFeedRead,
     onWritten: o.onEventsWritten,
   });

@@ -19,6 +19,7 @@ import {
   CursorExpiredError,
   type DomainError,
   type DomainErrorClass,
+  FeedBusyError,
   FollowingCapError,
   HiddenError,
   InvalidCursorError,
@@ -197,6 +198,14 @@ const DOMAIN_RULES = [
       }),
   ),
   rule(CursorExpiredError, (err) => new ApiError('cursor_expired', err.message, { cause: err })),
+  rule(
+    FeedBusyError,
+    (err, retryAfterSeconds) =>
+      new ApiError('unavailable', err.message, {
+        cause: err,
+        headers: { 'Retry-After': String(retryAfterSeconds) },
+      }),
+  ),
   rule(PositionTooOldError, (err) => new ApiError('position_too_old', err.message, { cause: err })),
   rule(PositionOutOfRangeError, (err) => new ApiError('position_out_of_range', err.message, { cause: err })),
   rule(

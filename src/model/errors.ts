@@ -23,6 +23,18 @@ export class CursorExpiredError extends Error {
   }
 }
 
+/**
+ * This instance holds as many waiting feed reads (long-polls, SSE streams between events) as it
+ * allows; the client should retry, here or elsewhere. HTTP 503 with Retry-After.
+ */
+export class FeedBusyError extends Error {
+  override name = 'FeedBusyError' as const;
+  readonly retryable = true;
+  constructor(readonly limit: number) {
+    super(`this instance already holds ${limit} waiting feed reads; retry later`);
+  }
+}
+
 /** The username belongs to another account (a store's claim found it taken). HTTP 409. */
 export class UsernameTakenError extends Error {
   override name = 'UsernameTakenError';
@@ -136,7 +148,7 @@ export class PairBusyError extends Error {
 
 /**
  * This instance's clock is further from the database's than the bound the pair protocol rests on
- * (or it could not be checked lately): writes are refused until it is back. HTTP 503.
+ * (or it could not be checked lately): writes and feed reads are refused until it is back. HTTP 503.
  */
 export class ClockSkewError extends Error {
   override name = 'ClockSkewError' as const;
@@ -145,7 +157,7 @@ export class ClockSkewError extends Error {
     readonly detail: string,
     readonly retryAfterSeconds: number,
   ) {
-    super(`writes are refused: ${detail}`);
+    super(`writes and feed reads are refused: ${detail}`);
   }
 }
 
@@ -173,6 +185,7 @@ export const DOMAIN_ERRORS = [
   InvalidInputError,
   InvalidCursorError,
   CursorExpiredError,
+  FeedBusyError,
   PositionTooOldError,
   PositionOutOfRangeError,
   PairBusyError,

@@ -128,7 +128,7 @@ describe('the feed with sealed cursors', () => {
     clock.now += 30_000_000n;
     const all = (await graph.feed.read(null, 10)).items;
     // The relay had stored, before cursors were sealed, the plain cursor of the first follow.
-    const plainOfFirstFollow = (all[0]?.id as string).replace(/\.[\w-]{22}$/, '');
+    const plainOfFirstFollow = String(all[0]?.id).replace(/\.[\w-]{22}$/, '');
     await store.putRelayCursor('kafka', plainOfFirstFollow);
     const sent: RelayMessage[] = [];
     const r = await runRelay({

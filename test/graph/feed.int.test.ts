@@ -6,6 +6,7 @@
  * expire with the retention.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_FEED_CURSOR_SECRET, FeedCursorSeal } from '../../src/graph/feed-cursor.js';
 import { nowPosition } from '../../src/model/clock.js';
 import { eventShard } from '../../src/model/events.js';
 import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';
@@ -80,8 +81,20 @@ describe('change feed (Cassandra)', () => {
     ]);
     const resumed = await frames(await open({ 'Last-Event-ID': all[0]?.id as string }), 2);
     expect(resumed).toEqual(all.slice(1));
-    // A cursor from a slot older than the retention (an hour here): 410 on both routes.
-    const old = `1000000.0.${a}.${b}.1.${a}.follow.0`;
+    // A cursor (sealed, as the service seals them) from a slot older than the retention (an hour
+    // here): 410 on both routes; the same cursor unsealed: 400.
+    const key = {
+      slot: 1_000_000n,
+      shard: 0,
+      low: a,
+      high: b,
+      opPosition: 1n,
+      opSource: a,
+      opKind: 'follow',
+    };
+    const old = new FeedCursorSeal([DEFAULT_FEED_CURSOR_SECRET]).seal(key, 0);
+    const plain = `1000000.0.${a}.${b}.1.${a}.follow.0`;
+    expect((await call(app, 'GET', `/v1/events?after=${plain}`, { auth: admin })).status).toBe(400);
     const poll = await call(app, 'GET', `/v1/events?after=${old}`, { auth: admin });
     expect([poll.status, (poll.json as { type: string }).type]).toEqual([
       410,

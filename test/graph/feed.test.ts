@@ -47,19 +47,53 @@ describe('feed metrics hooks', () => {
 });
 
 describe('relay lag metric', () => {
-  it('reports now − the slot of each relay’s saved cursor, and nothing for a cursor that does not parse', async () => {
+  it('reports now − the slot of each relay’s saved cursor (sealed or plain), nothing for one that does not parse, and a scrape runs no query', async () => {
     const { Registry } = await import('prom-client');
     const { registerRelayLag } = await import('../../src/http/metrics.js');
-    const { relayLags } = await import('../../src/graph/feed.js');
+    const { relayLagSampler } = await import('../../src/graph/feed.js');
+    const { FeedCursorSeal } = await import('../../src/graph/feed-cursor.js');
     const store = new MemoryGraphStore();
+    const key = {
+      slot: 5_000_000n,
+      shard: 3,
+      low: 1n,
+      high: 2n,
+      opPosition: 4n,
+      opSource: 1n,
+      opKind: 'follow',
+    };
     await store.putRelayCursor('kafka-a', '5000000.3.1.2.4.1.follow.0');
     await store.putRelayCursor('kafka-b', 'not a cursor');
+    await store.putRelayCursor(
+      'kafka-c',
+      new FeedCursorSeal(['a-cursor-secret-of-some-length']).seal(key, 0),
+    );
+    let reads = 0;
+    const counted = {
+      listRelayCursors: (limit: number) => {
+        reads++;
+        return store.listRelayCursors(limit);
+      },
+    };
+    let now = 65_000_000n;
+    const sampler = relayLagSampler(counted, () => now, 60_000);
+    await sampler.ready;
     const registry = new Registry();
-    registerRelayLag(registry, () => relayLags(store, 65_000_000n));
-    const text = await registry.metrics();
-    expect(text.split('\n').filter((l) => l.startsWith('flocklist_relay_lag_seconds'))).toEqual([
+    registerRelayLag(registry, async () => sampler.lags());
+    const lines = async () =>
+      (await registry.metrics()).split('\n').filter((l) => l.startsWith('flocklist_relay_lag_seconds'));
+    expect(await lines()).toEqual([
       'flocklist_relay_lag_seconds{relay="kafka-a"} 60',
+      'flocklist_relay_lag_seconds{relay="kafka-c"} 60',
     ]);
+    now += 5_000_000n;
+    for (let i = 0; i < 20; i++) await lines();
+    expect(await lines()).toEqual([
+      'flocklist_relay_lag_seconds{relay="kafka-a"} 65',
+      'flocklist_relay_lag_seconds{relay="kafka-c"} 65',
+    ]);
+    expect(reads).toBe(1);
+    sampler.stop();
   });
 });
 

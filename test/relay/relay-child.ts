@@ -39,6 +39,7 @@ const { values, positionals } = parseArgs({
     seed: { type: 'string', default: '1' },
     'read-delay-ms': { type: 'string', default: '0' },
     'commit-delay-ms': { type: 'string', default: '0' },
+    'cursor-secret': { type: 'string' },
   },
 });
 const client = createCqlClient({
@@ -56,6 +57,7 @@ const feed: EventFeed =
         clock: nowPosition,
         lagMicros: feedLagMicros(DEFAULT_HISTORY_POLICY),
         skewMicros: BigInt(DEFAULT_HISTORY_POLICY.clockSkewMs) * 1000n,
+        ...(values['cursor-secret'] ? { cursorSecrets: [values['cursor-secret']] } : {}),
         retentionSeconds: DEFAULT_EVENT_RETENTION_SECONDS,
       })
     : generatedFeed(

@@ -21,8 +21,10 @@ import type { GraphEvent } from '../../src/model/events.js';
 import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';
 import { type TestKeyspace, testKeyspace } from '../support/cassandra.js';
 import { mulberry32 } from '../support/random.js';
+import { knob } from '../support/soak.js';
 
-const TARGET_EVENTS = 5000;
+/** Events written before the relay runs: 2,000 in CI, 5,000 with `SOAK=1`. */
+const TARGET_EVENTS = knob('RELAY_EVENTS', 5000, 2000);
 const USERS = 120;
 const WRITERS = 16;
 const SEED = Number(process.env.RELAY_SEED ?? Date.now() % 100_000);
@@ -158,6 +160,8 @@ async function consumeAll(topic: string): Promise<{ key: string; value: string; 
   return got;
 }
 
+const FEED_SECRET = 'relay-test-feed-cursor-secret';
+
 describe('the Kafka relay, crashed and restarted, on the real feed', () => {
   it(`delivers all ~${TARGET_EVENTS} events keyed by pair, in feed order per pair, repeating only what followed the committed cursor`, async () => {
     const t0 = Date.now();
@@ -170,6 +174,8 @@ describe('the Kafka relay, crashed and restarted, on the real feed', () => {
         bucketThresholds: [1_000_000_000],
       }),
       maxFollowing: 7500,
+      // The secret the relays seal their cursors with: the child's flag and the CLI's environment.
+      feedCursorSecrets: [FEED_SECRET],
     });
     await writeEvents(graph, TARGET_EVENTS);
     const written = Date.now();
@@ -202,6 +208,7 @@ describe('the Kafka relay, crashed and restarted, on the real feed', () => {
       `--dc=${localDataCenter}`,
       `--keyspace=${ks.keyspace}`,
       '--feed=cassandra',
+      `--cursor-secret=${FEED_SECRET}`,
       '--commit-delay-ms=40',
       '--',
       ...relayArgs,
@@ -225,6 +232,7 @@ describe('the Kafka relay, crashed and restarted, on the real feed', () => {
       CASSANDRA_CONTACT_POINTS: contactPoints.join(','),
       CASSANDRA_LOCAL_DC: localDataCenter,
       CASSANDRA_KEYSPACE: ks.keyspace,
+      GRAPH_CURSOR_SECRET: FEED_SECRET,
     }).exit;
     expect({ code: second.code, out: second.out }).toEqual({
       code: 0,

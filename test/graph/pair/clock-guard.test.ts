@@ -50,7 +50,7 @@ describe('clock guard', () => {
   it('refuses writes until the first check, then allows them within the bound', async () => {
     const { guard } = clocks({ dbMs: 1_000_000, wallMs: 1_000_000 + 1500 });
     expect(refusal(guard)).toEqual([
-      "writes are refused: this instance's clock has not been checked against the database's lately",
+      "writes and feed reads are refused: this instance's clock has not been checked against the database's lately",
       10,
     ]);
     expect(await guard.check()).toEqual({
@@ -71,7 +71,7 @@ describe('clock guard', () => {
       const { guard } = clocks({ dbMs: 1_000_000, wallMs: wall });
       await guard.check();
       expect(refusal(guard)).toEqual([
-        `writes are refused: this instance's clock is ${distance} ms from the database's (bound 2000 ms)`,
+        `writes and feed reads are refused: this instance's clock is ${distance} ms from the database's (bound 2000 ms)`,
         10,
       ]);
     }

@@ -243,7 +243,7 @@ describe('the pair protocol under held reads, slow appends and skewed clocks', (
     expect(put.status).toBe(503);
     expect(put.headers.get('retry-after')).toBe('10');
     const detail =
-      /^writes are refused: this instance's clock is 3\d{3} ms from the database's \(bound 2000 ms\)$/;
+      /^writes and feed reads are refused: this instance's clock is 3\d{3} ms from the database's \(bound 2000 ms\)$/;
     expect(put.json).toEqual(problem(503, 'unavailable', expect.stringMatching(detail) as unknown as string));
     const admin = await call(app, 'PUT', `/v1/users/${ada}`, {
       auth: bearer(9, { admin: true }),

@@ -1,7 +1,11 @@
-/** The search-split suite (`search-split-suite.ts`) on the real node: fewer runs. */
+/**
+ * The search-split suite (`search-split-suite.ts`) on the real node: one run in CI (the memory
+ * store's six cover the protocol's steps; this one the store's statements), four with `SOAK=1`.
+ */
 import { afterAll, beforeAll, describe } from 'vitest';
 import { CassandraGraphStore } from '../../../src/store/cassandra/graph-store.js';
 import { type TestKeyspace, testKeyspace } from '../../support/cassandra.js';
+import { knob } from '../../support/soak.js';
 import { describeSearchSplits } from './search-split-suite.js';
 
 describe('search partitions split into name ranges: Cassandra', () => {
@@ -16,7 +20,7 @@ describe('search partitions split into name ranges: Cassandra', () => {
     'cassandra',
     async () => ({ store: new CassandraGraphStore(ks.client), teardown: async () => {} }),
     {
-      runs: 2,
+      runs: knob('SEARCH_SPLIT_INT_RUNS', 4, 1),
       members: 20,
       rangeRows: 3,
       // The search suite's budgets on the shared node (a follow must fit them under CI's load).
