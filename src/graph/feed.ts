@@ -170,14 +170,21 @@ interface Waiter {
   wake: () => void;
 }
 
-/** The tail poller: its timer and the clock at its last poll. */
+/**
+ * The tail poller: its timer, and where its next poll starts — `since`, the clock at its last
+ * poll that caught up, or `resume`, the slot of the last row it read when a poll stopped short.
+ */
 interface Tail {
   timer: NodeJS.Timeout;
   since: Position | null;
+  resume: Position | null;
 }
 
 /** How far before its previous poll the tail poller reads again (µs). */
 const TAIL_OVERLAP_MICROS = 2_000_000n;
+/** Rows per tail read, and reads per poll at most (a poll that needs more resumes at the next). */
+const TAIL_PAGE = 1000;
+const TAIL_MAX_PAGES = 20;
 
 export class Feed implements EventFeed {
   private readonly listeners = new Set<(e: GraphEvent) => void>();
@@ -345,8 +352,9 @@ export class Feed implements EventFeed {
   }
 
   /**
-   * When (ms since the epoch, this instance's clock) the unsettled tail last completed a poll; null
-   * while no poll has (or none runs). What a cache that trusts the tail checks its freshness by.
+   * When (ms since the epoch, this instance's clock) the unsettled tail last completed a poll that
+   * caught up with the feed; null while none has (or none runs). What a cache that trusts the tail
+   * checks its freshness by: a tail that falls behind stops looking fresh at once.
    */
   tailPolledAtMs(): number | null {
     return this.tailPolledMs;
@@ -402,6 +410,7 @@ export class Feed implements EventFeed {
     const tail: Tail = {
       timer: setInterval(() => void this.pollTail(tail).catch(() => undefined), every),
       since: null,
+      resume: null,
     };
     tail.timer.unref?.();
     this.tail = tail;
@@ -416,8 +425,12 @@ export class Feed implements EventFeed {
   private busy = false;
 
   /**
-   * Reads the rows written lately: slots from 2 s before the previous poll (a row lands a few ms
-   * after its slot in the common case), never further back than the lag, up to now.
+   * Reads the rows written lately, page after page until a page comes back short: from 2 s before
+   * the previous caught-up poll (a row lands a few ms after its slot in the common case), never
+   * further back than the lag, up to now. A poll that reads `TAIL_MAX_PAGES` full pages stops
+   * there without counting as caught up, and the next one resumes at the slot of the last row it
+   * read (already-seen events are not passed on twice): the tail falls behind under a burst, and
+   * says so, but skips nothing.
    */
   private async pollTail(tail: Tail): Promise<void> {
     if (this.busy) return;
@@ -425,15 +438,26 @@ export class Feed implements EventFeed {
     try {
       const now = this.o.clock();
       const oldest = now - this.o.lagMicros;
-      const back = tail.since === null ? oldest : tail.since - TAIL_OVERLAP_MICROS;
-      const rows = await this.o.store.readEventRows(
-        watermarkCursor(back > oldest ? back : oldest).key,
-        now,
-        1000,
-      );
-      for (const row of rows) for (const e of rowEvents(row, this.seal)) this.emit(e);
-      tail.since = now;
-      this.tailPolledMs = Date.now();
+      const back =
+        tail.resume !== null
+          ? tail.resume - 1n
+          : tail.since === null
+            ? oldest
+            : tail.since - TAIL_OVERLAP_MICROS;
+      let from = watermarkCursor(tail.resume !== null || back > oldest ? back : oldest).key;
+      for (let page = 0; page < TAIL_MAX_PAGES; page++) {
+        const rows = await this.o.store.readEventRows(from, now, TAIL_PAGE);
+        for (const row of rows) for (const e of rowEvents(row, this.seal)) this.emit(e);
+        const last = rows.at(-1);
+        if (rows.length < TAIL_PAGE || !last) {
+          tail.since = now;
+          tail.resume = null;
+          this.tailPolledMs = Date.now();
+          return;
+        }
+        from = last.key;
+        tail.resume = last.key.slot;
+      }
     } finally {
       this.busy = false;
     }

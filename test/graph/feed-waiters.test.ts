@@ -101,3 +101,35 @@ describe('waiting feed reads', () => {
     expect((await graph.feed.read(start, 10, { waitMs: 60 })).items).toEqual([]);
   });
 });
+
+describe('the unsettled tail', () => {
+  it('a burst of 2,500 events from another instance within one poll: the subscriber gets every one once, and the tail says it caught up', async () => {
+    const store = new MemoryGraphStore();
+    const opts = { store, lists: new SingleBucketLists(store), maxFollowing: 5000, registry: false } as const;
+    const writer = new GraphService(opts);
+    const reader = new GraphService({ ...opts, feedPollMs: { tail: 1000 } });
+    const users = 2501n;
+    for (let id = 1n; id <= users; id++) await writer.putUser({ id, username: `u${id}` });
+    const got: string[] = [];
+    const stop = reader.feed.subscribe((e) => got.push(e.id));
+    const started = Date.now();
+    for (let id = 2n; id <= users; id++) await writer.follow(1n, id);
+    const wrote = Date.now() - started;
+    await wait(2600);
+    const caughtUpAt = reader.feed.tailPolledAtMs();
+    stop();
+    console.log(`2,500 follows written in ${wrote} ms; the tail passed on ${got.length} events`);
+    const all: string[] = [];
+    let cursor: string | null = null;
+    const settled = new GraphService({ ...opts, clock: () => nowPosition() + 60_000_000n });
+    for (;;) {
+      const page = await settled.feed.read(cursor, 1000);
+      all.push(...page.items.map((e) => e.id));
+      if (page.items.length === 0) break;
+      cursor = page.next;
+    }
+    expect(all.length).toBe(2500);
+    expect(got).toEqual(all);
+    expect(caughtUpAt).toBeGreaterThan(started + wrote);
+  });
+});
