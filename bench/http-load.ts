@@ -9,9 +9,7 @@
  * Uses the node at `--contact-points` (must be loopback) and a throwaway keyspace that is dropped
  * at the end. Results go to the results directory (default the git-ignored bench/results/).
  */
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
-import { serve } from '@hono/node-server';
 import { Registry } from 'prom-client';
 import { createApp } from '../src/app.js';
 import { GraphService } from '../src/graph/graph-service.js';
@@ -21,6 +19,7 @@ import { mintToken } from '../src/jobs/token.js';
 import { BucketedListService } from '../src/lists/list-service.js';
 import { CassandraGraphStore } from '../src/store/cassandra/graph-store.js';
 import { MemoryGraphStore } from '../test/support/memory/graph-store.js';
+import { BENCH_JWT_SECRET, serveApp } from './support/app-server.js';
 import { barChartSvg } from './support/charts.js';
 import { markdownTable, openBench } from './support/harness.js';
 
@@ -52,7 +51,7 @@ const values = bench.args;
 const DURATION_S = Math.min(60, Math.max(1, Number(values.duration)));
 const CONNECTIONS = Math.min(64, Math.max(1, Number(values.connections)));
 const FOLLOWERS = Math.min(5000, Math.max(60, Number(values.followers)));
-const SECRET = 'bench-secret-0123456789abcdef';
+const SECRET = BENCH_JWT_SECRET;
 const CELEB = 1n;
 const ACTORS = 50;
 const TARGETS = 1000;
@@ -184,28 +183,8 @@ async function main() {
     onPage: (s) => metrics.recorder.observeBucketFetches(s.list.relation, s.kind, s.queries),
   });
   const graph = new GraphService({ store, lists, maxFollowing: 7500 });
-  const server = serve({
-    fetch: createApp({
-      graph,
-      feed: graph.feed,
-      receipts: store,
-      ready: async () => true,
-      http: {
-        jwtSecret: SECRET,
-        bodyLimitBytes: 64 * 1024,
-        rateLimitPerMinute: 1_000_000,
-        receiptTtlSeconds: 86_400,
-        docs: false,
-      },
-      registry,
-      metrics,
-      logger: createLogger('silent'),
-    }).fetch,
-    hostname: '127.0.0.1',
-    port: 0,
-  });
-  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const served = await serveApp({ graph, receipts: store, ready: async () => true, registry, metrics });
+  const url = served.url;
 
   try {
     const t0 = performance.now();
@@ -334,7 +313,7 @@ async function main() {
     );
     console.log(`results: ${written}`);
   } finally {
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await served.close();
     await bench.close();
   }
 }

@@ -61,6 +61,7 @@ const SMOKE: readonly (readonly [file: string, args: readonly string[]])[] = [
   ['celebrity-probe', [`--followers=${F}`, '--reps=1', '--rounds=20']],
   ['search', [`--followers=${F}`, '--reps=1', '--rounds=5', '--without-postgres', '--index']],
   ['first-page', [`--followers=${F}`, '--reps=1', '--seconds=1', '--rate=20', '--without-postgres']],
+  ['feed-waiters', ['--long-polls=5', '--streams=5', '--cap=10', '--over=3', '--seconds=1']],
   [
     'celebrity-count',
     [`--followers=${F}`, '--reps=1', '--rounds=20', '--concurrency=4', '--deactivate=5', '--recount-reps=1'],

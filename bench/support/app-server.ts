@@ -11,7 +11,8 @@
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import { createApp } from '../../src/app.js';
+import { type AppDeps, createApp } from '../../src/app.js';
+import type { GraphService } from '../../src/graph/graph-service.js';
 import { createLogger } from '../../src/http/logger.js';
 import { createHttpMetrics } from '../../src/http/metrics.js';
 import { mintToken } from '../../src/jobs/token.js';
@@ -29,11 +30,42 @@ export async function startCelebrityApp(bench: Bench<unknown>, followers: number
   const metrics = createHttpMetrics(registry);
   hooks.onQuery = (name, seconds, ok) => metrics.recorder.observeQuery(name, seconds, ok);
   hooks.onPage = (s) => metrics.recorder.observeBucketFetches(s.list.relation, s.kind, s.queries);
-  const app = createApp({
+  const served = await serveApp({
     graph,
-    feed: graph.feed,
     receipts: store,
     ready: () => schemaPresent(client, bench.config.keyspace ?? keyspaceFor(followers), CQL_DIR),
+    registry,
+    metrics,
+  });
+  return {
+    ...served,
+    graph,
+    lists,
+    store,
+    client,
+    async close() {
+      await served.close();
+      await bench.close();
+    },
+  };
+}
+
+/**
+ * Serves `createApp` over `graph` on 127.0.0.1 (a free port) as `main.ts` wires it, with a silent
+ * logger, no `/docs`, a rate limit that never bites and the bench JWT secret.
+ */
+export async function serveApp(o: {
+  graph: GraphService;
+  receipts: AppDeps['receipts'];
+  ready: AppDeps['ready'];
+  registry: Registry;
+  metrics: ReturnType<typeof createHttpMetrics>;
+}) {
+  const app = createApp({
+    graph: o.graph,
+    feed: o.graph.feed,
+    receipts: o.receipts,
+    ready: o.ready,
     http: {
       jwtSecret: BENCH_JWT_SECRET,
       bodyLimitBytes: 64 * 1024,
@@ -41,24 +73,20 @@ export async function startCelebrityApp(bench: Bench<unknown>, followers: number
       receiptTtlSeconds: 86_400,
       docs: false,
     },
-    registry,
-    metrics,
+    registry: o.registry,
+    metrics: o.metrics,
     logger: createLogger('silent'),
   });
   const server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 });
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
-    url,
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     /** A bearer token (without the `Bearer ` prefix) for `sub`, valid for 24 hours. */
-    token: (sub: bigint) => mintToken({ sub: String(sub), expiresInSeconds: 86_400 }, BENCH_JWT_SECRET),
-    graph,
-    lists,
-    store,
-    client,
-    async close() {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await bench.close();
-    },
+    token: (sub: bigint, admin = false) =>
+      mintToken(
+        { sub: String(sub), expiresInSeconds: 86_400, ...(admin ? { admin: true } : {}) },
+        BENCH_JWT_SECRET,
+      ),
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

@@ -214,7 +214,13 @@ export class Feed implements EventFeed {
     if (cursor && cursor.key.slot > now - this.o.lagMicros + 2n * this.o.skewMicros)
       throw new InvalidCursorError('the feed cursor is later than the feed');
     const deadline = Date.now() + (w.waitMs ?? 0);
-    let waiting = false;
+    // A read that may wait holds one of the instance's waiting places from its first read to its
+    // answer, so a burst beyond the cap is refused before it costs the database anything.
+    const waiting = (w.waitMs ?? 0) > 0;
+    if (waiting) {
+      if (this.waiting >= this.maxWaiters) throw new FeedBusyError(this.maxWaiters);
+      this.waiting++;
+    }
     try {
       for (;;) {
         const { page, until } = await this.readOnce(cursor, limit);
@@ -222,11 +228,6 @@ export class Feed implements EventFeed {
           const newest = page.items.at(-1);
           this.o.onRead?.(page.items.length, newest ? Number(this.o.clock() - newest.slot) / 1e6 : null);
           return page;
-        }
-        if (!waiting) {
-          if (this.waiting >= this.maxWaiters) throw new FeedBusyError(this.maxWaiters);
-          this.waiting++;
-          waiting = true;
         }
         const seen = cursor && cursor.key.slot > until ? cursor.key.slot : until;
         await this.settled(seen, deadline, w.signal);
@@ -236,7 +237,7 @@ export class Feed implements EventFeed {
     }
   }
 
-  /** Waiting reads now held (long-polls and SSE streams between events). */
+  /** Reads that may wait now in progress (long-polls, SSE streams' reads between events). */
   waitingReads(): number {
     return this.waiting;
   }
