@@ -22,7 +22,7 @@ export function barChartSvg(
   const colors = COLORS;
   const y = (v: number) => pad.t + (h - pad.t - pad.b) * (1 - v / max);
   const parts = [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}" font-family="sans-serif" font-size="12">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}" font-family="sans-serif" font-size="12"><title>${esc(title)}</title>`,
     `<text x="${w / 2}" y="20" text-anchor="middle" font-size="14">${esc(title)}</text>`,
     `<line x1="${pad.l}" y1="${h - pad.b}" x2="${w - pad.r}" y2="${h - pad.b}" stroke="#333"/>`,
     `<text x="14" y="${pad.t - 10}">${unit}</text>`,
