@@ -10,14 +10,13 @@ import { createApp, httpOptions } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { relayLagSampler } from './graph/feed.js';
 import { GraphService } from './graph/graph-service.js';
-import { ClockGuard } from './graph/pair/clock-guard.js';
 import { createLogger } from './http/logger.js';
 import { createHttpMetrics, registerCacheMetrics, registerRelayLag } from './http/metrics.js';
 import { startDirtyReconciler } from './jobs/reconcile-dirty.js';
 import { contactPointsOrLocalNode } from './local-cassandra/node.js';
 import { whenOrphaned } from './local-cassandra/orphan-watch.js';
 import { nowPosition } from './model/clock.js';
-import { feedCursorSecrets, openStorage } from './services.js';
+import { feedCursorSecrets, openStorage, startClockGuard } from './services.js';
 import { CQL_DIR } from './store/cassandra/keyspace.js';
 import { schemaPresent } from './store/cassandra/migrations/migrate.js';
 
@@ -69,13 +68,7 @@ async function main() {
     },
   );
   // Writes wait for the first check of this instance's clock against the database's.
-  const clockGuard = new ClockGuard({
-    boundMs: config.graph.clockSkewMs,
-    databaseClockMs: () => store.databaseClockMs(),
-    clock: nowPosition,
-    monotonic: () => performance.now(),
-  });
-  await clockGuard.start();
+  const clockGuard = await startClockGuard(config, store);
   const skew = clockGuard.distanceMs();
   if (skew === null || skew > config.graph.clockSkewMs) {
     logger.error(

@@ -54,6 +54,21 @@ export async function openStorage(
   return { client, store, lists };
 }
 
+/** This process's clock guard against the database's clock, checked now and every 10 s after. */
+export async function startClockGuard(
+  config: Config,
+  store: Pick<GraphStore, 'databaseClockMs'>,
+): Promise<ClockGuard> {
+  const guard = new ClockGuard({
+    boundMs: config.graph.clockSkewMs,
+    databaseClockMs: () => store.databaseClockMs(),
+    clock: nowPosition,
+    monotonic: () => performance.now(),
+  });
+  await guard.start();
+  return guard;
+}
+
 /** The feed's cursor secrets from the config: the current one, then the previous during a rotation. */
 export function feedCursorSecrets(config: Config): string[] {
   const { cursorSecret, previousCursorSecret } = config.graph;
@@ -95,13 +110,7 @@ export async function openJobRuntime(config: Config, resolve: ContactPointsResol
   );
   // The feed a job reads is clock-guarded as the server's is (a relay whose clock runs ahead would
   // save cursors past slots still being written): checked now and every 10 s.
-  const clockGuard = new ClockGuard({
-    boundMs: config.graph.clockSkewMs,
-    databaseClockMs: () => store.databaseClockMs(),
-    clock: nowPosition,
-    monotonic: () => performance.now(),
-  });
-  await clockGuard.start();
+  const clockGuard = await startClockGuard(config, store);
   const feed = jobFeed(config, store, lists, clockGuard);
   return {
     store,
