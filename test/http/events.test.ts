@@ -7,7 +7,11 @@ import type { AddressInfo } from 'node:net';
 import { connect } from 'node:net';
 import { serve } from '@hono/node-server';
 import { describe, expect, it } from 'vitest';
+import { GraphService } from '../../src/graph/graph-service.js';
+import { ClockSkewError } from '../../src/model/errors.js';
 import type { EventType } from '../../src/model/events.js';
+import { SingleBucketLists } from '../graph/support/single-bucket-lists.js';
+import { MemoryGraphStore } from '../support/memory/graph-store.js';
 import { bearer, buildTestApp, call, problem, stubGraph } from './support/app.js';
 import { FEED_RETENTION_SECONDS, ListFeed, testEvent } from './support/list-feed.js';
 
@@ -414,6 +418,42 @@ describe('GET /v1/events/stream', () => {
     expect(text).toBe(
       `${frame(1)}event: error\ndata: ${JSON.stringify(problem(500, 'internal', 'an unexpected error occurred'))}\n\n`,
     );
+  });
+
+  it('on the real feed, an instance whose clock drifts past the bound: the stream ends with a 503 error frame, a long-poll answers 503 with Retry-After', async () => {
+    const store = new MemoryGraphStore();
+    let drifted = false;
+    const skew = new ClockSkewError(
+      "this instance's clock is 30000 ms from the database's (bound 2000 ms)",
+      10,
+    );
+    const graph = new GraphService({
+      store,
+      lists: new SingleBucketLists(store),
+      maxFollowing: 100,
+      registry: false,
+      feedPollMs: { wait: 20 },
+      clockGuard: {
+        assertWritable: () => {
+          if (drifted) throw skew;
+        },
+      },
+    });
+    const { app } = buildTestApp({ graph: stubGraph(), feed: graph.feed, events: { heartbeatMs: 60_000 } });
+    const res = await openStream(app);
+    expect(res.status).toBe(200);
+    const body = new Response(res.body).text();
+    await new Promise((r) => setTimeout(r, 100));
+    drifted = true;
+    expect(await body).toBe(
+      `event: error\ndata: ${JSON.stringify(problem(503, 'unavailable', skew.message))}\n\n`,
+    );
+    const poll = await call(app, 'GET', '/v1/events?wait=5', { auth: admin });
+    expect([poll.status, poll.headers.get('retry-after'), poll.json]).toEqual([
+      503,
+      '10',
+      problem(503, 'unavailable', skew.message),
+    ]);
   });
 
   it('a feed that answers empty pages before the wait is over is read once per wait, not in a spin', async () => {
