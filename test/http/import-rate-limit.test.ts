@@ -64,7 +64,7 @@ async function setup(o: { rateLimitPerMinute: number; users: bigint[] }) {
 
 const line = (id: number | string) => JSON.stringify({ id: String(id) });
 
-describe('import charges the rate limit per line that writes (review finding 10)', () => {
+describe('import charges the rate limit per line that writes', () => {
   it("2,000 copies of one id: one write, the pair's history grows by one op", async () => {
     const { store, appends, post, following } = await setup({ rateLimitPerMinute: 100, users: [2n] });
     const before = (await store.readPairHistory(OWNER, 2n)).ops.length;

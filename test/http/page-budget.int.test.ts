@@ -29,7 +29,7 @@ afterAll(async () => {
   await ks?.drop();
 });
 
-describe('list pages have a work budget on the real node (review finding 9)', () => {
+describe('list pages have a work budget on the real node', () => {
   it('3,000 deactivated followers at the head: limit=1 pages read at most ~1,000 rows each and resume exactly', async () => {
     const store = new CassandraGraphStore(ks.client);
     const started = Date.now();

@@ -67,7 +67,7 @@ const ROUTES: [string, string, ListKey][] = [
   ],
 ];
 
-describe('list pages have a work budget (review finding 9)', () => {
+describe('list pages have a work budget', () => {
   it.each(ROUTES)(
     '%s: 3,000 deactivated members at the head cost a bounded page each, and the cursor resumes exactly',
     async (_, path, list) => {

@@ -92,7 +92,7 @@ describe('rate limiter at scale', () => {
   });
 });
 
-describe('per-line charging (import, review finding 10)', () => {
+describe('per-line charging (import)', () => {
   it('refund gives a token back up to a full bucket; secondsUntilAvailable counts up to a full bucket', () => {
     let now = 0;
     const l = new TokenBucketLimiter(6, () => now);

@@ -176,7 +176,7 @@ describe('GET /v1/users/{id}/mutuals and /followers/not-followed-back', () => {
     );
   });
 
-  it('a first-batch cursor replayed with other since / until is 400 invalid_cursor (review finding 13)', async () => {
+  it('a first-batch cursor replayed with other since / until is 400 invalid_cursor', async () => {
     const range = (a: number, b: number) =>
       `since=${encodeURIComponent(time(a))}&until=${encodeURIComponent(time(b))}`;
     // Mutuals in [k1, k5): 304, 302, 301. One item ends the page inside the first driving batch.

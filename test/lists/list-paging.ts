@@ -220,7 +220,7 @@ export function describeListPaging(
       expect(multiPage).toBeGreaterThan(0);
     });
 
-    it(`random lists under a tiny page budget: short pages resume exactly, both ways (review finding 9; ${sizes.runs} runs)`, async () => {
+    it(`random lists under a tiny page budget: short pages resume exactly, both ways (${sizes.runs} runs)`, async () => {
       // Budgets of 1–8 rows stop most filtered pages early and cut rounds mid-bucket: every page
       // still shows the next members in order, and the walks together show each member once.
       let short = 0;

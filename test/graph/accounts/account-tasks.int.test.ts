@@ -1,5 +1,5 @@
 /**
- * Durable account tasks on the real node (review finding 6): two service instances on one
+ * Durable account tasks on the real node: two service instances on one
  * keyspace. Instance A deactivates O; a reconcile pass counts the deactivation; instance B
  * reactivates O while A's run is between its generation check and its delete. The delete is
  * written at A's generation's version, so B's task row (a newer generation) survives, B's walk

@@ -1,5 +1,5 @@
 /**
- * Durable account tasks of going public (review findings 7 and 8), on the in-memory store with
+ * Durable account tasks of going public, on the in-memory store with
  * injected faults and a test clock: the `accept_requests` task is written before the user row it
  * serves, a run deletes it only as the run of its generation (never a task whose go-public write
  * may still land), and every pending request is accepted, whoever is deactivated.

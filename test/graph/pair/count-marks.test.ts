@@ -1,5 +1,5 @@
 /**
- * Counts stay honest when a write fails between its parts (review finding 5), on the in-memory
+ * Counts stay honest when a write fails between its parts, on the in-memory
  * store with injected faults: every write marks the lists its op may change dirty *before* its
  * append, dated a lease ahead of its clock, and a reconcile pass leaves a mark from its future
  * standing. Time is a test clock shared by the service and the reconciler, so "after the lease"

@@ -416,7 +416,7 @@ describe('cursors', () => {
   });
 });
 
-describe('a first-batch set cursor is bound to since / until (review finding 13)', () => {
+describe('a first-batch set cursor is bound to since / until', () => {
   it('a cursor from the first driving batch replayed with other bounds is an InvalidCursorError', async () => {
     const { graph } = build();
     const at = nowPosition() - 1_000_000n;

@@ -1,5 +1,5 @@
 /**
- * Page work budgets (review finding 9), shared by the memory and the real-node tests: a store
+ * Page work budgets, shared by the memory and the real-node tests: a store
  * wrapper that counts the reads a request makes, a loader for lists with a run of deactivated
  * members, and an HTTP walk that records every page with the reads it cost.
  */
