@@ -30,10 +30,13 @@ class RacingStore extends CassandraGraphStore {
   }
 }
 
-/** Instance B's store: reads its tasks a little late (its run starts after A's delete landed). */
+/**
+ * Instance B's store: reads its tasks a little late (its run starts after A's delete landed). 200 ms:
+ * at 50 ms a loaded CI machine once let B's run read before A's delete (following 0, not 1).
+ */
 class SlowTaskReads extends CassandraGraphStore {
   override async getAccountTask(userId: UserId, task: AccountTask['task']) {
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 200));
     return super.getAccountTask(userId, task);
   }
 }
