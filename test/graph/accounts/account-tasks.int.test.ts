@@ -19,24 +19,40 @@ const O = 1n;
 const FOLLOWERS = [11n, 12n, 13n];
 const FOLLOWEE = 21n;
 
-/** Instance A's store: its first `mark_counterparts` delete runs `beforeDelete` first. */
+/**
+ * Instance A's store: its first `mark_counterparts` delete runs `beforeDelete` first, and
+ * `deleted` resolves once that delete has landed.
+ */
 class RacingStore extends CassandraGraphStore {
   beforeDelete: (() => Promise<void>) | null = null;
+  #landed!: () => void;
+  readonly deleted = new Promise<void>((r) => {
+    this.#landed = r;
+  });
   override async deleteAccountTask(userId: UserId, task: AccountTask['task'], version: bigint) {
     const hook = task === 'mark_counterparts' ? this.beforeDelete : null;
     this.beforeDelete = null;
     await hook?.();
-    return super.deleteAccountTask(userId, task, version);
+    const done = await super.deleteAccountTask(userId, task, version);
+    if (hook) this.#landed();
+    return done;
   }
 }
 
 /**
- * Instance B's store: reads its tasks a little late (its run starts after A's delete landed). 200 ms:
- * at 50 ms a loaded CI machine once let B's run read before A's delete (following 0, not 1).
+ * Instance B's store: its `mark_counterparts` reads (its background run's, never its PUT's) wait
+ * until A's delete has landed, so B's run starts after it, whatever the machine's load — the
+ * order the regression needs, by a gate and not by a delay.
  */
-class SlowTaskReads extends CassandraGraphStore {
+class GatedTaskReads extends CassandraGraphStore {
+  constructor(
+    client: ConstructorParameters<typeof CassandraGraphStore>[0],
+    private readonly gate: Promise<void>,
+  ) {
+    super(client);
+  }
   override async getAccountTask(userId: UserId, task: AccountTask['task']) {
-    await new Promise((r) => setTimeout(r, 200));
+    if (task === 'mark_counterparts') await this.gate;
     return super.getAccountTask(userId, task);
   }
 }
@@ -70,7 +86,7 @@ const counts = async (id: bigint) => {
 it('regression: a reactivation on another instance between a run’s check and its delete keeps its task; counterparts count O again', async () => {
   const racing = new RacingStore(ks.client);
   const a = service(racing);
-  const b = service(new SlowTaskReads(ks.client));
+  const b = service(new GatedTaskReads(ks.client, racing.deleted));
   let raced = false;
   racing.beforeDelete = async () => {
     raced = true;
