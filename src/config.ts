@@ -61,6 +61,7 @@ const EnvSchema = z.object({
   GRAPH_WRITE_BUDGET_MS: int(50, 60_000).default(2000),
   GRAPH_EVENT_RETENTION_SECONDS: int(3600, 30 * 86_400).default(7 * 86_400),
   GRAPH_FEED_MAX_WAITERS: int(1, 100_000).default(1000),
+  GRAPH_INTENT_RECOVERY_MS: int(0, 60_000).default(2000),
   GRAPH_CACHE_TTL_MS: int(0, 2000).default(1000),
   GRAPH_CACHE_USERS: int(0, 10_000_000).default(300_000),
   GRAPH_CACHE_EDGES: int(0, 20_000_000).default(500_000),
@@ -115,6 +116,8 @@ export interface Config {
     eventRetentionSeconds: number;
     /** Feed reads that may wait at once on one instance (long-polls, SSE streams); beyond, 503. */
     feedMaxWaiters: number;
+    /** How often an instance resolves the feed's intents left behind (ms; 0: never). */
+    intentRecoveryMs: number;
     /**
      * The read caches (`graph/caches/graph-caches.ts`): the staleness bound (ms; 0 turns every cache
      * off) and each cache's entries (0 turns it off). Full, the default users and edges caches hold
@@ -193,6 +196,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       writeBudgetMs: e.GRAPH_WRITE_BUDGET_MS,
       eventRetentionSeconds: e.GRAPH_EVENT_RETENTION_SECONDS,
       feedMaxWaiters: e.GRAPH_FEED_MAX_WAITERS,
+      intentRecoveryMs: e.GRAPH_INTENT_RECOVERY_MS,
       caches: {
         ttlMs: e.GRAPH_CACHE_TTL_MS,
         users: e.GRAPH_CACHE_USERS,

@@ -95,6 +95,9 @@ async function main() {
         'account task failed; it resumes on the next PUT or start',
       ),
   });
+  // The feed's intents left behind by writers that failed after taking a slot: resolved here, so
+  // readers held below them move on (`graph/feed-intents.ts`).
+  graph.intentRecovery.start(config.graph.intentRecoveryMs);
   graph
     .resumeAccountTasks()
     .then((n) => n > 0 && logger.info({ tasks: n }, 'resumed unfinished account tasks'))
@@ -138,6 +141,7 @@ async function main() {
     force.unref();
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await reconciler?.stop();
+    graph.intentRecovery.stop();
     relayLag.stop();
     clockGuard.stop();
     await client.shutdown();

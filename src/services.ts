@@ -86,7 +86,7 @@ export function jobFeed(
   lists: ListService,
   clockGuard?: WriteClock,
 ): EventFeed {
-  return new GraphService({
+  const graph = new GraphService({
     store,
     lists,
     maxFollowing: config.graph.maxFollowing,
@@ -96,7 +96,18 @@ export function jobFeed(
     registry: false,
     caches: false,
     ...(clockGuard ? { clockGuard } : {}),
-  }).feed;
+  });
+  // A relay reads the settled feed, which waits for the intents left behind: from its first read
+  // it resolves them too, so it never depends on a server instance running (a job that reads no
+  // feed starts nothing).
+  const { feed } = graph;
+  return {
+    read: (...a) => {
+      graph.intentRecovery.start(config.graph.intentRecoveryMs);
+      return feed.read(...a);
+    },
+    subscribe: (listener) => feed.subscribe(listener),
+  };
 }
 
 /**

@@ -48,6 +48,7 @@ const INNER_FLOORS: Record<string, Record<string, number>> = {
     'feed.ts': 1,
     caches: 1,
     pair: 2,
+    'feed-intents.ts': 3,
     accounts: 3,
     reads: 4,
     'graph-parts.ts': 5,

@@ -77,6 +77,12 @@ export interface FeedOptions {
    * (`ClockSkewError`, HTTP 503) while the guard does not vouch for the clock.
    */
   guard?: WriteClock;
+  /**
+   * The intents of changes not yet resolved (`IntentFrontier`, `feed-intents.ts`): a read stops
+   * below the oldest one.
+   * Without: reads go to `now − L` (a store that writes no intents, or a test of the lag alone).
+   */
+  intents?: { settledThrough(now: Position): Promise<Position> };
   /** Called with the number of events each read returns, and how old (s) the newest of them is. */
   onRead?: (events: number, newestAgeSeconds: number | null) => void;
   /** Told the number of new feed events each acknowledged batch of this instance wrote (`written`). */
@@ -295,7 +301,7 @@ export class Feed implements EventFeed {
     let until: Position;
     try {
       this.o.guard?.assertWritable();
-      until = this.o.clock() - this.o.lagMicros;
+      until = await this.settledThrough();
       found =
         until > from && (await this.o.store.readEventRows(watermarkCursor(from).key, until, 1)).length > 0;
     } catch {
@@ -311,7 +317,7 @@ export class Feed implements EventFeed {
     limit: number,
   ): Promise<{ page: EventPage; until: Position }> {
     this.o.guard?.assertWritable();
-    const until = this.o.clock() - this.o.lagMicros;
+    const until = await this.settledThrough();
     // From just before the cursor's row, so the rest of that row comes back too (and any rows
     // that differ from it only in op kind, which sort before it and are skipped here). Those must
     // not shorten the page: the read goes on from the last row it saw until the page is full or
@@ -341,6 +347,15 @@ export class Feed implements EventFeed {
       return { page: { items, next: this.seal.seal(cursor.key, cursor.index) }, until };
     const mark = watermarkCursor(until);
     return { page: { items, next: this.seal.seal(mark.key, mark.index) }, until };
+  }
+
+  /**
+   * The newest slot a read may return now: the clock (sampled first) minus L, and below the oldest
+   * unresolved intent (read after the clock; `feed-intents.ts`).
+   */
+  private settledThrough(): Promise<Position> {
+    const now = this.o.clock();
+    return this.o.intents ? this.o.intents.settledThrough(now) : Promise.resolve(now - this.o.lagMicros);
   }
 
   subscribe(listener: (event: GraphEvent) => void): () => void {

@@ -18,6 +18,7 @@ import { Accounts } from './accounts/accounts.js';
 import { DeactivatedAccounts } from './accounts/deactivated-accounts.js';
 import { type CacheOptions, GraphCaches } from './caches/graph-caches.js';
 import { Feed } from './feed.js';
+import { IntentFrontier, IntentRecovery } from './feed-intents.js';
 import { UNGUARDED, type WriteClock } from './pair/clock-guard.js';
 import { FollowCap } from './pair/follow-cap.js';
 import {
@@ -120,6 +121,8 @@ export interface GraphParts {
   lists: ListService;
   maxFollowing: number;
   feed: Feed;
+  /** Resolves the feed's intents left behind (`feed-intents.ts`); started by the entry points. */
+  intentRecovery: IntentRecovery;
   caches: GraphCaches;
   /** The store's user and edge reads through the caches: what the read paths take. */
   reader: GraphCaches['reader'];
@@ -148,14 +151,21 @@ export function buildGraphParts(o: GraphServiceOptions): GraphParts {
   const monotonic = o.monotonic ?? (() => performance.now());
   const policy = { ...DEFAULT_HISTORY_POLICY, ...o.historyPolicy };
   const countLeaseMicros = BigInt(Math.round((o.countLeaseMs ?? 2 * policy.clockSkewMs) * 1000));
+  const retentionSeconds = o.eventRetentionSeconds ?? DEFAULT_EVENT_RETENTION_SECONDS;
+  const intents = new IntentFrontier({
+    store: o.store,
+    lagMicros: feedLagMicros(policy),
+    retentionMicros: BigInt(retentionSeconds) * 1_000_000n,
+  });
   const feed = new Feed({
     store: o.store,
+    intents,
     clock,
     lagMicros: feedLagMicros(policy),
     skewMicros: BigInt(policy.clockSkewMs) * 1000n,
     ...(o.feedCursorSecrets ? { cursorSecrets: o.feedCursorSecrets } : {}),
     guard,
-    retentionSeconds: o.eventRetentionSeconds ?? DEFAULT_EVENT_RETENTION_SECONDS,
+    retentionSeconds,
     pollMs: o.feedPollMs?.wait,
     tailPollMs: o.feedPollMs?.tail,
     ...(o.feedMaxWaiters ? { maxWaiters: o.feedMaxWaiters } : {}),
@@ -198,6 +208,17 @@ export function buildGraphParts(o: GraphServiceOptions): GraphParts {
     eventsFrom: o.events === false ? () => null : () => clock() - eventWindowMicros(policy),
     onEvents: feed.written,
   });
+  const intentRecovery = new IntentRecovery(
+    {
+      store: o.store,
+      lists: o.lists,
+      clock,
+      lagMicros: feedLagMicros(policy),
+      onEvents: feed.written,
+    },
+    intents,
+    { retentionMicros: BigInt(retentionSeconds) * 1_000_000n },
+  );
   const accounts = new Accounts({
     store: o.store,
     lists: o.lists,
@@ -248,6 +269,7 @@ export function buildGraphParts(o: GraphServiceOptions): GraphParts {
     lists: o.lists,
     maxFollowing: o.maxFollowing,
     feed,
+    intentRecovery,
     caches,
     reader,
     registry,

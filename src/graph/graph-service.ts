@@ -32,6 +32,7 @@ import type {
   SuggestionItem,
 } from './contracts.js';
 import type { Feed } from './feed.js';
+import type { IntentRecovery } from './feed-intents.js';
 import { buildGraphParts, type GraphParts, type GraphServiceOptions } from './graph-parts.js';
 import type { GraphMutationResult, TOGGLES, ToggleKind } from './pair/write-path.js';
 import { activeScanFilter } from './reads/active-scan.js';
@@ -51,6 +52,8 @@ export class GraphService implements GraphApi {
   readonly hiddenMembers: MemberFilter;
   /** The change feed (`feed.ts`). */
   readonly feed: Feed;
+  /** Resolves the feed's intents left behind (`feed-intents.ts`): `start` it where the feed is served. */
+  readonly intentRecovery: IntentRecovery;
   /** The in-memory registry of deactivated accounts, when the service has one. */
   readonly registry: DeactivatedAccounts | null;
   /** The read caches (`caches/graph-caches.ts`); disabled ones hold nothing. */
@@ -63,6 +66,7 @@ export class GraphService implements GraphApi {
     ({
       hiddenMembers: this.hiddenMembers,
       feed: this.feed,
+      intentRecovery: this.intentRecovery,
       registry: this.registry,
       caches: this.caches,
       countSource: this.countSource,

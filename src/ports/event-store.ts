@@ -14,3 +14,22 @@ export interface EventStore {
    */
   readEventRows(after: EventKey | null, until: Position, limit: number): Promise<EventRow[]>;
 }
+
+/**
+ * The feed's intents (`feed_intents`): one row per op between its slot and its resolution, keyed
+ * like the op's feed row (`EventKey`). A writer puts its op's intent before the append and
+ * deletes it (its own statement) once the view batch carrying its feed rows is acknowledged; the
+ * recovery resolves the ones left behind (`intent-recovery.ts`). Readers stop below the oldest
+ * one (`feed.ts`), so a change that lands late is still read by every reader.
+ */
+export interface FeedIntentStore {
+  /** Writes an intent, acknowledged at a quorum within `timeoutMs` or failing. */
+  putIntent(key: EventKey, timeoutMs?: number): Promise<void>;
+  /** Deletes an intent (idempotent). */
+  deleteIntent(key: EventKey): Promise<void>;
+  /**
+   * The intents with `after < slot <= until`, oldest first per shard, at most `limit` of each
+   * shard, merged in feed order (`compareEventKeys`).
+   */
+  readIntents(after: Position, until: Position, limit: number): Promise<EventKey[]>;
+}

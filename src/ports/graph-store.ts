@@ -13,7 +13,7 @@
 import type { AccountTaskStore } from './account-task-store.js';
 import type { CountStore } from './count-store.js';
 import type { EdgeStore } from './edge-store.js';
-import type { EventStore } from './event-store.js';
+import type { EventStore, FeedIntentStore } from './event-store.js';
 import type { ListStore } from './list-store.js';
 import type { PairHistoryStore } from './pair-history-store.js';
 import type { ReceiptStore } from './receipt-store.js';
@@ -40,7 +40,8 @@ export interface GraphStore
     AccountTaskStore,
     ScanStore,
     SuggestionStore,
-    EventStore {
+    EventStore,
+    FeedIntentStore {
   /** The database's clock, ms since the epoch (what the clock guard compares this instance's with). */
   databaseClockMs(): Promise<number>;
   close(): Promise<void>;

@@ -1,5 +1,5 @@
-import type { UserId } from '../model/types.js';
-import type { PairAppend, PairHistory } from './records.js';
+import type { Position, UserId } from '../model/types.js';
+import type { PairAppend, PairHistory, StoredPairOp } from './records.js';
 
 /**
  * The pair histories (`pair_ops`): one partition per unordered pair holding a checkpoint, a pending
@@ -20,4 +20,13 @@ export interface PairHistoryStore {
    * never wins), clears the announcement and deletes the folded ops. `timeoutMs` bounds the call.
    */
   appendPair(append: PairAppend, timeoutMs?: number): Promise<void>;
+  /**
+   * Fences an op that never landed: deletes its row at a write time after its append's (an op row
+   * is written at its slot), so an append of it that lands later changes nothing. A row of the
+   * op appended again at a later slot (a new delivery) stands.
+   */
+  fenceOp(
+    op: Pick<StoredPairOp, 'sourceId' | 'targetId' | 'position' | 'kind'>,
+    slot: Position,
+  ): Promise<void>;
 }

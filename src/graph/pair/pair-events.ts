@@ -30,9 +30,9 @@
  * position, new slot) holds back the horizon below it until its slot leaves the window.
  */
 
-import type { EdgeTransition, EventRow } from '../../model/events.js';
+import type { EdgeTransition, EventKey, EventRow } from '../../model/events.js';
 import { eventShard } from '../../model/events.js';
-import { type EdgeRecord, edgeKey, type Position, type Relation } from '../../model/types.js';
+import { type EdgeRecord, edgeKey, type PairOp, type Position, type Relation } from '../../model/types.js';
 import type { StoredPairOp } from '../../ports/records.js';
 import { compareOps, type PairView, stepActive } from './pair-fold.js';
 
@@ -92,19 +92,7 @@ export function pairEventRows(view: PairView, from: Position): EventRow[] {
       after = activeOf(prefix, start);
     }
     if (op.slot !== undefined && op.slot >= from) {
-      const [low, high] = op.sourceId < op.targetId ? [op.sourceId, op.targetId] : [op.targetId, op.sourceId];
-      rows.push({
-        key: {
-          slot: op.slot,
-          shard: eventShard(low, high),
-          low,
-          high,
-          opPosition: op.position,
-          opSource: op.sourceId,
-          opKind: op.kind,
-        },
-        transitions: transitions(active, after),
-      });
+      rows.push({ key: opEventKey(op, op.slot), transitions: transitions(active, after) });
     }
     active = after;
   }
@@ -142,4 +130,18 @@ export function foldableHorizon(
     if (mayFold(ops, h, from)) return h;
   }
   return null;
+}
+
+/** The key of `op`'s feed row (and of its intent, `feed-intents.ts`) at `slot`. */
+export function opEventKey(op: PairOp, slot: Position): EventKey {
+  const [low, high] = op.sourceId < op.targetId ? [op.sourceId, op.targetId] : [op.targetId, op.sourceId];
+  return {
+    slot,
+    shard: eventShard(low, high),
+    low,
+    high,
+    opPosition: op.position,
+    opSource: op.sourceId,
+    opKind: op.kind,
+  };
 }

@@ -214,6 +214,7 @@ export async function appendOp(
   deps: PairHistoryDeps,
   read: PairRead,
   op: PairOp,
+  taken?: Position,
 ): Promise<{ duplicate: boolean; folded: PairOp[] }> {
   const { store, policy } = deps;
   const { history } = read;
@@ -225,9 +226,7 @@ export async function appendOp(
   // the op's position when that is later, so live ops (positioned after everything on the pair)
   // are slotted in position order even by instances whose clocks differ, and compaction never
   // waits for them; a replay (an older position) takes the clock.
-  const now = deps.clock();
-  // biome-ignore lint/complexity/useMathMinMax: bigints (Math.max takes numbers)
-  const slot = op.position > now ? op.position : now;
+  const slot = taken ?? takeSlot(deps, op);
   const step = compactionStep(deps, read, { ...op, slot });
   deps.guard.assertWritable();
   const remaining = () => policy.writeBudgetMs - (deps.monotonic() - read.startedMs);
@@ -264,6 +263,16 @@ export async function appendOp(
     );
   }
   return { duplicate: false, folded };
+}
+
+/**
+ * An op's feed slot: this writer's clock now, or the op's position when that is later (the write
+ * path takes it before its intent, `feed-intents.ts`, and hands it to `appendOp`).
+ */
+export function takeSlot(deps: Pick<PairHistoryDeps, 'clock'>, op: PairOp): Position {
+  const now = deps.clock();
+  // biome-ignore lint/complexity/useMathMinMax: bigints (Math.max takes numbers)
+  return op.position > now ? op.position : now;
 }
 
 /** The op's position: the caller's explicit one (checked against the clock), or after everything on the pair. */

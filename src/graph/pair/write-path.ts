@@ -62,6 +62,7 @@ import type { EventRow } from '../../model/events.js';
 import type { EdgeRecord, OpKind, PairOp, Relation, UserId, UserRecord } from '../../model/types.js';
 import { edgeKey } from '../../model/types.js';
 import type { EdgeStore } from '../../ports/edge-store.js';
+import type { FeedIntentStore } from '../../ports/event-store.js';
 import type { PairHistoryStore } from '../../ports/pair-history-store.js';
 import type { UserStore } from '../../ports/user-store.js';
 import type { FollowState, MutationOptions, MutationResult } from '../contracts.js';
@@ -73,6 +74,7 @@ import {
   markBeforeWrite,
 } from './count-step.js';
 import type { FollowCap } from './follow-cap.js';
+import { opEventKey } from './pair-events.js';
 import {
   type ActiveEdges,
   activeEdge,
@@ -86,12 +88,13 @@ import {
   type PairView,
   sameActive,
 } from './pair-fold.js';
-import { appendOp, choosePosition, type PairHistoryDeps, type PairRead } from './pair-history.js';
+import { appendOp, choosePosition, type PairHistoryDeps, type PairRead, takeSlot } from './pair-history.js';
 import { type ViewWriterDeps, viewEvents, viewRows, writeViewRows } from './view-writer.js';
 
 /** What the write path touches: the pair's history and edges, the view writer's and the count step's stores. */
 export interface WritePathDeps extends PairHistoryDeps, Omit<ViewWriterDeps, 'store' | 'lists'> {
   store: Pick<PairHistoryStore, 'readPairHistory' | 'appendPair'> &
+    Pick<FeedIntentStore, 'putIntent' | 'deleteIntent'> &
     Pick<EdgeStore, 'getPairEdges'> &
     ViewWriterDeps['store'] &
     CountStepDeps['store'] &
@@ -133,11 +136,17 @@ export async function applyPairOp(d: WritePathDeps, m: Mutation, o: MutationOpti
   if (o.position === undefined) await m.check?.(before);
   const position = choosePosition(d, read.history, o.position);
   const op: PairOp = { sourceId: m.sourceId, targetId: m.targetId, kind, position };
-  // mark
-  const lease = await markBeforeWrite(d, op, read.history, { clock: d.clock, micros: d.countLeaseMicros });
+  // mark, and the op's intent beside the marks (`feed-intents.ts`): a new op takes its feed slot
+  // now, and its intent is acknowledged before the append is sent, within the write budget.
+  const slot = containsOp(read.history.ops, op) ? undefined : takeSlot(d, op);
+  const intent = slot === undefined || d.eventsFrom() === null ? null : opEventKey(op, slot);
+  const [lease] = await Promise.all([
+    markBeforeWrite(d, op, read.history, { clock: d.clock, micros: d.countLeaseMicros }),
+    intent && d.store.putIntent(intent, d.policy.writeBudgetMs - (d.monotonic() - read.startedMs)),
+  ]);
   try {
     // append
-    const { duplicate, folded } = await appendOp(d, read, op);
+    const { duplicate, folded } = await appendOp(d, read, op, slot);
     // re-read (and, for a duplicate, the stored edges: see `deriveOutcome`)
     const [view, stored] = await Promise.all([
       d.store.readPairHistory(op.sourceId, op.targetId),
@@ -149,6 +158,9 @@ export async function applyPairOp(d: WritePathDeps, m: Mutation, o: MutationOpti
     // write: `rename-fanout.ts`).
     const usernames = new Map([...users].map(([id, u]) => [id, u.username]));
     await writeViewRows(d, await viewRows(d, view, out.after, out.events, folded, usernames));
+    // Done: the op's feed rows are acknowledged; the intent goes by its own statement, off the
+    // latency path (one left behind holds readers only until the recovery finds it present).
+    if (intent) void d.store.deleteIntent(intent).catch(() => undefined);
     // The view batch carried the events of recent slots. Acknowledged past B + V + T from the
     // first read, it may have landed after feed readers passed its slot (`feedLagMicros`): the
     // write stands, but it is not acknowledged.
@@ -164,9 +176,10 @@ export async function applyPairOp(d: WritePathDeps, m: Mutation, o: MutationOpti
     }
     return { op, duplicate, changed: !duplicate && out.changed, after: out.after };
   } catch (e) {
-    // Refused before its append: nothing of it can land later.
-    if (!(e instanceof PositionTooOldError || e instanceof PairBusyError))
-      await markAfterFailure(d, lease).catch(() => undefined);
+    // Refused before its append: nothing of it can land later, and its intent can go.
+    if (e instanceof PositionTooOldError || e instanceof PairBusyError) {
+      if (intent) await d.store.deleteIntent(intent).catch(() => undefined);
+    } else await markAfterFailure(d, lease).catch(() => undefined);
     throw e;
   }
 }

@@ -23,7 +23,7 @@ import {
 } from '../../model/events.js';
 import { boundedLru } from '../../model/lru.js';
 import type { Position } from '../../model/types.js';
-import type { EventStore } from '../../ports/event-store.js';
+import type { EventStore, FeedIntentStore } from '../../ports/event-store.js';
 import { decodeEvents, encodeEvents, hasEvents } from '../event-codec.js';
 import type { Bound, CqlExecutor } from './executor.js';
 import type { Row } from './rows.js';
@@ -42,7 +42,7 @@ const toKey = (r: Row, shard: number): EventKey => ({
   opKind: r.op_kind as string,
 });
 
-export class CassandraEventStore implements EventStore {
+export class CassandraEventStore implements EventStore, FeedIntentStore {
   /** Periods whose index row this instance has written (or read). */
   private readonly indexed = boundedLru<bigint, true>(4096);
 
@@ -179,4 +179,31 @@ export class CassandraEventStore implements EventStore {
     }
     return rs.rows.map((r) => decodeEvents(toKey(r, shard), r.events as string));
   }
+
+  async putIntent(key: EventKey, timeoutMs?: number): Promise<void> {
+    await this.cql.write('putIntent', [{ statement: S.putIntent, params: intentParams(key) }], {
+      logged: false,
+      ...(timeoutMs === undefined ? {} : { readTimeout: Math.max(1, Math.round(timeoutMs)) }),
+    });
+  }
+
+  async deleteIntent(key: EventKey): Promise<void> {
+    await this.cql.write('deleteIntent', [{ statement: S.deleteIntent, params: intentParams(key) }], {
+      logged: false,
+    });
+  }
+
+  async readIntents(after: Position, until: Position, limit: number): Promise<EventKey[]> {
+    if (until <= after || limit <= 0) return [];
+    const pages = await Promise.all(
+      Array.from({ length: EVENT_SHARDS }, (_, shard) =>
+        this.cql
+          .exec('readIntents', S.readIntents, [shard, after, until, limit])
+          .then((rs) => rs.rows.map((r) => toKey(r, shard))),
+      ),
+    );
+    return pages.flat().sort(compareEventKeys);
+  }
 }
+
+const intentParams = (k: EventKey) => [k.shard, k.slot, k.low, k.high, k.opPosition, k.opSource, k.opKind];

@@ -26,7 +26,7 @@
 import type { AccountTaskStore } from '../../ports/account-task-store.js';
 import type { CountStore } from '../../ports/count-store.js';
 import type { EdgeStore } from '../../ports/edge-store.js';
-import type { EventStore } from '../../ports/event-store.js';
+import type { EventStore, FeedIntentStore } from '../../ports/event-store.js';
 import type { GraphStore } from '../../ports/graph-store.js';
 import type { ListStore } from '../../ports/list-store.js';
 import type { PairHistoryStore } from '../../ports/pair-history-store.js';
@@ -125,6 +125,18 @@ export class CassandraGraphStore implements GraphStore {
     return this.relayCursors.listRelayCursors(...a);
   }
 
+  putIntent(...a: Args<FeedIntentStore, 'putIntent'>) {
+    return this.events.putIntent(...a);
+  }
+  deleteIntent(...a: Args<FeedIntentStore, 'deleteIntent'>) {
+    return this.events.deleteIntent(...a);
+  }
+  readIntents(...a: Args<FeedIntentStore, 'readIntents'>) {
+    return this.events.readIntents(...a);
+  }
+  fenceOp(...a: Args<PairHistoryStore, 'fenceOp'>) {
+    return this.pairs.fenceOp(...a);
+  }
   readEventRows(...a: Args<EventStore, 'readEventRows'>) {
     return this.events.readEventRows(...a);
   }

@@ -8,11 +8,12 @@
  * (`HORIZON_HINTS`), and a read from a hint that meets nothing reads the pair from its start.
  */
 import cassandra from 'cassandra-driver';
+import { nowPosition } from '../../model/clock.js';
 import { boundedLru } from '../../model/lru.js';
 import { plainUsername } from '../../model/row-username.js';
-import type { UserId } from '../../model/types.js';
+import type { Position, UserId } from '../../model/types.js';
 import type { PairHistoryStore } from '../../ports/pair-history-store.js';
-import type { PairAppend, PairHistory } from '../../ports/records.js';
+import type { PairAppend, PairHistory, StoredPairOp } from '../../ports/records.js';
 import { PAIR_READ_ROWS, PAIR_STEP_TIME } from '../../ports/records.js';
 import { encodeCheckpoint } from '../checkpoint-codec.js';
 import type { Bound, CqlExecutor } from './executor.js';
@@ -97,6 +98,7 @@ export class CassandraPairHistoryStore implements PairHistoryStore {
           op.kind,
           BigInt(op.base),
           op.slot ?? cassandra.types.unset,
+          op.slot ?? nowPosition(),
         ],
       });
     }
@@ -131,6 +133,20 @@ export class CassandraPairHistoryStore implements PairHistoryStore {
       timeoutMs === undefined
         ? { logged: false }
         : { logged: false, readTimeout: Math.max(1, Math.round(timeoutMs)) },
+    );
+  }
+
+  async fenceOp(
+    op: Pick<StoredPairOp, 'sourceId' | 'targetId' | 'position' | 'kind'>,
+    slot: Position,
+  ): Promise<void> {
+    const [low, high] = ordered(op.sourceId, op.targetId);
+    await this.cql.write(
+      'fenceOp',
+      [{ statement: S.fenceOp, params: [slot + 1n, low, high, op.position, op.sourceId, op.kind] }],
+      {
+        logged: false,
+      },
     );
   }
 }

@@ -144,10 +144,24 @@ export const S = {
   readEventsFromSlot: idempotent(
     `SELECT ${EVENT_COLUMNS} FROM graph_events WHERE period = ? AND shard = ? AND slot >= ? AND slot <= ? LIMIT ?`,
   ),
+  putIntent: idempotent(
+    'INSERT INTO feed_intents (shard, slot, low_id, high_id, op_position, op_source, op_kind) VALUES (?, ?, ?, ?, ?, ?, ?)',
+  ),
+  deleteIntent: idempotent(
+    'DELETE FROM feed_intents WHERE shard = ? AND slot = ? AND low_id = ? AND high_id = ? AND op_position = ? AND op_source = ? AND op_kind = ?',
+  ),
+  readIntents: idempotent(
+    'SELECT slot, low_id, high_id, op_position, op_source, op_kind FROM feed_intents WHERE shard = ? AND slot > ? AND slot <= ? LIMIT ?',
+  ),
+  /** An op row's fence: a delete at a write time after its append's (`appendOp` writes at the slot). */
+  fenceOp: idempotent(
+    'DELETE FROM pair_ops USING TIMESTAMP ? WHERE low_id = ? AND high_id = ? AND position = ? AND source_id = ? AND kind = ?',
+  ),
   claimUsername: once('INSERT INTO usernames (username, user_id) VALUES (?, ?) IF NOT EXISTS'),
   releaseUsername: once('DELETE FROM usernames WHERE username = ? IF user_id = ?'),
+  /** An op row, written at its slot (µs) as its write time, so a fence can outrank a late landing. */
   appendOp: idempotent(
-    'INSERT INTO pair_ops (low_id, high_id, position, source_id, kind, base, slot) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    'INSERT INTO pair_ops (low_id, high_id, position, source_id, kind, base, slot) VALUES (?, ?, ?, ?, ?, ?, ?) USING TIMESTAMP ?',
   ),
   announce: idempotent(
     'UPDATE pair_ops USING TIMESTAMP ? SET compact_to = ?, compact_at = ? WHERE low_id = ? AND high_id = ?',

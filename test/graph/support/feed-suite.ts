@@ -10,6 +10,7 @@ import { expect, it } from 'vitest';
 import { GraphService, type GraphServiceOptions } from '../../../src/graph/graph-service.js';
 import { feedLagMicros, type HistoryPolicy } from '../../../src/graph/pair/pair-history.js';
 import { nowPosition } from '../../../src/model/clock.js';
+import { StoreUnavailableError } from '../../../src/model/errors.js';
 import type { GraphEvent } from '../../../src/model/events.js';
 import { edgeKey, type OpKind, type Relation, type UserId } from '../../../src/model/types.js';
 import type { GraphStore } from '../../../src/ports/graph-store.js';
@@ -25,9 +26,16 @@ export const FEED_TEST_POLICY: Partial<HistoryPolicy> = {
 };
 const LAG_MS = Number(feedLagMicros(FEED_TEST_POLICY as HistoryPolicy) / 1000n);
 
-/** What a delayed store adds: a random wait before each append and each batch carrying feed rows. */
+/**
+ * What a delayed store adds: a random wait before each append and each batch carrying feed rows,
+ * and two fault points: the next batch carrying feed rows refused after the append landed (a
+ * writer that dies between the two), and the next append held back, unsent, with the writer told
+ * it timed out (`releaseHeld` lands it later).
+ */
 export interface Delays {
   delay: { append: number; batch: number; random: () => number };
+  faults: { refuseNextViewBatch: boolean; holdNextAppend: boolean };
+  releaseHeld(): Promise<void>;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: a mixin's base constructor takes any arguments
@@ -37,16 +45,32 @@ type StoreClass = new (...args: any[]) => GraphStore;
 export function withDelays<B extends StoreClass>(Base: B) {
   return class extends Base implements Delays {
     delay = { append: 0, batch: 0, random: Math.random };
+    faults = { refuseNextViewBatch: false, holdNextAppend: false };
+    private held: (() => Promise<void>)[] = [];
     async wait(ms: number) {
       if (ms > 0) await new Promise((r) => setTimeout(r, Math.floor(this.delay.random() * ms)));
     }
     override async appendPair(...a: Parameters<GraphStore['appendPair']>): Promise<void> {
+      if (this.faults.holdNextAppend && a[0].op) {
+        this.faults.holdNextAppend = false;
+        this.held.push(() => super.appendPair(a[0]));
+        throw new StoreUnavailableError('injected: the append timed out (held back, unsent)');
+      }
       await this.wait(this.delay.append);
       return super.appendPair(...a);
     }
     override async writeEdges(...a: Parameters<GraphStore['writeEdges']>): Promise<void> {
+      if (a[3]?.length && this.faults.refuseNextViewBatch) {
+        this.faults.refuseNextViewBatch = false;
+        throw new StoreUnavailableError('injected: the writer died before its view batch');
+      }
       if (a[3]?.length) await this.wait(this.delay.batch);
       return super.writeEdges(...a);
+    }
+    async releaseHeld(): Promise<void> {
+      const held = this.held;
+      this.held = [];
+      for (const land of held) await land();
     }
   };
 }
@@ -70,6 +94,7 @@ export function delayedWorld(
     delays: (append, batch, random) => {
       store.delay = { append, batch, random };
     },
+    faults: store,
   };
 }
 
@@ -78,6 +103,8 @@ export interface FeedWorld {
   graph: GraphService;
   /** Sets the delays the store adds before each append and each view batch (ms, at random below). */
   delays(appendMs: number, batchMs: number, random: () => number): void;
+  /** The store's fault points (`Delays`). */
+  faults: Pick<Delays, 'faults' | 'releaseHeld'>;
 }
 
 const settle = () => new Promise((r) => setTimeout(r, LAG_MS + 300));
@@ -138,6 +165,46 @@ export function feedSuite(open: () => Promise<FeedWorld>, ids: () => bigint) {
         events.slice(i + 1).map((e) => e.id),
       );
     }
+  });
+
+  it('a change that takes effect unacknowledged reaches a reader who was already past its lag: held by its intent, delivered by the recovery; one that never lands is fenced and stays out', async () => {
+    const world = await open();
+    const { graph } = world;
+    const { faults } = world;
+    const [a, b, c, d] = [ids(), ids(), ids(), ids()];
+    for (const id of [a, b, c, d]) await graph.putUser({ id, username: `u${id}` });
+    const start = (await graph.feed.read(null, 1000)).next;
+    await settle();
+    const mark = (await readAll(graph, start)).at(-1)?.id ?? start;
+
+    // The writer dies between its append (landed) and its view batch: answered with an error.
+    faults.faults.refuseNextViewBatch = true;
+    await expect(graph.follow(a, b)).rejects.toThrow(/injected/);
+    await settle();
+    // Past the lag, a reader still does not pass the op's slot: nothing, and a cursor below it.
+    const held = await graph.feed.read(mark, 100);
+    expect(held.items).toEqual([]);
+    expect(await graph.intentRecovery.runOnce()).toEqual({ present: 1, fenced: 0 });
+    const delivered = await graph.feed.read(held.next, 100);
+    expect(delivered.items.map(brief)).toEqual([{ type: 'follow.created', source: a, target: b }]);
+
+    // An append that never landed (the writer was told it timed out): fenced by the recovery, so
+    // when it lands after all it changes nothing, and the feed moves on.
+    faults.faults.holdNextAppend = true;
+    await expect(graph.follow(c, d)).rejects.toThrow(/injected/);
+    await settle();
+    expect((await graph.feed.read(delivered.next, 100)).items).toEqual([]);
+    expect(await graph.intentRecovery.runOnce()).toEqual({ present: 0, fenced: 1 });
+    await faults.releaseHeld();
+    await graph.follow(d, c);
+    await settle();
+    expect((await readAll(graph, delivered.next)).map(brief)).toEqual([
+      { type: 'follow.created', source: d, target: c },
+    ]);
+    expect((await world.store.readPairHistory(c, d)).ops.map((o) => [o.sourceId, o.kind])).toEqual([
+      [d, 'follow'],
+    ]);
+    expect(await graph.intentRecovery.runOnce()).toEqual({ present: 0, fenced: 0 });
   });
 
   it('restrict.created / restrict.removed: none for a no-op; a block leaves the restrict, also one replayed late below the block', async () => {

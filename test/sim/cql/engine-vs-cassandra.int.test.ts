@@ -77,6 +77,7 @@ describe('the simulated node agrees with Cassandra', () => {
               pick(['follow', 'block']),
               BigInt(pick([0, 1])),
               BigInt(pick([7, 9, 11])),
+              BigInt(ts()),
             ],
           ]);
         else if (r < 0.33) steps.push([OLD.announce, [position(), BigInt(ts()), low, high]]);

@@ -21,7 +21,8 @@ function engine() {
   return { e, write, read };
 }
 
-const append = (low: bigint, high: bigint, position: bigint, source: bigint, kind: string) => [
+/** An op row's values; the last is its write time (`USING TIMESTAMP`, the op's slot in the service). */
+const append = (low: bigint, high: bigint, position: bigint, source: bigint, kind: string, at: bigint) => [
   low,
   high,
   position,
@@ -29,6 +30,7 @@ const append = (low: bigint, high: bigint, position: bigint, source: bigint, kin
   kind,
   0n,
   position * 10n,
+  at,
 ];
 
 describe('the simulated node', () => {
@@ -89,10 +91,10 @@ describe('the simulated node', () => {
 
   it('deletes a clustering range at its write time only', () => {
     const { write, read } = engine();
-    for (const p of [10n, 20n, 30n]) write(Q.appendOp, append(1n, 2n, p, 1n, 'follow'), 100n);
-    write(Q.appendOp, append(1n, 2n, 15n, 1n, 'block'), 300n);
+    for (const p of [10n, 20n, 30n]) write(Q.appendOp, append(1n, 2n, p, 1n, 'follow', 100n), 100n);
+    write(Q.appendOp, append(1n, 2n, 15n, 1n, 'block', 300n), 300n);
     write(OLD.dropFolded, [1n, 2n, 20n], 200n);
-    write(Q.appendOp, append(1n, 2n, 12n, 2n, 'mute'), 150n);
+    write(Q.appendOp, append(1n, 2n, 12n, 2n, 'mute', 150n), 150n);
     expect(read(OLD.pairOps, [1n, 2n, 0n]).map((r) => [r.position, r.kind])).toEqual([
       [15n, 'block'],
       [30n, 'follow'],
@@ -132,10 +134,10 @@ describe('the simulated node', () => {
 
   it('pages by re-reading after the last row, so a row written between pages shows', () => {
     const { e, write } = engine();
-    for (const p of [10n, 20n, 30n]) write(Q.appendOp, append(1n, 2n, p, 1n, 'follow'), 100n);
+    for (const p of [10n, 20n, 30n]) write(Q.appendOp, append(1n, 2n, p, 1n, 'follow', 100n), 100n);
     const first = e.select(OLD.pairOps, [1n, 2n, 0n], T0, { fetchSize: 2 });
     expect(first.rows.map((r) => r.position)).toEqual([10n, 20n]);
-    write(Q.appendOp, append(1n, 2n, 25n, 1n, 'mute'), 100n);
+    write(Q.appendOp, append(1n, 2n, 25n, 1n, 'mute', 100n), 100n);
     const second = e.select(OLD.pairOps, [1n, 2n, 0n], T0, { fetchSize: 2, page: first.next });
     expect(second.rows.map((r) => r.position)).toEqual([25n, 30n]);
     expect(second.next).toBeNull();
@@ -164,8 +166,10 @@ describe('the simulated node', () => {
     expect(() => e.prepare('SELECT * FROM pair_ops WHERE kind = ?')).toThrow(CqlUnsupportedError);
     expect(() => e.prepare('SELECT count(*) FROM pair_ops')).toThrow(CqlUnsupportedError);
     expect(() => e.prepare('SELECT release_version FROM system.local')).toThrow(CqlUnsupportedError);
-    expect(() => e.bindWrite(Q.appendOp, [1n, 2n, 'x', 1n, 'follow', 0n, 0n], 1n, 1)).toThrow(/not a bigint/);
-    expect(() => e.bindWrite(Q.appendOp, [1n, 2n], 1n, 1)).toThrow(/7 bind markers, 2 values/);
+    expect(() => e.bindWrite(Q.appendOp, [1n, 2n, 'x', 1n, 'follow', 0n, 0n, 1n], 1n, 1)).toThrow(
+      /not a bigint/,
+    );
+    expect(() => e.bindWrite(Q.appendOp, [1n, 2n], 1n, 1)).toThrow(/8 bind markers, 2 values/);
     expect(() => parseSchema(['CREATE INDEX ON pair_ops (kind);'])).toThrow(CqlUnsupportedError);
   });
 });

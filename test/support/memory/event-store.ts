@@ -1,11 +1,11 @@
 import { compareEventKeys, type EventKey, type EventRow } from '../../../src/model/events.js';
 import type { Position } from '../../../src/model/types.js';
-import type { EventStore } from '../../../src/ports/event-store.js';
+import type { EventStore, FeedIntentStore } from '../../../src/ports/event-store.js';
 import { decodeEvents, encodeEvents, hasEvents } from '../../../src/store/event-codec.js';
 import { MemorySearchStore } from './search-store.js';
 
 /** `EventStore` in memory: one layer of `MemoryGraphStore` (`graph-store.ts`). */
-export abstract class MemoryEventStore extends MemorySearchStore implements EventStore {
+export abstract class MemoryEventStore extends MemorySearchStore implements EventStore, FeedIntentStore {
   protected writeEvents(rows: readonly EventRow[], version: bigint): void {
     for (const row of rows) {
       const k = row.key;
@@ -26,4 +26,28 @@ export abstract class MemoryEventStore extends MemorySearchStore implements Even
       .sort((a, b) => compareEventKeys(a.key, b.key))
       .slice(0, limit);
   }
+
+  private readonly intents = new Map<string, EventKey>();
+
+  async putIntent(key: EventKey): Promise<void> {
+    this.intents.set(intentId(key), { ...key });
+  }
+
+  async deleteIntent(key: EventKey): Promise<void> {
+    this.intents.delete(intentId(key));
+  }
+
+  async readIntents(after: Position, until: Position, limit: number): Promise<EventKey[]> {
+    const byShard = new Map<number, EventKey[]>();
+    for (const k of [...this.intents.values()].sort(compareEventKeys)) {
+      if (k.slot <= after || k.slot > until) continue;
+      const list = byShard.get(k.shard) ?? [];
+      if (list.length < limit) list.push({ ...k });
+      byShard.set(k.shard, list);
+    }
+    return [...byShard.values()].flat().sort(compareEventKeys);
+  }
 }
+
+const intentId = (k: EventKey) =>
+  `${k.shard}|${k.slot}|${k.low}|${k.high}|${k.opPosition}|${k.opSource}|${k.opKind}`;

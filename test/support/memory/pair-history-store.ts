@@ -1,5 +1,5 @@
 import { plainUsername } from '../../../src/model/row-username.js';
-import type { UserId } from '../../../src/model/types.js';
+import type { Position, UserId } from '../../../src/model/types.js';
 import type { PairHistoryStore } from '../../../src/ports/pair-history-store.js';
 import {
   PAIR_READ_ROWS,
@@ -68,7 +68,15 @@ export abstract class MemoryPairHistoryStore extends MemoryState implements Pair
       pair = newMemoryPair();
       this.pairs.set(key, pair);
     }
-    if (op) pair.ops.set(`${op.position}|${op.sourceId}|${op.kind}`, { ...op });
+    if (op) {
+      // The op row is written at its slot (Cassandra: `USING TIMESTAMP slot`): a fence at a later
+      // write time shadows it, and of two deliveries the later slot's row wins.
+      const k = `${op.position}|${op.sourceId}|${op.kind}`;
+      const at = op.slot ?? 0n;
+      const fence = this.opFences.get(`${key}|${k}`);
+      const cur = pair.ops.get(k);
+      if ((fence === undefined || fence <= at) && !(cur && (cur.slot ?? 0n) > at)) pair.ops.set(k, { ...op });
+    }
     // The compaction cells follow Cassandra's rules at the protocol's logical write times
     // (`PAIR_STEP_TIME`): newer write time wins, at equal times a deletion, then the larger value.
     const st = pair.statics;
@@ -93,4 +101,21 @@ export abstract class MemoryPairHistoryStore extends MemoryState implements Pair
       for (const [k, o] of pair.ops) if (o.position < cp.horizon) pair.ops.delete(k);
     }
   }
+
+  async fenceOp(
+    op: Pick<StoredPairOp, 'sourceId' | 'targetId' | 'position' | 'kind'>,
+    slot: Position,
+  ): Promise<void> {
+    const key = this.pairKey(op.sourceId, op.targetId);
+    const k = `${op.position}|${op.sourceId}|${op.kind}`;
+    const at = slot + 1n;
+    const fenceKey = `${key}|${k}`;
+    if ((this.opFences.get(fenceKey) ?? -1n) < at) this.opFences.set(fenceKey, at);
+    const pair = this.pairs.get(key);
+    const cur = pair?.ops.get(k);
+    if (pair && cur && (cur.slot ?? 0n) < at) pair.ops.delete(k);
+  }
+
+  /** Fences by pair and op: the write time of the op row's delete (`fenceOp`). */
+  private readonly opFences = new Map<string, Position>();
 }

@@ -1,0 +1,199 @@
+/**
+ * The feed's intents: how the watermark waits for a change that lands late instead of passing it.
+ *
+ * Design note (the invariants; `docs/design/feed.md` has the whole argument).
+ *
+ * 1. Every new op is an *intent* `(slot, pair, op)` from before its append until it is resolved.
+ *    The writer takes the slot, and its intent is acknowledged (beside its dirty marks) before the
+ *    append is sent and within the write budget B of its first read, so within B < L − 2S of its
+ *    slot; a writer over its budget sends no append (`appendOp`).
+ * 2. *Done*: the writer deletes the intent with its own statement once its view batch, which
+ *    carries the op's feed rows, is acknowledged — never inside that batch (a logged batch is
+ *    atomic, not isolated: a reader could see the delete before the rows).
+ * 3. A reader samples its clock `now`, then reads the intents, and reads rows only up to
+ *    `min(now − L, oldest intent's slot − 1)`. Why that is enough: an op at slot σ ≤ now − L whose
+ *    intent the reader did not see either has been resolved (its rows are there) or never had its
+ *    intent acknowledged by now, i.e. past σ + L − 2S on the writer's clock — so it was never
+ *    appended. The same argument makes the bound monotone: no intent at or below it can appear
+ *    later, so a process keeps it (`IntentFrontier.through`) and reads only the intents above it
+ *    (the tombstones of resolved intents below it are never read again).
+ * 4. *Recovery* (`recoverIntents`) resolves the intents older than L + `graceMicros`: the op in the
+ *    pair's history → the view and the feed rows rewritten from the intent's slot (the rewrite is
+ *    the repair job's, idempotent); absent → *fenced*: its op row deleted at a write time after
+ *    the append's (an op row is written at its slot), so the append, if it lands later, changes
+ *    nothing — then the intent is deleted. The feed waits, never skips: while an intent stands the
+ *    watermark stays below it (`flocklist_feed_oldest_intent_seconds` says for how long).
+ *
+ * What is left open: between recovery's read (op absent) and its fence, the append can land and a
+ * racing writer on the pair can write a view (and feed rows) that include it; the fence then
+ * removes the op from the history, and the pair's next write or the repair job's rewrite puts the
+ * lists back, but the racer's feed row stands. Compaction folds only ops whose slots are older than
+ * the event window (2L); an op whose intent is still unresolved then (recovery stopped for more
+ * than L) can be folded, and its recovery finds it absent: it is fenced in vain and its events are
+ * lost. Account updates (`user.updated`) have no intents yet.
+ */
+
+import type { EventKey } from '../model/events.js';
+import type { Position } from '../model/types.js';
+import type { FeedIntentStore } from '../ports/event-store.js';
+import type { PairHistoryStore } from '../ports/pair-history-store.js';
+import { type PairRepairDeps, rewritePair } from './pair/pair-repair.js';
+import type { ViewWriterDeps } from './pair/view-writer.js';
+
+/**
+ * A process's view of the intents: the newest slot below which no unresolved intent exists now or
+ * can appear later, advanced by each read (one read of at most one intent per shard, from the
+ * bound kept on), and the intents old enough for recovery.
+ */
+export class IntentFrontier {
+  /** No unresolved intent at or below this slot, now or later (null: not looked yet). */
+  private through: Position | null = null;
+  /** The oldest unresolved intent's slot at the last look (null: none below its top). */
+  private oldest: Position | null = null;
+
+  constructor(
+    private readonly o: {
+      store: Pick<FeedIntentStore, 'readIntents'>;
+      /** L (µs). */
+      lagMicros: bigint;
+      /** How far back the first look starts (µs): the feed's retention. */
+      retentionMicros: bigint;
+    },
+  ) {}
+
+  /**
+   * The newest slot a read whose clock said `now` (sampled before this call) may return rows
+   * through: `min(now − L, oldest intent above the kept bound − 1)`.
+   */
+  async settledThrough(now: Position): Promise<Position> {
+    const top = now - this.o.lagMicros;
+    const from = this.through ?? now - this.o.retentionMicros;
+    if (top <= from) return top < from ? top : from;
+    const [first] = await this.o.store.readIntents(from, top, 1);
+    const safe = first ? first.slot - 1n : top;
+    this.oldest = first ? first.slot : null;
+    if (this.through === null || safe > this.through) this.through = safe;
+    return safe < top ? safe : top;
+  }
+
+  /** The slot of the oldest unresolved intent the last look found (what the metric reports). */
+  oldestSlot(): Position | null {
+    return this.oldest;
+  }
+
+  /** Where the intents still to resolve start: the kept bound (null before the first look). */
+  bound(): Position | null {
+    return this.through;
+  }
+}
+
+export interface IntentRecoveryDeps extends PairRepairDeps {
+  store: PairRepairDeps['store'] &
+    Pick<FeedIntentStore, 'readIntents' | 'deleteIntent'> &
+    Pick<PairHistoryStore, 'fenceOp'>;
+  /** µs since the epoch. */
+  clock: () => Position;
+  /** L (µs). */
+  lagMicros: bigint;
+  /** Told the feed rows each rewrite wrote (`Feed.written`). */
+  onEvents?: ViewWriterDeps['onEvents'];
+}
+
+export interface RecoveryResult {
+  /** Intents whose op was in its pair's history: view and feed rows rewritten. */
+  present: number;
+  /** Intents whose op was not: fenced. */
+  fenced: number;
+}
+
+/** A pair op of an intent's key (its source, target, position and kind). */
+function intentOp(k: EventKey) {
+  const targetId = k.opSource === k.low ? k.high : k.low;
+  return { sourceId: k.opSource, targetId, position: k.opPosition, kind: k.opKind as never };
+}
+
+/**
+ * Resolves the intents with a slot in `(after, now − L − grace]` (at most `limit` per shard; see
+ * the note). Each is resolved on its own: a failure leaves it for the next pass. Safe to run on
+ * several instances at once: both outcomes are idempotent, and a pass that finds the op present
+ * after another fenced it cannot happen (the fence is at a write time its row cannot exceed).
+ */
+export async function recoverIntents(
+  d: IntentRecoveryDeps,
+  o: { after: Position; graceMicros?: bigint; limit?: number },
+): Promise<RecoveryResult> {
+  const until = d.clock() - d.lagMicros - (o.graceMicros ?? 0n);
+  const result: RecoveryResult = { present: 0, fenced: 0 };
+  const intents = await d.store.readIntents(o.after, until, o.limit ?? 100);
+  for (const k of intents) {
+    if (k.opKind === 'user') {
+      await d.store.deleteIntent(k);
+      continue;
+    }
+    const op = intentOp(k);
+    const history = await d.store.readPairHistory(op.sourceId, op.targetId);
+    const present = history.ops.some(
+      (x) => x.position === op.position && x.sourceId === op.sourceId && x.kind === op.kind,
+    );
+    if (!present) await d.store.fenceOp(op, k.slot);
+    await rewritePair({ ...d, eventsFrom: () => k.slot }, op.sourceId, op.targetId);
+    await d.store.deleteIntent(k);
+    if (present) result.present++;
+    else result.fenced++;
+  }
+  return result;
+}
+
+/**
+ * Runs `recoverIntents` from a frontier's kept bound: once on demand (`runOnce`), or every
+ * `everyMs` (`start`; the timer does not keep the process alive). A pass that fails is retried at
+ * the next tick; `onPass` hears each pass's result or error.
+ */
+export class IntentRecovery {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<RecoveryResult> | null = null;
+
+  constructor(
+    private readonly d: IntentRecoveryDeps,
+    private readonly frontier: IntentFrontier,
+    private readonly o: {
+      graceMicros?: bigint;
+      retentionMicros: bigint;
+      onPass?: (r: RecoveryResult | Error) => void;
+    },
+  ) {}
+
+  /** One pass (a pass already running is joined). */
+  runOnce(): Promise<RecoveryResult> {
+    this.running ??= (async () => {
+      try {
+        // Looking first moves the kept bound up to the oldest intent, so the pass reads from there.
+        await this.frontier.settledThrough(this.d.clock());
+        const after = this.frontier.bound() ?? this.d.clock() - this.o.retentionMicros;
+        return await recoverIntents(this.d, {
+          after,
+          ...(this.o.graceMicros === undefined ? {} : { graceMicros: this.o.graceMicros }),
+        });
+      } finally {
+        this.running = null;
+      }
+    })();
+    return this.running;
+  }
+
+  start(everyMs: number): void {
+    if (this.timer || everyMs <= 0) return;
+    this.timer = setInterval(() => {
+      this.runOnce().then(
+        (r) => this.o.onPass?.(r),
+        (e: unknown) => this.o.onPass?.(e instanceof Error ? e : new Error(String(e))),
+      );
+    }, everyMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+}
