@@ -51,6 +51,7 @@ import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import cassandra from 'cassandra-driver';
 import { bucketsForSize, DEFAULT_TIME_BUCKET_ROWS } from '../src/lists/list-service.js';
 import { bucketCode, bucketCodeOf } from '../src/model/buckets.js';
+import { nowPosition } from '../src/model/clock.js';
 import { bucketFor, type Directory, planDirectory } from '../src/model/time-buckets.js';
 import type { ListKey } from '../src/model/types.js';
 import { LQ, Q } from '../src/store/cassandra/statements.js';
@@ -278,7 +279,11 @@ function sendFollowRows(
   const [low, high] = source < target ? [source, target] : [target, source];
   pending.push(
     send(() =>
-      client.execute(Q.appendOp, [low, high, pos, source, 'follow', 0n, cassandra.types.unset], opts),
+      client.execute(
+        Q.appendOp,
+        [low, high, pos, source, 'follow', 0n, cassandra.types.unset, nowPosition()],
+        opts,
+      ),
     ),
     send(() => client.execute(Q.putOut, [source, 'follows', target, 'active', pos, pos, version], opts)),
     send(() => client.execute(LQ.following.putRow, [source, outCode, pos, target, pos, version], opts)),
@@ -634,7 +639,10 @@ async function rawWindow(): Promise<void> {
       const username = usernameFor(follower);
       items.push(
         { query: Q.putUser, params: userRow(follower, username) },
-        { query: Q.appendOp, params: [low, high, pos, follower, 'follow', 0n, cassandra.types.unset] },
+        {
+          query: Q.appendOp,
+          params: [low, high, pos, follower, 'follow', 0n, cassandra.types.unset, nowPosition()],
+        },
         { query: Q.putOut, params: [follower, 'follows', CELEBRITY, 'active', pos, pos, version] },
         { query: LQ.following.putRow, params: [follower, 1, pos, CELEBRITY, pos, version] },
         { query: LQ.followers.putRow, params: [CELEBRITY, code, pos, follower, pos, version] },

@@ -11,7 +11,12 @@ import { ConfigError, loadConfig } from './config.js';
 import { relayLagSampler } from './graph/feed.js';
 import { GraphService } from './graph/graph-service.js';
 import { createLogger } from './http/logger.js';
-import { createHttpMetrics, registerCacheMetrics, registerRelayLag } from './http/metrics.js';
+import {
+  createHttpMetrics,
+  registerCacheMetrics,
+  registerOldestIntent,
+  registerRelayLag,
+} from './http/metrics.js';
 import { startDirtyReconciler } from './jobs/reconcile-dirty.js';
 import { contactPointsOrLocalNode } from './local-cassandra/node.js';
 import { whenOrphaned } from './local-cassandra/orphan-watch.js';
@@ -117,6 +122,7 @@ async function main() {
   const relayLag = relayLagSampler(store, nowPosition);
   registerRelayLag(registry, async () => relayLag.lags());
   registerCacheMetrics(registry, () => graph.caches.stats());
+  registerOldestIntent(registry, () => graph.intentRecovery.oldestIntentAgeSeconds());
 
   let draining = false;
   const app = createApp({

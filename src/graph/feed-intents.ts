@@ -68,7 +68,7 @@ export class IntentFrontier {
   async settledThrough(now: Position): Promise<Position> {
     const top = now - this.o.lagMicros;
     const from = this.through ?? now - this.o.retentionMicros;
-    if (top <= from) return top < from ? top : from;
+    if (top <= from) return top;
     const [first] = await this.o.store.readIntents(from, top, 1);
     const safe = first ? first.slot - 1n : top;
     this.oldest = first ? first.slot : null;
@@ -162,6 +162,12 @@ export class IntentRecovery {
       onPass?: (r: RecoveryResult | Error) => void;
     },
   ) {}
+
+  /** How long (s) the oldest unresolved intent the last look found has stood, by `clock`; 0: none. */
+  oldestIntentAgeSeconds(): number {
+    const slot = this.frontier.oldestSlot();
+    return slot === null ? 0 : Math.max(0, Number(this.d.clock() - slot) / 1e6);
+  }
 
   /** One pass (a pass already running is joined). */
   runOnce(): Promise<RecoveryResult> {

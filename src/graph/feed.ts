@@ -8,9 +8,10 @@
  * L is the feed lag the pair protocol's bounds give (`feedLagMicros`: B + V + T + 2S, 10 s by
  * default). A read returns only rows with `slot <= now − L`: nothing can land behind a cursor
  * once it is issued, so resuming from any cursor returns every later event exactly once, and the
- * events of a pair applied in feed order give its current state (`pair-events.ts`). What the
- * bound rests on, and what breaks it (a batch replayed from the batchlog after its coordinator
- * died; a write answered 503 for overrunning its budget), is in `docs/design/feed.md`.
+ * events of a pair applied in feed order give its current state (`pair-events.ts`). A change that
+ * lands without an acknowledgement (a write answered 503, a writer that died after its append)
+ * holds the watermark below its slot by its intent until the recovery resolves it
+ * (`feed-intents.ts`, `FeedOptions.intents`); what is left open is in `docs/design/feed.md`.
  *
  * Cursors. An event's id is its cursor: its row's key and its index in the row, as text. A read
  * after a cursor re-reads that row (from a key just before it) and skips the events up to the

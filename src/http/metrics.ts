@@ -161,6 +161,22 @@ export function registerRelayLag(
   });
 }
 
+/**
+ * `flocklist_feed_oldest_intent_seconds`: how long the oldest unresolved feed intent this instance
+ * last saw has stood (0: none). The settled feed waits for it; past the delivery bound D (60 s) an
+ * alert is due (`docs/operations.md`). From memory: a scrape runs no query.
+ */
+export function registerOldestIntent(registry: Registry, ageSeconds: () => number): void {
+  new Gauge({
+    name: 'flocklist_feed_oldest_intent_seconds',
+    help: 'Age of the oldest unresolved feed intent this instance last saw (0: none); the settled feed waits for it.',
+    registers: [registry],
+    collect() {
+      this.set(ageSeconds());
+    },
+  });
+}
+
 /** What one read cache reports (structural: `ReadCacheStats` of `graph/caches/read-cache.ts`). */
 export interface CacheStats {
   hits: number;

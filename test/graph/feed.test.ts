@@ -97,6 +97,49 @@ describe('relay lag metric', () => {
   });
 });
 
+describe('the oldest intent metric', () => {
+  it('reports how long the oldest unresolved intent has stood (from the last look, no query per scrape), 0 once it is resolved', async () => {
+    const { Registry } = await import('prom-client');
+    const { registerOldestIntent } = await import('../../src/http/metrics.js');
+    const store = new MemoryGraphStore();
+    let now = 100_000_000n;
+    const graph = new GraphService({
+      store,
+      lists: new SingleBucketLists(store),
+      maxFollowing: 1000,
+      historyPolicy: FEED_TEST_POLICY,
+      clock: () => now,
+    });
+    const key = {
+      slot: 70_000_000n,
+      shard: 1,
+      low: 1n,
+      high: 2n,
+      opPosition: 70_000_000n,
+      opSource: 1n,
+      opKind: 'follow',
+    };
+    await store.putIntent(key);
+    const registry = new Registry();
+    registerOldestIntent(registry, () => graph.intentRecovery.oldestIntentAgeSeconds());
+    const line = async () =>
+      (await registry.metrics())
+        .split('\n')
+        .find((l) => l.startsWith('flocklist_feed_oldest_intent_seconds '));
+    expect(await line()).toBe('flocklist_feed_oldest_intent_seconds 0');
+    // A read looks: the feed stops below the intent, and the metric says for how long it has stood.
+    const page = await graph.feed.read(null, 10);
+    expect(page.items).toEqual([]);
+    expect(await line()).toBe('flocklist_feed_oldest_intent_seconds 30');
+    now += 5_000_000n;
+    expect(await line()).toBe('flocklist_feed_oldest_intent_seconds 35');
+    // Its op never landed: the recovery fences it, and the next look finds none.
+    expect(await graph.intentRecovery.runOnce()).toEqual({ present: 0, fenced: 1 });
+    await graph.feed.read(page.next, 10);
+    expect(await line()).toBe('flocklist_feed_oldest_intent_seconds 0');
+  });
+});
+
 describe('feed reads and the clock guard', () => {
   it('a reader whose clock is 30 s fast is refused (503 clock_skew) instead of handing out a cursor past an acknowledged follow', async () => {
     const store = new MemoryGraphStore();
