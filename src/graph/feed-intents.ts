@@ -30,7 +30,9 @@
  * lists back, but the racer's feed row stands. Compaction folds only ops whose slots are older than
  * the event window (2L); an op whose intent is still unresolved then (recovery stopped for more
  * than L) can be folded, and its recovery finds it absent: it is fenced in vain and its events are
- * lost. Account updates (`user.updated`) have no intents yet.
+ * lost. An account update's intent (`accounts.ts`) is only deleted by the recovery: its event row
+ * rides in the user row's own batch, so a landed update has its event; one that lands later than
+ * the recovery is not fenced (a user row has no write time to outrank yet).
  */
 
 import type { EventKey } from '../model/events.js';

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { GraphService } from '../../src/graph/graph-service.js';
 import { ClockGuard } from '../../src/graph/pair/clock-guard.js';
-import { ClockSkewError } from '../../src/model/errors.js';
+import { ClockSkewError, StoreUnavailableError } from '../../src/model/errors.js';
 import { MemoryGraphStore } from '../support/memory/graph-store.js';
 import { delayedWorld, FEED_TEST_POLICY, feedSuite, withDelays } from './support/feed-suite.js';
 import { SingleBucketLists } from './support/single-bucket-lists.js';
@@ -94,6 +94,77 @@ describe('relay lag metric', () => {
     ]);
     expect(reads).toBe(1);
     sampler.stop();
+  });
+});
+
+describe('account updates hold the feed by their intents', () => {
+  class GatedUsers extends MemoryGraphStore {
+    gate: Promise<void> | null = null;
+    override async putUser(...a: Parameters<MemoryGraphStore['putUser']>) {
+      if (this.gate) await this.gate;
+      return super.putUser(...a);
+    }
+  }
+
+  it('a user PUT whose write stalls past the lag: a live reader stays below its slot and gets its user.updated once it lands', async () => {
+    const store = new GatedUsers();
+    let now = 1_800_000_000_000_000n;
+    const graph = new GraphService({
+      store,
+      lists: new SingleBucketLists(store),
+      maxFollowing: 1000,
+      clock: () => now,
+      registry: false,
+    });
+    await graph.putUser({ id: 1n, username: 'ada' });
+    now += 20_000_000n;
+    const origin = (await graph.feed.read(null, 1000)).next;
+    let open!: () => void;
+    store.gate = new Promise<void>((r) => {
+      open = r;
+    });
+    const put = graph.putUser({ id: 1n, private: true });
+    await new Promise((r) => setTimeout(r, 10));
+    // 11 s pass (L = 10 s by default): a live reader finds nothing, and its cursor stays below the slot.
+    now += 11_000_000n;
+    const live = await graph.feed.read(origin, 1000);
+    expect(live.items).toEqual([]);
+    store.gate = null;
+    open();
+    expect((await put).user.private).toBe(true);
+    await new Promise((r) => setTimeout(r, 10));
+    now += 30_000_000n;
+    expect((await graph.feed.read(live.next, 1000)).items.map((e) => [e.type, e.source])).toEqual([
+      ['user.updated', 1n],
+    ]);
+  });
+
+  it('an update whose intent is acknowledged past the write budget is refused unwritten (503), and the feed moves on', async () => {
+    class SlowIntents extends MemoryGraphStore {
+      slow = false;
+      override async putIntent(...a: Parameters<MemoryGraphStore['putIntent']>) {
+        if (this.slow) now += 3_000_000n;
+        return super.putIntent(...a);
+      }
+    }
+    let now = 1_800_000_000_000_000n;
+    const store = new SlowIntents();
+    const graph = new GraphService({
+      store,
+      lists: new SingleBucketLists(store),
+      maxFollowing: 1000,
+      clock: () => now,
+      registry: false,
+    });
+    await graph.putUser({ id: 1n, username: 'ada' });
+    const origin = (await graph.feed.read(null, 1000)).next;
+    store.slow = true;
+    await expect(graph.putUser({ id: 1n, private: true })).rejects.toThrow(StoreUnavailableError);
+    expect((await store.getUser(1n))?.private).toBe(false);
+    now += 20_000_000n;
+    expect(await graph.intentRecovery.runOnce()).toEqual({ present: 0, fenced: 0 });
+    expect((await graph.feed.read(origin, 1000)).items).toEqual([]);
+    expect(await graph.intentRecovery.oldestIntentAgeSeconds()).toBe(0);
   });
 });
 

@@ -23,12 +23,14 @@ import {
   FollowingCapError,
   InvalidInputError,
   NoPendingRequestError,
+  StoreUnavailableError,
   UserNotFoundError,
 } from '../../model/errors.js';
 import type { EventRow } from '../../model/events.js';
 import { USERNAME_PATTERN } from '../../model/limits.js';
 import { listIn, type Position, type UserId, type UserRecord } from '../../model/types.js';
 import type { CountStore } from '../../ports/count-store.js';
+import type { FeedIntentStore } from '../../ports/event-store.js';
 import type { UserStore } from '../../ports/user-store.js';
 import { userUpdatedRow } from '../feed.js';
 import type { WriteClock } from '../pair/clock-guard.js';
@@ -51,7 +53,11 @@ const ACCEPT_PAGE = 200;
 export const ACCEPT_TASK_SETTLE_MICROS = 60_000_000n;
 
 export interface AccountsDeps {
-  store: AccountStateStore & RenameFanoutStore & UserStore & Pick<CountStore, 'getCount'>;
+  store: AccountStateStore &
+    RenameFanoutStore &
+    UserStore &
+    Pick<CountStore, 'getCount'> &
+    Pick<FeedIntentStore, 'putIntent' | 'deleteIntent'>;
   lists: Pick<ListService, 'page'>;
   /** µs since the epoch. */
   clock: () => Position;
@@ -63,6 +69,11 @@ export interface AccountsDeps {
    * `feedLagMicros` of its policy (see `rename-fanout.ts`).
    */
   renameLagMicros: bigint;
+  /**
+   * How long after its event's slot an update's feed intent must be acknowledged (µs): the write
+   * budget B, which is below L − 2S (`feed-intents.ts`); later, the update is refused unwritten.
+   */
+  intentBudgetMicros: bigint;
   /** Told the rows a rename's fan-out has done after every page. */
   onRenameProgress?: (userId: UserId, done: number) => void;
   /** Accepts one pending request on the owner's behalf, deactivated accounts included. */
@@ -130,7 +141,16 @@ export class Accounts {
         existing.state !== user.state ||
         existing.hideLists !== user.hideLists);
     const event = updated ? userUpdatedRow(user.id, this.d.clock()) : undefined;
+    // Its intent first (`feed-intents.ts`): readers stay below the event's slot until the row is
+    // written, however long the write takes. An intent acknowledged past the write budget after
+    // the slot is too late to hold them: the write is not sent (the intent is left to the recovery).
+    if (event) {
+      await store.putIntent(event.key, Number(this.d.intentBudgetMicros / 1000n));
+      if (this.d.clock() - event.key.slot > this.d.intentBudgetMicros)
+        throw new StoreUnavailableError('the update could not be announced to the feed in time; nothing was written');
+    }
     const { created } = await store.putUser(user, event ? { event } : {});
+    if (event) void store.deleteIntent(event.key).catch(() => undefined);
     this.d.onUserWritten?.(user);
     if (event) this.d.onEvents?.([event]);
     if (flipped) this.startMarkTask(user.id);
