@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_FEED_CURSOR_SECRET, FeedCursorSeal } from '../../src/graph/feed-cursor.js';
+import { ClockGuard } from '../../src/graph/pair/clock-guard.js';
 import { nowPosition } from '../../src/model/clock.js';
 import { eventShard } from '../../src/model/events.js';
 import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';
@@ -27,6 +28,32 @@ afterAll(async () => {
 });
 
 describe('change feed (Cassandra)', () => {
+  it('over HTTP on the real node: an instance whose clock runs 30 s ahead of the database answers a feed read 503 with Retry-After, and serves again once its clock is back', async () => {
+    const store = new DelayedStore(ks.client);
+    let ahead = 30_000_000n;
+    const clock = () => nowPosition() + ahead;
+    const guard = new ClockGuard({
+      boundMs: 2000,
+      databaseClockMs: () => store.databaseClockMs(),
+      clock,
+      monotonic: () => performance.now(),
+    });
+    await guard.check();
+    const { graph } = delayedWorld(store, { clock, clockGuard: guard });
+    const { app } = buildTestApp({ graph, feed: graph.feed });
+    const admin = bearer(1, { admin: true });
+    const res = await app.request('/v1/events?limit=10', { headers: { Authorization: admin } });
+    expect(res.status).toBe(503);
+    expect(res.headers.get('content-type')).toBe('application/problem+json');
+    expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(((await res.json()) as { type: string }).type).toMatch(/unavailable|clock/);
+    ahead = 0n;
+    await guard.check();
+    expect((await app.request('/v1/events?limit=10', { headers: { Authorization: admin } })).status).toBe(
+      200,
+    );
+  });
+
   feedSuite(
     async () => delayedWorld(new DelayedStore(ks.client)),
     () => next++,

@@ -79,8 +79,11 @@ export async function clusterApp(
     maxFollowing: config.graph.maxFollowing,
     setCursorSecret: config.graph.cursorSecret,
   });
+  // As the server does: the feed's intents left behind are resolved every 2 s.
+  graph.intentRecovery.start(2000);
   const { app } = buildTestApp({
     graph,
+    feed: graph.feed,
     receipts: store,
     ready: () => schemaPresent(client, cassandra.keyspace, CQL_DIR),
     // A 500 is a bug even under faults: log it with its stack (CI keeps the output).
@@ -115,6 +118,9 @@ export async function clusterApp(
       }
       return { status, ms: performance.now() - t0, startedAt, headers: resHeaders, json };
     },
-    close: () => client.shutdown(),
+    close: async () => {
+      graph.intentRecovery.stop();
+      await client.shutdown();
+    },
   };
 }

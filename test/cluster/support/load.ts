@@ -206,3 +206,63 @@ export function figures(attempts: Attempt[], t0: number): Figures {
     statuses,
   };
 }
+
+/** The feed's cursor after everything settled now: pages through `GET /v1/events` to its end. */
+export async function feedEnd(app: ClusterApp, after: string | null = null): Promise<string> {
+  let cursor = after;
+  for (;;) {
+    const q = cursor === null ? '' : `&after=${encodeURIComponent(cursor)}`;
+    const r = await app.call('GET', `/v1/events?limit=1000${q}`, { admin: true });
+    if (r.status !== 200) throw new Error(`GET /v1/events: ${r.status}`);
+    const items = (r.json?.items ?? []) as unknown[];
+    cursor = r.json?.next_cursor as string;
+    if (items.length === 0) return cursor;
+  }
+}
+
+/** Every event after `after` (the API's shape: type, source, target, id), page by page. */
+export async function feedAfter(
+  app: ClusterApp,
+  after: string,
+): Promise<{ id: string; type: string; source: string; target: string }[]> {
+  const out: { id: string; type: string; source: string; target: string }[] = [];
+  let cursor = after;
+  for (;;) {
+    const r = await app.call('GET', `/v1/events?limit=1000&after=${encodeURIComponent(cursor)}`, {
+      admin: true,
+    });
+    if (r.status !== 200) throw new Error(`GET /v1/events: ${r.status}`);
+    const items = (r.json?.items ?? []) as { id: string; type: string; source: string; target: string }[];
+    out.push(...items);
+    cursor = r.json?.next_cursor as string;
+    if (items.length === 0) return out;
+  }
+}
+
+/**
+ * The feed's promise over one run, from its follow events: each edge's events alternate
+ * (`follow.created`, `follow.removed`, …, from none), no id twice, and replayed they give
+ * `edges` (the edges as the lists show them). Returns what breaks it (empty: nothing).
+ */
+export function feedBreaks(
+  events: readonly { id: string; type: string; source: string; target: string }[],
+  edges: readonly string[],
+): string[] {
+  const breaks: string[] = [];
+  const on = new Set<string>();
+  const ids = new Set<string>();
+  for (const e of events) {
+    if (ids.has(e.id)) breaks.push(`event ${e.id} twice`);
+    ids.add(e.id);
+    if (e.type !== 'follow.created' && e.type !== 'follow.removed') continue;
+    const k = `${e.source}>${e.target}`;
+    const created = e.type === 'follow.created';
+    if (created === on.has(k)) breaks.push(`${k}: ${e.type} when it was ${created ? 'on' : 'off'}`);
+    if (created) on.add(k);
+    else on.delete(k);
+  }
+  const want = new Set(edges);
+  for (const k of on) if (!want.has(k)) breaks.push(`${k}: on in the feed, not in the lists`);
+  for (const k of want) if (!on.has(k)) breaks.push(`${k}: in the lists, never created in the feed`);
+  return breaks;
+}
