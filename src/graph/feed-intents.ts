@@ -35,7 +35,7 @@
  * the recovery is not fenced (a user row has no write time to outrank yet).
  */
 
-import type { EventKey } from '../model/events.js';
+import { EVENT_SHARDS, type EventKey } from '../model/events.js';
 import type { Position } from '../model/types.js';
 import type { FeedIntentStore } from '../ports/event-store.js';
 import type { PairHistoryStore } from '../ports/pair-history-store.js';
@@ -43,39 +43,57 @@ import { type PairRepairDeps, rewritePair } from './pair/pair-repair.js';
 import type { ViewWriterDeps } from './pair/view-writer.js';
 
 /**
- * A process's view of the intents: the newest slot below which no unresolved intent exists now or
- * can appear later, advanced by each read (one read of at most one intent per shard, from the
- * bound kept on), and the intents old enough for recovery.
+ * A process's view of the intents, shard by shard: in each, the slot after which its intents are
+ * read (below it none stands now or can appear later), advanced by each look — one read of at most
+ * one intent per shard. A shard whose oldest intent stands is read from that intent on, so it comes
+ * back first and the tombstones above it are not read while it waits; every other shard reads only
+ * above what it already looked at. The first look starts from the bound some process saved
+ * (`readIntentBound`), or from the retention.
  */
 export class IntentFrontier {
-  /** No unresolved intent at or below this slot, now or later (null: not looked yet). */
-  private through: Position | null = null;
+  /** Per shard: no unresolved intent at or below, now or later (null: not looked yet). */
+  private from: Position[] | null = null;
+  /** The bound of the last look: the newest slot a read may return. */
+  private settled: Position | null = null;
   /** The oldest unresolved intent's slot at the last look (null: none below its top). */
   private oldest: Position | null = null;
 
   constructor(
     private readonly o: {
-      store: Pick<FeedIntentStore, 'readIntents'>;
+      store: Pick<FeedIntentStore, 'readIntents' | 'readIntentBound'>;
       /** L (µs). */
       lagMicros: bigint;
-      /** How far back the first look starts (µs): the feed's retention. */
+      /** How far back the first look starts without a saved bound (µs): the feed's retention. */
       retentionMicros: bigint;
     },
   ) {}
 
   /**
    * The newest slot a read whose clock said `now` (sampled before this call) may return rows
-   * through: `min(now − L, oldest intent above the kept bound − 1)`.
+   * through: `min(now − L, oldest intent − 1)`.
    */
   async settledThrough(now: Position): Promise<Position> {
     const top = now - this.o.lagMicros;
-    const from = this.through ?? now - this.o.retentionMicros;
-    if (top <= from) return top;
-    const [first] = await this.o.store.readIntents(from, top, 1);
-    const safe = first ? first.slot - 1n : top;
-    this.oldest = first ? first.slot : null;
-    if (this.through === null || safe > this.through) this.through = safe;
-    return safe < top ? safe : top;
+    if (this.from === null) {
+      const saved = await this.o.store.readIntentBound();
+      this.from ??= Array.from({ length: EVENT_SHARDS }, () => saved ?? now - this.o.retentionMicros);
+    }
+    const from = this.from;
+    const found = await Promise.all(
+      from.map((f, shard) => (top <= f ? [] : this.o.store.readIntents(shard, f, top, 1))),
+    );
+    let oldest: Position | null = null;
+    found.forEach(([first], shard) => {
+      const f = from[shard] as Position;
+      const next = first ? first.slot - 1n : top;
+      if (next > f) from[shard] = next;
+      if (first && (oldest === null || first.slot < oldest)) oldest = first.slot;
+    });
+    this.oldest = oldest;
+    let safe = top;
+    for (const f of from) if (f < safe) safe = f;
+    if (this.settled === null || safe > this.settled) this.settled = safe;
+    return safe;
   }
 
   /** The slot of the oldest unresolved intent the last look found (what the metric reports). */
@@ -83,15 +101,20 @@ export class IntentFrontier {
     return this.oldest;
   }
 
-  /** Where the intents still to resolve start: the kept bound (null before the first look). */
-  bound(): Position | null {
-    return this.through;
+  /** Per shard, where the intents still to resolve start (null before the first look). */
+  shardBounds(): readonly Position[] | null {
+    return this.from;
+  }
+
+  /** The bound of the last look (what the recovery saves for processes that start later). */
+  settledBound(): Position | null {
+    return this.settled;
   }
 }
 
 export interface IntentRecoveryDeps extends PairRepairDeps {
   store: PairRepairDeps['store'] &
-    Pick<FeedIntentStore, 'readIntents' | 'deleteIntent'> &
+    Pick<FeedIntentStore, 'readIntents' | 'deleteIntent' | 'saveIntentBound'> &
     Pick<PairHistoryStore, 'fenceOp'>;
   /** µs since the epoch. */
   clock: () => Position;
@@ -115,18 +138,21 @@ function intentOp(k: EventKey) {
 }
 
 /**
- * Resolves the intents with a slot in `(after, now − L − grace]` (at most `limit` per shard; see
+ * Resolves the intents with a slot in `(after[shard], now − L − grace]` (at most `limit` per shard; see
  * the note). Each is resolved on its own: a failure leaves it for the next pass. Safe to run on
  * several instances at once: both outcomes are idempotent, and a pass that finds the op present
  * after another fenced it cannot happen (the fence is at a write time its row cannot exceed).
  */
 export async function recoverIntents(
   d: IntentRecoveryDeps,
-  o: { after: Position; graceMicros?: bigint; limit?: number },
+  o: { after: readonly Position[]; graceMicros?: bigint; limit?: number },
 ): Promise<RecoveryResult> {
   const until = d.clock() - d.lagMicros - (o.graceMicros ?? 0n);
   const result: RecoveryResult = { present: 0, fenced: 0 };
-  const intents = await d.store.readIntents(o.after, until, o.limit ?? 100);
+  const pages = await Promise.all(
+    o.after.map((after, shard) => d.store.readIntents(shard, after, until, o.limit ?? 100)),
+  );
+  const intents = pages.flat();
   for (const k of intents) {
     if (k.opKind === 'user') {
       await d.store.deleteIntent(k);
@@ -160,9 +186,8 @@ export class IntentRecovery {
     private readonly frontier: IntentFrontier,
     private readonly o: {
       graceMicros?: bigint;
-      retentionMicros: bigint;
       onPass?: (r: RecoveryResult | Error) => void;
-    },
+    } = {},
   ) {}
 
   /** How long (s) the oldest unresolved intent the last look found has stood, by `clock`; 0: none. */
@@ -177,11 +202,16 @@ export class IntentRecovery {
       try {
         // Looking first moves the kept bound up to the oldest intent, so the pass reads from there.
         await this.frontier.settledThrough(this.d.clock());
-        const after = this.frontier.bound() ?? this.d.clock() - this.o.retentionMicros;
-        return await recoverIntents(this.d, {
+        const after = this.frontier.shardBounds() ?? [];
+        const result = await recoverIntents(this.d, {
           after,
           ...(this.o.graceMicros === undefined ? {} : { graceMicros: this.o.graceMicros }),
         });
+        // What this look established holds for every process: a process that starts later looks
+        // from here rather than from the retention.
+        const settled = this.frontier.settledBound();
+        if (settled !== null) await this.d.store.saveIntentBound(settled);
+        return result;
       } finally {
         this.running = null;
       }

@@ -217,7 +217,6 @@ export function buildGraphParts(o: GraphServiceOptions): GraphParts {
       onEvents: feed.written,
     },
     intents,
-    { retentionMicros: BigInt(retentionSeconds) * 1_000_000n },
   );
   const accounts = new Accounts({
     store: o.store,

@@ -27,9 +27,13 @@ export interface FeedIntentStore {
   putIntent(key: EventKey, timeoutMs?: number): Promise<void>;
   /** Deletes an intent (idempotent). */
   deleteIntent(key: EventKey): Promise<void>;
+  /** The intents of one shard with `after < slot <= until`, oldest first, at most `limit`. */
+  readIntents(shard: number, after: Position, until: Position, limit: number): Promise<EventKey[]>;
   /**
-   * The intents with `after < slot <= until`, oldest first per shard, at most `limit` of each
-   * shard, merged in feed order (`compareEventKeys`).
+   * The bound below which no intent stands, as some process last saw it (null: none saved), and
+   * its save: the larger value wins, whatever the order of saves (a fact about the feed, the same
+   * for every process: each starts looking from it instead of from the retention).
    */
-  readIntents(after: Position, until: Position, limit: number): Promise<EventKey[]>;
+  readIntentBound(): Promise<Position | null>;
+  saveIntentBound(through: Position): Promise<void>;
 }

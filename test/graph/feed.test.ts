@@ -206,6 +206,8 @@ describe('the oldest intent metric', () => {
     expect(await line()).toBe('flocklist_feed_oldest_intent_seconds 35');
     // Its op never landed: the recovery fences it, and the next look finds none.
     expect(await graph.intentRecovery.runOnce()).toEqual({ present: 0, fenced: 1 });
+    // The pass saved the bound its look established (below the intent it then resolved).
+    expect(await store.readIntentBound()).toBe(key.slot - 1n);
     await graph.feed.read(page.next, 10);
     expect(await line()).toBe('flocklist_feed_oldest_intent_seconds 0');
   });

@@ -193,16 +193,21 @@ export class CassandraEventStore implements EventStore, FeedIntentStore {
     });
   }
 
-  async readIntents(after: Position, until: Position, limit: number): Promise<EventKey[]> {
+  async readIntents(shard: number, after: Position, until: Position, limit: number): Promise<EventKey[]> {
     if (until <= after || limit <= 0) return [];
-    const pages = await Promise.all(
-      Array.from({ length: EVENT_SHARDS }, (_, shard) =>
-        this.cql
-          .exec('readIntents', S.readIntents, [shard, after, until, limit])
-          .then((rs) => rs.rows.map((r) => toKey(r, shard))),
-      ),
-    );
-    return pages.flat().sort(compareEventKeys);
+    const rs = await this.cql.exec('readIntents', S.readIntents, [shard, after, until, limit]);
+    return rs.rows.map((r) => toKey(r, shard));
+  }
+
+  async readIntentBound(): Promise<Position | null> {
+    const rs = await this.cql.exec('readIntentBound', S.readIntentBound, []);
+    return (rs.rows[0]?.through as bigint | undefined) ?? null;
+  }
+
+  async saveIntentBound(through: Position): Promise<void> {
+    await this.cql.write('saveIntentBound', [{ statement: S.saveIntentBound, params: [through, through] }], {
+      logged: false,
+    });
   }
 }
 

@@ -134,6 +134,12 @@ export class CassandraGraphStore implements GraphStore {
   readIntents(...a: Args<FeedIntentStore, 'readIntents'>) {
     return this.events.readIntents(...a);
   }
+  readIntentBound() {
+    return this.events.readIntentBound();
+  }
+  saveIntentBound(...a: Args<FeedIntentStore, 'saveIntentBound'>) {
+    return this.events.saveIntentBound(...a);
+  }
   fenceOp(...a: Args<PairHistoryStore, 'fenceOp'>) {
     return this.pairs.fenceOp(...a);
   }

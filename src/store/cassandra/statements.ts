@@ -153,6 +153,9 @@ export const S = {
   readIntents: idempotent(
     'SELECT slot, low_id, high_id, op_position, op_source, op_kind FROM feed_intents WHERE shard = ? AND slot > ? AND slot <= ? LIMIT ?',
   ),
+  readIntentBound: idempotent('SELECT through FROM feed_intent_bound WHERE id = 0'),
+  /** Written at the bound as its write time: the larger bound wins. */
+  saveIntentBound: idempotent('INSERT INTO feed_intent_bound (id, through) VALUES (0, ?) USING TIMESTAMP ?'),
   /** An op row's fence: a delete at a write time after its append's (`appendOp` writes at the slot). */
   fenceOp: idempotent(
     'DELETE FROM pair_ops USING TIMESTAMP ? WHERE low_id = ? AND high_id = ? AND position = ? AND source_id = ? AND kind = ?',

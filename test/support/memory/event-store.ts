@@ -37,15 +37,22 @@ export abstract class MemoryEventStore extends MemorySearchStore implements Even
     this.intents.delete(intentId(key));
   }
 
-  async readIntents(after: Position, until: Position, limit: number): Promise<EventKey[]> {
-    const byShard = new Map<number, EventKey[]>();
-    for (const k of [...this.intents.values()].sort(compareEventKeys)) {
-      if (k.slot <= after || k.slot > until) continue;
-      const list = byShard.get(k.shard) ?? [];
-      if (list.length < limit) list.push({ ...k });
-      byShard.set(k.shard, list);
-    }
-    return [...byShard.values()].flat().sort(compareEventKeys);
+  async readIntents(shard: number, after: Position, until: Position, limit: number): Promise<EventKey[]> {
+    return [...this.intents.values()]
+      .filter((k) => k.shard === shard && k.slot > after && k.slot <= until)
+      .sort(compareEventKeys)
+      .slice(0, limit)
+      .map((k) => ({ ...k }));
+  }
+
+  private intentBound: Position | null = null;
+
+  async readIntentBound(): Promise<Position | null> {
+    return this.intentBound;
+  }
+
+  async saveIntentBound(through: Position): Promise<void> {
+    if (this.intentBound === null || through > this.intentBound) this.intentBound = through;
   }
 }
 
