@@ -147,7 +147,9 @@ export class Accounts {
     if (event) {
       await store.putIntent(event.key, Number(this.d.intentBudgetMicros / 1000n));
       if (this.d.clock() - event.key.slot > this.d.intentBudgetMicros)
-        throw new StoreUnavailableError('the update could not be announced to the feed in time; nothing was written');
+        throw new StoreUnavailableError(
+          'the update could not be announced to the feed in time; nothing was written',
+        );
     }
     const { created } = await store.putUser(user, event ? { event } : {});
     if (event) void store.deleteIntent(event.key).catch(() => undefined);
