@@ -44,7 +44,7 @@ describe('change feed (Cassandra)', () => {
     const admin = bearer(1, { admin: true });
     const res = await app.request('/v1/events?limit=10', { headers: { Authorization: admin } });
     expect(res.status).toBe(503);
-    expect(res.headers.get('content-type')).toBe('application/problem+json');
+    expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(((await res.json()) as { type: string }).type).toMatch(/unavailable|clock/);
     ahead = 0n;
