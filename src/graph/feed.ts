@@ -41,7 +41,7 @@ import {
   type GraphEvent,
 } from '../model/events.js';
 import { boundedLru } from '../model/lru.js';
-import type { Position, UserId } from '../model/types.js';
+import type { Position, UserField, UserId } from '../model/types.js';
 import type { EventStore } from '../ports/event-store.js';
 import type { RelayCursorStore } from '../ports/relay-cursor-store.js';
 import type { EventFeed, WriteClock } from './contracts.js';
@@ -142,6 +142,7 @@ export function rowEvents(row: EventRow, seal: FeedCursorSeal): GraphEvent[] {
         target: k.low,
         position: k.opPosition,
         slot: k.slot,
+        ...(row.fields ? { fields: row.fields } : {}),
       },
     ];
   return row.transitions.map((t, i) => ({
@@ -154,8 +155,8 @@ export function rowEvents(row: EventRow, seal: FeedCursorSeal): GraphEvent[] {
   }));
 }
 
-/** The feed row of an admin change of `account`, at `slot`. */
-export function userUpdatedRow(account: UserId, slot: Position): EventRow {
+/** The feed row of an admin change of `account` naming `fields`, at `slot`. */
+export function userUpdatedRow(account: UserId, slot: Position, fields?: readonly UserField[]): EventRow {
   return {
     key: {
       slot,
@@ -168,6 +169,7 @@ export function userUpdatedRow(account: UserId, slot: Position): EventRow {
     },
     transitions: [],
     user: true,
+    ...(fields ? { fields } : {}),
   };
 }
 

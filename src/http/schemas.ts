@@ -435,6 +435,10 @@ export const EventSchema = z
         'The position (µs) of the operation that made the change; for `user.updated`, its write time.',
     }),
     at: Time.openapi({ description: 'When the change was written: the feed orders by it.' }),
+    fields: z
+      .array(z.enum(['username', 'private', 'state', 'hide_lists']))
+      .optional()
+      .openapi({ description: '`user.updated` only: the fields the change named (PUT body names).' }),
   })
   .openapi('Event');
 

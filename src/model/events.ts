@@ -2,7 +2,7 @@
  * The graph's change feed, as its consumers see it (`../shared/spec/api.md`, Part 3, "Events"):
  * one event per change of an edge's state, and `user.updated` for an admin change of an account.
  */
-import type { Position, Relation, UserId } from './types.js';
+import type { Position, Relation, UserField, UserId } from './types.js';
 
 export const EVENT_TYPES = [
   'follow.created',
@@ -52,6 +52,8 @@ export interface GraphEvent {
   position: Position;
   /** The feed time the event is ordered by (µs): when the change was written. */
   slot: Position;
+  /** For `user.updated`: the fields the change named (absent on rows written before fields were kept). */
+  fields?: readonly UserField[];
 }
 
 /** A page of the feed: the events after a cursor, and the cursor after them (also when empty). */
@@ -106,6 +108,8 @@ export interface EventRow {
   transitions: readonly EdgeTransition[];
   /** An admin change of the account `low` (`user.updated`). */
   user?: boolean;
+  /** The fields that change named (`user` rows; absent on rows written before fields were kept). */
+  fields?: readonly UserField[];
 }
 
 const cmp = (a: bigint | number | string, b: bigint | number | string) => (a < b ? -1 : a > b ? 1 : 0);

@@ -128,6 +128,13 @@ export interface UserRecord {
   hideLists: boolean;
 }
 
+/** The fields of an account a PUT may name, in the order events list them. */
+export const USER_FIELDS = ['username', 'private', 'state', 'hideLists'] as const;
+export type UserField = (typeof USER_FIELDS)[number];
+
+/** Some fields of an account: what one PUT names, written cell by cell. */
+export type UserFields = Partial<Pick<UserRecord, UserField>>;
+
 /** The key of an edge in a pair's fold and in every map of edges. */
 export const edgeKey = (source: UserId, relation: Relation, target: UserId): string =>
   `${source}|${relation}|${target}`;

@@ -104,6 +104,77 @@ export function describeStoreContract(name: string, make: () => Promise<StoreFix
       expect(sorted((await store.listDeactivated(all.length)) ?? [])).toEqual(sorted(all));
     });
 
+    it('user fields are cells: a write names only its fields, each at its version; the newer version wins per field, a tie the larger value; the read gives the newest cell’s version', async () => {
+      const [a, b] = ids(2) as [bigint, bigint];
+      const v = 1_796_000_000_000_000n;
+      expect(await store.getUserVersioned(a)).toEqual({ user: null, version: -1n, versions: {} });
+      await store.claimUsername(`Cell${a}`, a);
+      await store.putUserFields(a, { username: `Cell${a}` }, v);
+      // Absent cells read as defaults.
+      expect(await store.getUserVersioned(a)).toEqual({
+        user: { id: a, username: `Cell${a}`, private: false, state: 'active', hideLists: false },
+        version: v,
+        versions: { username: v },
+      });
+      // Two writes of different fields, in either order: both hold.
+      await store.putUserFields(a, { state: 'deactivated' }, v + 20n);
+      await store.putUserFields(a, { private: true }, v + 10n);
+      // An older write of a field loses to the newer one whatever the arrival order.
+      await store.putUserFields(a, { private: false, hideLists: true }, v + 5n);
+      expect(await store.getUserVersioned(a)).toEqual({
+        user: { id: a, username: `Cell${a}`, private: true, state: 'deactivated', hideLists: true },
+        version: v + 20n,
+        versions: { username: v, private: v + 10n, state: v + 20n, hideLists: v + 5n },
+      });
+      // At one version the larger value wins (true over false, 'deactivated' over 'active').
+      await store.putUserFields(a, { hideLists: false }, v + 5n);
+      await store.putUserFields(a, { state: 'active' }, v + 20n);
+      expect((await store.getUser(a))?.hideLists).toBe(true);
+      expect((await store.getUser(a))?.state).toBe('deactivated');
+      // A row without a username is no user.
+      await store.putUserFields(b, { private: true }, v);
+      expect(await store.getUserVersioned(b)).toEqual({ user: null, version: v, versions: { private: v } });
+    });
+
+    it('the registry entry follows the state cell in every order, ties included; claims are held per id and released only by their holder', async () => {
+      const us = ids(4) as [bigint, bigint, bigint, bigint];
+      const v = 1_796_000_000_000_000n;
+      for (const id of us) {
+        await store.claimUsername(`tie${id}`, id);
+        await store.putUserFields(id, { username: `tie${id}` }, v);
+      }
+      const [x, y, z, w] = us;
+      // x: deactivated then active at one version (the deactivated cell wins): registered.
+      await store.putUserFields(x, { state: 'deactivated' }, v + 1n);
+      await store.putUserFields(x, { state: 'active' }, v + 1n);
+      // y: the same in the other order.
+      await store.putUserFields(y, { state: 'active' }, v + 1n);
+      await store.putUserFields(y, { state: 'deactivated' }, v + 1n);
+      // z: deactivated, then active one microsecond later (landing first): not registered.
+      await store.putUserFields(z, { state: 'active' }, v + 2n);
+      await store.putUserFields(z, { state: 'deactivated' }, v + 1n);
+      // w: active, then deactivated one microsecond later (landing first): registered.
+      await store.putUserFields(w, { state: 'deactivated' }, v + 2n);
+      await store.putUserFields(w, { state: 'active' }, v + 1n);
+      const states = await store.getUsers(us);
+      expect(us.map((id) => states.get(id)?.state)).toEqual([
+        'deactivated',
+        'deactivated',
+        'active',
+        'deactivated',
+      ]);
+      const all = new Set((await store.listDeactivated(10_000)) ?? []);
+      expect(us.map((id) => all.has(id))).toEqual([true, true, false, true]);
+      // Claims: a second claim by the holder succeeds, by another id throws; a release by another
+      // id leaves the claim.
+      await store.claimUsername(`TIE${x}`, x);
+      await expect(store.claimUsername(`tie${x}`, y)).rejects.toBeInstanceOf(UsernameTakenError);
+      await store.releaseUsername(`tie${x}`, y);
+      await expect(store.claimUsername(`tie${x}`, y)).rejects.toBeInstanceOf(UsernameTakenError);
+      await store.releaseUsername(`tie${x}`, x);
+      await store.claimUsername(`tie${x}`, y);
+    });
+
     it('keeps each account’s latest reported activity, whatever order reports arrive in', async () => {
       const [a, b, c] = ids(3) as [bigint, bigint, bigint];
       const t = 1_796_000_000_000_000n;

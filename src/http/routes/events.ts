@@ -55,6 +55,8 @@ export interface WireEvent {
   target: string;
   position: number;
   at: string;
+  /** `user.updated`: the fields the change named, as the PUT body names them. */
+  fields?: ('username' | 'private' | 'state' | 'hide_lists')[];
 }
 
 /**
@@ -71,6 +73,7 @@ export function renderEvent(e: GraphEvent): WireEvent {
     target: e.target.toString(),
     position: Number(e.position),
     at: formatTime(e.slot),
+    ...(e.fields ? { fields: e.fields.map((f) => (f === 'hideLists' ? 'hide_lists' : f)) } : {}),
   };
 }
 

@@ -102,6 +102,18 @@ export class CassandraGraphStore implements GraphStore {
   getUsers(...a: Args<UserStore, 'getUsers'>) {
     return this.users.getUsers(...a);
   }
+  getUserVersioned(...a: Args<UserStore, 'getUserVersioned'>) {
+    return this.users.getUserVersioned(...a);
+  }
+  putUserFields(...a: Args<UserStore, 'putUserFields'>) {
+    return this.users.putUserFields(...a);
+  }
+  claimUsername(...a: Args<UserStore, 'claimUsername'>) {
+    return this.users.claimUsername(...a);
+  }
+  releaseUsername(...a: Args<UserStore, 'releaseUsername'>) {
+    return this.users.releaseUsername(...a);
+  }
   putUser(...a: Args<UserStore, 'putUser'>) {
     return this.users.putUser(...a);
   }

@@ -114,9 +114,28 @@ export const putInCells = (cells: readonly string[]): Statement =>
 /** The statements of every table but the list tables, by name. */
 export const S = {
   getUser: idempotent('SELECT user_id, username, private, state, hide_lists FROM users WHERE user_id = ?'),
+  /** A whole row at one write time (`UserStore.putUser`; loads and fixtures). */
   putUser: idempotent(
     'INSERT INTO users (user_id, username, private, state, hide_lists, updated_at) VALUES (?, ?, ?, ?, ?, toTimestamp(now())) USING TIMESTAMP ?',
   ),
+  /** The row with each cell's write time (`UserStore.getUserVersioned`). */
+  getUserVersioned: idempotent(
+    'SELECT user_id, username, private, state, hide_lists, writetime(username) AS wu, writetime(private) AS wp, writetime(state) AS ws, writetime(hide_lists) AS wh FROM users WHERE user_id = ?',
+  ),
+  /** One field of a PUT each, at the PUT's version (`UserStore.putUserFields`). */
+  putUsername: idempotent(
+    'UPDATE users USING TIMESTAMP ? SET username = ?, updated_at = toTimestamp(now()) WHERE user_id = ?',
+  ),
+  putUserPrivate: idempotent(
+    'UPDATE users USING TIMESTAMP ? SET private = ?, updated_at = toTimestamp(now()) WHERE user_id = ?',
+  ),
+  putUserState: idempotent(
+    'UPDATE users USING TIMESTAMP ? SET state = ?, updated_at = toTimestamp(now()) WHERE user_id = ?',
+  ),
+  putUserHideLists: idempotent(
+    'UPDATE users USING TIMESTAMP ? SET hide_lists = ?, updated_at = toTimestamp(now()) WHERE user_id = ?',
+  ),
+
   registerDeactivated: idempotent(
     'INSERT INTO deactivated_accounts (shard, user_id, since) VALUES (?, ?, ?) USING TIMESTAMP ?',
   ),

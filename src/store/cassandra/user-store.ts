@@ -1,16 +1,44 @@
 /**
- * `UserStore` on Cassandra: the users projection, the username registry (claimed and released by
- * lightweight transactions, off the edge path) and the registry of deactivated accounts.
+ * `UserStore` on Cassandra: the users projection (each field a cell at its PUT's version), the
+ * username registry (claimed and released by lightweight transactions, off the edge path) and the
+ * registry of deactivated accounts.
  */
 import { nowPosition } from '../../model/clock.js';
 import { UsernameTakenError } from '../../model/errors.js';
 import type { EventRow } from '../../model/events.js';
-import type { Position, UserId, UserRecord } from '../../model/types.js';
-import { DEACTIVATED_SHARDS, deactivatedShard, type UserStore } from '../../ports/user-store.js';
+import {
+  type Position,
+  USER_FIELDS,
+  type UserFields,
+  type UserId,
+  type UserRecord,
+} from '../../model/types.js';
+import {
+  DEACTIVATED_SHARDS,
+  deactivatedShard,
+  type UserStore,
+  type VersionedUser,
+} from '../../ports/user-store.js';
 import type { CassandraEventStore } from './event-store.js';
 import type { Bound, CqlExecutor } from './executor.js';
 import { toUser } from './rows.js';
 import { S } from './statements.js';
+
+/** The statement writing each field (`putUserFields`). */
+const FIELD_STATEMENT = {
+  username: S.putUsername,
+  private: S.putUserPrivate,
+  state: S.putUserState,
+  hideLists: S.putUserHideLists,
+} as const;
+
+/** The `getUserVersioned` column of each field's write time. */
+const WRITETIME_COLUMNS = [
+  ['username', 'wu'],
+  ['private', 'wp'],
+  ['state', 'ws'],
+  ['hideLists', 'wh'],
+] as const;
 
 export class CassandraUserStore implements UserStore {
   constructor(
@@ -40,37 +68,62 @@ export class CassandraUserStore implements UserStore {
     return pointReads(ids, (id) => this.getUser(id));
   }
 
+  async getUserVersioned(id: UserId): Promise<VersionedUser> {
+    const row = (await this.cql.exec('getUserVersioned', S.getUserVersioned, [id])).first();
+    if (!row) return { user: null, version: -1n, versions: {} };
+    let version = -1n;
+    const versions: VersionedUser['versions'] = {};
+    for (const [f, c] of WRITETIME_COLUMNS) {
+      const at = row[c] as bigint | null | undefined;
+      if (at === null || at === undefined) continue;
+      versions[f] = at;
+      if (at > version) version = at;
+    }
+    return { user: row.username ? toUser(row) : null, version, versions };
+  }
+
+  async putUserFields(
+    id: UserId,
+    fields: UserFields,
+    version: Position,
+    o: { event?: EventRow } = {},
+  ): Promise<void> {
+    const writes: Bound[] = [];
+    for (const f of USER_FIELDS) {
+      const v = fields[f];
+      if (v !== undefined) writes.push({ statement: FIELD_STATEMENT[f], params: [version, v, id] });
+    }
+    // The registry entry follows the state cell (see `UserStore.putUserFields`: a delete one below).
+    const shard = deactivatedShard(id);
+    if (fields.state === 'deactivated')
+      writes.push({ statement: S.registerDeactivated, params: [shard, id, version, version] });
+    else if (fields.state === 'active')
+      writes.push({ statement: S.unregisterDeactivated, params: [version - 1n, shard, id] });
+    const events = o.event ? [o.event] : [];
+    if (writes.length === 0 && events.length === 0) return;
+    const feed = this.events.eventStatements(events, version);
+    await this.cql.write('putUserFields', [...writes, ...feed], { logged: true });
+    this.events.written(events);
+  }
+
+  async claimUsername(username: string, id: UserId): Promise<void> {
+    const row = (await this.cql.exec('claimUsername', S.claimUsername, [username.toLowerCase(), id])).first();
+    if (!row?.['[applied]'] && (row?.user_id as bigint | undefined) !== id)
+      throw new UsernameTakenError(username);
+  }
+
+  async releaseUsername(username: string, id: UserId): Promise<void> {
+    await this.cql.exec('releaseUsername', S.releaseUsername, [username.toLowerCase(), id]);
+  }
+
   async putUser(user: UserRecord, o: { event?: EventRow } = {}): Promise<{ created: boolean }> {
     const existing = await this.getUser(user.id);
     const name = user.username.toLowerCase();
     const oldName = existing?.username.toLowerCase();
-    if (oldName !== name) {
-      const rs = await this.cql.exec('claimUsername', S.claimUsername, [name, user.id]);
-      const row = rs.first();
-      if (!row?.['[applied]'] && (row?.user_id as bigint | undefined) !== user.id)
-        throw new UsernameTakenError(user.username);
-    }
-    // The user row and its registry entry in one logged batch at one write time, so the entry
-    // of the state that wins is the entry that wins (see `UserStore.listDeactivated`).
-    const at = nowPosition();
-    const put: Bound = {
-      statement: S.putUser,
-      params: [user.id, user.username, user.private, user.state, user.hideLists, at],
-    };
-    const shard = deactivatedShard(user.id);
-    const registry: Bound | null =
-      user.state === 'deactivated'
-        ? { statement: S.registerDeactivated, params: [shard, user.id, at, at] }
-        : existing?.state === 'deactivated'
-          ? { statement: S.unregisterDeactivated, params: [at, shard, user.id] }
-          : null;
-    const events = o.event ? [o.event] : [];
-    const feed = this.events.eventStatements(events, at);
-    await this.cql.write('putUser', [put, ...(registry ? [registry] : []), ...feed], { logged: true });
-    this.events.written(events);
-    if (oldName !== undefined && oldName !== name) {
-      await this.cql.exec('releaseUsername', S.releaseUsername, [oldName, user.id]);
-    }
+    if (oldName !== name) await this.claimUsername(user.username, user.id);
+    const { id, ...fields } = user;
+    await this.putUserFields(id, fields, nowPosition(), o);
+    if (oldName !== undefined && oldName !== name) await this.releaseUsername(oldName, user.id);
     return { created: existing === null };
   }
 

@@ -19,8 +19,8 @@ import {
   listId,
   type Position,
   type Relation,
+  type UserField,
   type UserId,
-  type UserRecord,
 } from '../../../src/model/types.js';
 import type {
   AccountTask,
@@ -142,11 +142,15 @@ export interface SearchCell {
   createdAt: Cell<bigint>;
 }
 
+/** An account's row: one cell per field. */
+export type UserCells = Record<UserField, Cell<string>>;
+
 export abstract class MemoryState {
-  protected readonly users = new Map<UserId, UserRecord>();
+  /** Each account's fields as cells at their PUT's version (`putUserFields`; flags as `true`/`false`). */
+  protected readonly users = new Map<UserId, UserCells>();
   protected readonly usernames = new Map<string, UserId>();
-  /** The registry of deactivated accounts (`listDeactivated`). */
-  protected readonly deactivated = new Set<UserId>();
+  /** The registry of deactivated accounts (`listDeactivated`): a cell per account, null once deleted. */
+  protected readonly deactivated = new Map<UserId, Cell<string>>();
   /** Last reported activity per account (`putActivity`: the latest instant wins). */
   protected readonly activity = new Map<UserId, Position>();
   protected readonly pairs = new Map<string, MemoryPair>();
