@@ -100,9 +100,9 @@ describe('relay lag metric', () => {
 describe('account updates hold the feed by their intents', () => {
   class GatedUsers extends MemoryGraphStore {
     gate: Promise<void> | null = null;
-    override async putUser(...a: Parameters<MemoryGraphStore['putUser']>) {
+    override async putUserFields(...a: Parameters<MemoryGraphStore['putUserFields']>) {
       if (this.gate) await this.gate;
-      return super.putUser(...a);
+      return super.putUserFields(...a);
     }
   }
 

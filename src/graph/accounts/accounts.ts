@@ -28,10 +28,18 @@ import {
 } from '../../model/errors.js';
 import type { EventRow } from '../../model/events.js';
 import { USERNAME_PATTERN } from '../../model/limits.js';
-import { listIn, type Position, type UserId, type UserRecord } from '../../model/types.js';
+import {
+  listIn,
+  type Position,
+  USER_FIELDS,
+  type UserField,
+  type UserFields,
+  type UserId,
+  type UserRecord,
+} from '../../model/types.js';
 import type { CountStore } from '../../ports/count-store.js';
 import type { FeedIntentStore } from '../../ports/event-store.js';
-import type { UserStore } from '../../ports/user-store.js';
+import type { UserStore, VersionedUser } from '../../ports/user-store.js';
 import { userUpdatedRow } from '../feed.js';
 import type { WriteClock } from '../pair/clock-guard.js';
 import { type AccountStateStore, newMarkTask, runMarkCounterparts } from './account-state.js';
@@ -102,9 +110,11 @@ export class Accounts {
   constructor(private readonly d: AccountsDeps) {}
 
   /**
-   * Creates or updates a user (keeps `state` and `hideLists` of an existing one), with the tasks
-   * its change starts (see the note). Throws `InvalidInputError` for a username outside the rules
-   * and the store's `UsernameTakenError`. `username` may be left out when the user exists.
+   * Creates or updates a user: writes the fields `input` names that differ from the row read, and
+   * only those (see the note), with the tasks the change starts. Throws `InvalidInputError` for a
+   * username outside the rules or a new user without one, the store's `UsernameTakenError`, and
+   * `StoreUnavailableError` when the update's feed intent is acknowledged too late (nothing
+   * written). Returns the row as read back after the write.
    */
   async putUser(input: UserInput): Promise<{ user: UserRecord; created: boolean }> {
     const { store } = this.d;
@@ -112,35 +122,75 @@ export class Accounts {
       throw new InvalidInputError('username', 'must be 1–30 of [A-Za-z0-9._]');
     if (input.id <= 0n) throw new InvalidInputError('id', 'must be a positive integer');
     this.d.guard.assertWritable();
-    const existing = await store.getUser(input.id);
-    const username = input.username ?? existing?.username;
-    if (username === undefined) throw new InvalidInputError('username', 'is required to create a user');
-    const user: UserRecord = {
-      id: input.id,
-      username,
-      private: input.private ?? existing?.private ?? false,
-      state: input.state ?? existing?.state ?? 'active',
-      hideLists: input.hideLists ?? existing?.hideLists ?? false,
-    };
-    const flipped = existing !== null && existing.state !== user.state;
-    const goesPublic = existing?.private === true && !user.private;
-    const renamed = existing !== null && existing.username !== user.username;
-    if (flipped) await store.putAccountTask(newMarkTask(user.id, this.d.clock));
-    if (renamed)
-      await store.putAccountTask(newRenameTask(user.id, user.username, this.d.renameLagMicros, this.d.clock));
-    if (goesPublic) {
-      const version = this.d.clock();
-      await store.putAccountTask({ userId: user.id, task: 'accept_requests', cursor: null, version });
+    const read = await store.getUserVersioned(input.id);
+    const existing = read.user;
+    if (!existing && input.username === undefined)
+      throw new InvalidInputError('username', 'is required to create a user');
+    const changed: UserFields = {};
+    for (const f of USER_FIELDS) {
+      const v = input[f];
+      if (v !== undefined && (!existing || existing[f] !== v)) Object.assign(changed, { [f]: v });
     }
-    // An admin change of what readers see of the account is an event (`user.updated`), written
-    // with the user row; a write that changes none of it, and a creation, are not.
-    const updated =
-      existing !== null &&
-      (existing.username !== user.username ||
-        existing.private !== user.private ||
-        existing.state !== user.state ||
-        existing.hideLists !== user.hideLists);
-    const event = updated ? userUpdatedRow(user.id, this.d.clock()) : undefined;
+    const names = USER_FIELDS.filter((f) => changed[f] !== undefined);
+    const stored =
+      existing && names.length === 0 ? existing : await this.write(input.id, read, changed, names);
+    // Tasks: a flip's and a rename's rows were written before the row, and they start now; a PUT
+    // naming a task's field without changing it restarts an unfinished one (they are idempotent).
+    const unchanged = (f: UserField) => input[f] !== undefined && changed[f] === undefined;
+    const [markLeft, renameLeft, acceptLeft] = await Promise.all([
+      unchanged('state') ? store.getAccountTask(input.id, 'mark_counterparts') : null,
+      unchanged('username') ? store.getAccountTask(input.id, 'rename_fanout') : null,
+      stored.private ? null : store.getAccountTask(input.id, 'accept_requests'),
+    ]);
+    if (markLeft || (existing && changed.state !== undefined)) this.startMarkTask(input.id);
+    if (renameLeft || (existing && changed.username !== undefined)) this.startRenameTask(input.id);
+    if (existing?.private === true && changed.private === false) {
+      const pending = await store.getCount(listIn(input.id, 'requests'));
+      const run = this.runAcceptTask(input.id);
+      if (pending <= INLINE_ACCEPT_LIMIT) await run;
+      else run.catch((e: unknown) => this.d.onTaskError(input.id, e));
+    } else if (acceptLeft) {
+      this.runAcceptTask(input.id).catch((e: unknown) => this.d.onTaskError(input.id, e));
+    }
+    return { user: stored, created: existing === null };
+  }
+
+  /**
+   * Writes the changed fields of one PUT (see `putUser`) with their tasks' rows and the update's
+   * feed row; returns the row read back.
+   */
+  private async write(
+    id: UserId,
+    read: VersionedUser,
+    changed: UserFields,
+    names: readonly UserField[],
+  ): Promise<UserRecord> {
+    const { store } = this.d;
+    const existing = read.user;
+    // The name's claim (a lightweight transaction) before the version is taken, so its latency
+    // is not spent from the write budget. A case-only rename keeps its claim.
+    const claimed =
+      changed.username !== undefined && changed.username.toLowerCase() !== existing?.username.toLowerCase()
+        ? changed.username
+        : undefined;
+    if (claimed !== undefined) await store.claimUsername(claimed, id);
+    // Above every cell read, so a PUT sent after another was acknowledged outranks it whatever
+    // the clocks (two at one version: the larger value wins per cell, the store's rule).
+    const now = this.d.clock();
+    const version = now > read.version ? now : read.version + 1n;
+    if (existing && changed.state !== undefined) await store.putAccountTask(newMarkTask(id, this.d.clock));
+    if (existing && changed.username !== undefined)
+      await store.putAccountTask(newRenameTask(id, changed.username, this.d.renameLagMicros, this.d.clock));
+    if (existing?.private === true && changed.private === false)
+      await store.putAccountTask({
+        userId: id,
+        task: 'accept_requests',
+        cursor: null,
+        version: this.d.clock(),
+      });
+    // An update of an existing account is an event (`user.updated`, naming its fields) at the
+    // cells' version, written with them; a creation is not.
+    const event = existing ? userUpdatedRow(id, version, names) : undefined;
     // Its intent first (`feed-intents.ts`): readers stay below the event's slot until the row is
     // written, however long the write takes. An intent acknowledged past the write budget after
     // the slot is too late to hold them: the write is not sent (the intent is left to the recovery).
@@ -151,21 +201,18 @@ export class Accounts {
           'the update could not be announced to the feed in time; nothing was written',
         );
     }
-    const { created } = await store.putUser(user, event ? { event } : {});
+    await store.putUserFields(id, changed, version, event ? { event } : {});
     if (event) void store.deleteIntent(event.key).catch(() => undefined);
-    this.d.onUserWritten?.(user);
+    const stored = (await store.getUserVersioned(id)).user;
+    if (!stored) throw new StoreUnavailableError('the user row could not be read back');
+    // Names no row uses any more: the old one after a rename, ours after a concurrent rename won.
+    // (A name left claimed by a PUT that failed here is released by the repair sweep.)
+    const storedName = stored.username.toLowerCase();
+    for (const name of [existing?.username, claimed])
+      if (name !== undefined && name.toLowerCase() !== storedName) await store.releaseUsername(name, id);
+    this.d.onUserWritten?.(stored);
     if (event) this.d.onEvents?.([event]);
-    if (flipped) this.startMarkTask(user.id);
-    if (renamed) this.startRenameTask(user.id);
-    if (goesPublic) {
-      const pending = await store.getCount(listIn(user.id, 'requests'));
-      const run = this.runAcceptTask(user.id);
-      if (pending <= INLINE_ACCEPT_LIMIT) await run;
-      else run.catch((e: unknown) => this.d.onTaskError(user.id, e));
-    } else if (!user.private && (await store.getAccountTask(user.id, 'accept_requests'))) {
-      this.runAcceptTask(user.id).catch((e: unknown) => this.d.onTaskError(user.id, e));
-    }
-    return { user, created };
+    return stored;
   }
 
   /** Throws `UserNotFoundError`. */

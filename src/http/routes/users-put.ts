@@ -11,7 +11,11 @@ export const putUserRoute = createRoute({
   tags: ['users'],
   summary: 'Create or update a user (graph:admin)',
   description:
-    'Projection of the account service. Usernames are unique (case-insensitive): 409 when another id holds it. ' +
+    'Projection of the account service. Writes the fields the body names and only those: two PUTs of different ' +
+    'fields, concurrent or not, on any instances, both hold, and a PUT sent after another was acknowledged ' +
+    'supersedes it. A PUT that changes nothing answers the row and emits no event; `user.updated` names the ' +
+    'fields a change made (`fields`). 503 when it cannot land within its time budget (outcome unknown: retry; ' +
+    'a retry is idempotent). Usernames are unique (case-insensitive): 409 when another id holds it. ' +
     'Switching private → public accepts pending follow requests in the background. `state` deactivates or ' +
     'reactivates the account; `hide_lists` hides its lists and counts from everyone but itself; ' +
     '`last_active_at` records activity for fan-out scans (`active_since`). A caller ' +

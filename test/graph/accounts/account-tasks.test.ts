@@ -10,7 +10,7 @@ import { ACCEPT_TASK_SETTLE_MICROS } from '../../../src/graph/accounts/accounts.
 import { GraphService } from '../../../src/graph/graph-service.js';
 import { reconcileDirty } from '../../../src/jobs/reconcile-dirty.js';
 import { StoreUnavailableError } from '../../../src/model/errors.js';
-import type { UserRecord } from '../../../src/model/types.js';
+import type { UserFields } from '../../../src/model/types.js';
 import type { AccountTask } from '../../../src/ports/records.js';
 import { MemoryGraphStore } from '../../support/memory/graph-store.js';
 import { SingleBucketLists } from '../support/single-bucket-lists.js';
@@ -21,7 +21,7 @@ const R = 2n;
 /** A memory store whose next account-task write, or user write, can fail or run something first. */
 class FaultyTasksStore extends MemoryGraphStore {
   failNextTaskWrite: AccountTask['task'] | null = null;
-  beforeUserWrite: ((user: UserRecord) => Promise<void>) | null = null;
+  beforeUserWrite: ((fields: UserFields) => Promise<void>) | null = null;
 
   override async putAccountTask(task: AccountTask) {
     if (this.failNextTaskWrite === task.task) {
@@ -31,11 +31,11 @@ class FaultyTasksStore extends MemoryGraphStore {
     return super.putAccountTask(task);
   }
 
-  override async putUser(user: UserRecord) {
+  override async putUserFields(...a: Parameters<MemoryGraphStore['putUserFields']>) {
     const hook = this.beforeUserWrite;
     this.beforeUserWrite = null;
-    await hook?.(user);
-    return super.putUser(user);
+    await hook?.(a[1]);
+    return super.putUserFields(...a);
   }
 }
 
@@ -81,8 +81,8 @@ describe('accept_requests is written before the user row', () => {
 
   it('a run that meets the task before the go-public user write has landed keeps it', async () => {
     const other = service(); // another instance, or a resume at start-up
-    store.beforeUserWrite = async (user) => {
-      expect(user.private).toBe(false);
+    store.beforeUserWrite = async (fields) => {
+      expect(fields).toEqual({ private: false });
       expect(await other.runAcceptTask(OWNER)).toBe(0); // the account still reads private
     };
     await graph.putUser({ id: OWNER, private: false });

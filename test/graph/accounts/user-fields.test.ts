@@ -1,0 +1,156 @@
+/**
+ * Account writes per field (the API contract, Part 4, "Account writes"): a PUT writes only the
+ * fields it names, above the version it read, so two PUTs of different fields both hold, on any
+ * instances, and a PUT sent after another was acknowledged supersedes it whatever the clocks.
+ * `user.updated` names the fields; a PUT that changes nothing writes nothing. Usernames: a
+ * case-only rename is no conflict with itself, two concurrent renames to one free name give one
+ * 409, and a rename lost to a concurrent one leaves no name claimed. On the memory store (the
+ * store contract holds the cells' rule on both stores).
+ */
+import { beforeEach, describe, expect, it } from 'vitest';
+import { GraphService } from '../../../src/graph/graph-service.js';
+import { InvalidInputError, UsernameTakenError } from '../../../src/model/errors.js';
+import { MemoryGraphStore } from '../../support/memory/graph-store.js';
+import { SingleBucketLists } from '../support/single-bucket-lists.js';
+
+const ADA = 1n;
+let store: MemoryGraphStore;
+
+/** An instance of the service on the shared store, its clock `offsetMicros` off the real one. */
+function instance(offsetMicros = 0n): GraphService {
+  let last = 0n;
+  const clock = () => {
+    const t = BigInt(Date.now()) * 1000n + offsetMicros;
+    last = t > last ? t : last + 1n;
+    return last;
+  };
+  return new GraphService({
+    store,
+    lists: new SingleBucketLists(store),
+    maxFollowing: 1000,
+    registry: false,
+    clock,
+    // A short write path's bound, so a rename's fan-out starts its walk after 0.8 s, not 10 s.
+    historyPolicy: { writeBudgetMs: 400, viewBudgetMs: 100, batchTimeoutMs: 100, clockSkewMs: 100 },
+  });
+}
+
+/** The `user.updated` rows of the feed in feed order, as the fields each names. */
+async function updates(): Promise<unknown[]> {
+  const far = BigInt(Date.now()) * 1000n + 3_600_000_000n;
+  const rows = await store.readEventRows(null, far, 1000);
+  return rows.filter((r) => r.user).map((r) => r.fields);
+}
+
+beforeEach(async () => {
+  store = new MemoryGraphStore();
+  await instance().putUser({ id: ADA, username: 'ada' });
+});
+
+describe('a PUT writes the fields it names', () => {
+  it('four concurrent PUTs of different fields through two instances: all four hold, and each answer shows its own', async () => {
+    const [a, b] = [instance(), instance()];
+    const answers = await Promise.all([
+      a.putUser({ id: ADA, private: true }),
+      b.putUser({ id: ADA, state: 'deactivated' }),
+      a.putUser({ id: ADA, hideLists: true }),
+      b.putUser({ id: ADA, username: 'Ada.L' }),
+    ]);
+    expect(answers.map((x) => x.created)).toEqual([false, false, false, false]);
+    expect([
+      answers[0]?.user.private,
+      answers[1]?.user.state,
+      answers[2]?.user.hideLists,
+      answers[3]?.user.username,
+    ]).toEqual([true, 'deactivated', true, 'Ada.L']);
+    expect(await store.getUser(ADA)).toEqual({
+      id: ADA,
+      username: 'Ada.L',
+      private: true,
+      state: 'deactivated',
+      hideLists: true,
+    });
+    expect(await store.listDeactivated(10)).toEqual([ADA]);
+    await Promise.all([a.settleAccountTasks(), b.settleAccountTasks()]);
+  });
+
+  it('a PUT sent after another was acknowledged supersedes it, whatever the clocks', async () => {
+    const fast = instance(20_000_000n);
+    const slow = instance(-20_000_000n);
+    await fast.putUser({ id: ADA, private: true, state: 'deactivated' });
+    expect((await slow.putUser({ id: ADA, private: false })).user.private).toBe(false);
+    expect((await slow.putUser({ id: ADA, state: 'active' })).user.state).toBe('active');
+    await fast.putUser({ id: ADA, private: true });
+    expect(await store.getUser(ADA)).toMatchObject({ private: true, state: 'active' });
+    expect(await store.listDeactivated(10)).toEqual([]);
+    await Promise.all([fast.settleAccountTasks(), slow.settleAccountTasks()]);
+  });
+
+  it('user.updated names the fields a PUT changed; a PUT that changes nothing writes nothing and answers the row', async () => {
+    const g = instance();
+    const before = await store.getUserVersioned(ADA);
+    expect(await g.putUser({ id: ADA })).toEqual({ user: before.user, created: false });
+    expect(await g.putUser({ id: ADA, username: 'ada', private: false })).toEqual({
+      user: before.user,
+      created: false,
+    });
+    expect(await store.getUserVersioned(ADA)).toEqual(before);
+    await g.putUser({ id: ADA, private: true, username: 'ada' });
+    await g.putUser({ id: ADA, username: 'Ada', hideLists: true, state: 'active' });
+    expect(await updates()).toEqual([['private'], ['username', 'hideLists']]);
+    await g.settleAccountTasks();
+  });
+
+  it('a create writes the fields it names (the rest read as defaults); without a username it is refused', async () => {
+    const g = instance();
+    await expect(g.putUser({ id: 2n, private: true })).rejects.toBeInstanceOf(InvalidInputError);
+    expect(await store.getUserVersioned(2n)).toEqual({ user: null, version: -1n, versions: {} });
+    expect(await g.putUser({ id: 2n, username: 'bo', private: true })).toEqual({
+      user: { id: 2n, username: 'bo', private: true, state: 'active', hideLists: false },
+      created: true,
+    });
+    // A creation is not an event.
+    expect(await updates()).toEqual([]);
+  });
+});
+
+describe('usernames under per-field PUTs', () => {
+  it('a case-only rename is no conflict with itself, and keeps the claim', async () => {
+    const g = instance();
+    expect((await g.putUser({ id: ADA, username: 'ADA' })).user.username).toBe('ADA');
+    await expect(g.putUser({ id: 2n, username: 'Ada' })).rejects.toBeInstanceOf(UsernameTakenError);
+    await g.settleAccountTasks();
+  });
+
+  it('two concurrent renames of two accounts to one free name: exactly one 409', async () => {
+    const [a, b] = [instance(), instance()];
+    await a.putUser({ id: 2n, username: 'bo' });
+    const outcomes = await Promise.allSettled([
+      a.putUser({ id: ADA, username: 'free' }),
+      b.putUser({ id: 2n, username: 'FREE' }),
+    ]);
+    const refused = outcomes.filter((o) => o.status === 'rejected');
+    expect(refused.map((o) => (o as PromiseRejectedResult).reason instanceof UsernameTakenError)).toEqual([
+      true,
+    ]);
+    const holders = [...(await store.getUsers([ADA, 2n])).values()].filter(
+      (u) => u.username.toLowerCase() === 'free',
+    );
+    expect(holders.length).toBe(1);
+    await Promise.all([a.settleAccountTasks(), b.settleAccountTasks()]);
+  });
+
+  it('of two concurrent renames of one account, the one that lost leaves its name free, and the old name is freed', async () => {
+    const [a, b] = [instance(), instance(1n)];
+    await Promise.all([a.putUser({ id: ADA, username: 'left' }), b.putUser({ id: ADA, username: 'right' })]);
+    const name = (await store.getUser(ADA))?.username as string;
+    expect(['left', 'right']).toContain(name);
+    const loser = name === 'left' ? 'right' : 'left';
+    const c = instance();
+    // The loser's name and the old one are free; the winner's is held.
+    expect((await c.putUser({ id: 3n, username: loser })).created).toBe(true);
+    expect((await c.putUser({ id: 4n, username: 'ada' })).created).toBe(true);
+    await expect(c.putUser({ id: 5n, username: name })).rejects.toBeInstanceOf(UsernameTakenError);
+    await Promise.all([a.settleAccountTasks(), b.settleAccountTasks()]);
+  });
+});
