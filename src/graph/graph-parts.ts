@@ -195,8 +195,8 @@ export function buildGraphParts(o: GraphServiceOptions): GraphParts {
   const edges = new EdgeReads(reader, o.lists);
   const writes = new PairMutations({
     store: o.store,
-    // A mutation's two user rows from the user cache (a warm follow in 6 requests); a row is at
-    // most the caches' bound old, and the fold, not this read, decides the op.
+    // A mutation's acting account from the user cache (at most the caches' bound old); the other
+    // account, whose privacy and state decide the op, the write path reads fresh (`WritePathDeps.users`).
     users: { getUsers: (ids) => reader.getUsers(ids) },
     lists: o.lists,
     clock,

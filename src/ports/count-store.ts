@@ -1,3 +1,4 @@
+import type { EventKey } from '../model/events.js';
 import type { Direction, ListKey, Position, Relation, UserId } from '../model/types.js';
 import type { CountSync, DirtyMark, ListCounts, Reconciliation } from './records.js';
 
@@ -42,8 +43,15 @@ export interface CountStore {
   /**
    * `markDirty` of every bucket of `marks`, all at write time `version`, in one request (an
    * unlogged batch: each mark and each mirror cell lands or not on its own). Idempotent.
+   * `o.intent`: an op's feed intent (`FeedIntentStore.putIntent`), carried in the same batch, so
+   * a write's marks and its intent cost one request; `o.timeoutMs` then bounds the request (the
+   * intent's budget).
    */
-  markDirtyBuckets(marks: readonly { list: ListKey; bucketCode: number }[], version: bigint): Promise<void>;
+  markDirtyBuckets(
+    marks: readonly { list: ListKey; bucketCode: number }[],
+    version: bigint,
+    o?: { intent?: EventKey; timeoutMs?: number },
+  ): Promise<void>;
   /** Up to `limit` marks of one shard (`0 ≤ shard < DIRTY_SHARDS`), in key order, with their write times. */
   listDirty(shard: number, limit: number): Promise<DirtyMark[]>;
   /** Whether any bucket of `list` is marked dirty (`dirty_lists`). One single-partition read. */

@@ -16,6 +16,7 @@
 
 import type { ListService } from '../../lists/contracts.js';
 import { bucketCodeOf, bucketOf } from '../../model/buckets.js';
+import type { EventKey } from '../../model/events.js';
 import type { EdgeRecord, ListKey, PairOp, Position, Relation, UserId } from '../../model/types.js';
 import { edgeKey, listId, projections } from '../../model/types.js';
 import type { CountStore } from '../../ports/count-store.js';
@@ -79,12 +80,21 @@ export interface CountLease {
 
 const markKey = (m: { list: ListKey; code: number }) => `${listId(m.list)}|${m.code}`;
 
-/** Marks every bucket of `marks` dirty, dated `at`: one request (the marks are idempotent, each lands on its own). */
-async function markAll(deps: CountStepDeps, marks: readonly MarkedBucket[], at: Position): Promise<void> {
-  if (marks.length === 0) return;
+/**
+ * Marks every bucket of `marks` dirty, dated `at`, with the op's feed intent if given: one request
+ * (the marks are idempotent, each lands on its own).
+ */
+async function markAll(
+  deps: CountStepDeps,
+  marks: readonly MarkedBucket[],
+  at: Position,
+  intent?: { key: EventKey; timeoutMs: number },
+): Promise<void> {
+  if (marks.length === 0 && !intent) return;
   await deps.store.markDirtyBuckets(
     marks.map((m) => ({ list: m.list, bucketCode: m.code })),
     at,
+    intent ? { intent: intent.key, timeoutMs: intent.timeoutMs } : {},
   );
 }
 
@@ -139,14 +149,14 @@ export async function markBeforeWrite(
   deps: CountStepDeps,
   op: PairOp,
   history: PairView,
-  o: { clock: () => Position; micros?: bigint },
+  o: { clock: () => Position; micros?: bigint; intent?: { key: EventKey; timeoutMs: number } | null },
 ): Promise<CountLease> {
   const micros = o.micros ?? COUNT_LEASE_MICROS;
   const newest = history.ops.at(-1)?.position ?? 0n;
   const below = op.position <= newest;
   const marks = await bucketsOf(deps, listsOpMayChange(op, below));
   const until = o.clock() + micros;
-  await markAll(deps, marks, until);
+  await markAll(deps, marks, until, o.intent ?? undefined);
   return { until, marks, clock: o.clock, micros };
 }
 

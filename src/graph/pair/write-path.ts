@@ -94,16 +94,18 @@ import { type ViewWriterDeps, viewEvents, viewRows, writeViewRows } from './view
 /** What the write path touches: the pair's history and edges, the view writer's and the count step's stores. */
 export interface WritePathDeps extends PairHistoryDeps, Omit<ViewWriterDeps, 'store' | 'lists'> {
   store: Pick<PairHistoryStore, 'readPairHistory' | 'appendPair'> &
-    Pick<FeedIntentStore, 'putIntent' | 'deleteIntent'> &
+    Pick<FeedIntentStore, 'deleteIntent'> &
     Pick<EdgeStore, 'getPairEdges'> &
     ViewWriterDeps['store'] &
     CountStepDeps['store'] &
     Pick<UserStore, 'getUsers'>;
   lists: ViewWriterDeps['lists'] & CountStepDeps['lists'];
   /**
-   * Where a mutation reads its two accounts (their existence, state, privacy and usernames): the
-   * one user read of the write path, for a user-row cache to answer (default: `store`). A cached
-   * row may be stale within the cache's bound; the fold, not this check, decides what the op does.
+   * Where a mutation reads its *acting* account (its existence, state and username), for a
+   * user-row cache to answer (default: `store`): a cached row may be stale within the cache's
+   * bound. The *other* account is always read from `store` at its quorum, uncached, in parallel
+   * with the pair: its `private` and `state` decide the op (a follow of an account whose switch
+   * to private was acknowledged anywhere is a request; of one deactivated, a 404).
    */
   users?: Pick<UserStore, 'getUsers'>;
   cap: FollowCap;
@@ -126,7 +128,7 @@ export async function applyPairOp(d: WritePathDeps, m: Mutation, o: MutationOpti
   if (m.actor === m.other) throw new SelfFollowError();
   // read
   const [users, read] = await Promise.all([
-    requireUsers(d.users ?? d.store, m.actor, m.other, m.anyState),
+    requireUsers(d.users ?? d.store, d.store, m.actor, m.other, m.anyState),
     readPair(d, m.sourceId, m.targetId),
   ]);
   // fold
@@ -136,14 +138,16 @@ export async function applyPairOp(d: WritePathDeps, m: Mutation, o: MutationOpti
   if (o.position === undefined) await m.check?.(before);
   const position = choosePosition(d, read.history, o.position);
   const op: PairOp = { sourceId: m.sourceId, targetId: m.targetId, kind, position };
-  // mark, and the op's intent beside the marks (`feed-intents.ts`): a new op takes its feed slot
+  // mark, and the op's intent with the marks (`feed-intents.ts`): a new op takes its feed slot
   // now, and its intent is acknowledged before the append is sent, within the write budget.
   const slot = containsOp(read.history.ops, op) ? undefined : takeSlot(d, op);
   const intent = slot === undefined || d.eventsFrom() === null ? null : opEventKey(op, slot);
-  const [lease] = await Promise.all([
-    markBeforeWrite(d, op, read.history, { clock: d.clock, micros: d.countLeaseMicros }),
-    intent && d.store.putIntent(intent, d.policy.writeBudgetMs - (d.monotonic() - read.startedMs)),
-  ]);
+  // The intent rides in the marks' batch: one request for both, bounded by what is left of the budget.
+  const lease = await markBeforeWrite(d, op, read.history, {
+    clock: d.clock,
+    micros: d.countLeaseMicros,
+    intent: intent && { key: intent, timeoutMs: d.policy.writeBudgetMs - (d.monotonic() - read.startedMs) },
+  });
   try {
     // append
     const { duplicate, folded } = await appendOp(d, read, op, slot);
@@ -267,15 +271,18 @@ function storedActive(edges: readonly EdgeRecord[]): ActiveEdges {
 
 /**
  * Both users exist and are active (a deactivated account is not found; with `anyState`, any
- * existing account will do); returns both.
+ * existing account will do); returns both. The actor is read through `cached`, the other account
+ * through `fresh` (see `WritePathDeps.users`), at once.
  */
 async function requireUsers(
-  users: Pick<UserStore, 'getUsers'>,
+  cached: Pick<UserStore, 'getUsers'>,
+  fresh: Pick<UserStore, 'getUsers'>,
   actor: UserId,
   other: UserId,
   anyState = false,
 ): Promise<Map<UserId, UserRecord>> {
-  const found = await users.getUsers([actor, other]);
+  const [mine, theirs] = await Promise.all([cached.getUsers([actor]), fresh.getUsers([other])]);
+  const found = new Map([...mine, ...theirs]);
   const usable = (u: UserRecord | undefined): u is UserRecord =>
     u !== undefined && (anyState || u.state === 'active');
   if (!usable(found.get(actor))) throw new UserNotFoundError(actor);

@@ -12,11 +12,12 @@
  * counts read in two single-partition reads; the per-bucket counts sit under `kind` 1, out of
  * that read's slice (`kind` 0).
  */
+import type { EventKey } from '../../model/events.js';
 import type { Direction, ListKey, Relation, UserId } from '../../model/types.js';
 import type { CounterDelta, CountStore } from '../../ports/count-store.js';
 import type { CountSync, DirtyMark, ListCounts, Reconciliation } from '../../ports/records.js';
 import type { Bound, CqlExecutor } from './executor.js';
-import { dirtyKey } from './keys.js';
+import { dirtyKey, intentParams } from './keys.js';
 import type { Row } from './rows.js';
 import { toCountSync, toDirtyMark, toReconciliation } from './rows.js';
 import { S } from './statements.js';
@@ -91,13 +92,21 @@ export class CassandraCountStore implements CountStore {
   async markDirtyBuckets(
     marks: readonly { list: ListKey; bucketCode: number }[],
     version: bigint,
+    o: { intent?: EventKey; timeoutMs?: number } = {},
   ): Promise<void> {
     // A writer's marks name the lists of the op's two accounts: at most two `dirty_lists` shards
-    // and two accounts' partitions, under Cassandra's unlogged-batch warning (10 partitions).
+    // and two accounts' partitions, under Cassandra's unlogged-batch warning (10 partitions), and
+    // its intent one more.
     await this.cql.write(
       'markDirty',
-      marks.flatMap((m) => markBoth(m.list, m.bucketCode, version)),
-      { logged: false },
+      [
+        ...marks.flatMap((m) => markBoth(m.list, m.bucketCode, version)),
+        ...(o.intent ? [{ statement: S.putIntent, params: intentParams(o.intent) }] : []),
+      ],
+      {
+        logged: false,
+        ...(o.timeoutMs === undefined ? {} : { readTimeout: Math.max(1, Math.round(o.timeoutMs)) }),
+      },
     );
   }
 

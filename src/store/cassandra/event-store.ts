@@ -26,6 +26,7 @@ import type { Position } from '../../model/types.js';
 import type { EventStore, FeedIntentStore } from '../../ports/event-store.js';
 import { decodeEvents, encodeEvents, hasEvents } from '../event-codec.js';
 import type { Bound, CqlExecutor } from './executor.js';
+import { intentParams } from './keys.js';
 import type { Row } from './rows.js';
 import { S } from './statements.js';
 
@@ -210,5 +211,3 @@ export class CassandraEventStore implements EventStore, FeedIntentStore {
     });
   }
 }
-
-const intentParams = (k: EventKey) => [k.shard, k.slot, k.low, k.high, k.opPosition, k.opSource, k.opKind];

@@ -3,7 +3,9 @@
  * columns and values of a list bucket, a dirty-mark partition, an inverse-edge bucket and each
  * table a token-range scan walks.
  */
+
 import { bucketOf } from '../../model/buckets.js';
+import type { EventKey } from '../../model/events.js';
 import type { ListKey, Relation, UserId } from '../../model/types.js';
 import { DIRTY_SHARDS } from '../../ports/count-store.js';
 import type { ScanTable } from '../../ports/records.js';
@@ -53,3 +55,14 @@ export function inverseKey(list: ListKey): [UserId, Relation] {
   if (list.direction !== 'in') throw new RangeError('inverse edges are bucketed like an `in` list');
   return [list.userId, list.relation];
 }
+
+/** The bind values of a `feed_intents` row (`S.putIntent`, `S.deleteIntent`). */
+export const intentParams = (k: EventKey): unknown[] => [
+  k.shard,
+  k.slot,
+  k.low,
+  k.high,
+  k.opPosition,
+  k.opSource,
+  k.opKind,
+];

@@ -207,4 +207,41 @@ describe('two service processes, writes on A, reads on B (caches on)', () => {
       ).toBeLessThan(2 * TTL_MS);
     }
   });
+
+  it('privacy on writes: a follow sent to B right after A acknowledged a private flip answers requested, every time; after a deactivation, 404', async () => {
+    for (let i = 0; i < REPEATS; i++) {
+      const [viewer, owner, other] = (await users(3)) as [bigint, bigint, bigint];
+      // B holds the owner's row, public and active, in its user cache.
+      expect((await call(b, 'GET', `/v1/users/${owner}`, viewer)).json?.private).toBe(false);
+      expect((await call(a, 'PUT', `/v1/users/${owner}`, 1n, { private: true }, true)).status).toBe(200);
+      expect((await call(b, 'PUT', `/v1/users/${viewer}/following/${owner}`, viewer)).json).toEqual({
+        state: 'requested',
+      });
+      expect((await call(b, 'GET', `/v1/users/${other}`, viewer)).status).toBe(200);
+      expect((await call(a, 'PUT', `/v1/users/${other}`, 1n, { state: 'deactivated' }, true)).status).toBe(
+        200,
+      );
+      expect((await call(b, 'PUT', `/v1/users/${viewer}/following/${other}`, viewer)).status).toBe(404);
+    }
+  });
+
+  it('concurrent PUTs of different fields through A and B both hold, every time', async () => {
+    for (let i = 0; i < REPEATS; i++) {
+      const [owner] = (await users(1)) as [bigint];
+      const [ra, rb] = await Promise.all([
+        call(a, 'PUT', `/v1/users/${owner}`, 1n, { private: true }, true),
+        call(b, 'PUT', `/v1/users/${owner}`, 1n, { state: 'deactivated' }, true),
+      ]);
+      expect([ra.status, ra.json?.private, rb.status, rb.json?.state]).toEqual([
+        200,
+        true,
+        200,
+        'deactivated',
+      ]);
+      for (const s of [a, b]) {
+        const stored = (await call(s, 'GET', `/v1/users/${owner}`, 1n, undefined, true)).json;
+        expect([stored?.private, stored?.state]).toEqual([true, 'deactivated']);
+      }
+    }
+  });
 });

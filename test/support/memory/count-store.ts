@@ -1,4 +1,5 @@
 import { bucketOf } from '../../../src/model/buckets.js';
+import type { EventKey } from '../../../src/model/events.js';
 import type { Direction, ListKey, Relation, UserId } from '../../../src/model/types.js';
 import { type CounterDelta, type CountStore, DIRTY_SHARDS } from '../../../src/ports/count-store.js';
 import type { CountSync, DirtyMark, ListCounts, Reconciliation } from '../../../src/ports/records.js';
@@ -25,8 +26,12 @@ export abstract class MemoryCountStore extends MemoryListStore implements CountS
   async markDirtyBuckets(
     marks: readonly { list: ListKey; bucketCode: number }[],
     version: bigint,
+    o: { intent?: EventKey; timeoutMs?: number } = {},
   ): Promise<void> {
-    await Promise.all(marks.map((m) => this.markDirty(m.list, m.bucketCode, version)));
+    await Promise.all([
+      ...marks.map((m) => this.markDirty(m.list, m.bucketCode, version)),
+      ...(o.intent ? [this.putIntent(o.intent)] : []),
+    ]);
   }
 
   async getCount(list: ListKey): Promise<number> {
