@@ -6,12 +6,15 @@
  * What is cached (each a `ReadCache`: bounded by entries, expiring, counted):
  * - `users`: user rows (id, username, private, state, hide_lists) by id; unknown ids are not
  *   cached (an account created on another instance is served at once).
- * - `edges`: edge states by (source, relation, target), negative answers included (null: no
- *   edge ever). One key space serves the forward reads (`getEdgesOut`: status, the visibility
- *   checks' block edge, `relationships`, `contains … out`), the inverse reads (`getEdgesIn`:
- *   `contains … in`, followed-by, `relationships`' inverse flags) and the pair read
- *   (`getPairEdges`: a relationship; it stores all twelve states of the pair, six relations in
- *   both directions, absent ones as null).
+ * - `edges`: edge states by table and (source, relation, target), negative answers included
+ *   (null: no edge ever). The forward table's key space (`o|`) serves the forward reads
+ *   (`getEdgesOut`: status, the visibility checks' block edge, `relationships`, `contains … out`)
+ *   and the pair read (`getPairEdges`, which reads the forward rows both ways: a relationship; it
+ *   stores all twelve states of the pair, six relations in both directions, absent ones as null).
+ *   The inverse table's (`i|`) serves the inverse reads (`getEdgesIn`: `contains … in`,
+ *   followed-by, `relationships`' inverse flags). Apart, because the inverse copy can lag or miss
+ *   a row (the drift the repair sweep exists for): an inverse read must never answer a forward
+ *   probe, such as the block check of a visibility read.
  *   Block lists are not cached whole: every read path that asks "does X block Y" asks it of given
  *   ids (one owner, ≤ 1000 ids), so the per-edge entries answer it, negatives included.
  * - `counts`: what `GraphReads.counts` returns, by account, when it is exact (see `countsThrough`).
@@ -125,6 +128,11 @@ export type CacheName = (typeof CACHE_NAMES)[number];
 /** The read methods a read path takes from the store, through the caches. */
 export type CachedReads = Pick<UserStore, 'getUser' | 'getUsers'> &
   Pick<EdgeStore, 'getEdgesOut' | 'getEdgesIn' | 'getPairEdges'>;
+
+/** An edge's cache key as the forward table (`edges_out`) gave it. */
+const forwardKey = (edge: string) => `o|${edge}`;
+/** An edge's cache key as the inverse table (`edges_in`) gave it: never read by a forward probe. */
+const inverseKey = (edge: string) => `i|${edge}`;
 
 /** How long a list size hint (whether a first page is worth caching) is kept (ms). */
 const SIZE_HINT_MS = 60_000;
@@ -270,8 +278,10 @@ export class GraphCaches {
    */
   dropPair(a: UserId, b: UserId, o: { pages?: boolean } = {}): void {
     for (const relation of RELATIONS) {
-      this.edges.invalidate(edgeKey(a, relation, b));
-      this.edges.invalidate(edgeKey(b, relation, a));
+      for (const k of [edgeKey(a, relation, b), edgeKey(b, relation, a)]) {
+        this.edges.invalidate(forwardKey(k));
+        this.edges.invalidate(inverseKey(k));
+      }
     }
     this.counts.invalidate(a);
     this.counts.invalidate(b);
@@ -378,16 +388,20 @@ export class GraphCaches {
       }
       return out;
     };
-    /** The states of `key(id)` for the ids, cached ones first, the rest in one `fetch`. */
+    /**
+     * The states of `key(id)` for the ids, cached ones first (also under `alsoKey`), the rest in
+     * one `fetch`, stored under `key`.
+     */
     const readEdges = async (
       ids: readonly UserId[],
       key: (id: UserId) => string,
       fetch: (missing: UserId[]) => Promise<Map<UserId, EdgeRecord>>,
+      alsoKey?: (id: UserId) => string,
     ): Promise<Map<UserId, EdgeRecord>> => {
       const out = new Map<UserId, EdgeRecord>();
       const missing: UserId[] = [];
       for (const id of new Set(ids)) {
-        const e = edges.get(key(id));
+        const e = (alsoKey && edges.get(alsoKey(id))) ?? edges.get(key(id));
         if (e === undefined) missing.push(id);
         else if (e !== null) out.set(id, e);
       }
@@ -407,22 +421,24 @@ export class GraphCaches {
       getEdgesOut: (source: UserId, relation: Relation, targets: readonly UserId[]) =>
         readEdges(
           targets,
-          (t) => edgeKey(source, relation, t),
+          (t) => forwardKey(edgeKey(source, relation, t)),
           (missing) => store.getEdgesOut(source, relation, missing),
         ),
       getEdgesIn: (target: UserId, relation: Relation, sources: readonly UserId[], layout: BucketLayout) =>
         readEdges(
           sources,
-          (s) => edgeKey(s, relation, target),
+          (s) => inverseKey(edgeKey(s, relation, target)),
           (missing) => store.getEdgesIn(target, relation, missing, layout),
+          // A forward state may answer an inverse probe (the forward table is the truth), never the reverse.
+          (s) => forwardKey(edgeKey(s, relation, target)),
         ),
       getPairEdges: async (a: UserId, b: UserId) => {
-        const keys = RELATIONS.flatMap((r) => [edgeKey(a, r, b), edgeKey(b, r, a)]);
+        const keys = RELATIONS.flatMap((r) => [edgeKey(a, r, b), edgeKey(b, r, a)]).map(forwardKey);
         const cached = keys.map((k) => edges.get(k));
         if (cached.every((e) => e !== undefined)) return cached.filter((e): e is EdgeRecord => e !== null);
         const ticket = edges.begin();
         const read = await store.getPairEdges(a, b);
-        const found = new Map(read.map((e) => [edgeKey(e.sourceId, e.relation, e.targetId), e]));
+        const found = new Map(read.map((e) => [forwardKey(edgeKey(e.sourceId, e.relation, e.targetId)), e]));
         for (const k of keys) edges.store(k, found.get(k) ?? null, ticket);
         return read;
       },

@@ -9,6 +9,7 @@ import { GraphCaches } from '../../../src/graph/caches/graph-caches.js';
 import { GraphService } from '../../../src/graph/graph-service.js';
 import { registerCacheMetrics } from '../../../src/http/metrics.js';
 import { BucketedListService } from '../../../src/lists/list-service.js';
+import { SINGLE_BUCKET } from '../../../src/model/buckets.js';
 import type { UserId } from '../../../src/model/types.js';
 import type { GraphStore } from '../../../src/ports/graph-store.js';
 import { MemoryGraphStore } from '../../support/memory/graph-store.js';
@@ -337,5 +338,28 @@ describe('read caches through the service', () => {
     expect(text).toContain('flocklist_cache_misses_total{cache="users"} 1');
     expect(text).toContain('flocklist_cache_entries{cache="users"} 1');
     expect(text).toContain('flocklist_cache_misses_total{cache="edges"} 0');
+  });
+
+  it('an inverse read never answers a forward probe: a block whose inverse row is missing still blocks visibility reads', async () => {
+    // The inverse copy of A's block of V is missing (the drift the repair sweep exists for).
+    class Drifted extends MemoryGraphStore {
+      override async getEdgesIn(...a: Parameters<MemoryGraphStore['getEdgesIn']>) {
+        const found = await super.getEdgesIn(...a);
+        if (a[1] === 'blocks') found.clear();
+        return found;
+      }
+    }
+    const store = new Drifted();
+    const graph = await service(store);
+    const [A, V] = [1n, 2n];
+    await graph.putUser({ id: A, username: 'a' });
+    await graph.putUser({ id: V, username: 'v' });
+    await graph.block(A, V);
+    const reader = graph.caches.reader;
+    // An inverse probe (who among [A] blocks V) finds nothing and caches that answer...
+    expect([...(await reader.getEdgesIn(V, 'blocks', [A], SINGLE_BUCKET)).keys()]).toEqual([]);
+    // ...which the forward probe (does A block V), asked next, must not take.
+    expect([...(await reader.getEdgesOut(A, 'blocks', [V])).keys()]).toEqual([V]);
+    graph.caches.close();
   });
 });
