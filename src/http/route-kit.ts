@@ -174,8 +174,10 @@ export async function listPage(
     until?: bigint | undefined;
   },
 ): Promise<WireListPage> {
+  // No default direction here: the list engine's (older) is the one, and a plain first page
+  // (no cursor, direction or bounds) is what the first-page cache serves.
   const page = await graph.listPage(list, query.limit, query.cursor ?? null, {
-    direction: query.direction ?? 'older',
+    ...(query.direction === undefined ? {} : { direction: query.direction }),
     ...timeRange(query),
   });
   return renderPage(page);

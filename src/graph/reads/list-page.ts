@@ -1,7 +1,8 @@
 /**
  * A list page for clients: the list engine's page without deactivated members, hydrated, and the
- * first-page decision — a plain first page (no cursor, no direction, no time bounds) goes through
- * the first-page cache (`GraphCaches.firstPage`), every other page is read.
+ * first-page decision — a plain first page (no cursor, no time bounds, the default direction:
+ * older, named or not) goes through the first-page cache (`GraphCaches.firstPage`), every other
+ * page is read.
  */
 import type { ListQueryOptions, ListService } from '../../lists/contracts.js';
 import type { ListKey } from '../../model/types.js';
@@ -20,7 +21,7 @@ export interface ListPageDeps {
 
 /** Whether a page request is a plain first page, the one the first-page cache serves. */
 export function isPlainFirstPage(cursor: string | null, o: ListQueryOptions): boolean {
-  return cursor === null && !o.direction && o.since == null && o.until == null;
+  return cursor === null && o.direction !== 'newer' && o.since == null && o.until == null;
 }
 
 /** A page without deactivated members: the engine reads on past them, within its work budget. */
