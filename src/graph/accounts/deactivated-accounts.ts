@@ -18,6 +18,14 @@
  * holds more than `bound` accounts (`REGISTRY_BOUND`): memory stays bounded. A service built
  * without the feed (`events: false`) has no registry and reads per member.
  *
+ * Non-isolation. A logged batch is atomic, not isolated: a poll may read an update's feed row
+ * before the user row of the same batch (or long before, when the batchlog replays it). So an
+ * account stays pending until its row shows a `state` cell written at or after the event's
+ * position (the cells' version: `Accounts.putUser`); events that name fields without `state` are
+ * skipped. While pending, pages answer the account by a quorum read of its row, per request, and
+ * the flush reads it again every `RETRY_MS`. Pending accounts are bounded (`PENDING_BOUND`): past
+ * it the registry reports itself unfresh, and every member is read.
+ *
  * Rejected: reloading the whole registry every 500 ms (16 partitions and every confirmation read,
  * twice a second per instance); a change table of our own (a second write on every account change,
  * for what the feed's rows, written in the user row's own batch, already give).
@@ -26,13 +34,13 @@
  * next load (2 min).
  */
 import type { MemberFilter } from '../../lists/contracts.js';
-import type { UserId, UserRecord } from '../../model/types.js';
+import type { Position, UserId, UserRecord } from '../../model/types.js';
 import type { UserStore } from '../../ports/user-store.js';
 import type { Feed } from '../feed.js';
 import { deactivatedFilter, REGISTRY_BOUND } from './account-state.js';
 
 export interface DeactivatedAccountsOptions {
-  store: Pick<UserStore, 'getUsers' | 'listDeactivated'>;
+  store: Pick<UserStore, 'getUsers' | 'getUserVersioned' | 'listDeactivated'>;
   /** The change feed whose tail carries other instances' `user.updated` events. */
   feed: Pick<Feed, 'subscribe' | 'tailPolledAtMs'>;
   /** Accounts held in memory at most (default `REGISTRY_BOUND`); above it, per-member reads. */
@@ -49,25 +57,37 @@ export interface DeactivatedAccountsOptions {
 
 const CONFIRM_BATCH = 500;
 
+/** Pending accounts read at once by a flush. */
+const FLUSH_READS = 64;
+
+/** How long a flush waits before reading the accounts still pending again (ms). */
+const RETRY_MS = 100;
+
+/** Pending accounts held at most; past it the registry is not fresh. */
+export const PENDING_BOUND = 10_000;
+
 export class DeactivatedAccounts {
   private registered = new Set<UserId>();
   /** Over the bound at the last load: no set held. */
   private overflow = false;
   private loadedAtMs: number | null = null;
   private loading: Promise<void> | null = null;
-  /** Accounts named by an event whose row is not read yet. */
-  private readonly pending = new Set<UserId>();
+  /** Accounts named by an event, with the position their `state` cell must reach (see the note). */
+  private readonly pending = new Map<UserId, Position>();
   /** States noted since the running load began (applied over its snapshot). */
   private sinceLoad: Map<UserId, UserRecord['state']> | null = null;
   private unsubscribe: (() => void) | null = null;
   private flushing: Promise<void> | null = null;
   private readonly perMember: MemberFilter;
+  /** The per-request reads of pending accounts: the store's, uncached. */
+  private readonly fresh_: MemberFilter;
   private readonly o: Required<Omit<DeactivatedAccountsOptions, 'store' | 'feed' | 'memberRows'>> &
     DeactivatedAccountsOptions;
 
   constructor(o: DeactivatedAccountsOptions) {
     this.o = { bound: REGISTRY_BOUND, reloadMs: 120_000, staleMs: 1_000, nowMs: Date.now, ...o };
     this.perMember = deactivatedFilter(o.memberRows ?? o.store);
+    this.fresh_ = deactivatedFilter(o.store);
   }
 
   /** The page filter (see the note): from memory while the registry is fresh, else per member. */
@@ -77,7 +97,7 @@ export class DeactivatedAccounts {
     if (!this.fresh()) return this.perMember(ids);
     const hidden = new Set(ids.filter((id) => this.registered.has(id) && !this.pending.has(id)));
     const unsure = ids.filter((id) => this.pending.has(id));
-    if (unsure.length > 0) for (const id of await this.perMember(unsure)) hidden.add(id);
+    if (unsure.length > 0) for (const id of await this.fresh_(unsure)) hidden.add(id);
     return hidden;
   };
 
@@ -103,6 +123,7 @@ export class DeactivatedAccounts {
     const tail = this.o.feed.tailPolledAtMs();
     return (
       !this.overflow &&
+      this.pending.size <= PENDING_BOUND &&
       this.loadedAtMs !== null &&
       now - this.loadedAtMs < 2 * this.o.reloadMs &&
       tail !== null &&
@@ -132,8 +153,9 @@ export class DeactivatedAccounts {
   private async ensureLoaded(): Promise<void> {
     if (!this.unsubscribe) {
       this.unsubscribe = this.o.feed.subscribe((e) => {
-        if (e.type !== 'user.updated') return;
-        this.pending.add(e.source);
+        if (e.type !== 'user.updated' || (e.fields && !e.fields.includes('state'))) return;
+        const waiting = this.pending.get(e.source);
+        if (waiting === undefined || e.position > waiting) this.pending.set(e.source, e.position);
         this.flushing ??= this.flush()
           .catch(() => undefined)
           .finally(() => {
@@ -158,16 +180,33 @@ export class DeactivatedAccounts {
     void this.ensureLoaded();
   }
 
+  /**
+   * Reads the pending accounts' rows until each shows its `state` cell at or after the position
+   * its event named (see the note); those not there yet are read again after `RETRY_MS`.
+   */
   private async flush(): Promise<void> {
     await Promise.resolve();
     while (this.pending.size > 0) {
-      const ids = [...this.pending].slice(0, CONFIRM_BATCH);
-      const users = await this.o.store.getUsers(ids);
-      for (const id of ids) {
-        const u = users.get(id);
-        if (u) this.apply(id, u.state);
-        this.pending.delete(id);
+      let waiting = false;
+      const ids = [...this.pending.keys()];
+      for (let i = 0; i < ids.length; i += FLUSH_READS) {
+        const batch = ids.slice(i, i + FLUSH_READS);
+        const rows = await Promise.all(batch.map((id) => this.o.store.getUserVersioned(id)));
+        batch.forEach((id, j) => {
+          const row = rows[j];
+          const needed = this.pending.get(id);
+          if (!row || needed === undefined) return;
+          const at = row.versions.state ?? -1n;
+          if (row.user && at < needed) {
+            waiting = true;
+            return;
+          }
+          if (row.user) this.apply(id, row.user.state);
+          // A newer event that arrived during the read keeps the account pending.
+          if (this.pending.get(id) === needed) this.pending.delete(id);
+        });
       }
+      if (waiting) await new Promise((r) => setTimeout(r, RETRY_MS).unref());
     }
   }
 
