@@ -226,6 +226,7 @@ export function buildGraphParts(o: GraphServiceOptions): GraphParts {
     leaseMicros: countLeaseMicros,
     renameLagMicros: feedLagMicros(policy),
     intentBudgetMicros: BigInt(policy.writeBudgetMs) * 1000n,
+    lateMicros: BigInt(policy.writeBudgetMs + policy.viewBudgetMs + policy.batchTimeoutMs) * 1000n,
     ...(o.onRenameProgress ? { onRenameProgress: o.onRenameProgress } : {}),
     onEvents: feed.written,
     // The row at once; an update's feed row (published right after) drops counts and pages too.

@@ -82,6 +82,11 @@ export interface AccountsDeps {
    * budget B, which is below L − 2S (`feed-intents.ts`); later, the update is refused unwritten.
    */
   intentBudgetMicros: bigint;
+  /**
+   * How long after its version a PUT's cells must be acknowledged (µs): the write path's B + V + T.
+   * Later, the write stands but the PUT answers 503 (outcome unknown; a retry is idempotent).
+   */
+  lateMicros: bigint;
   /** Told the rows a rename's fan-out has done after every page. */
   onRenameProgress?: (userId: UserId, done: number) => void;
   /** Accepts one pending request on the owner's behalf, deactivated accounts included. */
@@ -132,8 +137,10 @@ export class Accounts {
       if (v !== undefined && (!existing || existing[f] !== v)) Object.assign(changed, { [f]: v });
     }
     const names = USER_FIELDS.filter((f) => changed[f] !== undefined);
-    const stored =
-      existing && names.length === 0 ? existing : await this.write(input.id, read, changed, names);
+    const { stored, late } =
+      existing && names.length === 0
+        ? { stored: existing, late: false }
+        : await this.write(input.id, read, changed, names);
     // Tasks: a flip's and a rename's rows were written before the row, and they start now; a PUT
     // naming a task's field without changing it restarts an unfinished one (they are idempotent).
     const unchanged = (f: UserField) => input[f] !== undefined && changed[f] === undefined;
@@ -152,19 +159,24 @@ export class Accounts {
     } else if (acceptLeft) {
       this.runAcceptTask(input.id).catch((e: unknown) => this.d.onTaskError(input.id, e));
     }
+    if (late)
+      throw new StoreUnavailableError(
+        'the update was applied after its time budget, so it is not acknowledged; a retry is idempotent',
+      );
     return { user: stored, created: existing === null };
   }
 
   /**
    * Writes the changed fields of one PUT (see `putUser`) with their tasks' rows and the update's
-   * feed row; returns the row read back.
+   * feed row; returns the row read back, and whether the cells were acknowledged past
+   * `lateMicros` after the version was taken.
    */
   private async write(
     id: UserId,
     read: VersionedUser,
     changed: UserFields,
     names: readonly UserField[],
-  ): Promise<UserRecord> {
+  ): Promise<{ stored: UserRecord; late: boolean }> {
     const { store } = this.d;
     const existing = read.user;
     // The name's claim (a lightweight transaction) before the version is taken, so its latency
@@ -202,6 +214,7 @@ export class Accounts {
         );
     }
     await store.putUserFields(id, changed, version, event ? { event } : {});
+    const late = this.d.clock() - now > this.d.lateMicros;
     if (event) void store.deleteIntent(event.key).catch(() => undefined);
     const stored = (await store.getUserVersioned(id)).user;
     if (!stored) throw new StoreUnavailableError('the user row could not be read back');
@@ -212,7 +225,7 @@ export class Accounts {
       if (name !== undefined && name.toLowerCase() !== storedName) await store.releaseUsername(name, id);
     this.d.onUserWritten?.(stored);
     if (event) this.d.onEvents?.([event]);
-    return stored;
+    return { stored, late };
   }
 
   /** Throws `UserNotFoundError`. */

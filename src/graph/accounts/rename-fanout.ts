@@ -23,7 +23,13 @@
  *   The task starts its walk no earlier than that bound after the rename (`notBefore` in its
  *   cursor), so every write that could carry the old name has landed before the walk passes its
  *   row, and is rewritten; a write that read the new name writes it one below its row (the put's
- *   rule), replaced by nothing older.
+ *   rule), replaced by nothing older. The PUT writes the task row before its cells, and the cells
+ *   may land late (a slow batch) while another instance already runs the task (its resume, or a
+ *   PUT naming the same name): a fresh run therefore also waits until it has *seen* the new name
+ *   stored (polling the row), and walks no earlier than the bound after that — a write that read
+ *   the old name read it before the name landed, so it lands within the bound of the sighting. A
+ *   name never seen within a minute (the PUT failed before its write, or a newer rename won) is
+ *   not waited for.
  * - Two renames in a row: each writes a new task generation (the row's version is the rename's
  *   clock), and the run checks before every page that its generation is still the task's: an older
  *   run stops and the newest runs from the start, after its own bound. Each page writes the
@@ -333,6 +339,35 @@ async function rowVersion(
 }
 
 class Superseded extends Error {}
+
+/**
+ * How long after its generation a fresh run waits for the rename's name to be stored (µs): by then
+ * the PUT has landed or failed (its writes time out in seconds).
+ */
+const RENAME_NAME_SETTLE_MICROS = 60_000_000n;
+
+/** How often a run that waits for its rename's name to be stored reads the account (ms). */
+const NAME_POLL_MS = 200;
+
+/**
+ * When the account's name was first seen to be the rename's (µs), polling every `NAME_POLL_MS`;
+ * null when it is not by `RENAME_NAME_SETTLE_MICROS` after the generation (the PUT failed before
+ * its write, or a newer rename won: the walk then writes whatever name it reads).
+ */
+async function nameSeen(
+  store: Pick<UserStore, 'getUser'>,
+  owner: UserId,
+  start: RenameCursor,
+  clock: () => Position,
+  sleep: (ms: number) => Promise<void>,
+): Promise<Position | null> {
+  for (;;) {
+    const user = await store.getUser(owner);
+    if (!user || user.username === start.username) return clock();
+    if (clock() - start.generation > RENAME_NAME_SETTLE_MICROS) return null;
+    await sleep(NAME_POLL_MS);
+  }
+}
 /** The account is gone: its rows are deleted with it, nothing to rename. */
 class Gone extends Error {}
 
@@ -370,7 +405,13 @@ export async function runRenameFanout(
     const start = decodeRenameCursor(task.cursor);
     const { generation } = start;
     let version = task.version;
-    const wait = start.notBefore - clock();
+    // A fresh walk starts the bound after its name was seen stored, and no earlier than notBefore
+    // (see the note: the PUT's cells may land after its task row).
+    const seenAt =
+      start.walk === null && start.done === 0 ? await nameSeen(store, owner, start, clock, sleep) : null;
+    const lag = start.notBefore - generation;
+    const startAt = seenAt !== null && seenAt + lag > start.notBefore ? seenAt + lag : start.notBefore;
+    const wait = startAt - clock();
     if (wait > 0n) await sleep(Number((wait + 999n) / 1000n));
     /** The account's name now, while the stored task is still this generation's. */
     const current = async (): Promise<string> => {

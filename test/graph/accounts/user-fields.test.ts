@@ -9,11 +9,13 @@
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { GraphService } from '../../../src/graph/graph-service.js';
-import { InvalidInputError, UsernameTakenError } from '../../../src/model/errors.js';
+import { InvalidInputError, StoreUnavailableError, UsernameTakenError } from '../../../src/model/errors.js';
+import { plainUsername } from '../../../src/model/row-username.js';
 import { MemoryGraphStore } from '../../support/memory/graph-store.js';
 import { SingleBucketLists } from '../support/single-bucket-lists.js';
 
 const ADA = 1n;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let store: MemoryGraphStore;
 
 /** An instance of the service on the shared store, its clock `offsetMicros` off the real one. */
@@ -152,5 +154,71 @@ describe('usernames under per-field PUTs', () => {
     expect((await c.putUser({ id: 4n, username: 'ada' })).created).toBe(true);
     await expect(c.putUser({ id: 5n, username: name })).rejects.toBeInstanceOf(UsernameTakenError);
     await Promise.all([a.settleAccountTasks(), b.settleAccountTasks()]);
+  });
+});
+
+describe('a rename whose cells land late', () => {
+  it('another instance running its task waits to see the name, so a follow that read the old name is renamed too', async () => {
+    class Gated extends MemoryGraphStore {
+      gate: Promise<void> | null = null;
+      override async putUserFields(...a: Parameters<MemoryGraphStore['putUserFields']>) {
+        if (this.gate && a[1].username !== undefined) await this.gate;
+        return super.putUserFields(...a);
+      }
+    }
+    const gated = new Gated();
+    store = gated;
+    const [a, b] = [instance(), instance()];
+    await a.putUser({ id: ADA, username: 'ada' });
+    await a.putUser({ id: 3n, username: 'fan' });
+    let open!: () => void;
+    gated.gate = new Promise<void>((r) => {
+      open = r;
+    });
+    const put = a.putUser({ id: ADA, username: 'ada2' });
+    await sleep(50);
+    // B starts the task (a resume, or any PUT naming the field) while the cells are held.
+    expect(await b.resumeAccountTasks()).toBe(1);
+    // Past the write path's bound (0.8 s here) after the task row: a run that only waited that long
+    // has walked and ended by now.
+    await sleep(1200);
+    // A follow reads the account's name, still the old one, and writes its rows with it.
+    await b.follow(3n, ADA);
+    open();
+    // Held past its budget, the PUT is not acknowledged (503); its write stands.
+    await expect(put).rejects.toBeInstanceOf(StoreUnavailableError);
+    expect((await gated.getUser(ADA))?.username).toBe('ada2');
+    await Promise.all([a.settleAccountTasks(), b.settleAccountTasks()]);
+    // The stored row's name (a page would hydrate it from the user row).
+    const rows = await gated.listBucket({ userId: 3n, relation: 'follows', direction: 'out' }, 1, null, 10);
+    expect(rows.map((r) => [r.otherId, plainUsername(r.username ?? '')])).toEqual([[ADA, 'ada2']]);
+  });
+});
+
+describe('a PUT bounded like a pair write', () => {
+  it('cells acknowledged past B + V + T after the version: 503, the write stands, and the retry answers 200 without writing', async () => {
+    let now = 1_800_000_000_000_000n;
+    class Slow extends MemoryGraphStore {
+      slow = false;
+      override async putUserFields(...a: Parameters<MemoryGraphStore['putUserFields']>) {
+        if (this.slow) now += 6_500_000n; // default B + V + T = 6 s
+        return super.putUserFields(...a);
+      }
+    }
+    const slow = new Slow();
+    const g = new GraphService({
+      store: slow,
+      lists: new SingleBucketLists(slow),
+      maxFollowing: 1000,
+      registry: false,
+      clock: () => now,
+    });
+    await g.putUser({ id: 9n, username: 'nine' });
+    slow.slow = true;
+    await expect(g.putUser({ id: 9n, private: true })).rejects.toBeInstanceOf(StoreUnavailableError);
+    expect((await slow.getUser(9n))?.private).toBe(true);
+    const versionAfter = await slow.getUserVersioned(9n);
+    expect(await g.putUser({ id: 9n, private: true })).toEqual({ user: versionAfter.user, created: false });
+    expect(await slow.getUserVersioned(9n)).toEqual(versionAfter);
   });
 });
