@@ -27,6 +27,10 @@
  *    missing row) in the read layouts' buckets.
  *  - `ghost_row` (list tables): a list row whose forward edge is missing, not active or active since
  *    another created_at.
+ *  - `orphan_claim` (usernames): a claimed name that its holder's user row does not use (a rename
+ *    lost to a concurrent one, a PUT that failed after its claim), claimed over
+ *    `CLAIM_SETTLE_MICROS` ago (a younger claim may belong to a PUT still landing). The fix
+ *    releases it, conditioned on the holder (a lightweight transaction, off the edge path).
  *  - `count_drift` (list tables): the list's served count differs from its rows without
  *    deactivated members (checked once per list, when the sweep reaches the list's first read
  *    bucket, through the registry of deactivated accounts; lists without any row partition are
@@ -88,11 +92,25 @@ export const DRIFT_KINDS = [
   'missing_row',
   'ghost_row',
   'count_drift',
+  'orphan_claim',
 ] as const;
 export type DriftKind = (typeof DRIFT_KINDS)[number];
 
 /** The tables a sweep walks, in order, each over every range. */
-export const SWEEP_TABLES = ['following', 'followers', 'relation_lists', 'edges_out', 'pair_ops'] as const;
+export const SWEEP_TABLES = [
+  'following',
+  'followers',
+  'relation_lists',
+  'edges_out',
+  'pair_ops',
+  'usernames',
+] as const;
+
+/**
+ * How old a username claim must be (µs) before the sweep releases it unused: a PUT claims before
+ * it writes, and lands or fails within seconds.
+ */
+export const CLAIM_SETTLE_MICROS = 60_000_000n;
 type SweepTable = (typeof SWEEP_TABLES)[number];
 
 /** One thing found wrong, for the report (a bounded sample is kept). */
@@ -171,9 +189,16 @@ export function splitRing(n: number): TokenRange[] {
 }
 
 const emptyTotals = (): SweepTotals => ({
-  partitions: { pair_ops: 0, edges_out: 0, following: 0, followers: 0, relation_lists: 0 },
+  partitions: { pair_ops: 0, edges_out: 0, following: 0, followers: 0, relation_lists: 0, usernames: 0 },
   rows: 0,
-  findings: { fold_mismatch: 0, missing_inverse: 0, missing_row: 0, ghost_row: 0, count_drift: 0 },
+  findings: {
+    fold_mismatch: 0,
+    missing_inverse: 0,
+    missing_row: 0,
+    ghost_row: 0,
+    count_drift: 0,
+    orphan_claim: 0,
+  },
   repairedPairs: 0,
   markedDirty: 0,
   countsPending: 0,
@@ -183,8 +208,9 @@ const emptyTotals = (): SweepTotals => ({
 const edgeName = (e: { sourceId: UserId; relation: string; targetId: UserId }, createdAt: bigint) =>
   `${e.sourceId} ${e.relation} ${e.targetId} @${createdAt}`;
 
-/** The fixes a page needs: pairs to repair (with stray rows) and lists to mark dirty. */
+/** The fixes a page needs: pairs to repair (with stray rows), lists to mark dirty, claims to release. */
 class PageFixes {
+  readonly claims: { username: string; userId: UserId }[] = [];
   readonly pairs = new Map<string, { a: UserId; b: UserId; strays: StrayRow[] }>();
   /** Lists to mark dirty: the bucket of `otherId` in the read layout, or bucket `code` itself. */
   readonly dirty = new Map<string, { list: ListKey; otherId?: UserId; code?: number }>();
@@ -225,6 +251,9 @@ export async function repairSweep(deps: RepairDeps, o: SweepOptions = {}): Promi
     newRunId: () => `${nowPosition()}`,
   });
   const { runId, totals, resumed } = run;
+  // A run saved before a table or a kind was added reads them as zero.
+  totals.partitions = { ...emptyTotals().partitions, ...totals.partitions };
+  totals.findings = { ...emptyTotals().findings, ...totals.findings };
   const ranges = splitRing(resumed ? resumed.ranges : (o.ranges ?? 64));
   const samples: Finding[] = [];
   const startedMs = performance.now();
@@ -399,6 +428,16 @@ export async function repairSweep(deps: RepairDeps, o: SweepOptions = {}): Promi
     }
   };
 
+  const checkClaim = async (username: string, fixes: PageFixes) => {
+    const claim = await store.getUsernameClaim(username);
+    totals.rows++;
+    if (!claim || nowPosition() - claim.claimedAt < CLAIM_SETTLE_MICROS) return;
+    const holder = await store.getUser(claim.userId);
+    if (holder?.username.toLowerCase() === username) return;
+    found('orphan_claim', `${username} ${claim.userId}`);
+    fixes.claims.push({ username, userId: claim.userId });
+  };
+
   const check = (key: ScannedKey, fixes: PageFixes, hidden: MemberFilter): Promise<void> => {
     switch (key.table) {
       case 'pair_ops':
@@ -409,6 +448,8 @@ export async function repairSweep(deps: RepairDeps, o: SweepOptions = {}): Promi
       case 'followers':
       case 'relation_lists':
         return checkListBucket(key.list, key.bucketCode, fixes, hidden);
+      case 'usernames':
+        return checkClaim(key.username, fixes);
       case 'users':
       case 'list_counts':
       case 'bucket_counts':
@@ -418,6 +459,7 @@ export async function repairSweep(deps: RepairDeps, o: SweepOptions = {}): Promi
 
   const applyFixes = async (fixes: PageFixes) => {
     if (dryRun) return;
+    for (const c of fixes.claims) await store.releaseUsername(c.username, c.userId);
     for (const { a, b, strays } of fixes.pairs.values()) {
       const r = await repairPairFolded(deps, a, b, {
         strays,

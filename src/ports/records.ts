@@ -241,6 +241,7 @@ export const SCAN_TABLES = [
   'followers',
   'relation_lists',
   'users',
+  'usernames',
   'list_counts',
   'bucket_counts',
 ] as const;
@@ -264,6 +265,7 @@ export type ScannedKey =
   | { table: 'edges_out'; sourceId: UserId }
   | { table: 'following' | 'followers' | 'relation_lists'; list: ListKey; bucketCode: number }
   | { table: 'users'; userId: UserId }
+  | { table: 'usernames'; username: string }
   | { table: 'list_counts' | 'bucket_counts'; list: ListKey };
 
 /** One partition found by a token-range scan: its token and its key. */

@@ -32,6 +32,11 @@ export interface UserStore {
    * `UsernameTakenError` when another id holds it; a claim `id` already holds succeeds.
    */
   claimUsername(username: string, id: UserId): Promise<void>;
+  /**
+   * Who holds the claim of `username` (lower-cased) and its write time (µs: when it was claimed),
+   * or null when nobody does.
+   */
+  getUsernameClaim(username: string): Promise<{ userId: UserId; claimedAt: Position } | null>;
   /** Releases `username` if `id` holds it (a lightweight transaction); else nothing. */
   releaseUsername(username: string, id: UserId): Promise<void>;
   /**

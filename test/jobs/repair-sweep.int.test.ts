@@ -97,7 +97,14 @@ async function halfWritten(source: bigint, target: bigint, kind: string) {
   );
 }
 
-const NOTHING = { fold_mismatch: 0, missing_inverse: 0, missing_row: 0, ghost_row: 0, count_drift: 0 };
+const NOTHING = {
+  fold_mismatch: 0,
+  missing_inverse: 0,
+  missing_row: 0,
+  ghost_row: 0,
+  count_drift: 0,
+  orphan_claim: 0,
+};
 const sortedSamples = (r: SweepReport) => [...r.samples].sort((x, y) => (x.what < y.what ? -1 : 1));
 
 beforeAll(async () => {
@@ -171,15 +178,23 @@ describe('repair sweep', () => {
       // pair_ops: the 10 pairs with history (1|2 1|3 1|4 1|5 2|3 2|4 3|6 5|6 7|8, and 5|7 with its
       // op only); edges_out: 1..7 (8 holds no edge row); following: 1..6 (6 with its ghost);
       // followers: 1, 2, 3, 5; relation_lists: 2's mutes out, 4's mutes in, 7's blocks out, 8's
-      // blocks in, 3's ghost mutes in.
-      partitions: { pair_ops: 10, edges_out: 7, following: 6, followers: 4, relation_lists: 5 },
-      // ops and stored edges of the pairs, edge rows of the sources, list rows (ghosts included)
-      rows: 59,
-      findings: { fold_mismatch: 2, missing_inverse: 1, missing_row: 0, ghost_row: 2, count_drift: 3 },
+      // blocks in, 3's ghost mutes in; usernames: the 8 users' names.
+      partitions: { pair_ops: 10, edges_out: 7, following: 6, followers: 4, relation_lists: 5, usernames: 8 },
+      // ops and stored edges of the pairs, edge rows of the sources, list rows (ghosts included),
+      // one claim read per name
+      rows: 67,
+      findings: {
+        fold_mismatch: 2,
+        missing_inverse: 1,
+        missing_row: 0,
+        ghost_row: 2,
+        count_drift: 3,
+        orphan_claim: 0,
+      },
       repairedPairs: 0,
       markedDirty: 0,
       countsPending: 0,
-      pages: 20,
+      pages: 24,
       samples: [
         { kind: 'missing_inverse', what: `6 follows 3 @${c63}` },
         { kind: 'count_drift', what: '2 follows in: counted 2, served 7' },
@@ -197,7 +212,14 @@ describe('repair sweep', () => {
   it('the sweep and one reconciler pass restore exact agreement; a second sweep finds nothing', async () => {
     const r = await sweep();
     expect({ findings: r.findings, complete: r.complete, repaired: r.repairedPairs }).toEqual({
-      findings: { fold_mismatch: 2, missing_inverse: 1, missing_row: 0, ghost_row: 2, count_drift: 3 },
+      findings: {
+        fold_mismatch: 2,
+        missing_inverse: 1,
+        missing_row: 0,
+        ghost_row: 2,
+        count_drift: 3,
+        orphan_claim: 0,
+      },
       complete: true,
       // 2|4 and 5|7 (fold), 3|6 (inverse), 4|6 and 3|5 (ghosts)
       repaired: 5,
@@ -254,6 +276,7 @@ describe('repair sweep', () => {
       missing_row: 0,
       ghost_row: 1,
       count_drift: 2,
+      orphan_claim: 0,
     });
 
     const part = await sweep({ job: 'resume-test', maxPages: 7 });

@@ -45,6 +45,7 @@ describe('repair sweep (memory store)', () => {
       missing_row: 0,
       ghost_row: 0,
       count_drift: 0,
+      orphan_claim: 0,
     });
   });
 
@@ -83,7 +84,14 @@ describe('repair sweep (memory store)', () => {
       findings: dry.findings,
       samples: [...dry.samples].sort((x, y) => (x.what < y.what ? -1 : 1)),
     }).toEqual({
-      findings: { fold_mismatch: 1, missing_inverse: 0, missing_row: 0, ghost_row: 1, count_drift: 2 },
+      findings: {
+        fold_mismatch: 1,
+        missing_inverse: 0,
+        missing_row: 0,
+        ghost_row: 1,
+        count_drift: 2,
+        orphan_claim: 0,
+      },
       samples: [
         { kind: 'fold_mismatch', what: '1|4' },
         { kind: 'count_drift', what: '2 follows in: counted 1, served 4' },
@@ -126,6 +134,41 @@ describe('repair sweep (memory store)', () => {
       missing_row: 0,
       ghost_row: 0,
       count_drift: 0,
+      orphan_claim: 0,
     });
+  });
+
+  it('releases a username claim that no user row uses once it is a minute old; a younger one, and a used one, stay', async () => {
+    /** Claims of names in `aged` read as claimed two minutes ago. */
+    class Aged extends MemoryGraphStore {
+      readonly aged = new Set<string>();
+      override async getUsernameClaim(username: string) {
+        const claim = await super.getUsernameClaim(username);
+        return claim && this.aged.has(username)
+          ? { ...claim, claimedAt: claim.claimedAt - 120_000_000n }
+          : claim;
+      }
+    }
+    const store = new Aged();
+    const lists = new SingleBucketLists(store);
+    const graph = new GraphService({ store, lists, maxFollowing: 100, countLeaseMs: 0 });
+    await graph.putUser({ id: 1n, username: 'ada' });
+    // A rename that lost to a concurrent one, and a PUT still landing: claims no row uses.
+    await store.claimUsername('lost', 1n);
+    await store.claimUsername('landing', 1n);
+    store.aged.add('lost');
+    store.aged.add('ada');
+    const dry = await repairSweep({ store, lists }, { dryRun: true, ranges: 2 });
+    expect({ findings: dry.findings.orphan_claim, samples: dry.samples }).toEqual({
+      findings: 1,
+      samples: [{ kind: 'orphan_claim', what: 'lost 1' }],
+    });
+    await expect(graph.putUser({ id: 2n, username: 'lost' })).rejects.toThrow(/taken/i);
+    const run = await repairSweep({ store, lists }, { ranges: 2 });
+    expect(run.findings.orphan_claim).toBe(1);
+    expect((await graph.putUser({ id: 2n, username: 'lost' })).created).toBe(true);
+    await expect(graph.putUser({ id: 3n, username: 'landing' })).rejects.toThrow(/taken/i);
+    await expect(graph.putUser({ id: 3n, username: 'ada' })).rejects.toThrow(/taken/i);
+    expect((await repairSweep({ store, lists }, { dryRun: true })).findings.orphan_claim).toBe(0);
   });
 });

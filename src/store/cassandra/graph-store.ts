@@ -111,6 +111,9 @@ export class CassandraGraphStore implements GraphStore {
   claimUsername(...a: Args<UserStore, 'claimUsername'>) {
     return this.users.claimUsername(...a);
   }
+  getUsernameClaim(...a: Args<UserStore, 'getUsernameClaim'>) {
+    return this.users.getUsernameClaim(...a);
+  }
   releaseUsername(...a: Args<UserStore, 'releaseUsername'>) {
     return this.users.releaseUsername(...a);
   }

@@ -38,6 +38,7 @@ export const SCAN_PARTITION: Record<ScanTable, string[]> = {
   followers: PARTITION.followers,
   relation_lists: PARTITION.relation_lists,
   users: ['user_id'],
+  usernames: ['username'],
   list_counts: ['user_id', 'relation', 'direction'],
   bucket_counts: ['user_id', 'relation', 'direction'],
 };

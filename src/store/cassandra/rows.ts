@@ -181,6 +181,8 @@ export function toScannedKey(table: ScanTable, row: Row): ScannedKey {
       return { table, sourceId: row.source_id as bigint };
     case 'users':
       return { table, userId: row.user_id as bigint };
+    case 'usernames':
+      return { table, username: row.username as string };
     case 'list_counts':
     case 'bucket_counts':
       return {

@@ -112,6 +112,12 @@ export class CassandraUserStore implements UserStore {
       throw new UsernameTakenError(username);
   }
 
+  async getUsernameClaim(username: string): Promise<{ userId: UserId; claimedAt: Position } | null> {
+    const row = (await this.cql.exec('getUsernameClaim', S.getUsernameClaim, [username.toLowerCase()])).first();
+    if (!row || row.user_id === null || row.user_id === undefined) return null;
+    return { userId: row.user_id as bigint, claimedAt: (row.claimed_at as bigint | null) ?? 0n };
+  }
+
   async releaseUsername(username: string, id: UserId): Promise<void> {
     await this.cql.exec('releaseUsername', S.releaseUsername, [username.toLowerCase(), id]);
   }

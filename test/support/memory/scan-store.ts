@@ -47,6 +47,8 @@ export abstract class MemoryScanStore extends MemoryCountStore implements ScanSt
       for (const s of sources) add(`${s}`, { table, sourceId: s });
     } else if (table === 'users') {
       for (const id of this.users.keys()) add(`${id}`, { table, userId: id });
+    } else if (table === 'usernames') {
+      for (const name of this.usernames.keys()) add(name, { table, username: name });
     } else if (table === 'list_counts' || table === 'bucket_counts') {
       for (const k of (table === 'list_counts' ? this.counters : this.syncs).keys()) {
         const [user, relation, direction] = k.split('|') as [string, Relation, Direction];

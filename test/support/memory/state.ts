@@ -149,6 +149,8 @@ export abstract class MemoryState {
   /** Each account's fields as cells at their PUT's version (`putUserFields`; flags as `true`/`false`). */
   protected readonly users = new Map<UserId, UserCells>();
   protected readonly usernames = new Map<string, UserId>();
+  /** When each username was claimed (µs; `getUsernameClaim`). */
+  protected readonly claimedAt = new Map<string, Position>();
   /** The registry of deactivated accounts (`listDeactivated`): a cell per account, null once deleted. */
   protected readonly deactivated = new Map<UserId, Cell<string>>();
   /** Last reported activity per account (`putActivity`: the latest instant wins). */

@@ -95,12 +95,22 @@ export abstract class MemoryUserStore extends MemoryEventStore implements UserSt
     const name = username.toLowerCase();
     const holder = this.usernames.get(name);
     if (holder !== undefined && holder !== id) throw new UsernameTakenError(username);
+    if (holder === undefined) this.claimedAt.set(name, nowPosition());
     this.usernames.set(name, id);
+  }
+
+  async getUsernameClaim(username: string): Promise<{ userId: UserId; claimedAt: Position } | null> {
+    const name = username.toLowerCase();
+    const userId = this.usernames.get(name);
+    return userId === undefined ? null : { userId, claimedAt: this.claimedAt.get(name) ?? 0n };
   }
 
   async releaseUsername(username: string, id: UserId): Promise<void> {
     const name = username.toLowerCase();
-    if (this.usernames.get(name) === id) this.usernames.delete(name);
+    if (this.usernames.get(name) === id) {
+      this.usernames.delete(name);
+      this.claimedAt.delete(name);
+    }
   }
 
   async putUser(user: UserRecord, o: { event?: EventRow } = {}): Promise<{ created: boolean }> {
