@@ -27,10 +27,8 @@
  * What is left open: between recovery's read (op absent) and its fence, the append can land and a
  * racing writer on the pair can write a view (and feed rows) that include it; the fence then
  * removes the op from the history, and the pair's next write or the repair job's rewrite puts the
- * lists back, but the racer's feed row stands. Compaction folds only ops whose slots are older than
- * the event window (2L); an op whose intent is still unresolved then (recovery stopped for more
- * than L) can be folded, and its recovery finds it absent: it is fenced in vain and its events are
- * lost. An account update's intent (`accounts.ts`) is only deleted by the recovery: its event row
+ * lists back, but the racer's feed row stands. (Compaction folds no op above the frontier of its
+ * pair's shard, `intentsResolved`, so recovery always finds a dead writer's op.) An account update's intent (`accounts.ts`) is only deleted by the recovery: its event row
  * rides in the user row's own batch, so a landed update has its event; one that lands later than
  * the recovery is not fenced (a user row has no write time to outrank yet).
  */

@@ -206,6 +206,10 @@ export function buildGraphParts(o: GraphServiceOptions): GraphParts {
     cap: new FollowCap(o.store, o.maxFollowing, monotonic),
     countLeaseMicros,
     eventsFrom: o.events === false ? () => null : () => clock() - eventWindowMicros(policy),
+    // Compaction folds no op whose intent may stand (`intentsResolved`).
+    ...(o.events === false
+      ? {}
+      : { intentsClear: (shard: number) => intents.shardBounds()?.[shard] ?? null }),
     onEvents: feed.written,
   });
   const intentRecovery = new IntentRecovery(

@@ -11,6 +11,7 @@ import { delayedWorld, FEED_TEST_POLICY, feedSuite, withDelays } from './support
 import { SingleBucketLists } from './support/single-bucket-lists.js';
 
 const DelayedStore = withDelays(MemoryGraphStore);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let next = 1n;
 describe('change feed (memory store)', () => {
@@ -18,6 +19,49 @@ describe('change feed (memory store)', () => {
     async () => delayedWorld(new DelayedStore()),
     () => next++,
   );
+});
+
+describe('compaction and intents', () => {
+  it('compaction folds no op whose intent stands: the recovery finds it and delivers its event once, and the replay alternates', async () => {
+    const store = new DelayedStore();
+    const world = delayedWorld(store, {
+      historyPolicy: { ...FEED_TEST_POLICY, compactAbove: 4, keep: 1 },
+    });
+    const { graph } = world;
+    const [a, b] = [9001n, 9002n];
+    for (const id of [a, b]) await graph.putUser({ id, username: `u${id}` });
+    const start = (await graph.feed.read(null, 1000)).next;
+    // The writer dies between its append (landed) and its view batch: its intent stands.
+    store.faults.refuseNextViewBatch = true;
+    await expect(graph.follow(a, b)).rejects.toThrow(/injected/);
+    const dead = (await store.readPairHistory(a, b)).ops[0];
+    // Past the event window (2L = 3 s) the dead op may be folded as far as slots go; a feed read
+    // makes this process look at the intents meanwhile.
+    await sleep(3300);
+    await graph.feed.read(start, 10);
+    // Enough toggles of the pair for a compaction to be announced, observed and committed.
+    for (let i = 0; i < 12; i++) {
+      await graph.unfollow(a, b);
+      await graph.follow(a, b);
+      await sleep(150);
+    }
+    const history = await store.readPairHistory(a, b);
+    expect((history.checkpoint?.horizon ?? 0n) < (dead?.position ?? 0n)).toBe(true);
+    expect(history.ops.some((o) => o.position === dead?.position)).toBe(true);
+    // The recovery finds the op and delivers its follow.created; the pair's events alternate.
+    expect(await graph.intentRecovery.runOnce()).toEqual({ present: 1, fenced: 0 });
+    await sleep(1800);
+    const events: string[] = [];
+    for (let cursor = start; ; ) {
+      const page = await graph.feed.read(cursor, 100);
+      if (page.items.length === 0) break;
+      events.push(...page.items.map((e) => e.type));
+      cursor = page.next;
+    }
+    expect(events).toEqual(
+      Array.from({ length: 25 }, (_, i) => (i % 2 === 0 ? 'follow.created' : 'follow.removed')),
+    );
+  });
 });
 
 describe('feed metrics hooks', () => {

@@ -117,6 +117,22 @@ export function mayFold(ops: readonly StoredPairOp[], horizon: Position, from: P
 }
 
 /**
+ * Whether folding through `horizon` leaves out every op whose intent may be unresolved: each op it
+ * folds has a slot at or below `clear` (`PairHistoryDeps.intentsClear`; null: not known, no limit).
+ * An op appended by a writer that died before its view batch keeps its intent until the recovery
+ * rewrites its pair from the op's slot; folded into a checkpoint first, the recovery would find it
+ * absent and fence it, and its events would be lost (`feed-intents.ts`, rule 5).
+ */
+export function intentsResolved(
+  ops: readonly StoredPairOp[],
+  horizon: Position,
+  clear: Position | null,
+): boolean {
+  if (clear === null) return true;
+  return ops.every((o) => o.position > horizon || o.slot === undefined || o.slot <= clear);
+}
+
+/**
  * The highest horizon among `candidates` (ascending positions) that `mayFold` allows, or null.
  * Each candidate is checked in one pass from the top; histories are bounded by the policy.
  */

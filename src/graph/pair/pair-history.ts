@@ -86,7 +86,8 @@
  *
  * Compaction and the feed. A horizon is announced and committed only where `mayFold` allows
  * (`pair-events.ts`): every op it folds is ordered by slot before every op left in the tail whose
- * slot is still inside the event window, so the events of the remaining ops stay derivable.
+ * slot is still inside the event window, so the events of the remaining ops stay derivable; and
+ * only where `intentsResolved` allows: it folds no op whose feed intent may still stand.
  *
  * Limits. A write whose append is not acknowledged within the budget answers 503; if it did land,
  * its op counts like any other (a retry of a live op is idempotent in effect; a replay retried
@@ -103,12 +104,13 @@ import {
   PositionTooOldError,
   StoreUnavailableError,
 } from '../../model/errors.js';
+import { eventShard } from '../../model/events.js';
 import type { EdgeRecord, PairOp, Position } from '../../model/types.js';
 import { edgeKey } from '../../model/types.js';
 import type { PairHistoryStore } from '../../ports/pair-history-store.js';
 import type { PairCheckpoint, PairHistory, PendingCompaction, StoredPairOp } from '../../ports/records.js';
 import type { WriteClock } from './clock-guard.js';
-import { foldableHorizon, mayFold } from './pair-events.js';
+import { foldableHorizon, intentsResolved, mayFold } from './pair-events.js';
 import { compareOps, containsOp, foldPair, MAX_VERSION_COUNT } from './pair-fold.js';
 
 /** How long histories are kept short, and the bounds the protocol rests on (see the note). */
@@ -187,6 +189,13 @@ export interface PairHistoryDeps {
   monotonic: () => number;
   /** Refuses writes while this instance's clock is not known to be within the bound. */
   guard: WriteClock;
+  /**
+   * Per feed shard, the slot at or below which no op's intent is unresolved, now or later (the
+   * process's `IntentFrontier`); null before its first look. Compaction folds no op above it
+   * (`intentsResolved`), so an op whose writer died before its view batch stays in the history
+   * for the recovery. Absent (tools without a feed): no such limit.
+   */
+  intentsClear?: (shard: number) => Position | null;
 }
 
 /** A pair read before an op is chosen: the history and when the read started and returned. */
@@ -336,11 +345,14 @@ export function compactionStep(
   const full = history.ops.length >= policy.maxOps;
   const settle = settleMicros(policy);
   const eventsFrom = deps.clock() - eventWindowMicros(policy);
+  const [low, high] = op.sourceId < op.targetId ? [op.sourceId, op.targetId] : [op.targetId, op.sourceId];
+  const clear = deps.intentsClear?.(eventShard(low, high)) ?? null;
   const pending = history.pending && committed < history.pending.horizon ? history.pending : null;
   if (pending) {
     const { horizon, seenAt } = pending;
     const inSnapshot = through === null || horizon < through;
-    const foldable = mayFold(history.ops, horizon, eventsFrom);
+    const foldable =
+      mayFold(history.ops, horizon, eventsFrom) && intentsResolved(history.ops, horizon, clear);
     if (seenAt !== null && read.readAt >= seenAt + settle && inSnapshot && foldable) {
       const checkpoint = checkpointAt(history, horizon);
       return { base: checkpoint.count, commit: { checkpoint, folded: checkpoint.count - base } };
@@ -361,7 +373,7 @@ export function compactionStep(
       through === null ? ops.slice(0, ops.length - policy.keep) : ops.filter((o) => o.position < through);
     const horizon = foldableHorizon(
       ops,
-      foldable.map((o) => o.position),
+      foldable.map((o) => o.position).filter((h) => intentsResolved(ops, h, clear)),
       eventsFrom,
     );
     if (horizon !== null) step.announce = { horizon, announcedAt: deps.clock(), seenAt: null };

@@ -181,7 +181,9 @@ export const S = {
   ),
   claimUsername: once('INSERT INTO usernames (username, user_id) VALUES (?, ?) IF NOT EXISTS'),
   releaseUsername: once('DELETE FROM usernames WHERE username = ? IF user_id = ?'),
-  getUsernameClaim: idempotent('SELECT user_id, writetime(user_id) AS claimed_at FROM usernames WHERE username = ?'),
+  getUsernameClaim: idempotent(
+    'SELECT user_id, writetime(user_id) AS claimed_at FROM usernames WHERE username = ?',
+  ),
   /** An op row, written at its slot (µs) as its write time, so a fence can outrank a late landing. */
   appendOp: idempotent(
     'INSERT INTO pair_ops (low_id, high_id, position, source_id, kind, base, slot) VALUES (?, ?, ?, ?, ?, ?, ?) USING TIMESTAMP ?',

@@ -113,7 +113,9 @@ export class CassandraUserStore implements UserStore {
   }
 
   async getUsernameClaim(username: string): Promise<{ userId: UserId; claimedAt: Position } | null> {
-    const row = (await this.cql.exec('getUsernameClaim', S.getUsernameClaim, [username.toLowerCase()])).first();
+    const row = (
+      await this.cql.exec('getUsernameClaim', S.getUsernameClaim, [username.toLowerCase()])
+    ).first();
     if (!row || row.user_id === null || row.user_id === undefined) return null;
     return { userId: row.user_id as bigint, claimedAt: (row.claimed_at as bigint | null) ?? 0n };
   }
