@@ -28,15 +28,19 @@
  * racing writer on the pair can write a view (and feed rows) that include it; the fence then
  * removes the op from the history, and the pair's next write or the repair job's rewrite puts the
  * lists back, but the racer's feed row stands. (Compaction folds no op above the frontier of its
- * pair's shard, `intentsResolved`, so recovery always finds a dead writer's op.) An account update's intent (`accounts.ts`) is only deleted by the recovery: its event row
- * rides in the user row's own batch, so a landed update has its event; one that lands later than
- * the recovery is not fenced (a user row has no write time to outrank yet).
+ * pair's shard, `intentsResolved`, so recovery always finds a dead writer's op.) An account
+ * update's intent (`accounts.ts`) is resolved like an op's (`recoverUserUpdate`): its cells and
+ * feed row are written at the slot, so present is "its row or a cell at the slot is stored" (the
+ * row written if missing), and the fence writes every field again one above the slot, with an
+ * empty row at the key.
  */
 
-import { EVENT_SHARDS, type EventKey } from '../model/events.js';
-import type { Position } from '../model/types.js';
-import type { FeedIntentStore } from '../ports/event-store.js';
+import { compareEventKeys, EVENT_SHARDS, type EventKey } from '../model/events.js';
+import { type Position, USER_FIELDS } from '../model/types.js';
+import type { EventStore, FeedIntentStore } from '../ports/event-store.js';
 import type { PairHistoryStore } from '../ports/pair-history-store.js';
+import type { UserStore } from '../ports/user-store.js';
+import { userUpdatedRow } from './feed.js';
 import { type PairRepairDeps, rewritePair } from './pair/pair-repair.js';
 import type { ViewWriterDeps } from './pair/view-writer.js';
 
@@ -113,7 +117,9 @@ export class IntentFrontier {
 export interface IntentRecoveryDeps extends PairRepairDeps {
   store: PairRepairDeps['store'] &
     Pick<FeedIntentStore, 'readIntents' | 'deleteIntent' | 'saveIntentBound'> &
-    Pick<PairHistoryStore, 'fenceOp'>;
+    Pick<PairHistoryStore, 'fenceOp'> &
+    Pick<EventStore, 'readEventRows'> &
+    Pick<UserStore, 'getUserVersioned' | 'putUserFields'>;
   /** µs since the epoch. */
   clock: () => Position;
   /** L (µs). */
@@ -153,6 +159,8 @@ export async function recoverIntents(
   const intents = pages.flat();
   for (const k of intents) {
     if (k.opKind === 'user') {
+      if (await recoverUserUpdate(d, k)) result.present++;
+      else result.fenced++;
       await d.store.deleteIntent(k);
       continue;
     }
@@ -168,6 +176,33 @@ export async function recoverIntents(
     else result.fenced++;
   }
   return result;
+}
+
+/**
+ * Resolves an account update's intent (see the note): its feed row found, or any of its cells
+ * stored (a cell written at the intent's slot: the update's version) → present, its row written
+ * if missing; else → fenced: every field written again, as read, one above the slot, with an empty
+ * feed row at the intent's key, so the update's batch, landing later at the slot, changes nothing
+ * and its row stays hidden. Returns whether it was present.
+ */
+async function recoverUserUpdate(d: IntentRecoveryDeps, k: EventKey): Promise<boolean> {
+  const [rows, read] = await Promise.all([
+    d.store.readEventRows({ ...k, opKind: '' }, k.slot, 8),
+    d.store.getUserVersioned(k.low),
+  ]);
+  if (rows.some((r) => compareEventKeys(r.key, k) === 0)) return true;
+  const user = read.user;
+  if (!user) return false;
+  const landed = USER_FIELDS.filter((f) => read.versions[f] === k.slot);
+  if (landed.length > 0) {
+    const row = userUpdatedRow(k.low, k.slot, landed);
+    await d.store.putUserFields(k.low, {}, k.slot, { event: row });
+    d.onEvents?.([row]);
+    return true;
+  }
+  const { id: _, ...fields } = user;
+  await d.store.putUserFields(k.low, fields, k.slot + 1n, { event: { key: k, transitions: [] } });
+  return false;
 }
 
 /**

@@ -7,13 +7,18 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_FEED_CURSOR_SECRET, FeedCursorSeal } from '../../src/graph/feed-cursor.js';
+import { GraphService } from '../../src/graph/graph-service.js';
 import { ClockGuard } from '../../src/graph/pair/clock-guard.js';
 import { nowPosition } from '../../src/model/clock.js';
+import { StoreUnavailableError } from '../../src/model/errors.js';
 import { eventShard } from '../../src/model/events.js';
 import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';
 import { bearer, buildTestApp, call } from '../http/support/app.js';
 import { type TestKeyspace, testKeyspace } from '../support/cassandra.js';
-import { delayedWorld, feedSuite, withDelays } from './support/feed-suite.js';
+import { delayedWorld, FEED_TEST_POLICY, feedSuite, withDelays } from './support/feed-suite.js';
+import { SingleBucketLists } from './support/single-bucket-lists.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const DelayedStore = withDelays(CassandraGraphStore);
 
@@ -165,5 +170,57 @@ describe('change feed (Cassandra)', () => {
     await store.writeEdges([{ edge, inBucketCodes: [1] }], [], 10n, [good]);
     expect(await store.getPairEdges(a, b)).toEqual([edge]);
     expect(await mine()).toEqual([good]);
+  });
+
+  it('account updates on the real node: one held past the recovery is fenced (landing later it changes nothing, shows nothing); one whose cells landed without its feed row gets its row, once', async () => {
+    const own = await testKeyspace('feed_user');
+    try {
+      class Faulty extends CassandraGraphStore {
+        gate: Promise<void> | null = null;
+        cellsOnly = false;
+        override async putUserFields(...a: Parameters<CassandraGraphStore['putUserFields']>) {
+          const gate = this.gate;
+          this.gate = null;
+          if (gate) await gate;
+          if (this.cellsOnly && a[3]?.event) {
+            this.cellsOnly = false;
+            await super.putUserFields(a[0], a[1], a[2], {});
+            throw new StoreUnavailableError('injected: the batch is half applied');
+          }
+          return super.putUserFields(...a);
+        }
+      }
+      const store = new Faulty(own.client);
+      const graph = new GraphService({
+        store,
+        lists: new SingleBucketLists(store),
+        maxFollowing: 1000,
+        historyPolicy: FEED_TEST_POLICY,
+        registry: false,
+      });
+      const [u, v] = [next++, next++];
+      for (const id of [u, v]) await graph.putUser({ id, username: `f${id}` });
+      await sleep(1800);
+      const origin = (await graph.feed.read(null, 1000)).next;
+      let open!: () => void;
+      store.gate = new Promise<void>((r) => {
+        open = r;
+      });
+      const held = graph.putUser({ id: u, private: true });
+      store.cellsOnly = true;
+      await sleep(50);
+      await expect(graph.putUser({ id: v, hideLists: true })).rejects.toBeInstanceOf(StoreUnavailableError);
+      // Past L (1.5 s) and the recovery's reach: the held one is fenced, the half-applied one completed.
+      await sleep(2000);
+      expect(await graph.intentRecovery.runOnce()).toEqual({ present: 1, fenced: 1 });
+      open();
+      await expect(held).rejects.toBeInstanceOf(StoreUnavailableError);
+      expect([(await store.getUser(u))?.private, (await store.getUser(v))?.hideLists]).toEqual([false, true]);
+      await sleep(1800);
+      const items = (await graph.feed.read(origin, 1000)).items;
+      expect(items.map((e) => [e.type, e.source, e.fields])).toEqual([['user.updated', v, ['hideLists']]]);
+    } finally {
+      await own.drop();
+    }
   });
 });

@@ -185,6 +185,71 @@ describe('account updates hold the feed by their intents', () => {
     ]);
   });
 
+  it('a user PUT whose write is held past the recovery is fenced: landing later, it changes nothing and emits nothing (503)', async () => {
+    const store = new GatedUsers();
+    let now = 1_800_000_000_000_000n;
+    const graph = new GraphService({
+      store,
+      lists: new SingleBucketLists(store),
+      maxFollowing: 1000,
+      clock: () => now,
+      registry: false,
+    });
+    await graph.putUser({ id: 1n, username: 'ada' });
+    now += 20_000_000n;
+    const origin = (await graph.feed.read(null, 1000)).next;
+    let open!: () => void;
+    store.gate = new Promise<void>((r) => {
+      open = r;
+    });
+    const put = graph.putUser({ id: 1n, private: true });
+    await new Promise((r) => setTimeout(r, 10));
+    store.gate = null; // the PUT's write waits; the recovery's does not
+    now += 30_000_000n;
+    expect(await graph.intentRecovery.runOnce()).toEqual({ present: 0, fenced: 1 });
+    open();
+    await expect(put).rejects.toBeInstanceOf(StoreUnavailableError);
+    expect(await store.getUser(1n)).toMatchObject({ private: false });
+    now += 30_000_000n;
+    expect((await graph.feed.read(origin, 1000)).items).toEqual([]);
+  });
+
+  it('a user PUT whose cells landed but whose feed row did not (a batch not yet whole) is present: the recovery writes its row, once', async () => {
+    class CellsFirst extends MemoryGraphStore {
+      dropEvent = false;
+      override async putUserFields(...a: Parameters<MemoryGraphStore['putUserFields']>) {
+        if (!this.dropEvent || !a[3]?.event) return super.putUserFields(...a);
+        this.dropEvent = false;
+        await super.putUserFields(a[0], a[1], a[2], {});
+        throw new StoreUnavailableError('injected: the batch is half applied');
+      }
+    }
+    const store = new CellsFirst();
+    let now = 1_800_000_000_000_000n;
+    const graph = new GraphService({
+      store,
+      lists: new SingleBucketLists(store),
+      maxFollowing: 1000,
+      clock: () => now,
+      registry: false,
+    });
+    await graph.putUser({ id: 1n, username: 'ada' });
+    now += 20_000_000n;
+    const origin = (await graph.feed.read(null, 1000)).next;
+    store.dropEvent = true;
+    await expect(graph.putUser({ id: 1n, private: true, hideLists: true })).rejects.toBeInstanceOf(
+      StoreUnavailableError,
+    );
+    now += 30_000_000n;
+    expect((await graph.feed.read(origin, 1000)).items).toEqual([]);
+    expect(await graph.intentRecovery.runOnce()).toEqual({ present: 1, fenced: 0 });
+    expect(await store.getUser(1n)).toMatchObject({ private: true, hideLists: true });
+    const items = (await graph.feed.read(origin, 1000)).items;
+    expect(items.map((e) => [e.type, e.source, e.fields])).toEqual([
+      ['user.updated', 1n, ['private', 'hideLists']],
+    ]);
+  });
+
   it('an update whose intent is acknowledged past the write budget is refused unwritten (503), and the feed moves on', async () => {
     class SlowIntents extends MemoryGraphStore {
       slow = false;
@@ -208,7 +273,9 @@ describe('account updates hold the feed by their intents', () => {
     await expect(graph.putUser({ id: 1n, private: true })).rejects.toThrow(StoreUnavailableError);
     expect((await store.getUser(1n))?.private).toBe(false);
     now += 20_000_000n;
-    expect(await graph.intentRecovery.runOnce()).toEqual({ present: 0, fenced: 0 });
+    // Its intent is fenced (nothing of the update was written; the fence rewrites the row as it is).
+    expect(await graph.intentRecovery.runOnce()).toEqual({ present: 0, fenced: 1 });
+    expect((await store.getUser(1n))?.private).toBe(false);
     expect((await graph.feed.read(origin, 1000)).items).toEqual([]);
     expect(await graph.intentRecovery.oldestIntentAgeSeconds()).toBe(0);
   });
