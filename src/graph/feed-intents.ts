@@ -24,6 +24,14 @@
  *    nothing — then the intent is deleted. The feed waits, never skips: while an intent stands the
  *    watermark stays below it (`flocklist_feed_oldest_intent_seconds` says for how long).
  *
+ * 6. *Orphans.* An intent's insert that times out can still land, late (a hint replay, a batchlog
+ *    replay): its writer sent no append, so it stands for nothing — but a process whose frontier
+ *    had not passed its slot yet would wait on it, and a recovery whose frontier had passed it never
+ *    resolves it. A saved bound (`saveIntentBound`: a look's result, which no intent acknowledged
+ *    in time can be at or below) settles it: a look that finds an intent at or below the saved
+ *    bound skips its shard to that bound. (The orphan row is never read again: every look starts
+ *    above it.)
+ *
  * What is left open: between recovery's read (op absent) and its fence, the append can land and a
  * racing writer on the pair can write a view (and feed rows) that include it; the fence then
  * removes the op from the history, and the pair's next write or the repair job's rewrite puts the
@@ -81,9 +89,35 @@ export class IntentFrontier {
       this.from ??= Array.from({ length: EVENT_SHARDS }, () => saved ?? now - this.o.retentionMicros);
     }
     const from = this.from;
-    const found = await Promise.all(
-      from.map((f, shard) => (top <= f ? [] : this.o.store.readIntents(shard, f, top, 1))),
-    );
+    const look = (shards: readonly number[]) =>
+      Promise.all(
+        shards.map((shard) => {
+          const f = from[shard] as Position;
+          return top <= f ? [] : this.o.store.readIntents(shard, f, top, 1);
+        }),
+      );
+    const all = Array.from({ length: EVENT_SHARDS }, (_, shard) => shard);
+    const found = await look(all);
+    // An intent at or below the bound some process saved is an orphan (see the note, rule 6): skip
+    // past it to that bound and look again above it. Read only when a look finds an intent, which
+    // a live writer's intent, resolved within L, rarely is.
+    if (found.some(([first]) => first !== undefined)) {
+      const saved = await this.o.store.readIntentBound();
+      const behind = all.filter((shard) => {
+        const first = found[shard]?.[0];
+        return saved !== null && first !== undefined && first.slot <= saved;
+      });
+      if (saved !== null && behind.length > 0) {
+        // Up to the saved bound, never past this look's top (bigints: no Math.min).
+        let to = top;
+        if (saved < top) to = saved;
+        for (const shard of behind) from[shard] = to;
+        const again = await look(behind);
+        behind.forEach((shard, i) => {
+          found[shard] = again[i] ?? [];
+        });
+      }
+    }
     let oldest: Position | null = null;
     found.forEach(([first], shard) => {
       const f = from[shard] as Position;
@@ -252,15 +286,20 @@ export class IntentRecovery {
     return this.running;
   }
 
+  /**
+   * A pass now, then one every `everyMs`. The first look is not put off: until this process's
+   * frontier has looked, its compaction is not held back by the intents (`intentsClear` is null).
+   */
   start(everyMs: number): void {
     if (this.timer || everyMs <= 0) return;
-    this.timer = setInterval(() => {
+    const pass = () =>
       this.runOnce().then(
         (r) => this.o.onPass?.(r),
         (e: unknown) => this.o.onPass?.(e instanceof Error ? e : new Error(String(e))),
       );
-    }, everyMs);
+    this.timer = setInterval(pass, everyMs);
     this.timer.unref();
+    void pass();
   }
 
   stop(): void {

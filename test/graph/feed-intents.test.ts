@@ -66,4 +66,33 @@ describe('the intent frontier', () => {
     expect(await frontier.settledThrough(now)).toBe(now - L);
     expect(store.reads).toEqual(Array.from({ length: 8 }, (_, s) => [s, now - 60_000_000n]));
   });
+
+  it('an orphan intent that lands at or below the saved bound (its insert timed out, then landed) holds no one; an intent above it does', async () => {
+    const store = new CountingStore();
+    let now = 1_000_000_000_000n;
+    const reader = new IntentFrontier({ store, lagMicros: L, retentionMicros: RETENTION });
+    expect(await reader.settledThrough(now)).toBe(now - L);
+    // The recovery on another instance looks 20 s later and saves what it established.
+    const recovery = new IntentFrontier({ store, lagMicros: L, retentionMicros: RETENTION });
+    expect(await recovery.settledThrough(now + 20_000_000n)).toBe(now + 10_000_000n);
+    await store.saveIntentBound(recovery.settledBound() as Position);
+    // Then the orphan lands, at a slot the recovery passed and the reader did not, and with it an
+    // intent of a live writer above the bound.
+    const orphan = intent(5, now + 5_000_000n);
+    const live = intent(2, now + 15_000_000n);
+    await store.putIntent(orphan);
+    await store.putIntent(live);
+    now += 30_000_000n;
+    store.reads = [];
+    expect(await reader.settledThrough(now)).toBe(live.slot - 1n);
+    expect(reader.oldestSlot()).toBe(live.slot);
+    // Shard 5 was read again from the saved bound, after the look that found the orphan.
+    expect(store.reads.filter(([s]) => s === 5)).toEqual([
+      [5, 1_000_000_000_000n - L],
+      [5, 1_000_000_000_000n + 10_000_000n],
+    ]);
+    await store.deleteIntent(live);
+    now += 1_000_000n;
+    expect(await reader.settledThrough(now)).toBe(now - L);
+  });
 });
