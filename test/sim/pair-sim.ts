@@ -39,6 +39,7 @@ import { GraphService } from '../../src/graph/graph-service.js';
 import { compareOps, foldPair, opKey } from '../../src/graph/pair/pair-fold.js';
 import {
   DEFAULT_HISTORY_POLICY,
+  feedLagMicros,
   type HistoryPolicy,
   settleMicros,
 } from '../../src/graph/pair/pair-history.js';
@@ -54,6 +55,22 @@ import type { CqlClient } from '../../src/store/cassandra/client.js';
 import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';
 import { CqlEngine } from './cql/engine.js';
 import { parseSchema, type Schema, type Term } from './cql/syntax.js';
+import {
+  checkFeed,
+  type FeedKnobs,
+  type FeedPlant,
+  type FeedReader,
+  type FeedViolation,
+  feedKnobsFor,
+  finalRecovery,
+  plantedStore,
+  type ReaderContext,
+  readToEnd,
+  recoveryIsDown,
+  runReader,
+  runRecoveryWorker,
+  simFeed,
+} from './feed-sim.js';
 import { Scheduler } from './scheduler.js';
 import { type FaultKnobs, NO_FAULTS, SimClient, type StatementRecord } from './sim-client.js';
 
@@ -316,7 +333,8 @@ export interface Violation {
     | 'projection'
     | 'count'
     | 'error'
-    | 'stuck';
+    | 'stuck'
+    | FeedViolation['kind'];
   pair?: string;
   detail: string;
 }
@@ -327,6 +345,13 @@ export interface ScheduleResult {
   violations: Violation[];
   tags: FindingTag[];
   repaired: boolean;
+  /** A whole-service schedule's feed: its knobs, readers and what the final recovery resolved. */
+  feed?: {
+    knobs: FeedKnobs;
+    readers: { pages: number; failed: number; events: number }[];
+    events: number;
+    recovered: { present: number; fenced: number };
+  };
   stats: {
     calls: number;
     acked: number;
@@ -360,9 +385,13 @@ export interface Script {
   delays?: (
     writer: number,
     call: number,
-    statement: 'static' | 'ops' | 'append' | 'other',
+    statement: 'static' | 'ops' | 'append' | 'marks' | 'view' | 'resolve' | 'other',
     nth: number,
-  ) => { stallMs?: number; reachMs?: number; backMs?: number } | undefined;
+  ) => { stallMs?: number; reachMs?: number; backMs?: number; crash?: boolean } | undefined;
+  /** With `service`: the span (ms after the start) in which no recovery pass resolves anything. */
+  recoveryDown?: { fromMs: number; toMs: number };
+  /** With `service`: every reader's clock offset (ms). */
+  readerSkewMs?: number;
 }
 
 /** The fixed delays of a scripted statement, in µs. */
@@ -371,17 +400,36 @@ function scriptDelay(
   r: StatementRecord,
   calls: readonly CallRecord[],
   script: Script,
-): { stall?: number; reach?: number; back?: number } | undefined {
+): { stall?: number; reach?: number; back?: number; crash?: boolean } | undefined {
   const call = calls[r.call];
   if (!call || !script.delays) return undefined;
   const role = pairRole(engine, r.queries[0]?.query ?? '');
-  const what = role.staticRead ? 'static' : role.opsRead ? 'ops' : role.append ? 'append' : 'other';
+  const has = (re: RegExp) => r.queries.some((q) => re.test(q.query));
+  const what = role.staticRead
+    ? 'static'
+    : role.opsRead
+      ? 'ops'
+      : role.append
+        ? 'append'
+        : has(/^INSERT INTO feed_intents/)
+          ? 'marks'
+          : has(/^INSERT INTO graph_events/)
+            ? 'view'
+            : has(/^DELETE FROM feed_intents/)
+              ? 'resolve'
+              : 'other';
   const nth = call.nth.get(what) ?? 0;
   call.nth.set(what, nth + 1);
   const d = script.delays(call.writer, call.index, what, nth);
   if (!d) return undefined;
   const us = (ms?: number) => (ms === undefined ? undefined : ms * 1000);
-  const out: { stall?: number; reach?: number; back?: number } = {};
+  const out: {
+    stall?: number;
+    reach?: number;
+    back?: number;
+    crash?: boolean;
+  } = {};
+  if (d.crash) out.crash = true;
   if (d.stallMs !== undefined) out.stall = us(d.stallMs) as number;
   if (d.reachMs !== undefined) out.reach = us(d.reachMs) as number;
   if (d.backMs !== undefined) out.back = us(d.backMs) as number;
@@ -393,6 +441,13 @@ export interface ScheduleOptions {
   knobs?: (k: SimKnobs) => SimKnobs;
   /** Run a named scenario instead of the seed's random calls (the seed still draws the rest). */
   script?: Script;
+  /**
+   * A whole-service schedule: feed readers throughout, each writer instance running the intent
+   * recovery, writes that land late, and the feed's invariant (`feed-sim.ts`).
+   */
+  service?: boolean;
+  /** One rule of the feed's design switched off (with `service`). */
+  plant?: FeedPlant;
   /** Told the schedule's calls and commits before the check (diagnosis tooling). */
   inspect?: (calls: readonly CallRecord[], commits: readonly CommitRecord[]) => void;
 }
@@ -417,6 +472,28 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
       laggyP: 0,
       // A script sets each writer's clock offset itself (up to 2 s): the production bound holds it.
       policy: SIM_POLICY,
+    };
+  let feedKnobs = o.service
+    ? feedKnobsFor(sched, knobs.profile === 'chaos' || knobs.profile === 'slow', START)
+    : null;
+  const down = o.script?.recoveryDown;
+  if (feedKnobs && down)
+    feedKnobs = {
+      ...feedKnobs,
+      recoveryDown: {
+        from: START + down.fromMs * 1000,
+        to: START + down.toMs * 1000,
+      },
+    };
+  if (feedKnobs)
+    knobs = {
+      ...knobs,
+      faults: {
+        ...knobs.faults,
+        lateP: feedKnobs.lateP,
+        lateMaxMs: feedKnobs.lateMaxMs,
+        batchlogLateMs: feedKnobs.batchlogLateMs,
+      },
     };
   const engine = new CqlEngine(simSchema());
   const log: StatementRecord[] = [];
@@ -450,7 +527,9 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
       faults: NO_FAULTS,
       ids,
     });
-    const store = new CassandraGraphStore(client as unknown as CqlClient);
+    const store = new CassandraGraphStore(client as unknown as CqlClient, {
+      clock: () => BigInt(Math.floor(trueNow())),
+    });
     const lists = new BucketedListService({
       store,
       cursorSecret: 'simulation-cursor-secret',
@@ -564,7 +643,13 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
         : {}),
     });
     clients.push(client);
-    const store = new CassandraGraphStore(client as unknown as CqlClient);
+    const store = plantedStore(
+      new CassandraGraphStore(client as unknown as CqlClient, {
+        clock: () => BigInt(Math.floor(wall())),
+      }),
+      o.plant,
+      'writer',
+    );
     const lists = new BucketedListService({
       store,
       cursorSecret: 'simulation-cursor-secret',
@@ -583,7 +668,25 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
       registry: false,
     });
     const calls_ = script?.calls.length ?? knobs.opsPerWriter;
+    let recoveredAt = Number.NEGATIVE_INFINITY;
     for (let i = 0; i < calls_; i++) {
+      // As every instance does (`GRAPH_INTENT_RECOVERY_MS`): a recovery pass at its start and every
+      // R after, here between the writer's calls (its statements belong to no call). While the
+      // recovery is down the instance's frontier still looks (here: the instance serves a feed read).
+      if (feedKnobs && sched.now - recoveredAt >= feedKnobs.recoveryEveryMs * 1000) {
+        recoveredAt = sched.now;
+        current.current = -1;
+        const pass = recoveryIsDown(feedKnobs, sched.now)
+          ? graph.feed.read(null, 1)
+          : graph.intentRecovery.runOnce();
+        await pass.catch((e: unknown) => {
+          if (!(e instanceof StoreUnavailableError))
+            violations.push({
+              kind: 'error',
+              detail: `recovery pass of writer ${w} threw ${String(e)}`,
+            });
+        });
+      }
       const think = sched.uniform(0, knobs.thinkMaxMs * 1000);
       const step = script?.calls[i];
       await sched.sleep(step ? Math.max(0, START + step.atMs * 1000 - sched.now) : think);
@@ -654,8 +757,54 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
     writerDone[w] = false;
     return runWriter(w);
   });
+  // Feed readers, each through an instance and a clock of its own.
+  const lagMicros = feedLagMicros(knobs.policy);
+  const skewMicros = BigInt(knobs.policy.clockSkewMs) * 1000n;
+  const readers: FeedReader[] = [];
+  let writersDoneAt: number | null = null;
+  const readerContext = feedKnobs
+    ? {
+        sched,
+        client: (wall: () => number, id: number) =>
+          new SimClient({
+            engine,
+            scheduler: sched,
+            wallMicros: wall,
+            writer: 100 + id,
+            requestTimeoutMs: knobs.requestTimeoutMs,
+            faults: { ...knobs.faults, crashP: 0, twiceP: 0, lagMs: 0 },
+            ids,
+          }),
+        lagMicros,
+        skewMicros,
+        skewHalfMicros: (knobs.skewMs / 2) * 1000,
+        plant: o.plant,
+        writersDone: () => {
+          if (writersDoneAt === null && writerDone.every((d, w) => d || clients[w]?.crashed))
+            writersDoneAt = sched.now;
+          return writersDoneAt;
+        },
+        tailMicros: Number(lagMicros) + (feedKnobs.lateMaxMs + 2 * knobs.requestTimeoutMs) * 1000,
+        ...(o.script?.readerSkewMs === undefined ? {} : { readerOffsetMicros: o.script.readerSkewMs * 1000 }),
+      }
+    : null;
+  const readersRunning = Array.from({ length: feedKnobs?.readers ?? 0 }, (_, r) =>
+    runReader(readerContext as ReaderContext, r, feedKnobs as FeedKnobs).then((x) => readers.push(x)),
+  );
+  if (readerContext && feedKnobs)
+    void runRecoveryWorker(
+      readerContext,
+      direct(() => sched.now),
+      feedKnobs,
+    ).catch((e: unknown) =>
+      violations.push({
+        kind: 'error',
+        detail: `the recovery worker threw ${String(e)}`,
+      }),
+    );
   await sched.run();
   void running;
+  void readersRunning;
   for (let w = 0; w < knobs.writers; w++) {
     if (!writerDone[w] && !clients[w]?.crashed)
       violations.push({ kind: 'stuck', detail: `writer ${w} neither finished nor crashed` });
@@ -665,7 +814,21 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
   o.inspect?.(calls, commits);
 
   // ---- the invariant ----
-  const end = sched.now + 1_000_000;
+  let recovered = { present: 0, fenced: 0 };
+  if (feedKnobs) {
+    // What the instances' recovery does once the writers are gone: every intent older than L resolved.
+    const at = Math.ceil(sched.now) + Number(lagMicros) + 1_000_000;
+    const d = direct(() => at);
+    recovered = await finalRecovery(
+      plantedStore(d.store, o.plant, 'recovery'),
+      d.lists,
+      () => BigInt(at),
+      lagMicros,
+      BigInt(START) - 3_600_000_000n,
+    );
+    sched.now = at;
+  }
+  const end = Math.ceil(sched.now) + 1_000_000;
   const { client, store, lists } = direct(() => end);
   // A statement that timed out (and so may land late), was dropped, lost its answer or was applied
   // twice; a crash; a call that failed after sending its append: the projection may be behind.
@@ -684,6 +847,34 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
     violations.push(...r.violations);
     inconclusive += r.inconclusive ? 1 : 0;
   }
+  let feed: ScheduleResult['feed'];
+  if (feedKnobs) {
+    // Every reader reads on to the watermark, at L + 1 s past the recovery, as does a new reader
+    // from the start (the reference); then the invariant of `feed-sim.ts`.
+    const at = end + Number(lagMicros);
+    const d = direct(() => at);
+    const feedAt = () => BigInt(at);
+    const open = () =>
+      simFeed(plantedStore(d.store, o.plant, 'reader'), feedAt, lagMicros, skewMicros, o.plant);
+    for (const r of readers) r.events.push(...(await readToEnd(open(), r.cursor)));
+    const reference = await readToEnd(open(), null);
+    // D: an intent left standing is resolved by the worker's first pass after its slot + L (one
+    // every R), and a reader's clock is within S of true time, as is the slot's writer's.
+    const downFor = feedKnobs.recoveryDown ? feedKnobs.recoveryDown.to - feedKnobs.recoveryDown.from : 0;
+    const bound =
+      Number(lagMicros) + feedKnobs.recoveryEveryMs * 1000 + 2 * Number(skewMicros) + 1_000_000 + downFor;
+    violations.push(...checkFeed(reference, readers, histories, bound));
+    feed = {
+      knobs: feedKnobs,
+      readers: readers.map((r) => ({
+        pages: r.pages,
+        failed: r.failed,
+        events: r.events.length,
+      })),
+      events: reference.length,
+      recovered,
+    };
+  }
   if (repaired) {
     // The repair: every pair re-folded and rewritten (`repairPair`), then the sweep, which also
     // deletes ghost rows at positions no history knows any more (`repair-sweep.ts`).
@@ -701,6 +892,7 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
     violations,
     tags,
     repaired,
+    ...(feed ? { feed } : {}),
     stats: {
       calls: calls.length,
       acked: acked.length,

@@ -41,6 +41,15 @@ export interface FaultKnobs {
   crashP: number;
   /** A laggy path: every statement takes 10–100 % of this to reach the node (ms; 0: 50 µs–2 ms). */
   lagMs: number;
+  /**
+   * Chance a write times out at the client yet lands later, up to `lateMaxMs` past its timeout: a
+   * replica that missed it gets it by hint replay or read repair (the single node's model of a
+   * write that sat on one replica). Optional: absent, no draw is made (old seeds replay as before).
+   */
+  lateP?: number;
+  lateMaxMs?: number;
+  /** How late past its timeout a dropped logged batch's batchlog replays it, at most (ms; default 0). */
+  batchlogLateMs?: number;
 }
 
 export const NO_FAULTS: FaultKnobs = {
@@ -104,7 +113,9 @@ export interface SimClientOptions {
   /** Ids for statement records, shared by the clients of one schedule. */
   ids?: { next: number };
   /** Fixed delays (µs) for a statement, replacing the drawn ones (named scenarios). */
-  override?: (r: StatementRecord) => { stall?: number; reach?: number; back?: number } | undefined;
+  override?: (
+    r: StatementRecord,
+  ) => { stall?: number; reach?: number; back?: number; crash?: boolean } | undefined;
 }
 
 type Query = { query: string; params?: readonly unknown[] };
@@ -282,14 +293,20 @@ export class SimClient {
     const back = fixed?.back ?? (slowAck ? slowBack : fastBack);
     const again = sched.uniform(0, 2 * f.slowMaxMs * ms + 10_000);
     const stall = fixed?.stall ?? (stalled ? stallFor : 0);
-    if (crash) {
+    // Drawn only where the knob is set, so the seeds of schedules without it replay unchanged.
+    const lateBy =
+      (f.lateP ?? 0) > 0 && !select && sched.chance(f.lateP ?? 0)
+        ? sched.uniform(0, (f.lateMaxMs ?? 0) * ms)
+        : null;
+    const batchlogBy = (f.batchlogLateMs ?? 0) > 0 ? sched.uniform(0, (f.batchlogLateMs ?? 0) * ms) : 0;
+    if (crash || fixed?.crash) {
       this.crashed = true;
       rec.outcome = 'crashed';
       rec.fate = 'crash';
       return new Promise(() => {});
     }
     const timeoutMs = typeof options.readTimeout === 'number' ? options.readTimeout : this.o.requestTimeoutMs;
-    if (stall > 0 || slow || slowAck || drop || lostAck || twice) {
+    if (stall > 0 || slow || slowAck || drop || lostAck || twice || lateBy !== null) {
       rec.fate = [
         stall > 0 ? `stall ${(stall / ms).toFixed(0)}ms` : '',
         slow ? 'slow' : '',
@@ -297,6 +314,7 @@ export class SimClient {
         drop ? 'dropped' : '',
         lostAck ? 'lost-ack' : '',
         twice ? 'twice' : '',
+        lateBy !== null ? `late ${(lateBy / ms).toFixed(0)}ms` : '',
       ]
         .filter(Boolean)
         .join(',');
@@ -363,9 +381,11 @@ export class SimClient {
         groups.forEach((g, i) => {
           if (!kept[i]) return;
           const delay =
-            reach +
-            (multi ? sched.uniform(0, slow ? f.slowMaxMs * ms : 2_000) : 0) +
-            (late ? timeoutMs * ms : 0);
+            lateBy !== null
+              ? timeoutMs * ms + lateBy + (multi ? sched.uniform(0, 2_000) : 0)
+              : reach +
+                (multi ? sched.uniform(0, slow ? f.slowMaxMs * ms : 2_000) : 0) +
+                (late ? timeoutMs * ms + batchlogBy : 0);
           const apply = () => {
             verdict = engine.applyWrites(g, sched.now) ?? verdict;
             rec.applied.push(sched.now);
@@ -375,7 +395,7 @@ export class SimClient {
             delay,
             () => {
               apply();
-              if (--pending === 0 && !lostAck && !drop)
+              if (--pending === 0 && !lostAck && !drop && lateBy === null)
                 sched.after(back, () =>
                   settle('ok', () => resolve(resultSet(verdict ? [verdict] : [], null))),
                 );

@@ -61,6 +61,8 @@ export type CassandraGraphStoreOptions = ExecutorOptions & {
    * without it must not serve search.
    */
   searchIndex?: boolean;
+  /** The clock a feed read from the start counts its retention back from (µs); default the system's. */
+  clock?: () => bigint;
 };
 
 type Args<P, M extends keyof P> = P[M] extends (...args: infer A) => unknown ? A : never;
@@ -82,7 +84,7 @@ export class CassandraGraphStore implements GraphStore {
 
   constructor(client: CqlClient, options: CassandraGraphStoreOptions = {}) {
     this.cql = new CqlExecutor(client, options);
-    this.events = new CassandraEventStore(this.cql, options.eventRetentionSeconds);
+    this.events = new CassandraEventStore(this.cql, options.eventRetentionSeconds, options.clock);
     this.users = new CassandraUserStore(this.cql, this.events);
     this.relayCursors = new CassandraRelayCursorStore(this.cql);
     this.pairs = new CassandraPairHistoryStore(this.cql);

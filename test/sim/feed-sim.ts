@@ -1,0 +1,423 @@
+/**
+ * The feed's part of a whole-service schedule (`pair-sim.ts` with `service: true`): readers that
+ * page the change feed through instances of their own while the writers run, the intent recovery
+ * every instance runs, and the feed's invariant, checked once everything in flight has landed.
+ *
+ * Design note — what is checked, after a final recovery pass (at L + 1 s past the last landing)
+ * and at a clock L + 1 s past that:
+ *
+ * 1. Exactly once, in order. A reference reader reads the whole feed from the start. Every reader
+ *    (each started from the start at a random time, paging with limits 1–1,000 through its own
+ *    instance, its statements subject to the schedule's faults) then reads on from its cursor;
+ *    what it collected must equal the reference, event for event (ids, types, edges, slots): no
+ *    event missed behind a cursor, none twice.
+ * 2. Every change that took effect is delivered. For a pair whose stored history has no
+ *    checkpoint, the reference's events of that pair equal the events the pair's stored ops
+ *    define (`pairEventRows` over the whole history: each op's transitions at its slot) — so an op
+ *    that answered 503 (or whose writer died) and took effect is delivered, and one that did not
+ *    take effect is not. For a pair with a checkpoint (ops folded, one by one no longer known):
+ *    each edge's events alternate on, off, on… from off, and the last one is the edge's state in
+ *    the fold of the stored history.
+ * 3. No event of a pair no writer touched.
+ *
+ * Faults the feed adds to the schedule's: writes that time out and land up to a minute later (a
+ * hint replay; `FaultKnobs.lateP`), a dropped logged batch replayed by the batchlog up to a minute
+ * late, readers' clocks within S of true time. Planted faults (`FeedPlant`) switch one rule of the
+ * design off, to show the invariant catches its loss.
+ */
+
+import { Feed } from '../../src/graph/feed.js';
+import { IntentFrontier, IntentRecovery, recoverIntents } from '../../src/graph/feed-intents.js';
+import { pairEventRows } from '../../src/graph/pair/pair-events.js';
+import { foldPair } from '../../src/graph/pair/pair-fold.js';
+import type { BucketedListService } from '../../src/lists/list-service.js';
+import { StoreUnavailableError } from '../../src/model/errors.js';
+import {
+  DEFAULT_EVENT_RETENTION_SECONDS,
+  EVENT_SHARDS,
+  edgeEventType,
+  type GraphEvent,
+} from '../../src/model/events.js';
+import type { Position, UserId } from '../../src/model/types.js';
+import { edgeKey } from '../../src/model/types.js';
+import type { PairHistory } from '../../src/ports/records.js';
+import type { CqlClient } from '../../src/store/cassandra/client.js';
+import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';
+import type { Scheduler } from './scheduler.js';
+import type { SimClient } from './sim-client.js';
+
+/** One rule of the feed's design switched off (the invariant must then fail on some schedules). */
+export type FeedPlant =
+  /** Readers read up to now − L, not below the oldest unresolved intent. */
+  | 'watermark-without-intents'
+  /** The recovery finds an op absent and does not fence it (its append may still land). */
+  | 'recovery-without-fence'
+  /** Compaction does not wait for intents: the writers' frontier sees none. */
+  | 'compaction-folds-intents'
+  /** Readers never read the saved bound, so an orphan intent that lands behind it holds them. */
+  | 'orphan-intents-hold';
+
+/** The feed knobs of a whole-service schedule. */
+export interface FeedKnobs {
+  readers: number;
+  /** Longest pause between two pages of a reader while the writers run (ms). */
+  readEveryMs: number;
+  /** How often each writer instance runs a recovery pass, between its calls (ms). */
+  recoveryEveryMs: number;
+  /** Chance a write lands late (after its timeout), and how late at most (ms). */
+  lateP: number;
+  lateMaxMs: number;
+  /** How late a dropped logged batch's batchlog replay lands at most (ms). */
+  batchlogLateMs: number;
+  /**
+   * A span of true time (µs) in which no recovery pass resolves anything (its lease holder paused,
+   * say); the instances' frontiers still look. Null: none.
+   */
+  recoveryDown: { from: number; to: number } | null;
+}
+
+export function feedKnobsFor(sched: Scheduler, hostile: boolean, start: number): FeedKnobs {
+  const downFrom = start + sched.uniform(0, 3_000_000);
+  const down = sched.chance(0.1) ? { from: downFrom, to: downFrom + sched.uniform(5e6, 30e6) } : null;
+  return {
+    recoveryDown: down,
+    readers: sched.int(1, 3),
+    readEveryMs: sched.pick([50, 300, 1_500]),
+    recoveryEveryMs: 2_000,
+    lateP: hostile ? sched.pick([0, 0.01, 0.03]) : 0,
+    lateMaxMs: sched.pick([10_000, 60_000]),
+    batchlogLateMs: sched.pick([5_000, 60_000]),
+  };
+}
+
+/**
+ * A store as a planted fault sees it (the store itself otherwise): a writer instance's, or the
+ * final recovery's (which a blind compaction does not blind).
+ */
+export function plantedStore(
+  store: CassandraGraphStore,
+  plant: FeedPlant | undefined,
+  role: 'writer' | 'recovery' | 'reader',
+): CassandraGraphStore {
+  if (plant === 'orphan-intents-hold' && role === 'reader')
+    return new Proxy(store, {
+      get: (t, k, r) => (k === 'readIntentBound' ? async () => null : Reflect.get(t, k, r)),
+    });
+  if (plant === 'recovery-without-fence')
+    return new Proxy(store, {
+      get: (t, k, r) => (k === 'fenceOp' ? async () => undefined : Reflect.get(t, k, r)),
+    });
+  // The writer instances' frontier (one intent a shard per look) sees none, so their compaction
+  // folds any op; their recovery passes save no bound from that blind look (others trust it).
+  if (plant === 'compaction-folds-intents' && role === 'writer')
+    return new Proxy(store, {
+      get: (t, k, r) =>
+        k === 'readIntents'
+          ? (shard: number, after: Position, until: Position, limit: number) =>
+              limit === 1 ? Promise.resolve([]) : t.readIntents(shard, after, until, limit)
+          : k === 'saveIntentBound'
+            ? async () => undefined
+            : Reflect.get(t, k, r),
+    });
+  return store;
+}
+
+const RETENTION_MICROS = BigInt(DEFAULT_EVENT_RETENTION_SECONDS) * 1_000_000n;
+
+/** A feed as the service builds it (`graph-parts.ts`), over `store`, on `clock`. */
+export function simFeed(
+  store: CassandraGraphStore,
+  clock: () => Position,
+  lagMicros: bigint,
+  skewMicros: bigint,
+  plant: FeedPlant | undefined,
+): Feed {
+  const intents =
+    plant === 'watermark-without-intents'
+      ? undefined
+      : new IntentFrontier({
+          store,
+          lagMicros,
+          retentionMicros: RETENTION_MICROS,
+        });
+  return new Feed({
+    store,
+    clock,
+    lagMicros,
+    skewMicros,
+    retentionSeconds: DEFAULT_EVENT_RETENTION_SECONDS,
+    ...(intents ? { intents } : {}),
+  });
+}
+
+export interface FeedReader {
+  id: number;
+  /** True time of its first read. */
+  startedAt: number;
+  cursor: string | null;
+  events: GraphEvent[];
+  pages: number;
+  failed: number;
+  /** What its reads threw that is not the database being unavailable. */
+  errors: string[];
+  /** Its short pages (caught up to the watermark): when the read started, and how many events it had then. */
+  caughtUp: { at: number; delivered: number }[];
+}
+
+export interface ReaderContext {
+  sched: Scheduler;
+  client: (wall: () => number, id: number) => SimClient;
+  lagMicros: bigint;
+  skewMicros: bigint;
+  /** Half the spread of the readers' clock offsets (µs). */
+  skewHalfMicros: number;
+  plant: FeedPlant | undefined;
+  /** Whether every writer has finished or crashed, and when the last did (true time). */
+  writersDone: () => number | null;
+  /** How long after the writers a reader goes on (µs): past the late landings. */
+  tailMicros: number;
+  /** Every reader's clock offset (µs), instead of a drawn one (named scenarios). */
+  readerOffsetMicros?: number;
+}
+
+/**
+ * One reader: from the start of the feed, a page of 1–1,000 events at a time, through its own
+ * instance and clock, until the writers have stopped and `tailMicros` has passed.
+ */
+export async function runReader(ctx: ReaderContext, id: number, k: FeedKnobs): Promise<FeedReader> {
+  const { sched } = ctx;
+  const drawn = sched.uniform(-ctx.skewHalfMicros, ctx.skewHalfMicros);
+  const offset = ctx.readerOffsetMicros ?? drawn;
+  const wall = () => sched.now + offset;
+  const clock = () => BigInt(Math.floor(wall()));
+  const store = plantedStore(
+    new CassandraGraphStore(ctx.client(wall, id) as unknown as CqlClient, {
+      clock,
+    }),
+    ctx.plant,
+    'reader',
+  );
+  const feed = simFeed(store, clock, ctx.lagMicros, ctx.skewMicros, ctx.plant);
+  await sched.sleep(sched.uniform(0, 2_000_000));
+  const r: FeedReader = {
+    id,
+    startedAt: sched.now,
+    cursor: null,
+    events: [],
+    pages: 0,
+    failed: 0,
+    errors: [],
+    caughtUp: [],
+  };
+  for (;;) {
+    const done = ctx.writersDone();
+    if (done !== null && sched.now > done + ctx.tailMicros) break;
+    const limit = sched.pick([1, 2, 3, 7, 50, 1_000]);
+    const at = sched.now;
+    try {
+      const page = await feed.read(r.cursor, limit);
+      r.events.push(...page.items);
+      r.cursor = page.next;
+      r.pages++;
+      if (page.items.length < limit) r.caughtUp.push({ at, delivered: r.events.length });
+    } catch (e) {
+      if (e instanceof StoreUnavailableError) r.failed++;
+      else r.errors.push(e instanceof Error ? `${e.name}: ${e.message}` : String(e));
+    }
+    await sched.sleep(
+      sched.uniform(0, (done === null ? k.readEveryMs : Math.max(k.readEveryMs, 1_000)) * 1_000),
+    );
+  }
+  return r;
+}
+
+/**
+ * The recovery as a worker runs it (`IntentRecovery`, every `recoveryEveryMs`) from the start of
+ * the schedule until the readers stop, on a client without faults: the bound on delivery (D in
+ * `checkFeed`) counts on a pass every R. The writer instances' own passes (with faults) run too.
+ */
+export async function runRecoveryWorker(
+  ctx: ReaderContext,
+  d: { store: CassandraGraphStore; lists: BucketedListService },
+  k: FeedKnobs,
+): Promise<void> {
+  const { sched } = ctx;
+  const clock = () => BigInt(Math.floor(sched.now));
+  const store = plantedStore(d.store, ctx.plant, 'recovery');
+  const frontier = new IntentFrontier({
+    store,
+    lagMicros: ctx.lagMicros,
+    retentionMicros: RETENTION_MICROS,
+  });
+  const recovery = new IntentRecovery({ store, lists: d.lists, clock, lagMicros: ctx.lagMicros }, frontier);
+  for (;;) {
+    const done = ctx.writersDone();
+    if (done !== null && sched.now > done + ctx.tailMicros) return;
+    if (!recoveryIsDown(k, sched.now)) await recovery.runOnce();
+    await sched.sleep(k.recoveryEveryMs * 1_000);
+  }
+}
+
+/** Whether no recovery pass resolves anything at true time `at`. */
+export function recoveryIsDown(k: FeedKnobs, at: number): boolean {
+  return k.recoveryDown !== null && at >= k.recoveryDown.from && at < k.recoveryDown.to;
+}
+
+/** Reads `feed` from `cursor` to its watermark (pages of 1,000). */
+export async function readToEnd(feed: Feed, cursor: string | null): Promise<GraphEvent[]> {
+  const out: GraphEvent[] = [];
+  let at = cursor;
+  for (let i = 0; i < 10_000; i++) {
+    const page = await feed.read(at, 1_000);
+    out.push(...page.items);
+    at = page.next;
+    if (page.items.length < 1_000) return out;
+  }
+  throw new Error('the feed did not end in 10,000 pages');
+}
+
+/** Resolves every intent older than L at `clock` (passes until one resolves none). */
+export async function finalRecovery(
+  store: CassandraGraphStore,
+  lists: BucketedListService,
+  clock: () => Position,
+  lagMicros: bigint,
+  from: Position,
+): Promise<{ present: number; fenced: number }> {
+  const total = { present: 0, fenced: 0 };
+  for (let pass = 0; pass < 100; pass++) {
+    const r = await recoverIntents(
+      { store, lists, clock, lagMicros },
+      { after: Array.from({ length: EVENT_SHARDS }, () => from) },
+    );
+    total.present += r.present;
+    total.fenced += r.fenced;
+    if (r.present + r.fenced === 0) return total;
+  }
+  throw new Error('the recovery did not end in 100 passes');
+}
+
+export interface FeedViolation {
+  kind:
+    | 'feed-reader'
+    | 'feed-late'
+    | 'feed-delivery'
+    | 'feed-alternation'
+    | 'feed-state'
+    | 'feed-phantom'
+    | 'feed-error';
+  pair?: string;
+  detail: string;
+}
+
+const show = (e: GraphEvent) => `${e.type} ${e.source}→${e.target} @${e.slot}`;
+const pairOf = (a: UserId, b: UserId) => (a < b ? `${a}|${b}` : `${b}|${a}`);
+
+/** The invariant of the note, on the reference read and the readers' collections. */
+export function checkFeed(
+  reference: readonly GraphEvent[],
+  readers: readonly FeedReader[],
+  histories: ReadonlyMap<string, PairHistory>,
+  boundMicros: number,
+): FeedViolation[] {
+  const out: FeedViolation[] = [];
+  // Within D: a reader caught up at `at` has every event with a slot before `at − D` (feed order
+  // is slot order, so those are a prefix of the feed).
+  for (const r of readers) {
+    const late = r.caughtUp.find(
+      (c) => reference.filter((e) => Number(e.slot) < c.at - boundMicros).length > c.delivered,
+    );
+    if (late) {
+      const due = reference.filter((e) => Number(e.slot) < late.at - boundMicros).slice(late.delivered);
+      out.push({
+        kind: 'feed-late',
+        detail: `reader ${r.id} caught up at ${late.at} without [${due.slice(0, 4).map(show).join('; ')}], due by D = ${boundMicros / 1e6} s`,
+      });
+    }
+  }
+  const ids = reference.map((e) => `${e.id} ${show(e)}`);
+  for (const r of readers) {
+    for (const e of r.errors) out.push({ kind: 'feed-error', detail: `reader ${r.id}: ${e}` });
+    const got = r.events.map((e) => `${e.id} ${show(e)}`);
+    if (got.join('\n') === ids.join('\n')) continue;
+    const at = got.findIndex((g, i) => g !== ids[i]);
+    const want = new Set(ids);
+    const seen = new Set<string>();
+    const twice = got.filter((g) => {
+      const again = seen.has(g);
+      seen.add(g);
+      return again;
+    });
+    const missing = ids.filter((x) => !seen.has(x));
+    const extra = got.filter((g) => !want.has(g));
+    out.push({
+      kind: 'feed-reader',
+      detail:
+        `reader ${r.id} (from ${r.startedAt}, ${r.pages} pages) diverges at event ${at < 0 ? got.length : at} of ` +
+        `${ids.length}: missed [${missing.slice(0, 4).join('; ')}], twice [${twice.slice(0, 4).join('; ')}], ` +
+        `not in the feed [${extra.slice(0, 4).join('; ')}]`,
+    });
+  }
+  const byPair = new Map<string, GraphEvent[]>();
+  for (const e of reference) {
+    if (e.type === 'user.updated') continue;
+    const p = pairOf(e.source, e.target);
+    byPair.set(p, [...(byPair.get(p) ?? []), e]);
+  }
+  for (const p of byPair.keys())
+    if (!histories.has(p))
+      out.push({
+        kind: 'feed-phantom',
+        pair: p,
+        detail: `events of an untouched pair`,
+      });
+  for (const [pair, h] of histories) {
+    const events = byPair.get(pair) ?? [];
+    if (!h.checkpoint) {
+      const want = pairEventRows({ checkpoint: null, ops: h.ops }, 0n).flatMap((row) =>
+        row.transitions.map(
+          (t) => `${edgeEventType(t.relation, t.on)} ${t.sourceId}→${t.targetId} @${row.key.slot}`,
+        ),
+      );
+      const got = events.map(show);
+      const sort = (xs: string[]) => [...xs].sort();
+      if (sort(got).join('\n') !== sort(want).join('\n')) {
+        const missing = want.filter((x) => !got.includes(x));
+        const extra = got.filter((x) => !want.includes(x));
+        out.push({
+          kind: 'feed-delivery',
+          pair,
+          detail: `the feed is not the stored history's events: missing [${missing.join('; ')}], extra [${extra.join('; ')}]`,
+        });
+      }
+      continue;
+    }
+    const last = new Map<string, boolean>();
+    for (const e of events) {
+      const on = !e.type.endsWith('.removed');
+      const relation = e.type.split('.')[0] as string;
+      const k = `${e.source}|${relation}|${e.target}`;
+      if ((last.get(k) ?? false) === on) {
+        out.push({
+          kind: 'feed-alternation',
+          pair,
+          detail: `${show(e)} repeats the edge's state`,
+        });
+        break;
+      }
+      last.set(k, on);
+    }
+    const fold = foldPair(h.ops, h.checkpoint.edges);
+    for (const e of fold.edges.values()) {
+      const relation = edgeEventType(e.relation, true).split('.')[0] as string;
+      const k = `${e.sourceId}|${relation}|${e.targetId}`;
+      if ((last.get(k) ?? false) !== (e.state === 'active'))
+        out.push({
+          kind: 'feed-state',
+          pair,
+          detail: `${edgeKey(e.sourceId, e.relation, e.targetId)} is ${e.state} but its events end ${last.get(k) ? 'on' : 'off'}`,
+        });
+    }
+  }
+  return out;
+}

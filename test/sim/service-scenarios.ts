@@ -1,0 +1,80 @@
+/**
+ * Named whole-service scenarios: each the shortest story of a loss the feed's design prevents, with
+ * the planted fault (`FeedPlant`) that removes the prevention. Unplanted, each must hold; planted,
+ * each must break the feed's invariant (`service.test.ts`).
+ *
+ * Statements of a follow by `Script.delays`' names: the pair reads (`static`, `ops`), the marks
+ * batch with the op's intent (`marks`), the append, the view batch with the feed rows (`view`), the
+ * intent's delete (`resolve`); the rest (`other`).
+ */
+import type { FeedPlant } from './feed-sim.js';
+import type { Script } from './pair-sim.js';
+
+export interface ServiceScenario {
+  name: string;
+  plant: FeedPlant;
+  script: Script;
+}
+
+const A = 11n;
+const B = 12n;
+
+/** Mute/unmute toggles of A on B from `fromMs`, every `everyMs`. */
+const toggles = (fromMs: number, n: number, everyMs: number): Script['writers'][number]['calls'] =>
+  Array.from({ length: n }, (_, i) => ({
+    atMs: fromMs + i * everyMs,
+    method: i % 2 === 0 ? ('mute' as const) : ('unmute' as const),
+    actor: A,
+    other: B,
+  }));
+
+export const SERVICE_SCENARIOS: readonly ServiceScenario[] = [
+  {
+    name: "a follow's view batch lands 12 s late (503): readers must not pass its slot before it lands",
+    plant: 'watermark-without-intents',
+    script: {
+      writers: [{ calls: [{ atMs: 0, method: 'follow', actor: A, other: B }] }],
+      delays: (w, call, statement, nth) =>
+        w === 0 && call === 0 && statement === 'view' && nth === 0 ? { reachMs: 12_000 } : undefined,
+    },
+  },
+  {
+    name: "a follow's append lands 15 s late (503), after the recovery found it absent: the fence keeps it out",
+    plant: 'recovery-without-fence',
+    script: {
+      writers: [{ calls: [{ atMs: 0, method: 'follow', actor: A, other: B }] }],
+      delays: (w, call, statement) =>
+        w === 0 && call === 0 && statement === 'append' ? { reachMs: 15_000 } : undefined,
+    },
+  },
+  {
+    // The event window is 2L = 18 s here (S = 2 s): toggles from 19 s on no longer derive the
+    // follow's row, so only the recovery can.
+    name: "a writer dies after its follow's append; the recovery is down 45 s while toggles from 19 s compact the pair: the follow must stay for the recovery",
+    plant: 'compaction-folds-intents',
+    script: {
+      writers: [
+        { calls: [{ atMs: 0, method: 'follow', actor: A, other: B }] },
+        { calls: toggles(19_000, 24, 500) },
+      ],
+      delays: (w, call, statement, nth) =>
+        w === 0 && call === 0 && statement === 'view' && nth === 0 ? { crash: true } : undefined,
+      recoveryDown: { fromMs: 0, toMs: 45_000 },
+    },
+  },
+  {
+    // L = 9 s. The recovery's look at 10 s passes the follow's slot (no intent yet) and saves its
+    // bound; the orphan lands at 10.5 s; the reader, its clock 2 s behind, reaches the slot at 11 s.
+    name: "a follow's marks batch times out (503) and lands 10.5 s after its slot: the orphan intent must not hold a reader whose clock runs 2 s behind",
+    plant: 'orphan-intents-hold',
+    script: {
+      writers: [
+        { calls: [{ atMs: 0, method: 'follow', actor: A, other: B }] },
+        { calls: [{ atMs: 3_000, method: 'follow', actor: B, other: A }] },
+      ],
+      delays: (w, call, statement) =>
+        w === 0 && call === 0 && statement === 'marks' ? { reachMs: 10_500 } : undefined,
+      readerSkewMs: -2_000,
+    },
+  },
+];

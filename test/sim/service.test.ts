@@ -1,0 +1,145 @@
+/**
+ * The whole-service simulation: the pair-protocol simulation's schedules (`pair-sim.ts`) with feed
+ * readers throughout, every writer instance running the intent recovery, writes that land up to a
+ * minute late, and the feed's invariant on top of the pair protocol's (`feed-sim.ts`).
+ *
+ * - `SERVICE_SEED=n` runs that one schedule and prints its trace.
+ * - `SERVICE_SCHEDULES=n` (and `SERVICE_FIRST_SEED`) sizes the random search: 1,000 by default,
+ *   100,000 with `SOAK=1`.
+ * - Planted faults (`FeedPlant`: one rule of the feed's design switched off): each named scenario
+ *   (`service-scenarios.ts`) holds, and breaks the feed's invariant with its plant; three plants
+ *   must also break it on some schedule of a random search of `PLANT_SCHEDULES` (2,000; the seed
+ *   that does is printed).
+ */
+import { describe, expect, it } from 'vitest';
+import { knob } from '../support/soak.js';
+import type { FeedPlant } from './feed-sim.js';
+import { runSchedule, type ScheduleResult } from './pair-sim.js';
+import { SERVICE_SCENARIOS } from './service-scenarios.js';
+
+const env = process.env;
+const schedules = knob('SERVICE_SCHEDULES', 100_000, 1_000);
+const firstSeed = Number(env.SERVICE_FIRST_SEED ?? 1);
+const only = env.SERVICE_SEED === undefined ? null : Number(env.SERVICE_SEED);
+const plantOnly = env.SERVICE_PLANT as FeedPlant | undefined;
+const plantSchedules = knob('PLANT_SCHEDULES', 20_000, 2_000);
+
+const FILE = 'npx vitest run --config test/vitest.config.ts --project unit test/sim/service.test.ts';
+const replay = (seed: number, plant?: FeedPlant) =>
+  `${plant ? `SERVICE_PLANT=${plant} ` : ''}SERVICE_SEED=${seed} ${FILE}`;
+
+function report(r: ScheduleResult, again: string): string {
+  const lines = r.violations
+    .slice(0, 8)
+    .map((v) => `  ${v.kind}${v.pair ? ` on ${v.pair}` : ''}: ${v.detail}`);
+  const trace = r.trace().split('\n');
+  const shown = trace.length > 120 ? [...trace.slice(0, 1), '  …', ...trace.slice(-119)] : trace;
+  return [
+    `seed ${r.seed} broke the invariant (${r.violations.length} violations; ${r.repaired ? 'after repair' : 'no repair'})`,
+    `replay: ${again}`,
+    ...lines,
+    `feed: ${JSON.stringify(r.feed, (_, v) => (typeof v === 'bigint' ? String(v) : v))}`,
+    'trace (true time since the start; w = writer, # = call):',
+    ...shown,
+  ].join('\n');
+}
+
+describe('whole-service simulation', () => {
+  if (only !== null) {
+    it(`seed ${only}${plantOnly ? ` with ${plantOnly}` : ''}`, async () => {
+      const r = await runSchedule(only, {
+        service: true,
+        ...(plantOnly ? { plant: plantOnly } : {}),
+      });
+      console.log(`${report(r, replay(only, plantOnly))}\nstats: ${JSON.stringify(r.stats)}`);
+      if (!plantOnly) expect(r.violations).toEqual([]);
+    });
+    return;
+  }
+
+  it(`holds on ${schedules} schedules`, {
+    timeout: Math.max(600_000, schedules * 60),
+  }, async () => {
+    const started = performance.now();
+    const failures: ScheduleResult[] = [];
+    const reached = {
+      events: 0,
+      pages: 0,
+      late: 0,
+      present: 0,
+      fenced: 0,
+      withCommit: 0,
+    };
+    for (let seed = firstSeed; seed < firstSeed + schedules; seed++) {
+      const r = await runSchedule(seed, { service: true });
+      reached.events += r.feed?.events ?? 0;
+      reached.pages += r.feed?.readers.reduce((n, x) => n + x.pages, 0) ?? 0;
+      reached.late += (r.feed?.knobs.lateP ?? 0) > 0 ? 1 : 0;
+      reached.present += r.feed?.recovered.present ?? 0;
+      reached.fenced += r.feed?.recovered.fenced ?? 0;
+      if (r.stats.commits > 0) reached.withCommit++;
+      if (r.violations.length === 0) continue;
+      failures.push(r);
+      if (failures.length === 1) console.error(report(r, replay(r.seed)));
+    }
+    console.log(
+      `${schedules} whole-service schedules (seeds ${firstSeed}–${firstSeed + schedules - 1}) in ` +
+        `${((performance.now() - started) / 1000).toFixed(1)} s: ${reached.events} events in the feeds, ` +
+        `${reached.pages} reader pages, ${reached.late} schedules with late writes, the final recovery ` +
+        `found ${reached.present} present and fenced ${reached.fenced}; ${reached.withCommit} with a compaction; ` +
+        `${failures.length} broke the invariant`,
+    );
+    expect(
+      failures.map((f) => ({
+        seed: f.seed,
+        kinds: [...new Set(f.violations.map((v) => v.kind))],
+      })),
+    ).toEqual([]);
+    // A search whose feeds stay empty, or with no recovery to do, would prove little.
+    expect(reached.events).toBeGreaterThan(schedules);
+    expect(reached.fenced + reached.present).toBeGreaterThan(0);
+  });
+
+  // The plants a random search catches within PLANT_SCHEDULES; a blind compaction needs a dead
+  // writer, a recovery down past the event window and a busy pair after it: its named scenario.
+  const searched: FeedPlant[] = [
+    'watermark-without-intents',
+    'recovery-without-fence',
+    'orphan-intents-hold',
+  ];
+  for (const plant of searched) {
+    it(`catches a planted fault: ${plant}`, { timeout: 600_000 }, async () => {
+      let caught: ScheduleResult | null = null;
+      let seed = firstSeed;
+      for (; seed < firstSeed + plantSchedules && !caught; seed++) {
+        const r = await runSchedule(seed, { service: true, plant });
+        if (r.violations.length > 0) caught = r;
+      }
+      console.log(
+        caught
+          ? `${plant}: seed ${caught.seed} breaks the invariant (${seed - firstSeed} schedules searched): ` +
+              `${[...new Set(caught.violations.map((v) => v.kind))].join(', ')}; replay: ${replay(caught.seed, plant)}`
+          : `${plant}: not caught in ${plantSchedules} schedules`,
+      );
+      expect(caught?.violations.map((v) => v.kind).some((k) => k.startsWith('feed-'))).toBe(true);
+    });
+  }
+
+  for (const scenario of SERVICE_SCENARIOS) {
+    it(`${scenario.name} (planted ${scenario.plant}: broken)`, async () => {
+      const held = await runSchedule(1, {
+        service: true,
+        script: scenario.script,
+      });
+      if (held.violations.length > 0) expect.fail(report(held, `${FILE} -t '${scenario.name}'`));
+      const planted = await runSchedule(1, {
+        service: true,
+        script: scenario.script,
+        plant: scenario.plant,
+      });
+      expect(
+        planted.violations.map((v) => v.kind).filter((k) => k.startsWith('feed-')).length,
+      ).toBeGreaterThan(0);
+    });
+  }
+});
