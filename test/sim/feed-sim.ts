@@ -74,6 +74,8 @@ export interface FeedKnobs {
    * say); the instances' frontiers still look. Null: none.
    */
   recoveryDown: { from: number; to: number } | null;
+  /** Chance a writer's call is an account PUT instead (a flip of `private`, maybe of `hide_lists`). */
+  putP: number;
 }
 
 export function feedKnobsFor(sched: Scheduler, hostile: boolean, start: number): FeedKnobs {
@@ -81,6 +83,7 @@ export function feedKnobsFor(sched: Scheduler, hostile: boolean, start: number):
   const down = sched.chance(0.1) ? { from: downFrom, to: downFrom + sched.uniform(5e6, 30e6) } : null;
   return {
     recoveryDown: down,
+    putP: sched.pick([0, 0.1, 0.25]),
     readers: sched.int(1, 3),
     readEveryMs: sched.pick([50, 300, 1_500]),
     recoveryEveryMs: 2_000,
@@ -301,6 +304,7 @@ export interface FeedViolation {
   kind:
     | 'feed-reader'
     | 'feed-late'
+    | 'feed-user'
     | 'feed-delivery'
     | 'feed-alternation'
     | 'feed-state'
@@ -319,8 +323,24 @@ export function checkFeed(
   readers: readonly FeedReader[],
   histories: ReadonlyMap<string, PairHistory>,
   boundMicros: number,
+  puts: readonly { account: UserId; acked: boolean; wrote: boolean }[] = [],
 ): FeedViolation[] {
   const out: FeedViolation[] = [];
+  // Account updates: one event for each acknowledged PUT that wrote its cells, and at most one for
+  // each that wrote and then failed (it may have landed); none for a PUT that wrote nothing.
+  const updates = new Map<UserId, number>();
+  for (const e of reference)
+    if (e.type === 'user.updated') updates.set(e.source, (updates.get(e.source) ?? 0) + 1);
+  for (const account of new Set([...updates.keys(), ...puts.map((p) => p.account)])) {
+    const mine = puts.filter((p) => p.account === account && p.wrote);
+    const must = mine.filter((p) => p.acked).length;
+    const n = updates.get(account) ?? 0;
+    if (n < must || n > mine.length)
+      out.push({
+        kind: 'feed-user',
+        detail: `${n} user.updated events of ${account}: ${must} acknowledged PUTs wrote, ${mine.length - must} more may have`,
+      });
+  }
   // Within D: a reader caught up at `at` has every event with a slot before `at − D` (feed order
   // is slot order, so those are a prefix of the feed).
   for (const r of readers) {

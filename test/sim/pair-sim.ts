@@ -277,7 +277,11 @@ export interface CallRecord {
   writer: number;
   /** The call's index among its writer's calls. */
   index: number;
-  method: Method;
+  /** A pair method, or an account PUT (whole-service schedules; `put` is its input). */
+  method: Method | 'putUser';
+  put?: { private: boolean; hideLists?: boolean };
+  /** A PUT that sent its cells' write (so its `user.updated` event may stand). */
+  userWrite?: boolean;
   actor: UserId;
   other: UserId;
   pair: string;
@@ -307,6 +311,9 @@ export interface CallRecord {
   /** Statements of the call so far, by kind (scripted delays). */
   nth: Map<string, number>;
 }
+
+/** An op an account task appended (accepting pending requests after a flip to public). */
+export type TaskOp = PairOp & { stmt: number; call: number; pair: string; applied: boolean };
 
 export interface CommitRecord {
   pair: string;
@@ -448,6 +455,8 @@ export interface ScheduleOptions {
   service?: boolean;
   /** One rule of the feed's design switched off (with `service`). */
   plant?: FeedPlant;
+  /** Replace some of the seed's feed knobs (with `service`; shrinking). */
+  feedKnobs?: (k: FeedKnobs) => FeedKnobs;
   /** Told the schedule's calls and commits before the check (diagnosis tooling). */
   inspect?: (calls: readonly CallRecord[], commits: readonly CommitRecord[]) => void;
 }
@@ -476,6 +485,7 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
   let feedKnobs = o.service
     ? feedKnobsFor(sched, knobs.profile === 'chaos' || knobs.profile === 'slow', START)
     : null;
+  if (feedKnobs && o.feedKnobs) feedKnobs = o.feedKnobs(feedKnobs);
   const down = o.script?.recoveryDown;
   if (feedKnobs && down)
     feedKnobs = {
@@ -500,6 +510,7 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
   const ids = { next: 1 };
   const calls: CallRecord[] = [];
   const commits: CommitRecord[] = [];
+  const taskOps: TaskOp[] = [];
   const stmtCall = new Map<number, number>();
   const violations: Violation[] = [];
 
@@ -540,14 +551,17 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
   };
   {
     const { store } = direct(() => sched.now);
-    for (const id of users)
-      await store.putUser({
-        id,
+    // At the schedule's time (the store's `putUser` writes at the system clock's).
+    for (const id of users) {
+      await store.claimUsername(`u${id}`, id);
+      const fields = {
         username: `u${id}`,
         private: privateUsers.has(id),
         state: 'active',
         hideLists: false,
-      });
+      } as const;
+      await store.putUserFields(id, fields, BigInt(Math.floor(sched.now)) - 60_000_000n);
+    }
   }
 
   // Hooks: what the diagnosis and the ledger need from the statements.
@@ -557,7 +571,32 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
     onSend: (r: StatementRecord) => {
       stmtCall.set(r.id, r.call);
       const call = calls[r.call];
-      if (!call) return;
+      if (!call) {
+        // No call in flight on this writer (between calls): a background task's append.
+        for (const q of r.queries) {
+          const role = pairRole(engine, q.query);
+          if (!role.append) continue;
+          const sourceId = q.params[role.append.source] as bigint;
+          const position = q.params[role.append.position] as bigint;
+          const kind = q.params[role.append.kind] as OpKind;
+          // The target is not among the append's binds the role names: the other of the row's pair.
+          const [low, high] = [q.params[0] as bigint, q.params[1] as bigint];
+          const targetId = sourceId === low ? high : low;
+          taskOps.push({
+            sourceId,
+            targetId,
+            position,
+            kind,
+            stmt: r.id,
+            call: -1,
+            pair: pairKey(low, high),
+            applied: false,
+          });
+        }
+        return;
+      }
+      if (call.method === 'putUser' && r.queries.some((q) => q.query.startsWith('UPDATE users ')))
+        call.userWrite = true;
       const first = pairRole(engine, r.queries[0]?.query ?? '');
       if ((first.staticRead || first.opsRead) && call.readAt === undefined) call.readAt = r.calledAt;
       for (const q of r.queries) {
@@ -572,7 +611,27 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
             targetId,
             kind: p[role.append.kind] as OpKind,
           };
-          call.appended = { ...op, stmt: r.id };
+          // An op the call did not ask for (an account task's accept, run inline by a PUT or in the
+          // background while another call is in flight) is a task op: in effect or not.
+          const own =
+            call.method !== 'putUser' &&
+            op.sourceId === call.sourceId &&
+            pairKey(op.sourceId, op.targetId) === call.pair &&
+            (op.kind === call.kind ||
+              (call.method === 'follow' && (op.kind === 'follow' || op.kind === 'request')));
+          if (own) call.appended = { ...op, stmt: r.id };
+          else {
+            const [low, high] = [p[0] as bigint, p[1] as bigint];
+            const targetId = op.sourceId === low ? high : low;
+            taskOps.push({
+              ...op,
+              targetId,
+              stmt: r.id,
+              call: call.id,
+              pair: pairKey(low, high),
+              applied: false,
+            });
+          }
         }
         if (role.commit) {
           const horizon = q.params[role.commit.horizon] as bigint;
@@ -582,6 +641,7 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
       }
     },
     onApply: (r: StatementRecord, at: number) => {
+      for (const t of taskOps) if (t.stmt === r.id) t.applied = true;
       const call = calls[r.call];
       if (!call) return;
       const role = pairRole(engine, r.queries[0]?.query ?? '');
@@ -607,6 +667,64 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
       }
     },
   });
+
+  // Account PUTs: a flip of `private` as the harness believes it stands (acknowledged PUTs), and
+  // now and then of `hide_lists`; a flip to public accepts pending requests (task ops).
+  const believedPrivate = new Set(privateUsers);
+  const putting = new Set<UserId>();
+  const putCall = async (
+    w: number,
+    index: number,
+    id: UserId,
+    graph: GraphService,
+    current: { current: number },
+  ): Promise<void> => {
+    putting.add(id);
+    const put = {
+      private: !believedPrivate.has(id),
+      ...(sched.chance(0.3) ? { hideLists: sched.chance(0.5) } : {}),
+    };
+    const call: CallRecord = {
+      id: calls.length,
+      writer: w,
+      index,
+      method: 'putUser',
+      put,
+      actor: id,
+      other: id,
+      pair: `user:${id}`,
+      sourceId: id,
+      targetId: id,
+      kind: 'follow',
+      startAt: sched.now,
+      endAt: -1,
+      outcome: 'pending',
+      appendApplied: false,
+      reads: [],
+      nth: new Map(),
+    };
+    calls.push(call);
+    current.current = call.id;
+    try {
+      await graph.putUser({ id, ...put });
+      call.outcome = 'ok';
+      if (put.private) believedPrivate.add(id);
+      else believedPrivate.delete(id);
+    } catch (e) {
+      call.error = e instanceof Error ? e.name : String(e);
+      if (e instanceof StoreUnavailableError) call.outcome = 'unavailable';
+      else if (isDomainError(e)) call.outcome = 'refused';
+      else {
+        call.outcome = 'error';
+        violations.push({
+          kind: 'error',
+          detail: `PUT #${call.id} threw ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`,
+        });
+      }
+    }
+    call.endAt = sched.now;
+    putting.delete(id);
+  };
 
   // Writers.
   const writerDone: boolean[] = [];
@@ -690,16 +808,24 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
       const think = sched.uniform(0, knobs.thinkMaxMs * 1000);
       const step = script?.calls[i];
       await sched.sleep(step ? Math.max(0, START + step.atMs * 1000 - sched.now) : think);
+      // An account PUT now and then (whole-service schedules; one PUT per account at a time).
+      const putId = feedKnobs && !step && sched.chance(feedKnobs.putP) ? sched.pick(users) : null;
+      if (putId !== null && !putting.has(putId)) {
+        await putCall(w, i, putId, graph, current);
+        continue;
+      }
       const [a, b] = sched.pick(pairs);
       let method = step?.method ?? sched.pick(METHOD_BAG);
       let [actor, other] = step ? [step.actor, step.other] : sched.chance(0.5) ? [a, b] : [b, a];
       let explicit: Position | undefined =
         step?.positionMs === undefined ? undefined : BigInt(START + step.positionMs * 1000);
+      let replayOf: CallRecord | undefined;
       if (!step && sched.chance(knobs.replayP)) {
         const earlier = acked.filter((c) => c.pair === pairKey(a, b));
         if (earlier.length > 0 && sched.chance(0.3)) {
           const e = sched.pick(earlier);
-          method = e.method;
+          replayOf = e;
+          method = e.method as Method; // a PUT is on no pair
           actor = e.actor;
           other = e.other;
           explicit = e.position;
@@ -707,7 +833,7 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
       }
       const m = METHODS[method];
       const [sourceId, targetId] = m.inbound ? [other, actor] : [actor, other];
-      const kind: OpKind = method === 'follow' && privateUsers.has(targetId) ? 'request' : m.kind;
+      const kind: OpKind = method === 'follow' && believedPrivate.has(targetId) ? 'request' : m.kind;
       const call: CallRecord = {
         id: calls.length,
         writer: w,
@@ -732,6 +858,10 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
       try {
         const opts = explicit === undefined ? {} : { position: explicit };
         const r = await graph[method](actor, other, opts);
+        // A follow is a request toward a private account: the service decides, its append says
+        // (a replay found stored is the op it replays).
+        if (call.appended) call.kind = call.appended.kind;
+        else if (r.duplicate && replayOf) call.kind = replayOf.kind;
         call.outcome = 'ok';
         call.position = r.position;
         call.duplicate = r.duplicate;
@@ -835,7 +965,9 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
   const statementFaults = log.some(
     (r) => r.outcome === 'timeout' || r.outcome === 'crashed' || /dropped|lost-ack|twice/.test(r.fate),
   );
-  const failedAfterAppend = calls.some((c) => c.outcome !== 'ok' && c.appended !== undefined);
+  const failedAfterAppend =
+    calls.some((c) => c.outcome !== 'ok' && c.appended !== undefined) ||
+    taskOps.some((t) => calls[t.call]?.outcome !== 'ok');
   const repaired = statementFaults || failedAfterAppend;
   let inconclusive = 0;
   const histories = new Map<string, PairHistory>();
@@ -843,7 +975,7 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
     const pair = pairKey(a, b);
     const history = await store.readPairHistory(a, b);
     histories.set(pair, history);
-    const r = checkHistory(pair, history, calls);
+    const r = checkHistory(pair, history, calls, taskOps);
     violations.push(...r.violations);
     inconclusive += r.inconclusive ? 1 : 0;
   }
@@ -863,7 +995,10 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
     const downFor = feedKnobs.recoveryDown ? feedKnobs.recoveryDown.to - feedKnobs.recoveryDown.from : 0;
     const bound =
       Number(lagMicros) + feedKnobs.recoveryEveryMs * 1000 + 2 * Number(skewMicros) + 1_000_000 + downFor;
-    violations.push(...checkFeed(reference, readers, histories, bound));
+    const puts = calls
+      .filter((c) => c.method === 'putUser')
+      .map((c) => ({ account: c.actor, acked: c.outcome === 'ok', wrote: c.userWrite === true }));
+    violations.push(...checkFeed(reference, readers, histories, bound, puts));
     feed = {
       knobs: feedKnobs,
       readers: readers.map((r) => ({
@@ -928,7 +1063,7 @@ function checkpointEdgeString(e: EdgeRecord): string {
 }
 
 /** Every op a call put in effect or may have: acknowledged ones, and applied appends of failed calls. */
-function ledger(pair: string, calls: readonly CallRecord[]) {
+function ledger(pair: string, calls: readonly CallRecord[], taskOps: readonly TaskOp[]) {
   const acked = new Map<string, PairOp & { call: number }>();
   const maybe = new Map<string, PairOp & { call: number }>();
   const refused = new Map<string, PairOp & { call: number }>();
@@ -956,6 +1091,11 @@ function ledger(pair: string, calls: readonly CallRecord[]) {
       refused.set(keyOf(op), op);
     }
   }
+  for (const t of taskOps)
+    if (t.pair === pair && t.applied) {
+      const { stmt: _, pair: __, applied: ___, ...op } = t;
+      maybe.set(keyOf(op), op);
+    }
   for (const k of acked.keys()) maybe.delete(k);
   return { acked, maybe, refused };
 }
@@ -966,9 +1106,10 @@ function checkHistory(
   pair: string,
   h: PairHistory,
   calls: readonly CallRecord[],
+  taskOps: readonly TaskOp[],
 ): { violations: Violation[]; inconclusive: boolean } {
   const out: Violation[] = [];
-  const { acked, maybe, refused } = ledger(pair, calls);
+  const { acked, maybe, refused } = ledger(pair, calls, taskOps);
   const horizon = h.checkpoint?.horizon ?? 0n;
   const stored = new Set(h.ops.map((o) => keyOf(o)));
   for (const c of calls) {
@@ -1313,7 +1454,8 @@ function renderTrace(
     return parts.filter(Boolean).join('+');
   };
   for (const c of calls) {
-    const args = c.explicit !== undefined ? `, position ${c.explicit}` : '';
+    const args =
+      c.explicit !== undefined ? `, position ${c.explicit}` : c.put ? `, ${JSON.stringify(c.put)}` : '';
     lines.push(
       `${t(c.startAt)} w${c.writer} #${c.id} ${c.method}(${c.actor}, ${c.other}${args}) → ${c.outcome}${c.error ? ` ${c.error}` : ''}` +
         `${c.position !== undefined ? ` @${c.position}` : ''}${c.duplicate ? ' (duplicate)' : ''} at ${t(c.endAt).trim()}`,

@@ -3,7 +3,8 @@
  * readers throughout, every writer instance running the intent recovery, writes that land up to a
  * minute late, and the feed's invariant on top of the pair protocol's (`feed-sim.ts`).
  *
- * - `SERVICE_SEED=n` runs that one schedule and prints its trace.
+ * - `SERVICE_SEED=n` runs that one schedule and prints its trace (`SERVICE_WITHOUT=step,…`: with
+ *   knobs turned down, as the shrinker prints for the first failure of a search, `shrink.ts`).
  * - `SERVICE_SCHEDULES=n` (and `SERVICE_FIRST_SEED`) sizes the random search: 1,000 by default,
  *   100,000 with `SOAK=1`.
  * - Planted faults (`FeedPlant`: one rule of the feed's design switched off): each named scenario
@@ -16,17 +17,19 @@ import { knob } from '../support/soak.js';
 import type { FeedPlant } from './feed-sim.js';
 import { runSchedule, type ScheduleResult } from './pair-sim.js';
 import { SERVICE_SCENARIOS } from './service-scenarios.js';
+import { shrink, withSteps } from './shrink.js';
 
 const env = process.env;
 const schedules = knob('SERVICE_SCHEDULES', 100_000, 1_000);
 const firstSeed = Number(env.SERVICE_FIRST_SEED ?? 1);
 const only = env.SERVICE_SEED === undefined ? null : Number(env.SERVICE_SEED);
 const plantOnly = env.SERVICE_PLANT as FeedPlant | undefined;
+const without = env.SERVICE_WITHOUT ? env.SERVICE_WITHOUT.split(',') : [];
 const plantSchedules = knob('PLANT_SCHEDULES', 20_000, 2_000);
 
 const FILE = 'npx vitest run --config test/vitest.config.ts --project unit test/sim/service.test.ts';
-const replay = (seed: number, plant?: FeedPlant) =>
-  `${plant ? `SERVICE_PLANT=${plant} ` : ''}SERVICE_SEED=${seed} ${FILE}`;
+const replay = (seed: number, plant?: FeedPlant, steps: readonly string[] = []) =>
+  `${plant ? `SERVICE_PLANT=${plant} ` : ''}${steps.length > 0 ? `SERVICE_WITHOUT=${steps.join(',')} ` : ''}SERVICE_SEED=${seed} ${FILE}`;
 
 function report(r: ScheduleResult, again: string): string {
   const lines = r.violations
@@ -47,11 +50,11 @@ function report(r: ScheduleResult, again: string): string {
 describe('whole-service simulation', () => {
   if (only !== null) {
     it(`seed ${only}${plantOnly ? ` with ${plantOnly}` : ''}`, async () => {
-      const r = await runSchedule(only, {
-        service: true,
-        ...(plantOnly ? { plant: plantOnly } : {}),
-      });
-      console.log(`${report(r, replay(only, plantOnly))}\nstats: ${JSON.stringify(r.stats)}`);
+      const r = await runSchedule(
+        only,
+        withSteps(without, { service: true, ...(plantOnly ? { plant: plantOnly } : {}) }),
+      );
+      console.log(`${report(r, replay(only, plantOnly, without))}\nstats: ${JSON.stringify(r.stats)}`);
       if (!plantOnly) expect(r.violations).toEqual([]);
     });
     return;
@@ -80,7 +83,14 @@ describe('whole-service simulation', () => {
       if (r.stats.commits > 0) reached.withCommit++;
       if (r.violations.length === 0) continue;
       failures.push(r);
-      if (failures.length === 1) console.error(report(r, replay(r.seed)));
+      if (failures.length === 1) {
+        // The first failure, shrunk: the same seed with knobs turned down while it still fails.
+        const small = await shrink(r.seed, { service: true });
+        console.error(
+          `${report(r, replay(r.seed))}\n\nshrunk (${small.steps.join(', ') || 'nothing turned down'}):\n` +
+            report(small.result, replay(r.seed, undefined, small.steps)),
+        );
+      }
     }
     console.log(
       `${schedules} whole-service schedules (seeds ${firstSeed}–${firstSeed + schedules - 1}) in ` +
@@ -142,4 +152,27 @@ describe('whole-service simulation', () => {
       ).toBeGreaterThan(0);
     });
   }
+
+  it('the shrinker keeps a failure while it turns knobs down, and its steps replay it', {
+    timeout: 600_000,
+  }, async () => {
+    const plant: FeedPlant = 'watermark-without-intents';
+    let failing: ScheduleResult | null = null;
+    for (let seed = firstSeed; seed < firstSeed + plantSchedules && !failing; seed++) {
+      const r = await runSchedule(seed, { service: true, plant });
+      if (r.violations.length > 0) failing = r;
+    }
+    if (!failing) throw new Error(`no schedule broke with ${plant}`);
+    const small = await shrink(failing.seed, { service: true, plant });
+    console.log(
+      `seed ${failing.seed}: ${failing.stats.calls} calls → ${small.result.stats.calls} with ${small.steps.join(', ') || 'nothing'} turned down`,
+    );
+    expect(small.result.violations.length).toBeGreaterThan(0);
+    expect(small.result.stats.calls).toBeLessThanOrEqual(failing.stats.calls);
+    const again = await runSchedule(failing.seed, withSteps(small.steps, { service: true, plant }));
+    expect({ violations: again.violations, trace: again.trace() }).toEqual({
+      violations: small.result.violations,
+      trace: small.result.trace(),
+    });
+  });
 });
