@@ -263,12 +263,18 @@ const METHODS = {
   removeFollower: { weight: 1, inbound: true, kind: 'remove_follower' },
   acceptRequest: { weight: 2, inbound: true, kind: 'accept' },
   declineRequest: { weight: 1, inbound: true, kind: 'decline' },
+  restrict: { weight: 1, inbound: false, kind: 'restrict' },
+  unrestrict: { weight: 1, inbound: false, kind: 'unrestrict' },
 } as const satisfies Record<string, { weight: number; inbound: boolean; kind: OpKind }>;
 
 type Method = keyof typeof METHODS;
-const METHOD_BAG: Method[] = (Object.keys(METHODS) as Method[]).flatMap((m) =>
-  Array.from({ length: METHODS[m].weight }, () => m),
+const bag = (ms: readonly Method[]): Method[] =>
+  ms.flatMap((m) => Array.from({ length: METHODS[m].weight }, () => m));
+/** The pair-only schedules' calls (their seeds replay as recorded), and the whole service's. */
+const METHOD_BAG = bag(
+  (Object.keys(METHODS) as Method[]).filter((m) => m !== 'restrict' && m !== 'unrestrict'),
 );
+const SERVICE_BAG = bag(Object.keys(METHODS) as Method[]);
 
 type Outcome = 'pending' | 'ok' | 'refused' | 'busy' | 'unavailable' | 'crashed' | 'error';
 
@@ -815,7 +821,7 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
         continue;
       }
       const [a, b] = sched.pick(pairs);
-      let method = step?.method ?? sched.pick(METHOD_BAG);
+      let method = step?.method ?? sched.pick(feedKnobs ? SERVICE_BAG : METHOD_BAG);
       let [actor, other] = step ? [step.actor, step.other] : sched.chance(0.5) ? [a, b] : [b, a];
       let explicit: Position | undefined =
         step?.positionMs === undefined ? undefined : BigInt(START + step.positionMs * 1000);
