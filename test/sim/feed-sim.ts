@@ -26,12 +26,14 @@
  * design off, to show the invariant catches its loss.
  */
 
+import type { WriteClock } from '../../src/graph/contracts.js';
 import { Feed } from '../../src/graph/feed.js';
 import { IntentFrontier, IntentRecovery, recoverIntents } from '../../src/graph/feed-intents.js';
+import { ClockGuard } from '../../src/graph/pair/clock-guard.js';
 import { pairEventRows } from '../../src/graph/pair/pair-events.js';
 import { foldPair } from '../../src/graph/pair/pair-fold.js';
 import type { BucketedListService } from '../../src/lists/list-service.js';
-import { StoreUnavailableError } from '../../src/model/errors.js';
+import { ClockSkewError, StoreUnavailableError } from '../../src/model/errors.js';
 import {
   DEFAULT_EVENT_RETENTION_SECONDS,
   EVENT_SHARDS,
@@ -55,7 +57,9 @@ export type FeedPlant =
   /** Compaction does not wait for intents: the writers' frontier sees none. */
   | 'compaction-folds-intents'
   /** Readers never read the saved bound, so an orphan intent that lands behind it holds them. */
-  | 'orphan-intents-hold';
+  | 'orphan-intents-hold'
+  /** Readers read without the clock guard: one whose clock stepped past S reads on. */
+  | 'reader-clock-unguarded';
 
 /** The feed knobs of a whole-service schedule. */
 export interface FeedKnobs {
@@ -76,14 +80,24 @@ export interface FeedKnobs {
   recoveryDown: { from: number; to: number } | null;
   /** Chance a writer's call is an account PUT instead (a flip of `private`, maybe of `hide_lists`). */
   putP: number;
+  /** Reader 0's wall clock steps ahead at true time `at` by `by` (µs), past S; null: no step. */
+  readerStep: { at: number; by: number } | null;
 }
 
-export function feedKnobsFor(sched: Scheduler, hostile: boolean, start: number): FeedKnobs {
+export function feedKnobsFor(
+  sched: Scheduler,
+  hostile: boolean,
+  start: number,
+  skewBoundMicros: number,
+): FeedKnobs {
+  const stepAt = start + sched.uniform(0, 5e6);
+  const step = sched.chance(0.15) ? { at: stepAt, by: skewBoundMicros + sched.uniform(3e6, 8e6) } : null;
   const downFrom = start + sched.uniform(0, 3_000_000);
   const down = sched.chance(0.1) ? { from: downFrom, to: downFrom + sched.uniform(5e6, 30e6) } : null;
   return {
     recoveryDown: down,
     putP: sched.pick([0, 0.1, 0.25]),
+    readerStep: step,
     readers: sched.int(1, 3),
     readEveryMs: sched.pick([50, 300, 1_500]),
     recoveryEveryMs: 2_000,
@@ -134,15 +148,12 @@ export function simFeed(
   lagMicros: bigint,
   skewMicros: bigint,
   plant: FeedPlant | undefined,
+  guard?: WriteClock,
 ): Feed {
   const intents =
     plant === 'watermark-without-intents'
       ? undefined
-      : new IntentFrontier({
-          store,
-          lagMicros,
-          retentionMicros: RETENTION_MICROS,
-        });
+      : new IntentFrontier({ store, lagMicros, retentionMicros: RETENTION_MICROS });
   return new Feed({
     store,
     clock,
@@ -150,6 +161,7 @@ export function simFeed(
     skewMicros,
     retentionSeconds: DEFAULT_EVENT_RETENTION_SECONDS,
     ...(intents ? { intents } : {}),
+    ...(guard ? { guard } : {}),
   });
 }
 
@@ -165,6 +177,8 @@ export interface FeedReader {
   errors: string[];
   /** Its short pages (caught up to the watermark): when the read started, and how many events it had then. */
   caughtUp: { at: number; delivered: number }[];
+  /** Reads the clock guard refused (its clock stepped past S). */
+  refused: number;
 }
 
 export interface ReaderContext {
@@ -189,10 +203,28 @@ export interface ReaderContext {
  */
 export async function runReader(ctx: ReaderContext, id: number, k: FeedKnobs): Promise<FeedReader> {
   const { sched } = ctx;
-  const drawn = sched.uniform(-ctx.skewHalfMicros, ctx.skewHalfMicros);
+  // Within 0.9 S of true time (the guard's check adds its own uncertainty), stepped if so drawn.
+  const drawn = 0.9 * sched.uniform(-ctx.skewHalfMicros, ctx.skewHalfMicros);
   const offset = ctx.readerOffsetMicros ?? drawn;
-  const wall = () => sched.now + offset;
+  const step = id === 0 ? k.readerStep : null;
+  const wall = () => sched.now + offset + (step && sched.now >= step.at ? step.by : 0);
   const clock = () => BigInt(Math.floor(wall()));
+  // The clock guard as an instance runs it (`clock-guard.ts`): a check every second against the
+  // database's clock (true time, one round trip away); a read is refused while it does not vouch.
+  const guard =
+    ctx.plant === 'reader-clock-unguarded'
+      ? undefined
+      : new ClockGuard({
+          boundMs: Number(ctx.skewMicros / 1000n),
+          databaseClockMs: async () => {
+            await sched.sleep(sched.uniform(100, 2_000));
+            return sched.now / 1000;
+          },
+          clock,
+          monotonic: () => sched.now / 1000,
+          intervalMs: 1_000,
+        });
+  let checkedAt = Number.NEGATIVE_INFINITY;
   const store = plantedStore(
     new CassandraGraphStore(ctx.client(wall, id) as unknown as CqlClient, {
       clock,
@@ -200,7 +232,7 @@ export async function runReader(ctx: ReaderContext, id: number, k: FeedKnobs): P
     ctx.plant,
     'reader',
   );
-  const feed = simFeed(store, clock, ctx.lagMicros, ctx.skewMicros, ctx.plant);
+  const feed = simFeed(store, clock, ctx.lagMicros, ctx.skewMicros, ctx.plant, guard);
   await sched.sleep(sched.uniform(0, 2_000_000));
   const r: FeedReader = {
     id,
@@ -211,10 +243,15 @@ export async function runReader(ctx: ReaderContext, id: number, k: FeedKnobs): P
     failed: 0,
     errors: [],
     caughtUp: [],
+    refused: 0,
   };
   for (;;) {
     const done = ctx.writersDone();
     if (done !== null && sched.now > done + ctx.tailMicros) break;
+    if (guard && sched.now - checkedAt >= 1e6) {
+      checkedAt = sched.now;
+      await guard.check();
+    }
     const limit = sched.pick([1, 2, 3, 7, 50, 1_000]);
     const at = sched.now;
     try {
@@ -225,6 +262,7 @@ export async function runReader(ctx: ReaderContext, id: number, k: FeedKnobs): P
       if (page.items.length < limit) r.caughtUp.push({ at, delivered: r.events.length });
     } catch (e) {
       if (e instanceof StoreUnavailableError) r.failed++;
+      else if (e instanceof ClockSkewError) r.refused++;
       else r.errors.push(e instanceof Error ? `${e.name}: ${e.message}` : String(e));
     }
     await sched.sleep(

@@ -361,7 +361,7 @@ export interface ScheduleResult {
   /** A whole-service schedule's feed: its knobs, readers and what the final recovery resolved. */
   feed?: {
     knobs: FeedKnobs;
-    readers: { pages: number; failed: number; events: number }[];
+    readers: { pages: number; failed: number; refused: number; events: number }[];
     events: number;
     recovered: { present: number; fenced: number };
   };
@@ -489,7 +489,12 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
       policy: SIM_POLICY,
     };
   let feedKnobs = o.service
-    ? feedKnobsFor(sched, knobs.profile === 'chaos' || knobs.profile === 'slow', START)
+    ? feedKnobsFor(
+        sched,
+        knobs.profile === 'chaos' || knobs.profile === 'slow',
+        START,
+        knobs.policy.clockSkewMs * 1000,
+      )
     : null;
   if (feedKnobs && o.feedKnobs) feedKnobs = o.feedKnobs(feedKnobs);
   const down = o.script?.recoveryDown;
@@ -1010,6 +1015,7 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
       readers: readers.map((r) => ({
         pages: r.pages,
         failed: r.failed,
+        refused: r.refused,
         events: r.events.length,
       })),
       events: reference.length,

@@ -65,18 +65,12 @@ describe('whole-service simulation', () => {
   }, async () => {
     const started = performance.now();
     const failures: ScheduleResult[] = [];
-    const reached = {
-      events: 0,
-      pages: 0,
-      late: 0,
-      present: 0,
-      fenced: 0,
-      withCommit: 0,
-    };
+    const reached = { events: 0, pages: 0, refused: 0, late: 0, present: 0, fenced: 0, withCommit: 0 };
     for (let seed = firstSeed; seed < firstSeed + schedules; seed++) {
       const r = await runSchedule(seed, { service: true });
       reached.events += r.feed?.events ?? 0;
       reached.pages += r.feed?.readers.reduce((n, x) => n + x.pages, 0) ?? 0;
+      reached.refused += r.feed?.readers.reduce((n, x) => n + x.refused, 0) ?? 0;
       reached.late += (r.feed?.knobs.lateP ?? 0) > 0 ? 1 : 0;
       reached.present += r.feed?.recovered.present ?? 0;
       reached.fenced += r.feed?.recovered.fenced ?? 0;
@@ -95,7 +89,7 @@ describe('whole-service simulation', () => {
     console.log(
       `${schedules} whole-service schedules (seeds ${firstSeed}–${firstSeed + schedules - 1}) in ` +
         `${((performance.now() - started) / 1000).toFixed(1)} s: ${reached.events} events in the feeds, ` +
-        `${reached.pages} reader pages, ${reached.late} schedules with late writes, the final recovery ` +
+        `${reached.pages} reader pages (${reached.refused} refused by a stepped clock's guard), ${reached.late} schedules with late writes, the final recovery ` +
         `found ${reached.present} present and fenced ${reached.fenced}; ${reached.withCommit} with a compaction; ` +
         `${failures.length} broke the invariant`,
     );
@@ -116,6 +110,7 @@ describe('whole-service simulation', () => {
     'watermark-without-intents',
     'recovery-without-fence',
     'orphan-intents-hold',
+    'reader-clock-unguarded',
   ];
   for (const plant of searched) {
     it(`catches a planted fault: ${plant}`, { timeout: 600_000 }, async () => {
