@@ -18,12 +18,18 @@
  *    take effect is not. For a pair with a checkpoint (ops folded, one by one no longer known):
  *    each edge's events alternate on, off, on… from off, and the last one is the edge's state in
  *    the fold of the stored history.
- * 3. No event of a pair no writer touched.
+ * 3. Within D. A reader whose page came back short (caught up) at true time t had every event
+ *    with a slot before t − D, D = L + R + 2S + 1 s (R: the recovery's period), plus the span the
+ *    recovery was down: a change left by a dead or failed writer waits at most for the recovery.
+ * 4. Account updates: per account, one `user.updated` for each acknowledged PUT that wrote its
+ *    cells, and at most one for each that wrote and then failed (it may have landed).
+ * 5. No event of a pair no writer touched.
  *
  * Faults the feed adds to the schedule's: writes that time out and land up to a minute later (a
  * hint replay; `FaultKnobs.lateP`), a dropped logged batch replayed by the batchlog up to a minute
- * late, readers' clocks within S of true time. Planted faults (`FeedPlant`) switch one rule of the
- * design off, to show the invariant catches its loss.
+ * late, a recovery that is down for a while, readers' clocks within S of true time — one of them
+ * stepping ahead past S, which its clock guard must refuse. Planted faults (`FeedPlant`) switch one
+ * rule of the design off, to show the invariant catches its loss.
  */
 
 import type { WriteClock } from '../../src/graph/contracts.js';
