@@ -64,8 +64,9 @@ export const SERVICE_SCENARIOS: readonly ServiceScenario[] = [
   },
   {
     // L = 9 s. The recovery's look at 10 s passes the follow's slot (no intent yet) and saves its
-    // bound; the orphan lands at 10.5 s; the reader, its clock 2 s behind, reaches the slot at 11 s.
-    name: "a follow's marks batch times out (503) and lands 10.5 s after its slot: the orphan intent must not hold a reader whose clock runs 2 s behind",
+    // bound; the orphan lands at 10.5 s; the reader, its clock 1.8 s behind (within S = 2 s, so
+    // its clock guard lets it read), reaches the slot at 10.8 s.
+    name: "a follow's marks batch times out (503) and lands 10.5 s after its slot: the orphan intent must not hold a reader whose clock runs 1.8 s behind",
     plant: 'orphan-intents-hold',
     script: {
       writers: [
@@ -74,7 +75,7 @@ export const SERVICE_SCENARIOS: readonly ServiceScenario[] = [
       ],
       delays: (w, call, statement) =>
         w === 0 && call === 0 && statement === 'marks' ? { reachMs: 10_500 } : undefined,
-      readerSkewMs: -2_000,
+      readerSkewMs: -1_800,
     },
   },
 ];
