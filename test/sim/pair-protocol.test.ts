@@ -13,7 +13,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { knob } from '../support/soak.js';
-import { runSchedule, type ScheduleResult } from './pair-sim.js';
+import { reportSchedule, runSchedule, type ScheduleResult } from './pair-sim.js';
 import { NAMED_SCENARIOS } from './scenarios.js';
 import { NASTIEST_SEEDS, SEARCHES } from './seeds.js';
 
@@ -30,26 +30,11 @@ const FILE = 'npx vitest run --config test/vitest.config.ts --project unit test/
 const replay = (seed: number, from: keyof typeof SEARCHES = search) =>
   `${from === 'random' ? '' : `SIM_SEARCH=${from} `}SIM_SEED=${seed} ${FILE}`;
 
-function report(r: ScheduleResult, again = replay(r.seed)): string {
-  const lines = r.violations
-    .slice(0, 8)
-    .map((v) => `  ${v.kind}${v.pair ? ` on ${v.pair}` : ''}: ${v.detail}`);
-  const trace = r.trace().split('\n');
-  const shown = trace.length > 120 ? [...trace.slice(0, 1), '  …', ...trace.slice(-119)] : trace;
-  return [
-    `seed ${r.seed} broke the invariant (${r.violations.length} violations; findings: ${r.tags.join(', ') || 'none recognised'}; ${r.repaired ? 'after repair' : 'no repair'})`,
-    `replay: ${again}`,
-    ...lines,
-    'trace (true time since the start; w = writer, # = call):',
-    ...shown,
-  ].join('\n');
-}
-
 describe('pair protocol simulation', () => {
   if (only !== null) {
     it(`seed ${only}`, async () => {
       const r = await runSchedule(only, { knobs: SEARCHES[search] });
-      console.log(`${report(r)}\nstats: ${JSON.stringify(r.stats)}`);
+      console.log(`${reportSchedule(r, replay(r.seed))}\nstats: ${JSON.stringify(r.stats)}`);
       if (!expectBugs) expect(r.violations).toEqual([]);
     });
     return;
@@ -71,7 +56,7 @@ describe('pair protocol simulation', () => {
       if (expectBugs) expect(r.tags).toEqual([scenario.finding]);
       else if (r.violations.length > 0)
         expect.fail(
-          `${scenario.finding} (${scenario.knob}) is back:\n${report(r, `${FILE} -t '${scenario.name}'`)}`,
+          `${scenario.finding} (${scenario.knob}) is back:\n${reportSchedule(r, `${FILE} -t '${scenario.name}'`)}`,
         );
     });
   }
@@ -87,7 +72,7 @@ describe('pair protocol simulation', () => {
         });
       } else if (r.violations.length > 0) {
         expect.fail(
-          `${nasty.finding} (${nasty.knob}) is back:\n${report(r, replay(nasty.seed, nasty.search))}`,
+          `${nasty.finding} (${nasty.knob}) is back:\n${reportSchedule(r, replay(nasty.seed, nasty.search))}`,
         );
       }
     }
@@ -110,7 +95,7 @@ describe('pair protocol simulation', () => {
       failures.push(r);
       for (const t of r.tags.length > 0 ? r.tags : ['unrecognised'])
         if (!firstByTag.has(t)) firstByTag.set(t, seed);
-      if (!expectBugs && failures.length === 1) console.error(report(r));
+      if (!expectBugs && failures.length === 1) console.error(reportSchedule(r, replay(r.seed)));
     }
     const seconds = (performance.now() - started) / 1000;
     const used = process.cpuUsage(cpu);

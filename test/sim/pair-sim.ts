@@ -467,6 +467,26 @@ export interface ScheduleOptions {
   inspect?: (calls: readonly CallRecord[], commits: readonly CommitRecord[]) => void;
 }
 
+/**
+ * A broken schedule for a person: its violations (the first 8), what the diagnosis recognised, its
+ * feed's figures (whole-service schedules), how to replay it, and its trace (at most 120 lines).
+ */
+export function reportSchedule(r: ScheduleResult, again: string): string {
+  const lines = r.violations
+    .slice(0, 8)
+    .map((v) => `  ${v.kind}${v.pair ? ` on ${v.pair}` : ''}: ${v.detail}`);
+  const trace = r.trace().split('\n');
+  const shown = trace.length > 120 ? [...trace.slice(0, 1), '  …', ...trace.slice(-119)] : trace;
+  return [
+    `seed ${r.seed} broke the invariant (${r.violations.length} violations; findings: ${r.tags.join(', ') || 'none recognised'}; ${r.repaired ? 'after repair' : 'no repair'})`,
+    `replay: ${again}`,
+    ...lines,
+    ...(r.feed ? [`feed: ${JSON.stringify(r.feed, (_, v) => (typeof v === 'bigint' ? String(v) : v))}`] : []),
+    'trace (true time since the start; w = writer, # = call):',
+    ...shown,
+  ].join('\n');
+}
+
 /** Runs one schedule of `seed` and checks the invariant. */
 export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promise<ScheduleResult> {
   const sched = new Scheduler(seed, START);
@@ -679,6 +699,21 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
     },
   });
 
+  /** A call that threw: its outcome by the error; anything but the service's own errors is a violation. */
+  const failed = (call: CallRecord, e: unknown) => {
+    call.error = e instanceof Error ? e.name : String(e);
+    if (e instanceof StoreUnavailableError) call.outcome = 'unavailable';
+    else if (e instanceof PairBusyError) call.outcome = 'busy';
+    else if (isDomainError(e)) call.outcome = 'refused';
+    else {
+      call.outcome = 'error';
+      violations.push({
+        kind: 'error',
+        detail: `${call.method === 'putUser' ? 'PUT' : 'call'} #${call.id} threw ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`,
+      });
+    }
+  };
+
   // Account PUTs: a flip of `private` as the harness believes it stands (acknowledged PUTs), and
   // now and then of `hide_lists`; a flip to public accepts pending requests (task ops).
   const believedPrivate = new Set(privateUsers);
@@ -722,16 +757,7 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
       if (put.private) believedPrivate.add(id);
       else believedPrivate.delete(id);
     } catch (e) {
-      call.error = e instanceof Error ? e.name : String(e);
-      if (e instanceof StoreUnavailableError) call.outcome = 'unavailable';
-      else if (isDomainError(e)) call.outcome = 'refused';
-      else {
-        call.outcome = 'error';
-        violations.push({
-          kind: 'error',
-          detail: `PUT #${call.id} threw ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`,
-        });
-      }
+      failed(call, e);
     }
     call.endAt = sched.now;
     putting.delete(id);
@@ -878,17 +904,7 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
         call.duplicate = r.duplicate;
         acked.push(call);
       } catch (e) {
-        call.error = e instanceof Error ? e.name : String(e);
-        if (e instanceof StoreUnavailableError) call.outcome = 'unavailable';
-        else if (e instanceof PairBusyError) call.outcome = 'busy';
-        else if (isDomainError(e)) call.outcome = 'refused';
-        else {
-          call.outcome = 'error';
-          violations.push({
-            kind: 'error',
-            detail: `call #${call.id} threw ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`,
-          });
-        }
+        failed(call, e);
       }
       call.endAt = sched.now;
     }

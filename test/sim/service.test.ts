@@ -15,7 +15,7 @@
 import { describe, expect, it } from 'vitest';
 import { knob } from '../support/soak.js';
 import type { FeedPlant } from './feed-sim.js';
-import { runSchedule, type ScheduleResult } from './pair-sim.js';
+import { reportSchedule, runSchedule, type ScheduleResult } from './pair-sim.js';
 import { SERVICE_SCENARIOS } from './service-scenarios.js';
 import { shrink, withSteps } from './shrink.js';
 
@@ -38,22 +38,6 @@ const FILE = 'npx vitest run --config test/vitest.config.ts --project unit test/
 const replay = (seed: number, plant?: FeedPlant, steps: readonly string[] = []) =>
   `${plant ? `SERVICE_PLANT=${plant} ` : ''}${steps.length > 0 ? `SERVICE_WITHOUT=${steps.join(',')} ` : ''}SERVICE_SEED=${seed} ${FILE}`;
 
-function report(r: ScheduleResult, again: string): string {
-  const lines = r.violations
-    .slice(0, 8)
-    .map((v) => `  ${v.kind}${v.pair ? ` on ${v.pair}` : ''}: ${v.detail}`);
-  const trace = r.trace().split('\n');
-  const shown = trace.length > 120 ? [...trace.slice(0, 1), '  …', ...trace.slice(-119)] : trace;
-  return [
-    `seed ${r.seed} broke the invariant (${r.violations.length} violations; ${r.repaired ? 'after repair' : 'no repair'})`,
-    `replay: ${again}`,
-    ...lines,
-    `feed: ${JSON.stringify(r.feed, (_, v) => (typeof v === 'bigint' ? String(v) : v))}`,
-    'trace (true time since the start; w = writer, # = call):',
-    ...shown,
-  ].join('\n');
-}
-
 describe('whole-service simulation', () => {
   if (only !== null) {
     it(`seed ${only}${plantOnly ? ` with ${plantOnly}` : ''}`, async () => {
@@ -61,7 +45,9 @@ describe('whole-service simulation', () => {
         only,
         withSteps(without, { service: true, ...(plantOnly ? { plant: plantOnly } : {}) }),
       );
-      console.log(`${report(r, replay(only, plantOnly, without))}\nstats: ${JSON.stringify(r.stats)}`);
+      console.log(
+        `${reportSchedule(r, replay(only, plantOnly, without))}\nstats: ${JSON.stringify(r.stats)}`,
+      );
       if (!plantOnly) expect(r.violations).toEqual([]);
     });
     return;
@@ -88,8 +74,8 @@ describe('whole-service simulation', () => {
         // The first failure, shrunk: the same seed with knobs turned down while it still fails.
         const small = await shrink(r.seed, { service: true });
         console.error(
-          `${report(r, replay(r.seed))}\n\nshrunk (${small.steps.join(', ') || 'nothing turned down'}):\n` +
-            report(small.result, replay(r.seed, undefined, small.steps)),
+          `${reportSchedule(r, replay(r.seed))}\n\nshrunk (${small.steps.join(', ') || 'nothing turned down'}):\n` +
+            reportSchedule(small.result, replay(r.seed, undefined, small.steps)),
         );
       }
     }
@@ -153,7 +139,7 @@ describe('whole-service simulation', () => {
         service: true,
         script: scenario.script,
       });
-      if (held.violations.length > 0) expect.fail(report(held, `${FILE} -t '${scenario.name}'`));
+      if (held.violations.length > 0) expect.fail(reportSchedule(held, `${FILE} -t '${scenario.name}'`));
       const planted = await runSchedule(1, {
         service: true,
         script: scenario.script,
