@@ -84,98 +84,34 @@ import {
 } from '../model/types.js';
 import { MAX_TOKEN, MIN_TOKEN, type ScannedKey, type ScanTable, type TokenRange } from '../ports/records.js';
 import { type RepairDeps, repairPairFolded } from './repair.js';
+import {
+  type DriftKind,
+  emptyTotals,
+  type Finding,
+  SWEEP_TABLES,
+  type SweepOptions,
+  type SweepReport,
+  type SweepTable,
+  type SweepTotals,
+} from './repair-sweep-report.js';
 import { openSweepRun } from './sweep-run.js';
 
-export const DRIFT_KINDS = [
-  'fold_mismatch',
-  'missing_inverse',
-  'missing_row',
-  'ghost_row',
-  'count_drift',
-  'orphan_claim',
-] as const;
-export type DriftKind = (typeof DRIFT_KINDS)[number];
-
-/** The tables a sweep walks, in order, each over every range. */
-export const SWEEP_TABLES = [
-  'following',
-  'followers',
-  'relation_lists',
-  'edges_out',
-  'pair_ops',
-  'usernames',
-] as const;
+export {
+  DRIFT_KINDS,
+  type DriftKind,
+  type Finding,
+  SWEEP_TABLES,
+  type SweepOptions,
+  type SweepProgressEvent,
+  type SweepReport,
+  type SweepTotals,
+} from './repair-sweep-report.js';
 
 /**
  * How old a username claim must be (µs) before the sweep releases it unused: a PUT claims before
  * it writes, and lands or fails within seconds.
  */
 export const CLAIM_SETTLE_MICROS = 60_000_000n;
-type SweepTable = (typeof SWEEP_TABLES)[number];
-
-/** One thing found wrong, for the report (a bounded sample is kept). */
-export interface Finding {
-  kind: DriftKind;
-  /** `source relation target @createdAt` for edges and rows, `user relation direction` for counts, `low|high` for pairs. */
-  what: string;
-}
-
-/** The sweep's totals (persisted with its progress, so a resumed run reports the whole run). */
-export interface SweepTotals {
-  /** Partitions visited per table. */
-  partitions: Record<SweepTable, number>;
-  /** Rows read (ops, edges, list rows). */
-  rows: number;
-  findings: Record<DriftKind, number>;
-  /** Pairs re-folded and rewritten (0 in a dry run). */
-  repairedPairs: number;
-  /** List buckets marked dirty for the reconciler (0 in a dry run). */
-  markedDirty: number;
-  /** Lists whose count check was skipped because they were already marked dirty. */
-  countsPending: number;
-  /** Pages done. */
-  pages: number;
-}
-
-export interface SweepReport extends SweepTotals {
-  dryRun: boolean;
-  /** Whether the whole ring was swept (false when stopped by `maxPages`). */
-  complete: boolean;
-  /** Up to `sampleLimit` findings of this process's part of the run, in the order found. */
-  samples: Finding[];
-  runId: string;
-}
-
-export interface SweepProgressEvent {
-  totals: SweepTotals;
-  /** Fraction of the ring done, 0..1. */
-  fraction: number;
-  elapsedMs: number;
-}
-
-export interface SweepOptions {
-  dryRun?: boolean;
-  /** Continue the saved unfinished run (default false: start a new run). */
-  resume?: boolean;
-  /** Slices of the ring (default 64). Ignored on resume (the saved run's count is used). */
-  ranges?: number;
-  /** Partitions per scan page (default 100). */
-  pageSize?: number;
-  /** Rows per read inside a partition (default 500). */
-  rowPageSize?: number;
-  /** Rows read per second at most (default unlimited). */
-  rate?: number;
-  /** Stop after this many pages (progress saved; for tests and partial runs). */
-  maxPages?: number;
-  /** Findings kept in the report (default 1000). */
-  sampleLimit?: number;
-  /** Progress name (default `repair-sweep`, `repair-sweep:dry-run` for dry runs). */
-  job?: string;
-  onProgress?: (e: SweepProgressEvent) => void;
-  /** Called in every repair between its history read and its writes (race tests). */
-  afterRepairRead?: (a: UserId, b: UserId) => Promise<void>;
-}
-
 /** `n` equal slices of the ring, `(start, end]` each, covering every token. */
 export function splitRing(n: number): TokenRange[] {
   const span = MAX_TOKEN - MIN_TOKEN;
@@ -187,23 +123,6 @@ export function splitRing(n: number): TokenRange[] {
   }
   return out;
 }
-
-const emptyTotals = (): SweepTotals => ({
-  partitions: { pair_ops: 0, edges_out: 0, following: 0, followers: 0, relation_lists: 0, usernames: 0 },
-  rows: 0,
-  findings: {
-    fold_mismatch: 0,
-    missing_inverse: 0,
-    missing_row: 0,
-    ghost_row: 0,
-    count_drift: 0,
-    orphan_claim: 0,
-  },
-  repairedPairs: 0,
-  markedDirty: 0,
-  countsPending: 0,
-  pages: 0,
-});
 
 const edgeName = (e: { sourceId: UserId; relation: string; targetId: UserId }, createdAt: bigint) =>
   `${e.sourceId} ${e.relation} ${e.targetId} @${createdAt}`;
