@@ -40,6 +40,12 @@ export interface CassandraConnectOptions {
   batchlogRetry?: boolean;
   /** Told of every request the driver sends (`request-counter.ts`: the benches' and tests' request counts). */
   requestTracker?: cassandra.tracker.RequestTracker;
+  /**
+   * How long the driver waits for schema agreement after each DDL it runs (its default 10 s,
+   * polled every 500 ms). The migration runner's own clients set 0: it waits itself, when the
+   * order of its statements needs it (`migrations/migrate.ts`).
+   */
+  schemaAgreementWaitSeconds?: number;
 }
 
 export type CqlClient = cassandra.Client;
@@ -124,6 +130,9 @@ export function createCqlClient(o: CassandraConnectOptions): cassandra.Client {
       ...(speculate ? { speculativeExecution: new ReadSpeculationPolicy(o.speculativeDelayMs ?? 0) } : {}),
     },
     pooling: { heartBeatInterval: 5000 },
+    ...(o.schemaAgreementWaitSeconds === undefined
+      ? {}
+      : { protocolOptions: { maxSchemaAgreementWaitSeconds: o.schemaAgreementWaitSeconds } }),
     ...(o.requestTracker ? { requestTracker: o.requestTracker } : {}),
   });
 }

@@ -33,7 +33,8 @@ export async function openBaselineKeyspace(o: OpenKeyspaceOptions): Promise<CqlC
 
 async function openWith(o: OpenKeyspaceOptions, prepare: typeof migrate): Promise<CqlClient> {
   const { keyspace, replication, cqlDir = CQL_DIR, log, ...connection } = o;
-  const admin = createCqlClient(connection);
+  // The runner waits for schema agreement itself, where its statements' order needs it.
+  const admin = createCqlClient({ ...connection, schemaAgreementWaitSeconds: 0 });
   try {
     await prepare(admin, keyspace, replication, cqlDir, log);
   } finally {
