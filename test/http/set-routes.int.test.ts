@@ -1,8 +1,9 @@
 /**
  * Mutuals, not-followed-back, following export and import over HTTP on the real node: happy
  * paths with whole pages, errors (cursor, limit, body) and security per route, and the export →
- * import round trip (2,500 follows; 7,500, the default cap, with `SOAK=1`) with the RSS growth
- * while streaming printed.
+ * import round trip (1,200 follows: three export pages of 500, the last partial, and twelve
+ * import chunks; 7,500, the default cap, with `SOAK=1`) with the RSS growth while streaming
+ * printed.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
@@ -26,7 +27,7 @@ import {
 } from './support/scenario.js';
 
 /** Follows in the export → import round trip: the default following cap with `SOAK=1`. */
-const ROUND_TRIP = knob('SET_ROUND_TRIP_FOLLOWS', 7500, 2500);
+const ROUND_TRIP = knob('SET_ROUND_TRIP_FOLLOWS', 7500, 1200);
 
 let r: RealApp;
 const { req, expectRes, users, adminOp } = scenario(() => r);
