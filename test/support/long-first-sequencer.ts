@@ -8,19 +8,20 @@
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
- * Longest first within each project. Integration: seconds on Node 20 in the last CI that ran them
- * there, or (~) measured at the short sizes on the shared development machine, two files at a
- * time; unit: the simulation, a third of the unit run, starts first so the other files share the
+ * Longest first within each project. Integration: seconds on Node 24 in a clean-clone CI run at
+ * the short sizes, two files at a time; unit: the simulation, a third of the unit run, starts first so the other files share the
  * second worker beside it.
  */
 export const LONG_FILES = [
   'test/sim/pair-protocol.test.ts', // unit, 10,000 schedules
-  'test/http/set-routes.int.test.ts', // (169), the 7,500-follow export and import
-  'test/graph/pair/convergence.int.test.ts', // (166 with three long histories; one now)
-  'test/lists/list-service.int.test.ts', // (235 at 50,000 rows; ~80–94 at 20,000)
-  'test/local-cassandra/launcher.int.test.ts', // (72)
-  'test/graph/reads/set-queries.int.test.ts', // ~75–91, 12,000 users put through the store
-  'test/http/pair-toggle.int.test.ts', // ~88 at 1,000 toggles
+  'test/local-cassandra/launcher.int.test.ts', // 79 in CI (it starts and stops its own JVM three times)
+  'test/graph/pair/convergence.int.test.ts', // 72, 60 short runs
+  'test/graph/accounts/rename-fanout.int.test.ts', // 65
+  'test/graph/feed.int.test.ts', // 59
+  'test/graph/reads/set-queries.int.test.ts', // 56, 12,000 users put through the store
+  'test/http/database-outage.int.test.ts', // 55
+  'test/http/pair-toggle.int.test.ts', // 53 at 1,000 toggles
+  'test/relay/relay-kafka.int.test.ts', // 49, a Kafka broker of its own
 ];
 
 export default class LongFirstSequencer extends BaseSequencer {
