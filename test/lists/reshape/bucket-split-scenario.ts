@@ -167,39 +167,41 @@ export async function runInterruptedSplit(
     return { touched, present: new Set(live.keys()) };
   };
 
+  /** A run read step by step: `next()` reads one more page (false at the end), `done()` judges it. */
+  interface Reading {
+    next(): Promise<boolean>;
+    done(): void;
+  }
   const walks: Verdict[] = [];
-  // Two readers, out of step, so some walk is in progress at every step of the split.
-  const read = async (delay: number) => {
-    await moreOps(delay);
-    while (!stop) {
-      const { touched, present } = begin();
-      const seen: ListEntry[] = [];
-      const stages: string[] = [];
-      let cursor: string | null = null;
-      do {
+  const openWalk = (): Reading => {
+    const { touched, present } = begin();
+    const seen: ListEntry[] = [];
+    const stages: string[] = [];
+    let cursor: string | null = null;
+    return {
+      next: async () => {
         const s = await stage();
         if (stages.at(-1) !== s) stages.push(s);
         const page = await lists.page(list, o.pageLimit, cursor);
         seen.push(...page.items.map((i) => ({ createdAt: i.createdAt, otherId: i.id })));
         cursor = page.nextCursor;
-        // Paced by the writer, so a walk spans several split steps.
-        await moreOps(1);
-      } while (cursor);
-      touchedBy.delete(touched);
-      walks.push(judge(present, touched, seen, stages, true));
-    }
+        return cursor !== null;
+      },
+      done: () => {
+        touchedBy.delete(touched);
+        walks.push(judge(present, touched, seen, stages, true));
+      },
+    };
   };
-  const readers = [read(0), read(5)];
-
-  // The scanner: all slices advance one page per round, so every slice is mid-bucket at steps.
+  // The scanner's runs: all slices advance one page per step, so every slice is mid-bucket at steps.
   const scans: Verdict[] = [];
-  const scanner = (async () => {
-    while (!stop) {
-      const { touched, present } = begin();
-      const seen: ListEntry[] = [];
-      const stages: string[] = [];
-      const cursors = new Map<number, string | null>(Array.from({ length: o.slices }, (_, s) => [s, null]));
-      while (cursors.size > 0) {
+  const openScan = (): Reading => {
+    const { touched, present } = begin();
+    const seen: ListEntry[] = [];
+    const stages: string[] = [];
+    const cursors = new Map<number, string | null>(Array.from({ length: o.slices }, (_, s) => [s, null]));
+    return {
+      next: async () => {
         const s = await stage();
         if (stages.at(-1) !== s) stages.push(s);
         for (const [slice, cursor] of [...cursors]) {
@@ -208,12 +210,34 @@ export async function runInterruptedSplit(
           if (page.nextCursor === null) cursors.delete(slice);
           else cursors.set(slice, page.nextCursor);
         }
-        await moreOps(1);
-      }
-      touchedBy.delete(touched);
-      scans.push(judge(present, touched, seen, stages, false));
+        return cursors.size > 0;
+      },
+      done: () => {
+        touchedBy.delete(touched);
+        scans.push(judge(present, touched, seen, stages, false));
+      },
+    };
+  };
+  /** Reads `r` to its end, one step per writer op (paced by the writer, so a run spans split steps). */
+  const finish = async (r: Reading, more = true) => {
+    while (more) {
+      more = await r.next();
+      await moreOps(1);
     }
-  })();
+    r.done();
+  };
+  // Two readers, out of step, and the scanner, over and over.
+  const read = async (delay: number, open: () => Reading) => {
+    await moreOps(delay);
+    while (!stop) await finish(open());
+  };
+  const readers = [read(0, openWalk), read(5, openWalk), read(0, openScan)];
+  // A walk and a scan held across the flip whatever the timing: their first step at the last copy
+  // (under `dual`), their next right after the flip (`flipped`), the rest beside the others. (The
+  // readers alone missed the flipped stage now and then: it lasts a few writer ops, a page may take
+  // longer on a busy machine.)
+  let held: Reading[] = [];
+  const finishing: Promise<void>[] = [];
 
   const runs: string[][] = [];
   const errors: string[] = [];
@@ -236,6 +260,13 @@ export async function runInterruptedSplit(
           const name = p.step === 'copied' ? `copied ${p.child - children[0]!}` : p.step;
           if (p.step === 'planned') children = p.children;
           steps.push(name);
+          if (p.step === 'copied' && p.child === children.at(-1) && held.length === 0) {
+            held = [openWalk(), openScan()];
+            for (const r of held) await r.next();
+          }
+          if (p.step === 'flipped' && finishing.length === 0) {
+            for (const r of held) finishing.push(finish(r, await r.next()));
+          }
           await moreOps(o.opsPerStep);
           if (name === killAt[run]) throw new Error(`killed at ${name}`);
         },
@@ -246,13 +277,14 @@ export async function runInterruptedSplit(
     }
     await moreOps(o.opsPerStep);
   }
+  await Promise.all(finishing);
   // A walk and a scan entirely after the split.
   const [w0, s0] = [walks.length, scans.length];
   while (walks.length < w0 + 2 || scans.length < s0 + 2) await moreOps(1);
   stop = true;
   await writer;
   for (const w of opWaiters.splice(0)) w.resolve();
-  await Promise.all([...readers, scanner]);
+  await Promise.all(readers);
 
   const directory = await store.getDirectory(list);
   const rows: ListEntry[] = [];
