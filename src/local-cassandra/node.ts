@@ -221,6 +221,7 @@ export async function startLocalNode(o: NodeOptions, opts: StartOptions = {}): P
       `-Dlogback.configurationFile=${logbackPath}`,
       '-Dcassandra.skip_wait_for_gossip_to_settle=0',
       `-Dcassandra.ring_delay_ms=${o.ringDelayMs}`,
+      ...(o.flushSchemaChanges ? [] : ['-Dcassandra.test.flush_local_schema_changes=false']),
       `-Djava.io.tmpdir=${o.nodeDir}`,
       `-Djna.tmpdir=${o.nodeDir}`,
       '-cp',
