@@ -14,6 +14,10 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  */
 export const LONG_FILES = [
   'test/sim/pair-protocol.test.ts', // unit, 10,000 schedules
+  'test/graph/feed.test.ts', // unit, 43 (most of it waits out the feed's lag)
+  'test/sim/service.test.ts', // unit, 33, 1,000 schedules
+  'test/lists/reshape/search-split.test.ts', // unit, 25
+  'test/cli.test.ts', // unit, 19 (it starts the CLI as a process)
   'test/local-cassandra/launcher.int.test.ts', // 79 in CI (it starts and stops its own JVM three times)
   'test/graph/pair/convergence.int.test.ts', // 72, 60 short runs
   'test/graph/accounts/rename-fanout.int.test.ts', // 65

@@ -61,7 +61,18 @@ export interface LoadHandle {
 export function startLoad(
   app: ClusterApp,
   a: Accounts,
-  o: { seed: number; readers: number; pageSize?: number; retryDelayMs?: number },
+  o: {
+    seed: number;
+    readers: number;
+    pageSize?: number;
+    retryDelayMs?: number;
+    /**
+     * Pause after each acknowledged write and each page read (default 100 ms): the load is there to
+     * have requests in flight at every moment of a fault, not to spin on a machine whose two cores
+     * three JVMs share.
+     */
+    thinkMs?: number;
+  },
 ): LoadHandle {
   const ledger: Ledger = { acked: new Map(), unknown: new Map(), attempts: [], opsAcked: 0 };
   let stopping = false;
@@ -69,6 +80,7 @@ export function startLoad(
   const record = (kind: Attempt['kind'], r: Reply) =>
     ledger.attempts.push({ kind, startedAt: r.startedAt, ms: r.ms, status: r.status });
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  const think = o.thinkMs ?? 100;
 
   const writer = async (w: number) => {
     const random = mulberry32(o.seed + w);
@@ -100,6 +112,7 @@ export function startLoad(
         if (abandon) return;
         await sleep(o.retryDelayMs ?? 100);
       }
+      await sleep(think);
     }
   };
 
@@ -115,6 +128,7 @@ export function startLoad(
         const r = await app.call('GET', `/v1/users/${owner}/${list}?${q}`, { as: owner });
         record('read', r);
         cursor = r.status === 200 ? ((r.json?.next_cursor as string | null) ?? null) : null;
+        await sleep(think);
       } while (cursor && !stopping);
     }
   };
