@@ -14,12 +14,6 @@
  * keyspace: its verification counts whole tables), the threshold bench reads the bucket and
  * partition results written before it, in the same directory.
  *
- * Two lanes: the benches that read the shared keyspace run one after another, in `SMOKE`'s order;
- * the ones in `BESIDE` (each makes a throwaway keyspace of its own, or uses no database) run one
- * after another beside them, their output held and printed whole when each ends. Much of a tiny
- * bench is waiting (a feed's settle, a Kafka broker's start): on this 2-core machine the smoke took
- * 157 s in two lanes and 186 s in one.
- *
  * The node: `CASSANDRA_CONTACT_POINTS` when set, else the project's own local node, started (or
  * reused) and stopped the way `src/main.ts` and the jobs do it (`contactPointsOrLocalNode`).
  * `bench_smoke` is dropped first, so a rerun on the same node starts clean (two smoke runs
@@ -45,7 +39,7 @@ const KEYSPACE = 'bench_smoke';
 const F = 200;
 const LIST_ROWS = 2000;
 
-/** Every bench file (without `.ts`) and its tiny arguments, in the order they run in their lane. */
+/** Every bench file (without `.ts`) and its tiny arguments, in the order they run. */
 const SMOKE: readonly (readonly [file: string, args: readonly string[]])[] = [
   [
     'load-celebrity',
@@ -97,20 +91,6 @@ const SMOKE: readonly (readonly [file: string, args: readonly string[]])[] = [
   ['profile', ['--seconds=5', '--out=smoke', '--', 'bench/suggest.ts', '--users=2000', '--edges=20000']],
 ];
 
-/**
- * Benches that share nothing with the others (a throwaway keyspace of their own, or no database):
- * they run in the second lane.
- */
-const BESIDE: ReadonlySet<string> = new Set([
-  'feed-waiters',
-  'relay',
-  'http-load',
-  'write-path',
-  'suggest',
-  'cache-memory',
-  'profile',
-]);
-
 const bench = openBench({
   usage: 'npm run bench:smoke -- [--only load-celebrity,page-depth] [--timeout 300]',
   options: {
@@ -155,21 +135,14 @@ const env = {
   BENCH_RESULTS_DIR: resultsDir,
 };
 
-/**
- * One bench as a child process; resolves to its exit code (124 when its time ran out). `held`:
- * its output is collected there instead of going straight to this process's.
- */
-function runBench(file: string, args: readonly string[], held?: Buffer[]): Promise<number> {
+/** One bench as a child process; resolves to its exit code (124 when its time ran out). */
+function runBench(file: string, args: readonly string[]): Promise<number> {
   const child = spawn(process.execPath, ['--import', 'tsx', `bench/${file}.ts`, ...args], {
     cwd: ROOT,
     env,
-    stdio: ['ignore', held ? 'pipe' : 'inherit', held ? 'pipe' : 'inherit'],
+    stdio: ['ignore', 'inherit', 'inherit'],
     detached: true,
   });
-  if (held) {
-    child.stdout?.on('data', (d: Buffer) => held.push(d));
-    child.stderr?.on('data', (d: Buffer) => held.push(d));
-  }
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;
@@ -192,37 +165,21 @@ try {
   console.log(
     `[bench:smoke] ${runs.length} benches on ${contactPoints.join(',')}, results in ${resultsDir}, ${TIMEOUT_S} s each at most`,
   );
-  const lane = async (entries: typeof runs, hold: boolean) => {
-    for (const [file, args] of entries) {
-      const header = `\n[bench:smoke] ── ${file} --keyspace=${KEYSPACE} ${args.join(' ')}`;
-      if (!hold) console.log(header);
-      const held: Buffer[] = [];
-      const t0 = performance.now();
-      const code = await runBench(file, [`--keyspace=${KEYSPACE}`, ...args], hold ? held : undefined);
-      const seconds = (performance.now() - t0) / 1000;
-      outcomes.push({ file, code, seconds });
-      if (hold) console.log(`${header} (beside)\n${Buffer.concat(held).toString('utf8').trimEnd()}`);
-      console.log(
-        `[bench:smoke] ${file}: ${code === 0 ? 'ok' : code === 124 ? `timed out after ${TIMEOUT_S} s` : `FAILED (exit ${code})`} in ${seconds.toFixed(1)} s`,
-      );
-    }
-  };
-  await Promise.all([
-    lane(
-      runs.filter(([file]) => !BESIDE.has(file)),
-      false,
-    ),
-    lane(
-      runs.filter(([file]) => BESIDE.has(file)),
-      true,
-    ),
-  ]);
+  for (const [file, args] of runs) {
+    console.log(`\n[bench:smoke] ── ${file} --keyspace=${KEYSPACE} ${args.join(' ')}`);
+    const t0 = performance.now();
+    const code = await runBench(file, [`--keyspace=${KEYSPACE}`, ...args]);
+    const seconds = (performance.now() - t0) / 1000;
+    outcomes.push({ file, code, seconds });
+    console.log(
+      `[bench:smoke] ${file}: ${code === 0 ? 'ok' : code === 124 ? `timed out after ${TIMEOUT_S} s` : `FAILED (exit ${code})`} in ${seconds.toFixed(1)} s`,
+    );
+  }
 } finally {
   await rm(resultsDir, { recursive: true, force: true });
   if (node) await node.stop();
 }
 
-outcomes.sort((x, y) => SMOKE.findIndex(([f]) => f === x.file) - SMOKE.findIndex(([f]) => f === y.file));
 const failed = outcomes.filter((o) => o.code !== 0);
 console.log(`\n[bench:smoke] ${'bench'.padEnd(16)} exit  seconds`);
 for (const o of outcomes) {
