@@ -1,12 +1,22 @@
 /**
  * Per-file keyspaces on the real node: `await testKeyspace('edges')` creates a fresh keyspace
  * from the baseline of `cql/` (`TEST_SCHEMA=migrations` replays every file instead), and returns
- * a connected client; `drop()` removes it. `TEST_REPLICATION` (e.g. `simple:3`, with
+ * a connected client; `drop()` retires it. `TEST_REPLICATION` (e.g. `simple:3`, with
  * `CASSANDRA_CONTACT_POINTS` naming a cluster) runs the same tests with replicas at LOCAL_QUORUM.
  * Both ways give the same schema
  * (`test/store/cassandra/migrations/baseline-schema.int.test.ts`).
+ *
+ * Design note: retired keyspaces are dropped in batches. A `DROP KEYSPACE` makes Cassandra recycle
+ * every commitlog segment, which flushes every table on the node with unflushed writes — the
+ * other files' keyspaces included. One drop per file made a CI run flush ~8,400 tiny memtables
+ * and compact ~1,700 times in its ten integration minutes. So a retired keyspace's name goes into
+ * a file the run shares (`ProvidedContext['testRun']`, from the global setup); whichever file
+ * brings it to `DROP_BATCH` names takes the list (an atomic rename) and drops them one after
+ * another (the first drop flushes, the rest find little to flush), and the global teardown drops
+ * what is left. A run killed midway leaves its last keyspaces behind, as before.
  */
 import { randomBytes } from 'node:crypto';
+import { appendFile, readFile, rename, rm } from 'node:fs/promises';
 import { inject } from 'vitest';
 import { parseReplication } from '../../src/config.js';
 import { type CqlClient, createCqlClient } from '../../src/store/cassandra/client.js';
@@ -43,24 +53,59 @@ export async function testKeyspace(label: string): Promise<TestKeyspace> {
     client,
     keyspace,
     drop: async () => {
-      await client.execute(`DROP KEYSPACE IF EXISTS ${keyspace}`, [], { prepare: false });
-      await client.shutdown();
+      try {
+        await retireKeyspace(keyspace, client);
+      } finally {
+        await client.shutdown();
+      }
     },
   };
 }
 
-/** Drops `keyspace` on the test node, if it exists (for keyspaces a test's own process created). */
-export async function dropKeyspace(keyspace: string): Promise<void> {
-  const { contactPoints, localDataCenter } = inject('cassandra');
-  const client = createCqlClient({
-    contactPoints,
-    localDataCenter,
-    consistency: 'one',
-    requestTimeoutMs: 30_000,
-  });
-  try {
-    await client.execute(`DROP KEYSPACE IF EXISTS ${keyspace}`);
-  } finally {
-    await client.shutdown();
+/** Retired keyspaces dropped together (see the design note). */
+export const DROP_BATCH = 8;
+
+/** Drops `keyspaces` one after another through `client` (each if it still exists). */
+export async function dropKeyspaces(client: CqlClient, keyspaces: readonly string[]): Promise<void> {
+  for (const k of keyspaces) await client.execute(`DROP KEYSPACE IF EXISTS ${k}`, [], { prepare: false });
+}
+
+/**
+ * Retires `keyspace`: adds it to the run's list and, when the list has reached `DROP_BATCH`
+ * names, takes it and drops them all through `client` (a fresh one when none is given). Without a
+ * run's list (a file run under another config) it drops `keyspace` at once.
+ */
+async function retireKeyspace(keyspace: string, client?: CqlClient): Promise<void> {
+  const list = inject('testRun')?.retiredKeyspaces;
+  let batch = [keyspace];
+  if (list) {
+    await appendFile(list, `${keyspace}\n`);
+    const names = (await readFile(list, 'utf8').catch(() => '')).split('\n').filter(Boolean);
+    if (names.length < DROP_BATCH) return;
+    const taken = `${list}.${process.pid}.${randomBytes(4).toString('hex')}`;
+    try {
+      await rename(list, taken);
+    } catch {
+      return; // another file took the list first
+    }
+    batch = (await readFile(taken, 'utf8')).split('\n').filter(Boolean);
+    await rm(taken, { force: true });
   }
+  if (client) return dropKeyspaces(client, batch);
+  const own = nodeClient();
+  try {
+    await dropKeyspaces(own, batch);
+  } finally {
+    await own.shutdown();
+  }
+}
+
+function nodeClient(): CqlClient {
+  const { contactPoints, localDataCenter } = inject('cassandra');
+  return createCqlClient({ contactPoints, localDataCenter, consistency: 'one', requestTimeoutMs: 30_000 });
+}
+
+/** Retires `keyspace` on the test node, as `drop()` does (for keyspaces a test's own process created). */
+export async function dropKeyspace(keyspace: string): Promise<void> {
+  await retireKeyspace(keyspace);
 }

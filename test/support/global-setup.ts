@@ -3,16 +3,25 @@
  * 1. `CASSANDRA_CONTACT_POINTS` when set (a cluster, ScyllaDB, a container you run);
  * 2. else a testcontainers Cassandra 5 when a Docker engine answers;
  * 3. else the project's own Maven-jar node (started, or reused if already running).
- * The chosen contact point reaches the test files through `inject('cassandra')`.
+ * The chosen contact point reaches the test files through `inject('cassandra')`, and the run's
+ * list of retired keyspaces through `inject('testRun')` (`support/cassandra.ts` drops them in
+ * batches; the teardown here drops what is left).
  */
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import { readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { startLocalNode } from '../../src/local-cassandra/node.js';
 import { defaultNodeOptions } from '../../src/local-cassandra/node-options.js';
+import { createCqlClient } from '../../src/store/cassandra/client.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     cassandra: { contactPoints: string[]; localDataCenter: string; source: string };
+    /** A file listing the keyspaces test files retired and nobody dropped yet, one per line. */
+    testRun: { retiredKeyspaces: string };
   }
 }
 
@@ -27,15 +36,33 @@ async function dockerAnswers(): Promise<boolean> {
   }
 }
 
+/** Drops the keyspaces still listed in `file` (the last, partial batch), then removes it. */
+async function dropRetired(file: string, contactPoints: string[], localDataCenter: string): Promise<void> {
+  const names = (await readFile(file, 'utf8').catch(() => '')).split('\n').filter(Boolean);
+  await rm(file, { force: true });
+  if (names.length === 0) return;
+  const client = createCqlClient({
+    contactPoints,
+    localDataCenter,
+    consistency: 'one',
+    requestTimeoutMs: 30_000,
+  });
+  try {
+    for (const k of names) await client.execute(`DROP KEYSPACE IF EXISTS ${k}`, [], { prepare: false });
+  } finally {
+    await client.shutdown();
+  }
+}
+
 export default async function setup(project: TestProject) {
+  const retiredKeyspaces = join(tmpdir(), `flocklist-retired-keyspaces-${randomBytes(6).toString('hex')}`);
+  project.provide('testRun', { retiredKeyspaces });
   const fromEnv = process.env.CASSANDRA_CONTACT_POINTS;
   if (fromEnv) {
-    project.provide('cassandra', {
-      contactPoints: fromEnv.split(','),
-      localDataCenter: process.env.CASSANDRA_LOCAL_DC ?? 'datacenter1',
-      source: 'CASSANDRA_CONTACT_POINTS',
-    });
-    return;
+    const contactPoints = fromEnv.split(',');
+    const localDataCenter = process.env.CASSANDRA_LOCAL_DC ?? 'datacenter1';
+    project.provide('cassandra', { contactPoints, localDataCenter, source: 'CASSANDRA_CONTACT_POINTS' });
+    return () => dropRetired(retiredKeyspaces, contactPoints, localDataCenter);
   }
   if (await dockerAnswers()) {
     const { CassandraContainer } = await import('@testcontainers/cassandra');
@@ -46,6 +73,7 @@ export default async function setup(project: TestProject) {
       source: 'testcontainers',
     });
     return async () => {
+      await dropRetired(retiredKeyspaces, [container.getContactPoint()], container.getDatacenter());
       await container.stop();
     };
   }
@@ -63,6 +91,7 @@ export default async function setup(project: TestProject) {
     source: node.owned ? 'local node (started)' : 'local node (reused)',
   });
   return async () => {
+    await dropRetired(retiredKeyspaces, [`${node.address}:${node.nativePort}`], 'datacenter1');
     await node.stop();
   };
 }
