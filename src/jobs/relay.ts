@@ -19,21 +19,23 @@
  *   decimal strings (as the HTTP layer writes user ids), `position` a JSON integer (µs, written
  *   from the bigint digit for digit, never through a float), `at` the slot as RFC 3339 UTC with
  *   six fraction digits. Headers carry the type, so a consumer can filter without parsing.
- * - **The client** is `@platformatic/kafka` 1.x, pinned. Compared with `kafkajs` 2.2.4 (the other
- *   client that runs on Node 20): kafkajs has had no stable release since 2.2.4 (February 2023;
- *   only 2.3.0 betas), while the platformatic client has shipped some fifty releases (1.0–1.35,
- *   2.0–2.12) since it started in 2025; its 2.x line needs Node ≥ 22.22, so 1.x until `engines`
- *   drops Node 20. Both speak Kafka 4's protocol versions. Against the local broker, 50,000 keyed
- *   events in sequential acknowledged batches of 1,000 (idempotent, acks = all) went out at
- *   ≈ 95,000/s with it and ≈ 61,000/s with kafkajs warm (37,000/s and 18,000/s cold). Its API is
- *   promise-first and typed, with an admin client and a consumer for the tests. Against it: its
- *   helper packages declare Node ≥ 22.19 in `engines` (npm warns on Node 20; it runs there, and
- *   CI runs the unit project, which loads it, on Node 20).
+ * - **The client** is `@platformatic/kafka` 1.22.0, pinned. Compared with `kafkajs` 2.2.4 (the
+ *   other client that runs on Node 20): kafkajs has had no stable release since 2.2.4 (February
+ *   2023; only 2.3.0 betas), while the platformatic client has shipped some fifty releases (1.0–1.35,
+ *   2.0–2.12) since it started in 2025. Both speak Kafka 4's protocol versions. Against the local
+ *   broker, 50,000 keyed events in sequential acknowledged batches of 1,000 (idempotent, acks = all)
+ *   went out at ≈ 95,000/s with it and ≈ 61,000/s with kafkajs warm (37,000/s and 18,000/s cold).
+ *   Its API is promise-first and typed, with an admin client and a consumer for the tests. Why
+ *   1.22.0: its 2.x line needs Node ≥ 22.22, and from 1.27 on its 1.x releases depend on helper
+ *   packages (`@platformatic/dynamic-buffer`, `@platformatic/wasm-utils`) that declare Node ≥ 22.19,
+ *   so npm warns on Node 20, which `engines` still names; 1.22.0 is the newest release served
+ *   without them. It has no Java-compatible partitioner of its own, so `javaPartitioner` below is
+ *   ours (its `murmur2` is the Java client's, checked against Kafka's own test vectors).
  * - Rejected: committing the cursor per event (a database write per event, for nothing: a crash
  *   repeats at most a page either way); Kafka transactions for exactly-once delivery (consumers
  *   must dedupe by `id` anyway, since the feed is read at-least-once by every other consumer).
  */
-import { compatibilityPartitioner, Producer, stringSerializers } from '@platformatic/kafka';
+import { type MessageToProduce, murmur2, Producer, stringSerializers } from '@platformatic/kafka';
 import type { EventFeed } from '../graph/contracts.js';
 import type { GraphEvent } from '../model/events.js';
 import type { RelayCursorStore } from '../ports/relay-cursor-store.js';
@@ -175,6 +177,18 @@ export interface KafkaSinkOptions {
   clientId?: string;
 }
 
+/**
+ * The Java client's default partitioner for a keyed record: murmur2 of the key's UTF-8 bytes with
+ * the sign bit cleared (the producer takes it modulo the topic's partition count), so a Java
+ * producer of the same keys chooses the same partitions. Unkeyed records (the relay never sends
+ * one) go to partition 0.
+ */
+export function javaPartitioner(
+  message: Pick<MessageToProduce<string, string, string, string>, 'key'>,
+): number {
+  return typeof message.key === 'string' ? murmur2(Buffer.from(message.key, 'utf8')) & 0x7fffffff : 0;
+}
+
 /** A `RelaySink` on a Kafka topic: idempotent producer, `acks = all`, the Java client's partitioner. */
 export function kafkaSink(o: KafkaSinkOptions): RelaySink {
   const producer = new Producer({
@@ -183,7 +197,7 @@ export function kafkaSink(o: KafkaSinkOptions): RelaySink {
     serializers: stringSerializers,
     idempotent: true,
     acks: -1,
-    partitioner: compatibilityPartitioner,
+    partitioner: javaPartitioner,
     autocreateTopics: true,
   });
   return {

@@ -7,7 +7,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Admin, Producer, stringSerializers } from '@platformatic/kafka';
+import { Consumer, Producer, stringSerializers } from '@platformatic/kafka';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const PORT = 19192;
@@ -70,17 +70,17 @@ async function waitUntil(check: () => boolean, ms: number): Promise<boolean> {
   return check();
 }
 
+/** The latest offset of each partition of `topic`, by partition. */
 async function endOffsets(topic: string): Promise<bigint[]> {
-  const admin = new Admin({ clientId: 'launcher-test', bootstrapBrokers: [BROKER] });
+  const consumer = new Consumer({
+    clientId: 'launcher-test',
+    groupId: `launcher-test-${process.pid}`,
+    bootstrapBrokers: [BROKER],
+  });
   try {
-    const [t] = await admin.listOffsets({
-      topics: [
-        { name: topic, partitions: [0, 1].map((partitionIndex) => ({ partitionIndex, timestamp: -1n })) },
-      ],
-    });
-    return (t?.partitions ?? []).sort((a, b) => a.partitionIndex - b.partitionIndex).map((p) => p.offset);
+    return (await consumer.listOffsets({ topics: [topic] })).get(topic) ?? [];
   } finally {
-    await admin.close();
+    await consumer.close(true);
   }
 }
 

@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   eventJson,
+  javaPartitioner,
   type RelayMessage,
   type RelaySink,
   relayMessage,
@@ -59,6 +60,27 @@ describe('relay messages', () => {
     expect(value).toBe(
       '{"id":"x","type":"block.created","source":"1","target":"2","position":9007199254740993,"at":"1970-01-01T00:00:00.000000Z"}',
     );
+  });
+});
+
+describe('the partitioner', () => {
+  it("is the Java client's: murmur2 as Kafka's own test vectors give it, sign bit cleared", () => {
+    // org.apache.kafka.common.utils.UtilsTest#testMurmur2 (signed 32-bit results).
+    const vectors: [string, number][] = [
+      ['21', -973932308],
+      ['foobar', -790332482],
+      ['a-little-bit-long-string', -985981536],
+      ['a-little-bit-longer-string', -1486304829],
+      ['lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8', -58897971],
+      ['abc', 479470107],
+    ];
+    expect(vectors.map(([key]) => javaPartitioner({ key }))).toEqual(
+      vectors.map(([, hash]) => hash & 0x7fffffff),
+    );
+    // The Java producer's partition for "foobar" among 50 partitions.
+    expect(javaPartitioner({ key: 'foobar' }) % 50).toBe(16);
+    // No key (the relay always sends one).
+    expect(javaPartitioner({})).toBe(0);
   });
 });
 
