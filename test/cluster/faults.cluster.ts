@@ -38,7 +38,8 @@ const WRITERS = 8;
  * Test 1's load is lighter: four writers and one reader keep requests in flight through the kill
  * and the rejoin, and leave the restarting JVM more of this 2-core machine (with eight writers and
  * two readers the two survivors took ~1.3 cores, the restart 60–77 s and the test ~130–140 s; with
- * four and one, 53 s and 112 s; an idle restart takes ~13 s).
+ * four and one, 43–69 s and 98–133 s over four runs: the load is not all of it; an idle restart
+ * takes ~13 s).
  */
 const KILL_WRITERS = 4;
 
