@@ -19,11 +19,12 @@
  * teardown drops what is left. A run killed midway leaves its last keyspaces behind, as before.
  */
 import { randomBytes } from 'node:crypto';
-import { appendFile, readFile, rename, rm } from 'node:fs/promises';
+import { appendFile, rename, rm } from 'node:fs/promises';
 import { inject } from 'vitest';
 import { parseReplication } from '../../src/config.js';
-import { type CqlClient, createCqlClient } from '../../src/store/cassandra/client.js';
+import type { CqlClient } from '../../src/store/cassandra/client.js';
 import { openBaselineKeyspace, openMigratedKeyspace } from '../../src/store/cassandra/keyspace.js';
+import { dropKeyspaces, readRetired } from './retired-keyspaces.js';
 
 export { CQL_DIR } from '../../src/store/cassandra/keyspace.js';
 
@@ -66,12 +67,7 @@ export async function testKeyspace(label: string): Promise<TestKeyspace> {
 }
 
 /** Retired keyspaces dropped together (see the design note). */
-export const DROP_BATCH = 8;
-
-/** Drops `keyspaces` one after another through `client` (each if it still exists). */
-export async function dropKeyspaces(client: CqlClient, keyspaces: readonly string[]): Promise<void> {
-  for (const k of keyspaces) await client.execute(`DROP KEYSPACE IF EXISTS ${k}`, [], { prepare: false });
-}
+const DROP_BATCH = 8;
 
 /**
  * Retires `keyspace`: adds it to the run's list and, when the list has reached `DROP_BATCH`
@@ -83,29 +79,17 @@ async function retireKeyspace(keyspace: string, client?: CqlClient): Promise<voi
   let batch = [keyspace];
   if (list) {
     await appendFile(list, `${keyspace}\n`);
-    const names = (await readFile(list, 'utf8').catch(() => '')).split('\n').filter(Boolean);
-    if (names.length < DROP_BATCH) return;
+    if ((await readRetired(list)).length < DROP_BATCH) return;
     const taken = `${list}.${process.pid}.${randomBytes(4).toString('hex')}`;
     try {
       await rename(list, taken);
     } catch {
       return; // another file took the list first
     }
-    batch = (await readFile(taken, 'utf8')).split('\n').filter(Boolean);
+    batch = await readRetired(taken);
     await rm(taken, { force: true });
   }
-  if (client) return dropKeyspaces(client, batch);
-  const own = nodeClient();
-  try {
-    await dropKeyspaces(own, batch);
-  } finally {
-    await own.shutdown();
-  }
-}
-
-function nodeClient(): CqlClient {
-  const { contactPoints, localDataCenter } = inject('cassandra');
-  return createCqlClient({ contactPoints, localDataCenter, consistency: 'one', requestTimeoutMs: 30_000 });
+  await dropKeyspaces(batch, client ? { client } : { node: inject('cassandra') });
 }
 
 /** Retires `keyspace` on the test node, as `drop()` does (for keyspaces a test's own process created). */

@@ -9,13 +9,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { readFile, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { startLocalNode } from '../../src/local-cassandra/node.js';
 import { defaultNodeOptions } from '../../src/local-cassandra/node-options.js';
-import { createCqlClient } from '../../src/store/cassandra/client.js';
+import { dropKeyspaces, readRetired } from './retired-keyspaces.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -38,20 +38,9 @@ async function dockerAnswers(): Promise<boolean> {
 
 /** Drops the keyspaces still listed in `file` (the last, partial batch), then removes it. */
 async function dropRetired(file: string, contactPoints: string[], localDataCenter: string): Promise<void> {
-  const names = (await readFile(file, 'utf8').catch(() => '')).split('\n').filter(Boolean);
+  const names = await readRetired(file);
   await rm(file, { force: true });
-  if (names.length === 0) return;
-  const client = createCqlClient({
-    contactPoints,
-    localDataCenter,
-    consistency: 'one',
-    requestTimeoutMs: 30_000,
-  });
-  try {
-    for (const k of names) await client.execute(`DROP KEYSPACE IF EXISTS ${k}`, [], { prepare: false });
-  } finally {
-    await client.shutdown();
-  }
+  await dropKeyspaces(names, { node: { contactPoints, localDataCenter } });
 }
 
 export default async function setup(project: TestProject) {
