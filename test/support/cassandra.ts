@@ -38,7 +38,7 @@ export interface TestKeyspace {
 function schemaSource(): typeof openBaselineKeyspace {
   const source = process.env.TEST_SCHEMA ?? 'baseline';
   if (source === 'baseline') return openBaselineKeyspace;
-  if (source === 'migrations') return openMigratedKeyspace;
+  if (source === 'migrations') return (o) => openMigratedKeyspace({ ...o, fromBaseline: false });
   throw new Error(`TEST_SCHEMA must be baseline or migrations, not ${source}`);
 }
 

@@ -11,11 +11,14 @@ export interface OpenKeyspaceOptions extends Omit<CassandraConnectOptions, 'keys
   /** Defaults to the project's `cql/`. */
   cqlDir?: string;
   log?: (line: string) => void;
+  /** `openMigratedKeyspace`: make a new keyspace from the baseline (default) or replay every file. */
+  fromBaseline?: boolean;
 }
 
 /**
- * Creates the keyspace if needed, applies every pending migration, and returns a client connected
- * to it. The one way the service, the jobs and the benchmarks reach a keyspace.
+ * Creates the keyspace if needed, applies every pending migration (a new keyspace in one step
+ * from the baseline, see `migrate.ts`), and returns a client connected to it. The one way the
+ * service, the jobs and the benchmarks reach a keyspace.
  */
 export async function openMigratedKeyspace(o: OpenKeyspaceOptions): Promise<CqlClient> {
   return openWith(o, migrate);
@@ -32,11 +35,11 @@ export async function openBaselineKeyspace(o: OpenKeyspaceOptions): Promise<CqlC
 }
 
 async function openWith(o: OpenKeyspaceOptions, prepare: typeof migrate): Promise<CqlClient> {
-  const { keyspace, replication, cqlDir = CQL_DIR, log, ...connection } = o;
+  const { keyspace, replication, cqlDir = CQL_DIR, log, fromBaseline, ...connection } = o;
   // The runner waits for schema agreement itself, where its statements' order needs it.
   const admin = createCqlClient({ ...connection, schemaAgreementWaitSeconds: 0 });
   try {
-    await prepare(admin, keyspace, replication, cqlDir, log);
+    await prepare(admin, keyspace, replication, cqlDir, log, fromBaseline === false ? { fromBaseline } : {});
   } finally {
     await admin.shutdown();
   }

@@ -18,18 +18,25 @@
  * runner that finds the lease taken waits, then re-reads what was applied. A runner that loses
  * its lease (paused longer than the TTL) stops before its next statement or page.
  *
- * A new keyspace can skip the replay: `createFromBaseline` runs `cql/baseline/schema.cql`, the
- * final tables of every numbered file plus their ledger rows, then `migrate`, which applies only
- * the files the baseline does not record. It refuses a keyspace that already exists, since the
- * baseline's `IF NOT EXISTS` tables would leave an older shape in place under ledger rows that
- * claim the newer one. Kept equal to the replay by
- * `test/store/cassandra/migrations/baseline-schema.int.test.ts`. Rejected: generating the
- * baseline from a replayed keyspace at test start (it is the replay's cost, once per run) and
- * computing its ledger rows from the files' checksums (a stale baseline would then claim files
- * it does not contain).
+ * A new keyspace skips the replay: `cql/baseline/schema.cql` holds the final tables of every
+ * numbered file plus their ledger rows, and the runner applies only the files it does not record.
+ * `migrate` takes that path itself for a new keyspace (no ledger row, no table but the runner's
+ * own) when `cqlDir` has a baseline — a first `npm start` or a fresh bench keyspace — under the
+ * lease, so two instances starting on one new keyspace do not both run it; it first writes a
+ * marker row (`name = 'baseline'` in the lease table) and deletes it after the last ledger row,
+ * so a run stopped part way is finished by the next one rather than taken for a keyspace with
+ * foreign tables (which is replayed, file by file). Running the baseline again is harmless: its
+ * tables are `IF NOT EXISTS` in their final shapes and its rows rewrite the same ledger.
+ * `createFromBaseline` (the tests') takes the same path without the lease, on a keyspace it
+ * creates and so owns. The baseline is never run over tables that came from elsewhere: its
+ * `IF NOT EXISTS` would leave an older shape in place under ledger rows that claim the newer
+ * one. Kept equal to the replay by `test/store/cassandra/migrations/baseline-schema.int.test.ts`.
+ * Rejected: generating the baseline from a replayed keyspace at start (it is the replay's cost,
+ * once per keyspace) and computing its ledger rows from the files' checksums (a stale baseline
+ * would then claim files it does not contain).
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { readdir, readFile } from 'node:fs/promises';
+import { access, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import cassandra from 'cassandra-driver';
 import type { CqlClient } from '../client.js';
@@ -38,8 +45,12 @@ import { DEACTIVATED_REGISTRY_STEPS } from './deactivated-registry.js';
 import { LIST_TABLE_STEPS } from './list-tables-migration.js';
 
 export interface MigrationResult {
+  /** The files this run applied one by one. */
   applied: string[];
+  /** The files already recorded, or recorded by the baseline this run ran. */
   skipped: string[];
+  /** Present when this run made the keyspace from the baseline. */
+  baseline?: true;
 }
 
 export interface MigrateOptions {
@@ -51,6 +62,11 @@ export interface MigrateOptions {
   dataSteps?: Record<string, DataStep>;
   /** Lease TTL in seconds (renewed every third of it). Default 30. */
   leaseTtlSeconds?: number;
+  /**
+   * A new keyspace is made from `cqlDir`'s baseline when it has one (see the design note).
+   * Default true; false replays every file (what the baseline is checked against).
+   */
+  fromBaseline?: boolean;
 }
 
 export class MigrationChecksumError extends Error {
@@ -196,7 +212,25 @@ async function applyPending(
 
   const lease = await MigrationLease.acquire(client, keyspace, o.leaseTtlSeconds ?? 30, log);
   try {
-    ({ result, pending } = pendingOf(await appliedVersions(client, keyspace)));
+    let applied = await appliedVersions(client, keyspace);
+    if (o.fromBaseline !== false && (await baselineDue(client, keyspace, cqlDir, applied))) {
+      await client.execute(
+        `INSERT INTO ${keyspace}.schema_migration_lease (name, owner) VALUES ('baseline', ?)`,
+        [lease.owner],
+        { prepare: true },
+      );
+      await runBaseline(client, keyspace, cqlDir, () => lease.assert());
+      lease.assert();
+      await client.execute(`DELETE FROM ${keyspace}.schema_migration_lease WHERE name = 'baseline'`, [], {
+        prepare: false,
+      });
+      log(`created ${keyspace} from ${baselineFile(cqlDir)}`);
+      applied = await appliedVersions(client, keyspace);
+      ({ result, pending } = pendingOf(applied));
+      result.baseline = true;
+    } else {
+      ({ result, pending } = pendingOf(applied));
+    }
     for (const f of pending) {
       for (const statement of splitStatements(f.text)) {
         lease.assert();
@@ -268,7 +302,6 @@ export async function createFromBaseline(
   log: (line: string) => void = () => {},
   o: MigrateOptions = {},
 ): Promise<MigrationResult> {
-  const text = await readFile(baselineFile(cqlDir), 'utf8');
   await client
     .execute(`CREATE KEYSPACE ${keyspace} WITH replication = ${replicationCql(replication)}`, [], {
       prepare: false,
@@ -283,16 +316,68 @@ export async function createFromBaseline(
     });
   await waitForAgreement(client);
   await createLedgerTables(client, keyspace);
-  // The baseline's tables are independent of one another and its rows come after them: every
-  // table goes to one coordinator (each change there builds on the last), and the cluster is
-  // asked to agree once, before the first row, instead of after each table (on a 3-node local
-  // cluster ~1 s a table, most of it the peers applying the change: 32 s → 7 s). A caller whose
-  // client waits for agreement after every DDL (the driver's default) still pays per table.
+  await runBaseline(client, keyspace, cqlDir);
+  log(`created ${keyspace} from ${baselineFile(cqlDir)}`);
+  return applyPending(client, keyspace, cqlDir, log, { ...o, fromBaseline: false });
+}
+
+/** The runner's own tables: a keyspace holding only these is new. */
+const RUNNER_TABLES = new Set(['schema_migrations', 'schema_migration_lease', 'schema_migration_progress']);
+
+/**
+ * Whether `migrate` should make this keyspace from the baseline: `cqlDir` has one, and either a
+ * run began it and stopped part way (the marker row) or the keyspace is new (no ledger row and
+ * no table but the runner's own).
+ */
+async function baselineDue(
+  client: CqlClient,
+  keyspace: string,
+  cqlDir: string,
+  applied: ReadonlyMap<string, string>,
+): Promise<boolean> {
+  if (
+    !(await access(baselineFile(cqlDir)).then(
+      () => true,
+      () => false,
+    ))
+  )
+    return false;
+  const marker = await client.execute(
+    `SELECT owner FROM ${keyspace}.schema_migration_lease WHERE name = 'baseline'`,
+    [],
+    { prepare: false },
+  );
+  if (marker.rowLength > 0) return true;
+  if (applied.size > 0) return false;
+  const tables = await client.execute(
+    'SELECT table_name FROM system_schema.tables WHERE keyspace_name = ?',
+    [keyspace],
+    { prepare: true },
+  );
+  return tables.rows.every((r) => RUNNER_TABLES.has(r.table_name as string));
+}
+
+/**
+ * Runs the baseline's statements into `keyspace` (whose ledger tables exist), `assert` before each.
+ * The baseline's tables are independent of one another and its rows come after them: every table
+ * goes to one coordinator (each change there builds on the last), and the cluster is asked to
+ * agree once, before the first row, instead of after each table (on a 3-node local cluster ~1 s a
+ * table, most of it the peers applying the change: 32 s → 7 s). A caller whose client waits for
+ * agreement after every DDL (the driver's default) still pays per table.
+ */
+async function runBaseline(
+  client: CqlClient,
+  keyspace: string,
+  cqlDir: string,
+  assert: () => void = () => {},
+): Promise<void> {
+  const text = await readFile(baselineFile(cqlDir), 'utf8');
   const coordinator = client.getState().getConnectedHosts()[0];
   let agreed = true;
   for (const statement of splitStatements(text)) {
     const row = /^INSERT\b/i.test(statement);
     if (row && !agreed) await waitForAgreement(client);
+    assert();
     await client.execute(qualify(statement, keyspace), [], {
       prepare: false,
       ...(row || !coordinator ? {} : { host: coordinator }),
@@ -300,8 +385,6 @@ export async function createFromBaseline(
     agreed = row;
   }
   if (!agreed) await waitForAgreement(client);
-  log(`created ${keyspace} from ${baselineFile(cqlDir)}`);
-  return applyPending(client, keyspace, cqlDir, log, o);
 }
 
 async function appliedVersions(client: CqlClient, keyspace: string): Promise<Map<string, string>> {
@@ -321,7 +404,7 @@ class MigrationLease {
   private constructor(
     private readonly client: CqlClient,
     private readonly table: string,
-    private readonly owner: string,
+    readonly owner: string,
     private readonly ttl: number,
   ) {}
 

@@ -3,7 +3,8 @@
  * from it and one made by replaying `cql/NNN_*.cql` must have the same `system_schema` (keyspace,
  * tables with their options, columns with kind / position / clustering order / type, indexes,
  * views, types, functions, dropped columns) and the same ledger rows. This is also the guard that
- * a new numbered file comes with its baseline update.
+ * a new numbered file comes with its baseline update. And the migrator's own use of it: a new
+ * keyspace made in one step (raced, and stopped part way), a keyspace of foreign tables replayed.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { copyFile, mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
@@ -85,6 +86,13 @@ describe('the baseline schema against the migrations, on the real node', () => {
     return name;
   };
 
+  /** The replay's schema, from the first test (the later ones compare with it). */
+  let replay: Record<string, unknown[]>;
+  const leaseRows = async (keyspace: string) =>
+    (
+      await client.execute(`SELECT name FROM ${keyspace}.schema_migration_lease`, [], { prepare: false })
+    ).rows.map((r) => r.name as string);
+
   beforeAll(async () => {
     client = createCqlClient({
       ...inject('cassandra'),
@@ -109,12 +117,97 @@ describe('the baseline schema against the migrations, on the real node', () => {
         `Put each one's final tables, columns and options into the baseline and append its ledger row:\n${lines.join('\n')}`,
     ).toEqual({ applied: [], skipped: files });
 
-    await migrate(client, replayed, REPLICATION, CQL_DIR);
+    expect(await migrate(client, replayed, REPLICATION, CQL_DIR, undefined, { fromBaseline: false })).toEqual(
+      {
+        applied: files,
+        skipped: [],
+      },
+    );
+    replay = await schemaOf(client, replayed);
     expect(
       await schemaOf(client, fromBaseline),
       `${baselineFile('cql')} no longer gives the schema the numbered cql/ files give ` +
         '(expected: the replay; received: the baseline). Make the baseline match, as the rule atop it says.',
-    ).toEqual(await schemaOf(client, replayed));
+    ).toEqual(replay);
+  });
+
+  it('migrate makes a new keyspace from the baseline in one step, once when two runners race, with the schema and ledger of the replay', async () => {
+    const keyspace = newKeyspace('first');
+    const files = (await readdir(CQL_DIR)).filter((f) => /^\d{3}_[\w-]+\.cql$/.test(f)).sort();
+    const lines: string[] = [];
+    const runs = await Promise.all([
+      migrate(client, keyspace, REPLICATION, CQL_DIR, (l) => lines.push(`a: ${l}`)),
+      migrate(client, keyspace, REPLICATION, CQL_DIR, (l) => lines.push(`b: ${l}`)),
+    ]);
+    // One made it; the other waited for the lease and found every file recorded.
+    expect(runs.map((r) => r.baseline ?? false).sort()).toEqual([false, true]);
+    expect(runs.map(({ applied, skipped }) => ({ applied, skipped }))).toEqual([
+      { applied: [], skipped: files },
+      { applied: [], skipped: files },
+    ]);
+    expect(lines.filter((l) => l.includes(`created ${keyspace} from`))).toHaveLength(1);
+    expect(await schemaOf(client, keyspace)).toEqual(replay);
+    expect(await leaseRows(keyspace)).toEqual([]);
+  });
+
+  it('a baseline stopped part way is finished by the next run, not replayed over', async () => {
+    const keyspace = newKeyspace('stopped');
+    // The runner's process fails at the baseline's eleventh table.
+    let tables = 0;
+    const failing = new Proxy(client, {
+      get(target, prop) {
+        if (prop === 'execute') {
+          return (query: string, ...rest: unknown[]) => {
+            if (/^CREATE TABLE IF NOT EXISTS \w+\.(?!schema_migration)/.test(query) && ++tables > 10) {
+              return Promise.reject(new Error('the runner stopped'));
+            }
+            return (target.execute as (...a: unknown[]) => unknown)(query, ...rest);
+          };
+        }
+        const value = Reflect.get(target, prop);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    await expect(migrate(failing, keyspace, REPLICATION, CQL_DIR)).rejects.toThrow('the runner stopped');
+    expect(await leaseRows(keyspace)).toEqual(['baseline']);
+    const ledger = await client.execute(`SELECT version FROM ${keyspace}.schema_migrations`, [], {
+      prepare: false,
+    });
+    expect(ledger.rows).toEqual([]);
+
+    const files = (await readdir(CQL_DIR)).filter((f) => /^\d{3}_[\w-]+\.cql$/.test(f)).sort();
+    expect(await migrate(client, keyspace, REPLICATION, CQL_DIR)).toEqual({
+      applied: [],
+      skipped: files,
+      baseline: true,
+    });
+    expect(await schemaOf(client, keyspace)).toEqual(replay);
+    expect(await leaseRows(keyspace)).toEqual([]);
+  });
+
+  it("a keyspace with a table that is not the runner's and no ledger is replayed file by file", async () => {
+    const keyspace = newKeyspace('foreign');
+    await client.execute(
+      `CREATE KEYSPACE ${keyspace} WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}`,
+      [],
+      { prepare: false },
+    );
+    await client.execute(`CREATE TABLE ${keyspace}.notes (id int PRIMARY KEY, note text)`, [], {
+      prepare: false,
+    });
+    // Two files and a baseline that would make a table of its own, were it run.
+    const dir = await mkdtemp(join(tmpdir(), 'cql-'));
+    await mkdir(join(dir, 'baseline'));
+    const files = (await readdir(CQL_DIR)).filter((f) => /^00[12]_[\w-]+\.cql$/.test(f)).sort();
+    for (const f of files) await copyFile(join(CQL_DIR, f), join(dir, f));
+    await writeFile(baselineFile(dir), 'CREATE TABLE IF NOT EXISTS from_baseline (id int PRIMARY KEY);\n');
+    expect(await migrate(client, keyspace, REPLICATION, dir)).toEqual({ applied: files, skipped: [] });
+    const tables = await client.execute(
+      'SELECT table_name FROM system_schema.tables WHERE keyspace_name = ? AND table_name = ?',
+      [keyspace, 'from_baseline'],
+      { prepare: true },
+    );
+    expect(tables.rows).toEqual([]);
   });
 
   it('a file newer than the baseline is applied on top of it, and then the migrator has nothing to do', async () => {
