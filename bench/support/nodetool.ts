@@ -32,6 +32,7 @@ export interface JvmTools {
 
 const CLIENT_JVM_FLAGS = [
   '-XX:+UseSerialGC',
+  '-XX:TieredStopAtLevel=1',
   '-Xmx256m',
   ...[
     'java.base/jdk.internal.ref',
