@@ -146,7 +146,8 @@ if (jmx) {
   } catch (e) {
     notes.push(`nodetool tablestats failed: ${errMsg(e)}`);
   }
-  for (const table of BIG_TABLES.filter((t) => tables.includes(t))) {
+  // A table with no sstable has no histogram (each call is a JVM start).
+  for (const table of BIG_TABLES.filter((t) => tables.includes(t) && stats.get(t)?.sstables !== 0)) {
     try {
       const h = parseHistograms(await nodetool(['tablehistograms', KS, table]));
       if (h) histograms.set(table, h);

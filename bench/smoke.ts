@@ -8,8 +8,9 @@
  * time limit (`--timeout`, 300 s: the first bench migrates the keyspace, minutes on a busy node)
  * and `BENCH_RESULTS_DIR` pointed at a fresh temporary directory (removed at the end): a smoke run
  * never writes into `bench/results/`. Postgres arms are skipped: no run passes `--with-postgres`. Every bench
- * gets `--keyspace bench_smoke`: one keyspace for the whole run, because migrating a fresh
- * keyspace is most of a tiny bench's time (seconds on an idle node, minutes on a busy one). The
+ * gets `--keyspace bench_smoke`: one keyspace for the whole run, so the celebrity benches share
+ * one load — but for the few marked `aside` in `SMOKE`, which run in a second lane beside the
+ * rest, each in a keyspace of its own (a new keyspace is made from the baseline in seconds). The
  * celebrity benches share one tiny load (`bench:load --followers 200`, first, on the empty
  * keyspace: its verification counts whole tables), the threshold bench reads the bucket and
  * partition results written before it, in the same directory.
@@ -39,8 +40,13 @@ const KEYSPACE = 'bench_smoke';
 const F = 200;
 const LIST_ROWS = 2000;
 
-/** Every bench file (without `.ts`) and its tiny arguments, in the order they run. */
-const SMOKE: readonly (readonly [file: string, args: readonly string[]])[] = [
+/**
+ * Every bench file (without `.ts`) and its tiny arguments, in the order they run. `aside`: the
+ * bench runs in a second lane beside the others, in a keyspace of its own (`bench_smoke_<file>`,
+ * dropped first like the main one) — for the benches that mostly wait (the feed's settle, a
+ * broker's start) and whose verdict counts only their own keyspace's feed.
+ */
+const SMOKE: readonly (readonly [file: string, args: readonly string[], lane?: 'aside'])[] = [
   [
     'load-celebrity',
     [
@@ -61,7 +67,7 @@ const SMOKE: readonly (readonly [file: string, args: readonly string[]])[] = [
   ['celebrity-probe', [`--followers=${F}`, '--reps=1', '--rounds=20']],
   ['search', [`--followers=${F}`, '--reps=1', '--rounds=5', '--without-postgres', '--index']],
   ['first-page', [`--followers=${F}`, '--reps=1', '--seconds=1', '--rate=20', '--without-postgres']],
-  ['feed-waiters', ['--long-polls=5', '--streams=5', '--cap=10', '--over=3', '--seconds=1']],
+  ['feed-waiters', ['--long-polls=5', '--streams=5', '--cap=10', '--over=3', '--seconds=1'], 'aside'],
   [
     'celebrity-count',
     [`--followers=${F}`, '--reps=1', '--rounds=20', '--concurrency=4', '--deactivate=5', '--recount-reps=1'],
@@ -87,7 +93,7 @@ const SMOKE: readonly (readonly [file: string, args: readonly string[]])[] = [
   ['http-load', ['--duration=1', '--connections=2', '--followers=60']],
   ['suggest', ['--users=2000', '--edges=20000']],
   ['cache-memory', ['--users=20000', '--edges=2000', '--following=15000']],
-  ['relay', ['--events=2000', '--crash-events=2000', '--crashes=1', '--batch=100', '--pairs=50']],
+  ['relay', ['--events=2000', '--crash-events=2000', '--crashes=1', '--batch=100', '--pairs=50'], 'aside'],
   ['profile', ['--seconds=5', '--out=smoke', '--', 'bench/suggest.ts', '--users=2000', '--edges=20000']],
 ];
 
@@ -158,28 +164,45 @@ function runBench(file: string, args: readonly string[]): Promise<number> {
 }
 
 const outcomes: { file: string; code: number; seconds: number }[] = [];
-try {
-  const admin = await bench.cql();
-  await admin.execute(`DROP KEYSPACE IF EXISTS ${KEYSPACE}`, [], { prepare: false });
-  await bench.close();
-  console.log(
-    `[bench:smoke] ${runs.length} benches on ${contactPoints.join(',')}, results in ${resultsDir}, ${TIMEOUT_S} s each at most`,
-  );
-  for (const [file, args] of runs) {
-    console.log(`\n[bench:smoke] ── ${file} --keyspace=${KEYSPACE} ${args.join(' ')}`);
+const keyspaceOf = (file: string, lane?: 'aside') =>
+  lane === 'aside' ? `${KEYSPACE}_${file.replace(/\W/g, '_')}` : KEYSPACE;
+/** Runs `lane`'s benches one after another. */
+async function runLane(lane: typeof runs) {
+  for (const [file, args, aside] of lane) {
+    const keyspace = keyspaceOf(file, aside);
+    console.log(
+      `\n[bench:smoke] ── ${file} --keyspace=${keyspace} ${args.join(' ')}${aside ? ' (aside)' : ''}`,
+    );
     const t0 = performance.now();
-    const code = await runBench(file, [`--keyspace=${KEYSPACE}`, ...args]);
+    const code = await runBench(file, [`--keyspace=${keyspace}`, ...args]);
     const seconds = (performance.now() - t0) / 1000;
     outcomes.push({ file, code, seconds });
     console.log(
       `[bench:smoke] ${file}: ${code === 0 ? 'ok' : code === 124 ? `timed out after ${TIMEOUT_S} s` : `FAILED (exit ${code})`} in ${seconds.toFixed(1)} s`,
     );
   }
+}
+try {
+  const admin = await bench.cql();
+  for (const keyspace of new Set(runs.map(([file, , lane]) => keyspaceOf(file, lane)))) {
+    await admin.execute(`DROP KEYSPACE IF EXISTS ${keyspace}`, [], { prepare: false });
+  }
+  await bench.close();
+  console.log(
+    `[bench:smoke] ${runs.length} benches on ${contactPoints.join(',')}, results in ${resultsDir}, ${TIMEOUT_S} s each at most`,
+  );
+  // Their output interleaves; each bench's first and last lines name it.
+  await Promise.all([
+    runLane(runs.filter(([, , lane]) => lane !== 'aside')),
+    runLane(runs.filter(([, , lane]) => lane === 'aside')),
+  ]);
 } finally {
   await rm(resultsDir, { recursive: true, force: true });
   if (node) await node.stop();
 }
 
+const order = (file: string) => SMOKE.findIndex(([name]) => name === file);
+outcomes.sort((x, y) => order(x.file) - order(y.file));
 const failed = outcomes.filter((o) => o.code !== 0);
 console.log(`\n[bench:smoke] ${'bench'.padEnd(16)} exit  seconds`);
 for (const o of outcomes) {
