@@ -16,8 +16,10 @@ export interface LocalClusterOptions {
   dir: string;
   heap: string;
   clusterName?: string;
-  /** Anything else every node shares (commitlog mode, failure detector, hints). */
-  node?: Partial<Pick<NodeOptions, 'commitlogSync' | 'phiConvictThreshold' | 'hintedHandoff'>>;
+  /** Anything else every node shares (commitlog mode, failure detector, hints, schema flushes). */
+  node?: Partial<
+    Pick<NodeOptions, 'commitlogSync' | 'phiConvictThreshold' | 'hintedHandoff' | 'flushSchemaChanges'>
+  >;
   fresh?: boolean;
   log?: (line: string) => void;
 }

@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { CqlClient } from '../../../src/store/cassandra/client.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -83,4 +84,36 @@ export async function until<T>(
     last = await probe();
   }
   return last;
+}
+
+/**
+ * Makes the schema made so far durable on nodes that do not flush schema changes
+ * (`flushSchemaChanges: false`: ~1 s a table on three busy nodes saved), before any test kills a
+ * node. Such a change is in the commitlog only, and a node killed with `kill -9` replays it into
+ * `system_schema` after it has loaded its schema: the keyspace is gone for it (checked on a
+ * single node: the table's row in `system_schema.tables`, yet "keyspace does not exist"). A
+ * dropped table makes each node recycle its commitlog, which flushes every table with unflushed
+ * writes, `system_schema`'s among them: so a scratch keyspace with one table is made and dropped.
+ * Each node's log must then show `system_schema.tables` flushed for that reason, or this throws.
+ */
+export async function flushSchemaByDrop(client: CqlClient, nodeDirs: readonly string[]): Promise<void> {
+  const logs = nodeDirs.map((d) => join(d, 'logs', 'system.log'));
+  const since = await Promise.all(logs.map(async (f) => (await readFile(f, 'utf8').catch(() => '')).length));
+  const scratch = 'schema_flush_scratch';
+  await client.execute(
+    `CREATE KEYSPACE IF NOT EXISTS ${scratch} WITH replication = {'class': 'SimpleStrategy', 'replication_factor': ${nodeDirs.length}}`,
+    [],
+    { prepare: false },
+  );
+  await client.execute(`CREATE TABLE IF NOT EXISTS ${scratch}.t (id int PRIMARY KEY)`, [], {
+    prepare: false,
+  });
+  await client.execute(`DROP KEYSPACE ${scratch}`, [], { prepare: false });
+  const needle = 'Enqueuing flush of system_schema.tables, Reason: COMMITLOG_DIRTY';
+  await until(
+    `every node flushes system_schema after the scratch keyspace's drop ("${needle}")`,
+    30_000,
+    () => Promise.all(logs.map(async (f, i) => (await readFile(f, 'utf8')).slice(since[i]).includes(needle))),
+    (flushed) => flushed.every(Boolean),
+  );
 }
