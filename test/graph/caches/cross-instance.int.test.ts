@@ -5,7 +5,9 @@
  * private flips, the delay from A's answer to B's first read showing the new state is recorded
  * (printed as p50/p99/max) and must stay within the staleness bound; a block must show on every
  * read path of B that the blocked viewer can take (profile, both lists, counts, followed-by,
- * mutuals, the follow status, contains).
+ * mutuals, the follow status, contains). And each row of the staleness table in
+ * `docs/operations.md`, once: B asked again three times the row's bound after A answered, its
+ * whole answer checked (the rows bounded by nothing at once).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -18,6 +20,9 @@ const SECRET = 'cross-instance-secret-0123456789';
 /** The bound the caches promise (their TTL, `GRAPH_CACHE_TTL_MS`), plus a poll of slack. */
 const TTL_MS = 1000;
 const REPEATS = 6;
+const PAGE_MIN_LIST = 5;
+/** The registry's bound for deactivated members on pages (fed by the feed's tail). */
+const REGISTRY_MS = 1000;
 
 interface Service {
   proc: ChildProcess;
@@ -37,6 +42,9 @@ async function startService(name: string): Promise<Service> {
       CASSANDRA_REQUEST_TIMEOUT_MS: '30000',
       GRAPH_RATE_LIMIT_PER_MINUTE: '1000000',
       GRAPH_CACHE_TTL_MS: String(TTL_MS),
+      // First pages cached from lists of 5 members (10,000 by default: a list that size costs
+      // minutes to build through the API), so the first-page row of the bound is tested too.
+      GRAPH_CACHE_PAGE_MIN_LIST: String(PAGE_MIN_LIST),
       LOG_LEVEL: 'info',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -223,6 +231,85 @@ describe('two service processes, writes on A, reads on B (caches on)', () => {
       );
       expect((await call(b, 'PUT', `/v1/users/${viewer}/following/${other}`, viewer)).status).toBe(404);
     }
+  });
+
+  it('every row of the staleness table holds on B three times its bound after A answered; the rows bounded by nothing hold at once', async () => {
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    const ids = (page: { json: Record<string, unknown> | null }) =>
+      ((page.json?.items ?? []) as { id: string }[]).map((m) => m.id);
+    const [viewer, owner, ...members] = (await users(9)) as [bigint, bigint, ...bigint[]];
+    const [m1, m2, m3, m4, m5, m6, late] = members as [
+      bigint,
+      bigint,
+      bigint,
+      bigint,
+      bigint,
+      bigint,
+      bigint,
+    ];
+    for (const m of [m1, m2, m3, m4, m5, m6]) {
+      expect((await call(a, 'PUT', `/v1/users/${m}/following/${owner}`, m)).status).toBe(200);
+    }
+    // The viewer follows the late follower, so followed-by of the owner (seen by the viewer) is
+    // what the late follow changes.
+    expect((await call(a, 'PUT', `/v1/users/${viewer}/following/${late}`, viewer)).status).toBe(200);
+    const first = `/v1/users/${owner}/followers?limit=10`;
+    const byViewer = `/v1/users/${owner}/followed-by?limit=3`;
+    const second = async () => {
+      const head = await call(b, 'GET', `/v1/users/${owner}/followers?limit=2`, viewer);
+      const next = encodeURIComponent(head.json?.next_cursor as string);
+      return `/v1/users/${owner}/followers?limit=2&cursor=${next}`;
+    };
+    // B warm: the owner's row, counts (which give the page cache its size hint), first page (read
+    // twice: the second read is the cached one), followed-by.
+    const before = {
+      user: await call(b, 'GET', `/v1/users/${owner}`, viewer),
+      counts: await call(b, 'GET', `/v1/users/${owner}/counts`, viewer),
+      page: await call(b, 'GET', first, viewer),
+      again: await call(b, 'GET', first, viewer),
+      followedBy: await call(b, 'GET', byViewer, viewer),
+    };
+    const oldest = [m6, m5, m4, m3, m2, m1].map(String);
+    const numbers = (c: { json: Record<string, unknown> | null }) => [c.json?.followers, c.json?.following];
+    expect(numbers(before.counts)).toEqual([6, 0]);
+    expect([ids(before.page), ids(before.again)]).toEqual([oldest, oldest]);
+    expect(before.followedBy.json).toEqual({ sample: [], total: 0 });
+    const secondPage = await second();
+    expect(ids(await call(b, 'GET', secondPage, viewer))).toEqual([m4, m3].map(String));
+
+    // On A: a rename of the owner, a late follower, an unfollow on the second page.
+    expect((await call(a, 'PUT', `/v1/users/${owner}`, 1n, { username: `r${owner}` }, true)).status).toBe(
+      200,
+    );
+    expect((await call(a, 'PUT', `/v1/users/${late}/following/${owner}`, late)).status).toBe(200);
+    expect((await call(a, 'DELETE', `/v1/users/${m3}/following/${owner}`, m3)).status).toBe(200);
+    // Bounded by nothing on B: a page past the first (at the cursor B was given before), and the
+    // list's search (LOCAL_QUORUM, no cache).
+    expect(ids(await call(b, 'GET', secondPage, viewer))).toEqual([m4, m2].map(String));
+    expect(
+      ids(await call(b, 'GET', `/v1/users/${owner}/followers/search?q=u${late}&limit=5`, viewer)),
+    ).toEqual([String(late)]);
+    await sleep(3 * TTL_MS);
+    const after = {
+      user: await call(b, 'GET', `/v1/users/${owner}`, viewer),
+      counts: await call(b, 'GET', `/v1/users/${owner}/counts`, viewer),
+      page: await call(b, 'GET', first, viewer),
+      followedBy: await call(b, 'GET', byViewer, viewer),
+    };
+    expect(after.user.json).toEqual((await call(a, 'GET', `/v1/users/${owner}`, viewer)).json);
+    expect(after.user.json?.username).toBe(`r${owner}`);
+    expect(numbers(after.counts)).toEqual([6, 0]);
+    expect(after.counts.json).toEqual((await call(a, 'GET', `/v1/users/${owner}/counts`, viewer)).json);
+    expect(ids(after.page)).toEqual([late, m6, m5, m4, m2, m1].map(String));
+    expect(after.page.json?.items).toEqual((await call(a, 'GET', first, viewer)).json?.items);
+    expect(after.followedBy.json).toEqual({ sample: [{ id: String(late), username: `u${late}` }], total: 1 });
+
+    // Deactivated members leave B's pages within the registry's bound: three times it, then the
+    // page holds the others only (the first page is cached on B before).
+    expect(ids(await call(b, 'GET', first, viewer))).toEqual([late, m6, m5, m4, m2, m1].map(String));
+    expect((await call(a, 'PUT', `/v1/users/${m5}`, 1n, { state: 'deactivated' }, true)).status).toBe(200);
+    await sleep(3 * REGISTRY_MS);
+    expect(ids(await call(b, 'GET', first, viewer))).toEqual([late, m6, m4, m2, m1].map(String));
   });
 
   it('concurrent PUTs of different fields through A and B both hold, every time', async () => {
