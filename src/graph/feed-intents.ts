@@ -229,7 +229,7 @@ async function recoverUserUpdate(d: IntentRecoveryDeps, k: EventKey): Promise<bo
   if (!user) return false;
   const landed = USER_FIELDS.filter((f) => read.versions[f] === k.slot);
   if (landed.length > 0) {
-    const row = userUpdatedRow(k.low, k.slot, landed);
+    const row = userUpdatedRow(k.low, k.slot, landed, k.opSource);
     await d.store.putUserFields(k.low, {}, k.slot, { event: row });
     d.onEvents?.([row]);
     return true;

@@ -155,8 +155,18 @@ export function rowEvents(row: EventRow, seal: FeedCursorSeal): GraphEvent[] {
   }));
 }
 
-/** The feed row of an admin change of `account` naming `fields`, at `slot`. */
-export function userUpdatedRow(account: UserId, slot: Position, fields?: readonly UserField[]): EventRow {
+/**
+ * The feed row of an admin change of `account` naming `fields`, at `slot` (the cells' version).
+ * `nonce` tells apart the rows of two updates at one version (two PUTs that read the same cells
+ * at once, on clocks behind them, both take the version above): stored in the key's `opSource`,
+ * it keeps each update's row and its fields. Rows written before it carry the account there.
+ */
+export function userUpdatedRow(
+  account: UserId,
+  slot: Position,
+  fields?: readonly UserField[],
+  nonce: bigint = account,
+): EventRow {
   return {
     key: {
       slot,
@@ -164,7 +174,7 @@ export function userUpdatedRow(account: UserId, slot: Position, fields?: readonl
       low: account,
       high: account,
       opPosition: slot,
-      opSource: account,
+      opSource: nonce,
       opKind: 'user',
     },
     transitions: [],

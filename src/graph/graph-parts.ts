@@ -45,6 +45,11 @@ export interface GraphServiceOptions {
   /** A monotonic clock (ms) for the write budget; default `performance.now`. */
   monotonic?: () => number;
   /**
+   * Draws the number that tells apart two account updates' feed rows at one version
+   * (`userUpdatedRow`); default 62 random bits. Injectable for replayable simulations.
+   */
+  updateNonce?: () => bigint;
+  /**
    * Refuses writes while this instance's clock is not known to be within the bound
    * (`clock-guard.ts`); `main` passes a `ClockGuard`. Default: unguarded (one-clock tests and tools).
    */
@@ -239,6 +244,7 @@ export function buildGraphParts(o: GraphServiceOptions): GraphParts {
       caches.users.invalidate(u.id);
     },
     accept: (owner, requester) => writes.accept(owner, requester, {}, true),
+    updateNonce: o.updateNonce ?? (() => randomBytes(8).readBigUInt64BE() >> 2n),
     onTaskError: o.onTaskError ?? (() => undefined),
   });
   const reads = new GraphReads(

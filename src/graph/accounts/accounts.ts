@@ -96,6 +96,8 @@ export interface AccountsDeps {
   onEvents?: (rows: readonly EventRow[]) => void;
   /** Told each user row once written (the deactivated registry enforces a flip here at once). */
   onUserWritten?: (user: UserRecord) => void;
+  /** A number for each update's feed row, unlikely to repeat (see `userUpdatedRow`). */
+  updateNonce: () => bigint;
 }
 
 /** A user PUT: every field but `id` optional for an existing user. */
@@ -202,7 +204,7 @@ export class Accounts {
       });
     // An update of an existing account is an event (`user.updated`, naming its fields) at the
     // cells' version, written with them; a creation is not.
-    const event = existing ? userUpdatedRow(id, version, names) : undefined;
+    const event = existing ? userUpdatedRow(id, version, names, this.d.updateNonce()) : undefined;
     // Its intent first (`feed-intents.ts`): readers stay below the event's slot until the row is
     // written, however long the write takes. An intent acknowledged past the write budget after
     // the slot is too late to hold them: the write is not sent (the intent is left to the recovery).

@@ -103,6 +103,19 @@ describe('a PUT writes the fields it names', () => {
     await g.settleAccountTasks();
   });
 
+  it('two PUTs at one version (clocks behind the cells both read): each keeps its own user.updated, with its fields', async () => {
+    // A fast clock's write leaves the cells ahead of two slow instances, which then both take the
+    // version just above them.
+    await instance(20_000_000n).putUser({ id: ADA, hideLists: true });
+    const [a, b] = [instance(-20_000_000n), instance(-20_000_000n)];
+    await Promise.all([a.putUser({ id: ADA, private: true }), b.putUser({ id: ADA, state: 'deactivated' })]);
+    const versions = (await store.getUserVersioned(ADA)).versions;
+    expect(versions.private).toBe(versions.state);
+    expect(await updates()).toEqual([['hideLists'], expect.anything(), expect.anything()]);
+    expect((await updates()).slice(1).sort()).toEqual([['private'], ['state']]);
+    await Promise.all([a.settleAccountTasks(), b.settleAccountTasks()]);
+  });
+
   it('a create writes the fields it names (the rest read as defaults); without a username it is refused', async () => {
     const g = instance();
     await expect(g.putUser({ id: 2n, private: true })).rejects.toBeInstanceOf(InvalidInputError);
