@@ -43,10 +43,11 @@ import { ClockSkewError, StoreUnavailableError } from '../../src/model/errors.js
 import {
   DEFAULT_EVENT_RETENTION_SECONDS,
   EVENT_SHARDS,
+  type EventRow,
   edgeEventType,
   type GraphEvent,
 } from '../../src/model/events.js';
-import type { Position, UserId } from '../../src/model/types.js';
+import type { Position, UserFields, UserId, UserRecord } from '../../src/model/types.js';
 import { edgeKey } from '../../src/model/types.js';
 import type { PairHistory } from '../../src/ports/records.js';
 import type { CqlClient } from '../../src/store/cassandra/client.js';
@@ -54,7 +55,10 @@ import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';
 import type { Scheduler } from './scheduler.js';
 import type { SimClient } from './sim-client.js';
 
-/** One rule of the feed's design switched off (the invariant must then fail on some schedules). */
+/**
+ * One rule of the design switched off (the invariant must then fail on some schedules): the
+ * feed's, or the accounts' (the last two).
+ */
 export type FeedPlant =
   /** Readers read up to now − L, not below the oldest unresolved intent. */
   | 'watermark-without-intents'
@@ -65,7 +69,11 @@ export type FeedPlant =
   /** Readers never read the saved bound, so an orphan intent that lands behind it holds them. */
   | 'orphan-intents-hold'
   /** Readers read without the clock guard: one whose clock stepped past S reads on. */
-  | 'reader-clock-unguarded';
+  | 'reader-clock-unguarded'
+  /** A PUT rewrites the whole row as it reads it just before writing (the lost update; `account-sim.ts`). */
+  | 'put-writes-whole-row'
+  /** The write path reads the other account through a 1 s cache per instance (privacy decided stale). */
+  | 'privacy-from-cache';
 
 /** The feed knobs of a whole-service schedule. */
 export interface FeedKnobs {
@@ -84,8 +92,15 @@ export interface FeedKnobs {
    * say); the instances' frontiers still look. Null: none.
    */
   recoveryDown: { from: number; to: number } | null;
-  /** Chance a writer's call is an account PUT instead (a flip of `private`, maybe of `hide_lists`). */
+  /**
+   * Chance a writer's call is an account PUT instead (each names some of `private`, `hide_lists`
+   * and `state`: `account-sim.ts`).
+   */
   putP: number;
+  /** Whether PUTs of one account may run at once on several instances (else one at a time). */
+  concurrentPuts: boolean;
+  /** Chance a PUT names `state` (deactivates or reactivates the account). */
+  stateP: number;
   /** Reader 0's wall clock steps ahead at true time `at` by `by` (µs), past S; null: no step. */
   readerStep: { at: number; by: number } | null;
 }
@@ -110,6 +125,8 @@ export function feedKnobsFor(
     lateP: hostile ? sched.pick([0, 0.01, 0.03]) : 0,
     lateMaxMs: sched.pick([10_000, 60_000]),
     batchlogLateMs: sched.pick([5_000, 60_000]),
+    concurrentPuts: sched.chance(0.5),
+    stateP: sched.pick([0, 0.2, 0.4]),
   };
 }
 
@@ -121,7 +138,39 @@ export function plantedStore(
   store: CassandraGraphStore,
   plant: FeedPlant | undefined,
   role: 'writer' | 'recovery' | 'reader',
+  nowMicros?: () => number,
 ): CassandraGraphStore {
+  if (plant === 'put-writes-whole-row' && role === 'writer')
+    return new Proxy(store, {
+      get: (t, k, r) =>
+        k === 'putUserFields'
+          ? async (id: UserId, fields: UserFields, version: Position, o?: { event?: EventRow }) => {
+              const read = (await t.getUserVersioned(id)).user;
+              const { id: _, ...all } = read ?? { id };
+              return t.putUserFields(id, { ...all, ...fields }, version, o);
+            }
+          : Reflect.get(t, k, r),
+    });
+  if (plant === 'privacy-from-cache' && role === 'writer' && nowMicros) {
+    const cached = new Map<UserId, { at: number; row: UserRecord | undefined }>();
+    return new Proxy(store, {
+      get: (t, k, r) =>
+        k === 'getUsers'
+          ? async (ids: readonly UserId[]) => {
+              const out = new Map<UserId, UserRecord>();
+              for (const id of ids) {
+                let hit = cached.get(id);
+                if (!hit || nowMicros() - hit.at >= 1_000_000) {
+                  hit = { at: nowMicros(), row: (await t.getUsers([id])).get(id) };
+                  cached.set(id, hit);
+                }
+                if (hit.row) out.set(id, hit.row);
+              }
+              return out;
+            }
+          : Reflect.get(t, k, r),
+    });
+  }
   if (plant === 'orphan-intents-hold' && role === 'reader')
     return new Proxy(store, {
       get: (t, k, r) => (k === 'readIntentBound' ? async () => null : Reflect.get(t, k, r)),

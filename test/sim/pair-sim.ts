@@ -53,6 +53,15 @@ import { edgeKey } from '../../src/model/types.js';
 import type { PairHistory } from '../../src/ports/records.js';
 import type { CqlClient } from '../../src/store/cassandra/client.js';
 import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';
+import {
+  type AccountPut,
+  type AccountReach,
+  type AccountRow,
+  type AccountViolation,
+  checkAccounts,
+  drawPut,
+  writtenField,
+} from './account-sim.js';
 import { CqlEngine } from './cql/engine.js';
 import { parseSchema, type Schema, type Term } from './cql/syntax.js';
 import {
@@ -285,9 +294,11 @@ export interface CallRecord {
   index: number;
   /** A pair method, or an account PUT (whole-service schedules; `put` is its input). */
   method: Method | 'putUser';
-  put?: { private: boolean; hideLists?: boolean };
+  put?: AccountPut;
   /** A PUT that sent its cells' write (so its `user.updated` event may stand). */
   userWrite?: boolean;
+  /** The fields whose cell write a PUT sent. */
+  wroteFields?: Set<'private' | 'hideLists' | 'state'>;
   actor: UserId;
   other: UserId;
   pair: string;
@@ -347,7 +358,8 @@ export interface Violation {
     | 'count'
     | 'error'
     | 'stuck'
-    | FeedViolation['kind'];
+    | FeedViolation['kind']
+    | AccountViolation['kind'];
   pair?: string;
   detail: string;
 }
@@ -364,6 +376,8 @@ export interface ScheduleResult {
     readers: { pages: number; failed: number; refused: number; events: number }[];
     events: number;
     recovered: { present: number; fenced: number };
+    /** How much of the accounts' checks the schedule exercised. */
+    accounts: AccountReach;
   };
   stats: {
     calls: number;
@@ -626,8 +640,14 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
         }
         return;
       }
-      if (call.method === 'putUser' && r.queries.some((q) => q.query.startsWith('UPDATE users ')))
+      if (call.method === 'putUser' && r.queries.some((q) => q.query.startsWith('UPDATE users '))) {
         call.userWrite = true;
+        call.wroteFields ??= new Set();
+        for (const q of r.queries) {
+          const f = writtenField(q.query);
+          if (f) call.wroteFields.add(f);
+        }
+      }
       const first = pairRole(engine, r.queries[0]?.query ?? '');
       if ((first.staticRead || first.opsRead) && call.readAt === undefined) call.readAt = r.calledAt;
       for (const q of r.queries) {
@@ -714,10 +734,13 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
     }
   };
 
-  // Account PUTs: a flip of `private` as the harness believes it stands (acknowledged PUTs), and
-  // now and then of `hide_lists`; a flip to public accepts pending requests (task ops).
+  // Account PUTs (`account-sim.ts`): flips of `private` and `state` as the harness believes they
+  // stand (acknowledged PUTs), and of `hide_lists`; a flip to public accepts pending requests
+  // (task ops). One account's PUTs run one at a time unless the schedule lets them overlap.
   const believedPrivate = new Set(privateUsers);
-  const putting = new Set<UserId>();
+  const believedDeactivated = new Set<UserId>();
+  let updateNonces = 0;
+  const putting = new Map<UserId, number>();
   const putCall = async (
     w: number,
     index: number,
@@ -725,11 +748,12 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
     graph: GraphService,
     current: { current: number },
   ): Promise<void> => {
-    putting.add(id);
-    const put = {
-      private: !believedPrivate.has(id),
-      ...(sched.chance(0.3) ? { hideLists: sched.chance(0.5) } : {}),
+    putting.set(id, (putting.get(id) ?? 0) + 1);
+    const believed = {
+      private: believedPrivate.has(id),
+      state: believedDeactivated.has(id) ? ('deactivated' as const) : ('active' as const),
     };
+    const put = drawPut(sched, believed, feedKnobs?.stateP ?? 0);
     const call: CallRecord = {
       id: calls.length,
       writer: w,
@@ -754,13 +778,17 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
     try {
       await graph.putUser({ id, ...put });
       call.outcome = 'ok';
-      if (put.private) believedPrivate.add(id);
-      else believedPrivate.delete(id);
+      if (put.private === true) believedPrivate.add(id);
+      else if (put.private === false) believedPrivate.delete(id);
+      if (put.state === 'deactivated') believedDeactivated.add(id);
+      else if (put.state === 'active') believedDeactivated.delete(id);
     } catch (e) {
       failed(call, e);
     }
     call.endAt = sched.now;
-    putting.delete(id);
+    const left = (putting.get(id) ?? 1) - 1;
+    if (left > 0) putting.set(id, left);
+    else putting.delete(id);
   };
 
   // Writers.
@@ -804,6 +832,7 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
       }),
       o.plant,
       'writer',
+      () => sched.now,
     );
     const lists = new BucketedListService({
       store,
@@ -821,6 +850,11 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
       setCursorSecret: 'simulation-cursor-secret',
       // The registry's tail poll runs on real time: its statements would differ between replays.
       registry: false,
+      // Replayable: a count shared by the instances, not random bits.
+      updateNonce: () => {
+        updateNonces++;
+        return 1_000_000_000n + BigInt(updateNonces);
+      },
     });
     const calls_ = script?.calls.length ?? knobs.opsPerWriter;
     let recoveredAt = Number.NEGATIVE_INFINITY;
@@ -845,9 +879,9 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
       const think = sched.uniform(0, knobs.thinkMaxMs * 1000);
       const step = script?.calls[i];
       await sched.sleep(step ? Math.max(0, START + step.atMs * 1000 - sched.now) : think);
-      // An account PUT now and then (whole-service schedules; one PUT per account at a time).
+      // An account PUT now and then (whole-service schedules).
       const putId = feedKnobs && !step && sched.chance(feedKnobs.putP) ? sched.pick(users) : null;
-      if (putId !== null && !putting.has(putId)) {
+      if (putId !== null && (feedKnobs?.concurrentPuts || !putting.has(putId))) {
         await putCall(w, i, putId, graph, current);
         continue;
       }
@@ -1026,6 +1060,53 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
       .filter((c) => c.method === 'putUser')
       .map((c) => ({ account: c.actor, acked: c.outcome === 'ok', wrote: c.userWrite === true }));
     violations.push(...checkFeed(reference, readers, histories, bound, puts));
+    // The accounts' promises (`account-sim.ts`) on the final rows and every call.
+    const initial = new Map<UserId, AccountRow>(
+      users.map((id) => [id, { private: privateUsers.has(id), hideLists: false, state: 'active' }]),
+    );
+    const rows = await scan(client, 'SELECT user_id, private, hide_lists, state FROM users');
+    const stored = new Map<UserId, AccountRow>(
+      rows.map((r) => [
+        r.user_id as bigint,
+        {
+          private: r.private === true,
+          hideLists: r.hide_lists === true,
+          state: r.state === 'deactivated' ? 'deactivated' : 'active',
+        },
+      ]),
+    );
+    const registered = new Set(
+      (await scan(client, 'SELECT user_id FROM deactivated_accounts')).map((r) => r.user_id as bigint),
+    );
+    const accounts = checkAccounts(
+      initial,
+      stored,
+      registered,
+      calls
+        .filter((c) => c.method === 'putUser')
+        .map((c) => ({
+          id: c.id,
+          account: c.actor,
+          put: c.put ?? {},
+          startAt: c.startAt,
+          endAt: c.endAt,
+          acked: c.outcome === 'ok',
+          wrote: c.wroteFields ?? new Set(),
+        })),
+      calls
+        .filter((c) => c.method !== 'putUser')
+        .map((c) => ({
+          id: c.id,
+          method: c.method,
+          other: c.other,
+          startAt: c.startAt,
+          outcome: c.outcome,
+          ...(c.error === undefined ? {} : { error: c.error }),
+          ...(c.appended ? { appendedKind: c.appended.kind } : {}),
+          replay: c.explicit !== undefined,
+        })),
+    );
+    violations.push(...accounts.violations);
     feed = {
       knobs: feedKnobs,
       readers: readers.map((r) => ({
@@ -1036,6 +1117,7 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
       })),
       events: reference.length,
       recovered,
+      accounts: accounts.reach,
     };
   }
   if (repaired) {
@@ -1044,7 +1126,13 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
     for (const [a, b] of pairs) await repairPair({ store, lists }, a, b);
     await repairSweep({ store, lists }, { ranges: 1, pageSize: 1_000 });
   }
-  const projections = await checkProjections(client, store, pairs, histories, repaired);
+  // Counts leave out members deactivated at the end (what a reconcile counts).
+  const deactivated = new Set(
+    (await scan(client, 'SELECT user_id, state FROM users'))
+      .filter((r) => r.state === 'deactivated')
+      .map((r) => r.user_id as bigint),
+  );
+  const projections = await checkProjections(client, store, pairs, histories, repaired, deactivated);
   violations.push(...projections.violations);
 
   const unsafeCommits: Partial<Record<FindingTag, number>> = {};
@@ -1233,7 +1321,8 @@ async function scan(client: SimClient, query: string): Promise<Record<string, un
 /**
  * The projections against the fold of the stored history: every row of `edges_out`, `edges_in` and
  * the three list tables (scanned whole, so a stray row anywhere shows), then each list's served
- * count (counter shards plus correction); a list whose count is off is reconciled and read again.
+ * count (counter shards plus correction; members in `deactivated` not counted); a list whose
+ * count is off is reconciled and read again.
  */
 async function checkProjections(
   client: SimClient,
@@ -1241,6 +1330,7 @@ async function checkProjections(
   pairs: readonly [UserId, UserId][],
   histories: Map<string, PairHistory>,
   repaired: boolean,
+  deactivated: ReadonlySet<UserId>,
 ): Promise<{ violations: Violation[]; reconciled: number }> {
   const out: Violation[] = [];
   const how = repaired ? 'after repair' : 'without repair';
@@ -1261,7 +1351,7 @@ async function checkProjections(
       ] as const) {
         const list = listOf(owner, e.relation, dir);
         wantRows.push(`${list}|1:${e.createdAt}:${other}`);
-        wantCounts.set(list, (wantCounts.get(list) ?? 0) + 1);
+        if (!deactivated.has(other)) wantCounts.set(list, (wantCounts.get(list) ?? 0) + 1);
       }
     }
   }

@@ -1,6 +1,6 @@
 /**
  * Shrinking a failing whole-service schedule: each named step turns one knob down (a fault off, one
- * writer, reader or call fewer); a step is kept when the schedule still breaks the invariant with
+ * writer, reader or call fewer, PUTs of one account one at a time, no PUT of `state`); a step is kept when the schedule still breaks the invariant with
  * it. What is left is a smaller schedule to read — another schedule of the same seed (the knobs
  * change the draws), replayed with `SERVICE_SEED=n SERVICE_WITHOUT=step,step`.
  */
@@ -19,6 +19,8 @@ export const SHRINK_STEPS: Record<string, Step> = {
   calls: { knobs: (k) => ({ ...k, opsPerWriter: Math.max(1, k.opsPerWriter - 1) }) },
   readers: { feed: (k) => ({ ...k, readers: 1 }) },
   puts: { feed: (k) => ({ ...k, putP: 0 }) },
+  overlap: { feed: (k) => ({ ...k, concurrentPuts: false }) },
+  deactivations: { feed: (k) => ({ ...k, stateP: 0 }) },
   late: { feed: (k) => ({ ...k, lateP: 0 }) },
   down: { feed: (k) => ({ ...k, recoveryDown: null }) },
   replays: { knobs: (k) => ({ ...k, replayP: 0 }) },
