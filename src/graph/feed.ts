@@ -26,7 +26,8 @@
  * however many reads wait, and at most `maxWaiters` wait at once (beyond: `FeedBusyError`, 503).
  *
  * The unsettled tail (`subscribe`): rows this instance wrote, at once, and rows any instance wrote,
- * by polling the newest slots (above the watermark) every `tailPollMs` while anyone listens; an
+ * by polling the newest slots (above the watermark, up to the clock + 2S) every `tailPollMs` while
+ * anyone listens; an
  * event id seen lately is not passed on twice. Best effort, for caches that also expire entries.
  */
 
@@ -456,7 +457,10 @@ export class Feed implements EventFeed {
   /**
    * Reads the rows written lately, page after page until a page comes back short: from 2 s before
    * the previous caught-up poll (a row lands a few ms after its slot in the common case), never
-   * further back than the lag, up to now. A poll that reads `TAIL_MAX_PAGES` full pages stops
+   * further back than the lag, up to now + 2S: a row another instance wrote on a clock ahead of
+   * ours (by up to 2S, each clock within S) is read as soon as it lands, not once our clock passes
+   * its slot, so what follows the tail (the registry, the caches) does not lag by the clocks'
+   * distance. A poll that reads `TAIL_MAX_PAGES` full pages stops
    * there without counting as caught up, and the next one resumes at the slot of the last row it
    * read (already-seen events are not passed on twice): the tail falls behind under a burst, and
    * says so, but skips nothing.
@@ -466,6 +470,7 @@ export class Feed implements EventFeed {
     this.busy = true;
     try {
       const now = this.o.clock();
+      const ahead = now + 2n * this.o.skewMicros;
       const oldest = now - this.o.lagMicros;
       const back =
         tail.resume !== null
@@ -475,7 +480,7 @@ export class Feed implements EventFeed {
             : tail.since - TAIL_OVERLAP_MICROS;
       let from = watermarkCursor(tail.resume !== null || back > oldest ? back : oldest).key;
       for (let page = 0; page < TAIL_MAX_PAGES; page++) {
-        const rows = await this.o.store.readEventRows(from, now, TAIL_PAGE);
+        const rows = await this.o.store.readEventRows(from, ahead, TAIL_PAGE);
         for (const row of rows) for (const e of rowEvents(row, this.seal)) this.emit(e);
         const last = rows.at(-1);
         if (rows.length < TAIL_PAGE || !last) {

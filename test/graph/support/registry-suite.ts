@@ -54,12 +54,14 @@ export function describeRegistryAcrossInstances(name: string, make: () => Promis
     const OWNER = 1n;
     const FANS = [11n, 12n, 13n, 14n, 15n] as const;
 
-    async function setup() {
+    /** Two instances; A's clock `aheadMicros` ahead of B's (and of the real one). */
+    async function setup(aheadMicros = 0n) {
       const fixture = await make();
       const b = observed(fixture.store);
-      const service = (store: GraphStore) =>
+      const service = (store: GraphStore, offsetMicros = 0n) =>
         new GraphService({
           store,
+          clock: () => BigInt(Date.now()) * 1000n + offsetMicros,
           lists: new BucketedListService({
             store,
             cursorSecret: 'registry-suite-secret-0123456789',
@@ -69,7 +71,7 @@ export function describeRegistryAcrossInstances(name: string, make: () => Promis
           maxFollowing: 7500,
           countLeaseMs: 0,
         });
-      const A = service(fixture.store);
+      const A = service(fixture.store, aheadMicros);
       const B = service(b.store);
       for (const id of [OWNER, ...FANS]) await A.putUser({ id, username: `u${id}` });
       const at = new Map<UserId, bigint>();
@@ -129,6 +131,22 @@ export function describeRegistryAcrossInstances(name: string, make: () => Promis
         expect(shown.page).toEqual(s.expected(FANS));
         expect(shown.took).toBeLessThanOrEqual(CROSS_INSTANCE_MS);
         expect(await s.pageOnB()).toEqual({ page: s.expected(FANS), userReads: [] });
+      } finally {
+        await s.close();
+      }
+    });
+
+    it('with A’s clock 1.5 s ahead of B’s (the clocks within their 2 s bound), a deactivation on A is still enforced on B within 1 s', async () => {
+      // B's tail must read A's row as soon as it lands, not once B's clock passes its slot.
+      const s = await setup(1_500_000n);
+      try {
+        await s.warm();
+        await s.A.putUser({ id: 13n, state: 'deactivated' });
+        const hidden = await s.until(s.expected([11n, 12n, 14n, 15n]), 3 * CROSS_INSTANCE_MS);
+        console.log(`deactivation by a clock 1.5 s ahead seen on B after ${hidden.took} ms`);
+        expect(hidden.page).toEqual(s.expected([11n, 12n, 14n, 15n]));
+        expect(hidden.took).toBeLessThanOrEqual(CROSS_INSTANCE_MS);
+        expect(await s.pageOnB()).toEqual({ page: s.expected([11n, 12n, 14n, 15n]), userReads: [] });
       } finally {
         await s.close();
       }
