@@ -200,7 +200,7 @@ interface Tail {
   resume: Position | null;
 }
 
-/** How far before its previous poll the tail poller reads again (µs). */
+/** How far before its previous poll the tail poller reads again (µs), besides 2S (`pollTail`). */
 const TAIL_OVERLAP_MICROS = 2_000_000n;
 /** Rows per tail read, and reads per poll at most (a poll that needs more resumes at the next). */
 const TAIL_PAGE = 1000;
@@ -382,8 +382,9 @@ export class Feed implements EventFeed {
   }
 
   /**
-   * When (ms since the epoch, this instance's clock) the unsettled tail last completed a poll that
-   * caught up with the feed; null while none has (or none runs). What a cache that trusts the tail
+   * When (ms since the epoch, this instance's clock) the last poll of the unsettled tail that caught
+   * up with the feed *started* (it read every row landed by then); null while none has (or none
+   * runs). What a cache that trusts the tail
    * checks its freshness by: a tail that falls behind stops looking fresh at once.
    */
   tailPolledAtMs(): number | null {
@@ -455,9 +456,10 @@ export class Feed implements EventFeed {
   private busy = false;
 
   /**
-   * Reads the rows written lately, page after page until a page comes back short: from 2 s before
-   * the previous caught-up poll (a row lands a few ms after its slot in the common case), never
-   * further back than the lag, up to now + 2S: a row another instance wrote on a clock ahead of
+   * Reads the rows written lately, page after page until a page comes back short: from 2 s + 2S
+   * before the previous caught-up poll (a row lands a few ms after its slot in the common case, and
+   * a slot taken on a clock behind ours by up to 2S looks that much older), never further back than
+   * the lag, up to now + 2S: a row another instance wrote on a clock ahead of
    * ours (by up to 2S, each clock within S) is read as soon as it lands, not once our clock passes
    * its slot, so what follows the tail (the registry, the caches) does not lag by the clocks'
    * distance. A poll that reads `TAIL_MAX_PAGES` full pages stops
@@ -469,6 +471,8 @@ export class Feed implements EventFeed {
     if (this.busy) return;
     this.busy = true;
     try {
+      // Fresh as of the poll's start: the rows it reads are those landed by then, at least.
+      const startedMs = Date.now();
       const now = this.o.clock();
       const ahead = now + 2n * this.o.skewMicros;
       const oldest = now - this.o.lagMicros;
@@ -477,7 +481,7 @@ export class Feed implements EventFeed {
           ? tail.resume - 1n
           : tail.since === null
             ? oldest
-            : tail.since - TAIL_OVERLAP_MICROS;
+            : tail.since - TAIL_OVERLAP_MICROS - 2n * this.o.skewMicros;
       let from = watermarkCursor(tail.resume !== null || back > oldest ? back : oldest).key;
       for (let page = 0; page < TAIL_MAX_PAGES; page++) {
         const rows = await this.o.store.readEventRows(from, ahead, TAIL_PAGE);
@@ -486,7 +490,7 @@ export class Feed implements EventFeed {
         if (rows.length < TAIL_PAGE || !last) {
           tail.since = now;
           tail.resume = null;
-          this.tailPolledMs = Date.now();
+          this.tailPolledMs = startedMs;
           return;
         }
         from = last.key;

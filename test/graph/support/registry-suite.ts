@@ -20,9 +20,12 @@ export interface RegistrySuiteFixture {
 /** The API's cross-instance bound for a deactivation (spec Part 3). */
 const CROSS_INSTANCE_MS = 1000;
 
-/** `store` counting the ids of every user read, with a switch that fails every feed read. */
+/**
+ * `store` counting the ids of every user read, with a switch that fails every feed read and a
+ * delay every feed read answers after (read at once, answered late).
+ */
 function observed(store: GraphStore) {
-  const state = { userReads: [] as UserId[], failFeed: false };
+  const state = { userReads: [] as UserId[], failFeed: false, feedDelayMs: 0 };
   const wrapped = new Proxy(store, {
     get(target, prop) {
       const value = Reflect.get(target, prop, target) as unknown;
@@ -39,8 +42,12 @@ function observed(store: GraphStore) {
           return fn(id);
         };
       if (prop === 'readEventRows')
-        return (...a: unknown[]) =>
-          state.failFeed ? Promise.reject(new Error('injected: feed read failed')) : fn(...a);
+        return async (...a: unknown[]) => {
+          if (state.failFeed) throw new Error('injected: feed read failed');
+          const rows = await fn(...a);
+          if (state.feedDelayMs > 0) await sleep(state.feedDelayMs);
+          return rows;
+        };
       return fn;
     },
   });
@@ -147,6 +154,48 @@ export function describeRegistryAcrossInstances(name: string, make: () => Promis
         expect(hidden.page).toEqual(s.expected([11n, 12n, 14n, 15n]));
         expect(hidden.took).toBeLessThanOrEqual(CROSS_INSTANCE_MS);
         expect(await s.pageOnB()).toEqual({ page: s.expected([11n, 12n, 14n, 15n]), userReads: [] });
+      } finally {
+        await s.close();
+      }
+    });
+
+    it('with A’s clock 2.5 s behind B’s (the clocks within their 2 s bound), a deactivation on A is still enforced on B within 1 s', async () => {
+      // A's row lands with a slot 2.5 s behind B's clock: B's tail must still read that far back.
+      const s = await setup(-2_500_000n);
+      try {
+        await s.warm();
+        await s.A.putUser({ id: 13n, state: 'deactivated' });
+        const hidden = await s.until(s.expected([11n, 12n, 14n, 15n]), 3 * CROSS_INSTANCE_MS);
+        console.log(`deactivation by a clock 2.5 s behind seen on B after ${hidden.took} ms`);
+        expect(hidden.page).toEqual(s.expected([11n, 12n, 14n, 15n]));
+        expect(hidden.took).toBeLessThanOrEqual(CROSS_INSTANCE_MS);
+        expect(await s.pageOnB()).toEqual({ page: s.expected([11n, 12n, 14n, 15n]), userReads: [] });
+      } finally {
+        await s.close();
+      }
+    });
+
+    it('while B’s tail polls answer 0.9 s late, B’s registry never answers from what it knew more than 1 s ago', async () => {
+      // Fresh is dated from the start of the last poll that caught up (what it read as of), not its
+      // end: B's registry may then say "don't know" (per-member reads), never "active" past 1 s.
+      const s = await setup();
+      try {
+        await s.warm();
+        s.b.state.feedDelayMs = 900;
+        await sleep(1000);
+        const stale: number[] = [];
+        for (const id of [12n, 13n, 14n]) {
+          await s.A.putUser({ id, state: 'deactivated' });
+          const acked = Date.now();
+          while (Date.now() - acked < 2500) {
+            const since = Date.now() - acked;
+            if (since > CROSS_INSTANCE_MS && s.B.registry?.isDeactivated(id) === false) stale.push(since);
+            await sleep(10);
+          }
+        }
+        expect(stale).toEqual([]);
+        const { page } = await s.pageOnB();
+        expect(page).toEqual(s.expected([11n, 15n]));
       } finally {
         await s.close();
       }
