@@ -29,9 +29,10 @@
  * Rejected: reloading the whole registry every 500 ms (16 partitions and every confirmation read,
  * twice a second per instance); a change table of our own (a second write on every account change,
  * for what the feed's rows, written in the user row's own batch, already give).
- * Limits: the tail reads at most 1000 feed rows per poll; an instance writing more than that in
- * ~2 s of edge events can push a `user.updated` row out of a poll, and that flip then waits for the
- * next load (2 min).
+ * Limits: each tail poll re-reads the last 2 s + 2S of feed rows (6 s at S = 2 s), at most 20
+ * pages of 1,000; past about 3,300 rows/s across the cluster it falls behind and says so (the
+ * registry is then not fresh, and pages read members per request). An update whose row lands more
+ * than 2 s after its version (a PUT slow near its budget) is outside that window: the next load.
  */
 import type { MemberFilter } from '../../lists/contracts.js';
 import type { Position, UserId, UserRecord } from '../../model/types.js';
