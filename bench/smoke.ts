@@ -44,9 +44,7 @@ const LIST_ROWS = 2000;
  * Every bench file (without `.ts`) and its tiny arguments, in the order they run. `aside`: the
  * bench runs in a second lane beside the others, in a keyspace of its own (`bench_smoke_<file>`,
  * dropped first like the main one) — for the benches that mostly wait (the feed's settle, a
- * broker's start) and whose verdict counts only their own keyspace's feed, and the few that make
- * their own small data set and read nothing the others write (so the two lanes take about as
- * long).
+ * broker's start) and whose verdict counts only their own keyspace's feed.
  */
 const SMOKE: readonly (readonly [file: string, args: readonly string[], lane?: 'aside'])[] = [
   [
@@ -91,10 +89,10 @@ const SMOKE: readonly (readonly [file: string, args: readonly string[], lane?: '
     ],
   ],
   ['http-celebrity', [`--followers=${F}`, '--reps=1', '--connections=2', '--duration=1']],
-  ['write-path', ['--follows=40', '--users=30', '--callers=1,4', '--rounds=1'], 'aside'],
-  ['http-load', ['--duration=1', '--connections=2', '--followers=60'], 'aside'],
-  ['suggest', ['--users=2000', '--edges=20000'], 'aside'],
-  ['cache-memory', ['--users=20000', '--edges=2000', '--following=15000'], 'aside'],
+  ['write-path', ['--follows=40', '--users=30', '--callers=1,4', '--rounds=1']],
+  ['http-load', ['--duration=1', '--connections=2', '--followers=60']],
+  ['suggest', ['--users=2000', '--edges=20000']],
+  ['cache-memory', ['--users=20000', '--edges=2000', '--following=15000']],
   ['relay', ['--events=2000', '--crash-events=2000', '--crashes=1', '--batch=100', '--pairs=50'], 'aside'],
   ['profile', ['--seconds=5', '--out=smoke', '--', 'bench/suggest.ts', '--users=2000', '--edges=20000']],
 ];
