@@ -42,6 +42,7 @@ import {
   type GraphEvent,
 } from '../model/events.js';
 import { boundedLru } from '../model/lru.js';
+import { SYSTEM_TIMERS, type Timers } from '../model/timers.js';
 import type { Position, UserField, UserId } from '../model/types.js';
 import type { EventStore } from '../ports/event-store.js';
 import type { RelayCursorStore } from '../ports/relay-cursor-store.js';
@@ -72,6 +73,8 @@ export interface FeedOptions {
   maxWaiters?: number;
   /** How often the unsettled tail is polled while someone listens (ms); 0: local events only. Default 250. */
   tailPollMs?: number;
+  /** The tail poll's timer and clock (`tailPolledAtMs`); default the process's. */
+  timers?: Timers;
   /**
    * The clock-skew guard the writers use (`clock-guard.ts`). The watermark is `clock − L`, and L
    * covers only a clock within S of the database's: a reader whose clock runs ahead would hand out
@@ -195,7 +198,7 @@ interface Waiter {
  * poll that caught up, or `resume`, the slot of the last row it read when a poll stopped short.
  */
 interface Tail {
-  timer: NodeJS.Timeout;
+  stop: () => void;
   since: Position | null;
   resume: Position | null;
 }
@@ -215,7 +218,10 @@ export class Feed implements EventFeed {
 
   private readonly seal: FeedCursorSeal;
 
+  private readonly timers: Timers;
+
   constructor(private readonly o: FeedOptions) {
+    this.timers = o.timers ?? SYSTEM_TIMERS;
     this.seal = new FeedCursorSeal(o.cursorSecrets?.length ? o.cursorSecrets : [DEFAULT_FEED_CURSOR_SECRET]);
   }
 
@@ -438,17 +444,13 @@ export class Feed implements EventFeed {
   private startTail(): void {
     const every = this.o.tailPollMs ?? 250;
     if (this.tail || every <= 0) return;
-    const tail: Tail = {
-      timer: setInterval(() => void this.pollTail(tail).catch(() => undefined), every),
-      since: null,
-      resume: null,
-    };
-    tail.timer.unref?.();
+    const tail: Tail = { stop: () => undefined, since: null, resume: null };
+    tail.stop = this.timers.every(every, () => void this.pollTail(tail).catch(() => undefined));
     this.tail = tail;
   }
 
   private stopTail(): void {
-    if (this.tail) clearInterval(this.tail.timer);
+    this.tail?.stop();
     this.tail = null;
     this.tailPolledMs = null;
   }
@@ -472,7 +474,7 @@ export class Feed implements EventFeed {
     this.busy = true;
     try {
       // Fresh as of the poll's start: the rows it reads are those landed by then, at least.
-      const startedMs = Date.now();
+      const startedMs = this.timers.nowMs();
       const now = this.o.clock();
       const ahead = now + 2n * this.o.skewMicros;
       const oldest = now - this.o.lagMicros;

@@ -11,6 +11,7 @@ import type { ListService, MemberFilter } from '../lists/contracts.js';
 import { SetCursorCodec } from '../lists/cursor/set-cursor.js';
 import { nowPosition } from '../model/clock.js';
 import { DEFAULT_EVENT_RETENTION_SECONDS } from '../model/events.js';
+import type { Timers } from '../model/timers.js';
 import type { Position, UserId } from '../model/types.js';
 import type { GraphStore } from '../ports/graph-store.js';
 import { deactivatedFilter } from './accounts/account-state.js';
@@ -49,6 +50,11 @@ export interface GraphServiceOptions {
    * (`userUpdatedRow`); default 62 random bits. Injectable for replayable simulations.
    */
   updateNonce?: () => bigint;
+  /**
+   * The clock and timers of the background work (the feed's tail, the registry, the caches'
+   * ages); default the process's. A simulation passes virtual ones.
+   */
+  timers?: Timers;
   /**
    * Refuses writes while this instance's clock is not known to be within the bound
    * (`clock-guard.ts`); `main` passes a `ClockGuard`. Default: unguarded (one-clock tests and tools).
@@ -173,6 +179,7 @@ export function buildGraphParts(o: GraphServiceOptions): GraphParts {
     retentionSeconds,
     pollMs: o.feedPollMs?.wait,
     tailPollMs: o.feedPollMs?.tail,
+    ...(o.timers ? { timers: o.timers } : {}),
     ...(o.feedMaxWaiters ? { maxWaiters: o.feedMaxWaiters } : {}),
     onRead: o.onFeedRead,
     onWritten: o.onEventsWritten,
@@ -183,6 +190,7 @@ export function buildGraphParts(o: GraphServiceOptions): GraphParts {
     store: o.store,
     feed,
     cursorAfter: (list, last) => o.lists.olderCursor(list, last),
+    ...(o.timers ? { nowMs: o.timers.nowMs } : {}),
     options: cachesOff || o.caches === false ? { ttlMs: 0 } : (o.caches ?? {}),
   });
   const reader = caches.reader;
@@ -192,7 +200,12 @@ export function buildGraphParts(o: GraphServiceOptions): GraphParts {
   const registry =
     o.memberFilter || o.events === false || o.registry === false
       ? null
-      : new DeactivatedAccounts({ store: o.store, feed, memberRows: reader });
+      : new DeactivatedAccounts({
+          store: o.store,
+          feed,
+          memberRows: reader,
+          ...(o.timers ? { nowMs: o.timers.nowMs, sleep: o.timers.sleep } : {}),
+        });
   registry?.start();
   const hiddenMembers = o.memberFilter ?? registry?.filter ?? deactivatedFilter(reader);
   const members = () =>

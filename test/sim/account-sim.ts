@@ -22,9 +22,26 @@
  * 4. A call toward an account whose deactivation was acknowledged before the call started, with
  *    no reactivation that could stand, is refused as not found, never acknowledged.
  *
- * "Could stand" (3, 4): a PUT setting the opposite value that sent that field's write and is not
- * surely superseded by the switch (acknowledged before the switch started).
+ * 5. Deactivation on pages, on every instance within 1 s. Each instance runs its registry of
+ *    deactivated accounts (fed by the feed's tail, polled every 250 ms) and its read caches (TTL
+ *    1 s) on the schedule's virtual time. A followers page that started 1 s or more after a
+ *    deactivation was acknowledged (on any instance), with no reactivation that could stand, does
+ *    not show the account. Why 1 s: a registry answers only while the last tail poll that caught
+ *    up started within 1 s (it read every row landed by then), else the page reads the members'
+ *    rows through the user cache, whose entries are at most 1 s old. Not checked: a deactivation
+ *    whose cells landed more than 2 s after its PUT started — outside the tail's window, it waits
+ *    for the registry's next load (2 min; `deactivated-accounts.ts`).
+ *
+ * "Could stand" (3, 4, 5): a PUT setting the opposite value that sent that field's write and is
+ * not surely superseded by the switch (acknowledged before the switch started).
  */
+
+/** A page shows a deactivation acknowledged this long before it started (µs): the registry's and caches' bound. */
+const PAGE_BOUND_MICROS = 1_000_000;
+
+/** A deactivation whose cells landed within this of its PUT's start is in every tail's window (µs). */
+const TAIL_WINDOW_MICROS = 2_000_000;
+
 import type { UserId, UserRecord } from '../../src/model/types.js';
 import type { Scheduler } from './scheduler.js';
 
@@ -75,6 +92,17 @@ export interface PutRecord {
   acked: boolean;
   /** The fields whose cell write it sent (it may have landed even if the PUT failed). */
   wrote: ReadonlySet<PutField>;
+  /** When the node applied its cells (true time, µs), if it did. */
+  landedAt?: number;
+}
+
+/** A followers page an instance read, and the members it showed (null: the read failed). */
+export interface PageRecord {
+  id: number;
+  writer: number;
+  owner: UserId;
+  startAt: number;
+  members: UserId[] | null;
 }
 
 /** One pair call of the schedule, as the checks need it. */
@@ -95,7 +123,12 @@ export interface PairCallRecord {
 export type AccountRow = { private: boolean; hideLists: boolean; state: UserRecord['state'] };
 
 export interface AccountViolation {
-  kind: 'account-field' | 'account-registry' | 'account-privacy' | 'account-deactivated';
+  kind:
+    | 'account-field'
+    | 'account-registry'
+    | 'account-privacy'
+    | 'account-deactivated'
+    | 'account-stale-page';
   detail: string;
 }
 
@@ -106,10 +139,12 @@ function switchedBefore<F extends PutField>(
   field: F,
   value: AccountPut[F],
   at: number,
+  also: (p: PutRecord) => boolean = () => true,
 ): PutRecord | undefined {
   const mine = puts.filter((p) => p.account === account && p.put[field] !== undefined);
   return mine.find(
     (p) =>
+      also(p) &&
       p.acked &&
       p.put[field] === value &&
       p.endAt < at &&
@@ -124,6 +159,8 @@ export interface AccountReach {
   /** Follows that had to append a request (3), and calls that had to be refused (4). */
   requests: number;
   refusals: number;
+  /** Pages read while some account's deactivation had to be enforced on them (5). */
+  pages: number;
 }
 
 /** The checks of the note. */
@@ -133,6 +170,7 @@ export function checkAccounts(
   registry: ReadonlySet<UserId>,
   puts: readonly PutRecord[],
   calls: readonly PairCallRecord[],
+  pages: readonly PageRecord[] = [],
 ): { violations: AccountViolation[]; reach: AccountReach } {
   const out: AccountViolation[] = [];
   const reach: AccountReach = {
@@ -141,6 +179,7 @@ export function checkAccounts(
     ).length,
     requests: 0,
     refusals: 0,
+    pages: 0,
   };
   for (const [account, first] of initial) {
     const row = stored.get(account);
@@ -187,6 +226,31 @@ export function checkAccounts(
         kind: 'account-privacy',
         detail: `follow #${c.id} of ${c.other} appended a ${c.appendedKind} after the switch to private (PUT #${closed.id}) was acknowledged`,
       });
+  }
+  for (const p of pages) {
+    for (const m of p.members ?? []) {
+      const off = switchedBefore(
+        puts,
+        m,
+        'state',
+        'deactivated',
+        p.startAt - PAGE_BOUND_MICROS,
+        (q) => q.landedAt !== undefined && q.landedAt - q.startAt <= TAIL_WINDOW_MICROS,
+      );
+      if (!off) continue;
+      out.push({
+        kind: 'account-stale-page',
+        detail: `page #${p.id} of ${p.owner}'s followers on instance ${p.writer} at ${p.startAt} showed ${m}, deactivated by PUT #${off.id} acknowledged at ${off.endAt}`,
+      });
+    }
+    const accounts = new Set(puts.map((q) => q.account));
+    if (
+      p.members &&
+      [...accounts].some((m) =>
+        switchedBefore(puts, m, 'state', 'deactivated', p.startAt - PAGE_BOUND_MICROS),
+      )
+    )
+      reach.pages++;
   }
   return { violations: out, reach };
 }

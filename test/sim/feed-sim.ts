@@ -73,7 +73,12 @@ export type FeedPlant =
   /** A PUT rewrites the whole row as it reads it just before writing (the lost update; `account-sim.ts`). */
   | 'put-writes-whole-row'
   /** The write path reads the other account through a 1 s cache per instance (privacy decided stale). */
-  | 'privacy-from-cache';
+  | 'privacy-from-cache'
+  /**
+   * The instances' feed tails hear nothing (each poll answers empty, and so looks caught up): the
+   * registries trust a tail that never tells them of another instance's deactivation.
+   */
+  | 'tail-hears-nothing';
 
 /** The feed knobs of a whole-service schedule. */
 export interface FeedKnobs {
@@ -101,6 +106,13 @@ export interface FeedKnobs {
   concurrentPuts: boolean;
   /** Chance a PUT names `state` (deactivates or reactivates the account). */
   stateP: number;
+  /**
+   * Whether the instances run their registries of deactivated accounts and read caches (on
+   * virtual time; each tail poll is a statement every 250 ms, so a third of the schedules).
+   */
+  registries: boolean;
+  /** Chance a writer's call is a followers page of an account instead (its members checked). */
+  pageP: number;
   /** Reader 0's wall clock steps ahead at true time `at` by `by` (µs), past S; null: no step. */
   readerStep: { at: number; by: number } | null;
 }
@@ -127,6 +139,8 @@ export function feedKnobsFor(
     batchlogLateMs: sched.pick([5_000, 60_000]),
     concurrentPuts: sched.chance(0.5),
     stateP: sched.pick([0, 0.2, 0.4]),
+    registries: sched.chance(0.35),
+    pageP: sched.pick([0.1, 0.2, 0.3]),
   };
 }
 
@@ -149,6 +163,15 @@ export function plantedStore(
               const { id: _, ...all } = read ?? { id };
               return t.putUserFields(id, { ...all, ...fields }, version, o);
             }
+          : Reflect.get(t, k, r),
+    });
+  // The tail's polls are the writer instances' only reads of 1,000 feed rows (`Feed.pollTail`).
+  if (plant === 'tail-hears-nothing' && role === 'writer')
+    return new Proxy(store, {
+      get: (t, k, r) =>
+        k === 'readEventRows'
+          ? (from: unknown, to: Position, limit: number) =>
+              limit === 1000 ? Promise.resolve([]) : t.readEventRows(from as never, to, limit)
           : Reflect.get(t, k, r),
     });
   if (plant === 'privacy-from-cache' && role === 'writer' && nowMicros) {

@@ -49,7 +49,7 @@ import { repairSweep } from '../../src/jobs/repair-sweep.js';
 import { BucketedListService } from '../../src/lists/list-service.js';
 import { isDomainError, PairBusyError, StoreUnavailableError } from '../../src/model/errors.js';
 import type { EdgeRecord, ListKey, OpKind, PairOp, Position, UserId } from '../../src/model/types.js';
-import { edgeKey } from '../../src/model/types.js';
+import { edgeKey, listIn } from '../../src/model/types.js';
 import type { PairHistory } from '../../src/ports/records.js';
 import type { CqlClient } from '../../src/store/cassandra/client.js';
 import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';
@@ -60,6 +60,7 @@ import {
   type AccountViolation,
   checkAccounts,
   drawPut,
+  type PageRecord,
   writtenField,
 } from './account-sim.js';
 import { CqlEngine } from './cql/engine.js';
@@ -299,6 +300,8 @@ export interface CallRecord {
   userWrite?: boolean;
   /** The fields whose cell write a PUT sent. */
   wroteFields?: Set<'private' | 'hideLists' | 'state'>;
+  /** True time the node applied a PUT's cells. */
+  userWriteAppliedAt?: number;
   actor: UserId;
   other: UserId;
   pair: string;
@@ -712,6 +715,8 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
           if (role.opsRead) call.opsApplied ??= at;
         }
       }
+      if (call.method === 'putUser' && r.queries.some((q) => q.query.startsWith('UPDATE users ')))
+        call.userWriteAppliedAt ??= at;
       if (call.appended?.stmt === r.id) {
         call.appendApplied = true;
         call.appendAppliedAt ??= at;
@@ -791,6 +796,26 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
     else putting.delete(id);
   };
 
+  // Followers pages read by the instances, with what they showed.
+  const pages: PageRecord[] = [];
+  const pageCall = async (
+    w: number,
+    owner: UserId,
+    graph: GraphService,
+    current: { current: number },
+  ): Promise<void> => {
+    current.current = -1;
+    const page: PageRecord = { id: pages.length, writer: w, owner, startAt: sched.now, members: null };
+    pages.push(page);
+    try {
+      const p = await graph.listPage(listIn(owner, 'follows'), 50, null);
+      page.members = p.items.map((i) => i.id);
+    } catch (e) {
+      if (!(e instanceof StoreUnavailableError) && !isDomainError(e))
+        violations.push({ kind: 'error', detail: `page #${page.id} threw ${String(e)}` });
+    }
+  };
+
   // Writers.
   const writerDone: boolean[] = [];
   const clients: SimClient[] = [];
@@ -848,8 +873,13 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
       monotonic: () => sched.now / 1000 + monoOffset,
       historyPolicy: knobs.policy,
       setCursorSecret: 'simulation-cursor-secret',
-      // The registry's tail poll runs on real time: its statements would differ between replays.
-      registry: false,
+      // Whole-service schedules (a third): the registry of deactivated accounts and the read caches on, the
+      // feed's tail poll and their clocks on the schedule's virtual time (they stop when this
+      // instance finishes or crashes). Pair-only and scripted schedules: off (they replay as
+      // recorded).
+      ...(feedKnobs?.registries && !o.script
+        ? { timers: sched.timers(() => !writerDone[w] && clients[w]?.crashed !== true) }
+        : { registry: false }),
       // Replayable: a count shared by the instances, not random bits.
       updateNonce: () => {
         updateNonces++;
@@ -879,6 +909,12 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
       const think = sched.uniform(0, knobs.thinkMaxMs * 1000);
       const step = script?.calls[i];
       await sched.sleep(step ? Math.max(0, START + step.atMs * 1000 - sched.now) : think);
+      // A followers page now and then (whole-service schedules): its members are checked against
+      // the deactivations acknowledged before it (`account-sim.ts`).
+      if (feedKnobs?.registries && !step && sched.chance(feedKnobs.pageP)) {
+        await pageCall(w, sched.pick(users), graph, current);
+        continue;
+      }
       // An account PUT now and then (whole-service schedules).
       const putId = feedKnobs && !step && sched.chance(feedKnobs.putP) ? sched.pick(users) : null;
       if (putId !== null && (feedKnobs?.concurrentPuts || !putting.has(putId))) {
@@ -941,6 +977,15 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
         failed(call, e);
       }
       call.endAt = sched.now;
+    }
+    // With registries on, the instance reads followers pages for 3 s more (a page every 0.1–0.4 s),
+    // so pages come after the last deactivations by more than the 1 s bound.
+    if (feedKnobs?.registries && !o.script) {
+      const until = sched.now + 3_000_000;
+      while (sched.now < until && clients[w]?.crashed !== true) {
+        await sched.sleep(sched.uniform(100_000, 400_000));
+        await pageCall(w, sched.pick(users), graph, current);
+      }
     }
     writerDone[w] = true;
   };
@@ -1092,6 +1137,7 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
           endAt: c.endAt,
           acked: c.outcome === 'ok',
           wrote: c.wroteFields ?? new Set(),
+          ...(c.userWriteAppliedAt === undefined ? {} : { landedAt: c.userWriteAppliedAt }),
         })),
       calls
         .filter((c) => c.method !== 'putUser')
@@ -1105,6 +1151,7 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
           ...(c.appended ? { appendedKind: c.appended.kind } : {}),
           replay: c.explicit !== undefined,
         })),
+      pages,
     );
     violations.push(...accounts.violations);
     feed = {

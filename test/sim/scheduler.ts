@@ -22,6 +22,7 @@
  * events at equal times in one batch (cheaper, but a continuation could then see another event's
  * effect at the same instant in an order that depends on the microtask queue's depth).
  */
+import type { Timers } from '../../src/model/timers.js';
 import { mulberry32 } from '../support/random.js';
 
 interface Event {
@@ -92,6 +93,30 @@ export class Scheduler {
   /** Resolves after `delayMicros` of virtual time. */
   sleep(delayMicros: number): Promise<void> {
     return new Promise((resolve) => this.after(delayMicros, resolve));
+  }
+
+  /**
+   * The service's `Timers` on this schedule's virtual time (true time, ms), for one instance:
+   * while `alive()` says no (the instance finished or crashed), a timer stops and a sleep never
+   * ends, so a finished instance leaves no event behind and the schedule ends.
+   */
+  timers(alive: () => boolean): Timers {
+    return {
+      nowMs: () => this.now / 1000,
+      every: (ms, fn) => {
+        let stopped = false;
+        void (async () => {
+          while (!stopped && alive()) {
+            await this.sleep(ms * 1000);
+            if (!stopped && alive()) fn();
+          }
+        })();
+        return () => {
+          stopped = true;
+        };
+      },
+      sleep: (ms) => (alive() ? this.sleep(ms * 1000) : new Promise<void>(() => undefined)),
+    };
   }
 
   private pop(): Event | undefined {

@@ -21,6 +21,7 @@ export const SHRINK_STEPS: Record<string, Step> = {
   puts: { feed: (k) => ({ ...k, putP: 0 }) },
   overlap: { feed: (k) => ({ ...k, concurrentPuts: false }) },
   deactivations: { feed: (k) => ({ ...k, stateP: 0 }) },
+  registries: { feed: (k) => ({ ...k, registries: false }) },
   late: { feed: (k) => ({ ...k, lateP: 0 }) },
   down: { feed: (k) => ({ ...k, recoveryDown: null }) },
   replays: { knobs: (k) => ({ ...k, replayP: 0 }) },

@@ -35,6 +35,7 @@
  * than 2 s after its version (a PUT slow near its budget) is outside that window: the next load.
  */
 import type { MemberFilter } from '../../lists/contracts.js';
+import { SYSTEM_TIMERS } from '../../model/timers.js';
 import type { Position, UserId, UserRecord } from '../../model/types.js';
 import type { UserStore } from '../../ports/user-store.js';
 import type { Feed } from '../feed.js';
@@ -50,8 +51,10 @@ export interface DeactivatedAccountsOptions {
   reloadMs?: number;
   /** How recent the tail's last poll must be for the registry to be trusted (ms; default 1000). */
   staleMs?: number;
-  /** ms clock (default `Date.now`). */
+  /** ms clock (default `Date.now`): the feed's tail's (`tailPolledAtMs`). */
   nowMs?: () => number;
+  /** Waits `ms` between a flush's reads (default: a timer that does not keep the process alive). */
+  sleep?: (ms: number) => Promise<void>;
   /** Where the per-member reads (while the registry is not fresh) read rows; default `store`. */
   memberRows?: Pick<UserStore, 'getUsers'>;
 }
@@ -86,7 +89,14 @@ export class DeactivatedAccounts {
     DeactivatedAccountsOptions;
 
   constructor(o: DeactivatedAccountsOptions) {
-    this.o = { bound: REGISTRY_BOUND, reloadMs: 120_000, staleMs: 1_000, nowMs: Date.now, ...o };
+    this.o = {
+      bound: REGISTRY_BOUND,
+      reloadMs: 120_000,
+      staleMs: 1_000,
+      nowMs: SYSTEM_TIMERS.nowMs,
+      sleep: SYSTEM_TIMERS.sleep,
+      ...o,
+    };
     this.perMember = deactivatedFilter(o.memberRows ?? o.store);
     this.fresh_ = deactivatedFilter(o.store);
   }
@@ -207,7 +217,7 @@ export class DeactivatedAccounts {
           if (this.pending.get(id) === needed) this.pending.delete(id);
         });
       }
-      if (waiting) await new Promise((r) => setTimeout(r, RETRY_MS).unref());
+      if (waiting) await this.o.sleep(RETRY_MS);
     }
   }
 
