@@ -227,6 +227,7 @@ export function checkAccounts(
         detail: `follow #${c.id} of ${c.other} appended a ${c.appendedKind} after the switch to private (PUT #${closed.id}) was acknowledged`,
       });
   }
+  const accounts = [...new Set(puts.map((q) => q.account))];
   for (const p of pages) {
     for (const m of p.members ?? []) {
       const off = switchedBefore(
@@ -243,12 +244,9 @@ export function checkAccounts(
         detail: `page #${p.id} of ${p.owner}'s followers on instance ${p.writer} at ${p.startAt} showed ${m}, deactivated by PUT #${off.id} acknowledged at ${off.endAt}`,
       });
     }
-    const accounts = new Set(puts.map((q) => q.account));
     if (
       p.members &&
-      [...accounts].some((m) =>
-        switchedBefore(puts, m, 'state', 'deactivated', p.startAt - PAGE_BOUND_MICROS),
-      )
+      accounts.some((m) => switchedBefore(puts, m, 'state', 'deactivated', p.startAt - PAGE_BOUND_MICROS))
     )
       reach.pages++;
   }

@@ -296,9 +296,10 @@ export interface CallRecord {
   /** A pair method, or an account PUT (whole-service schedules; `put` is its input). */
   method: Method | 'putUser';
   put?: AccountPut;
-  /** A PUT that sent its cells' write (so its `user.updated` event may stand). */
-  userWrite?: boolean;
-  /** The fields whose cell write a PUT sent. */
+  /**
+   * The fields whose cell write a PUT sent; set once it sent one (so its `user.updated` event may
+   * stand).
+   */
   wroteFields?: Set<'private' | 'hideLists' | 'state'>;
   /** True time the node applied a PUT's cells. */
   userWriteAppliedAt?: number;
@@ -423,6 +424,10 @@ export interface Script {
   /** With `service`: every reader's clock offset (ms). */
   readerSkewMs?: number;
 }
+
+/** Whether `r` is a PUT's write of the user row's cells (the hooks record when it is sent and applied). */
+const putCells = (call: CallRecord, r: StatementRecord) =>
+  call.method === 'putUser' && r.queries.some((q) => q.query.startsWith('UPDATE users '));
 
 /** The fixed delays of a scripted statement, in µs. */
 function scriptDelay(
@@ -643,8 +648,7 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
         }
         return;
       }
-      if (call.method === 'putUser' && r.queries.some((q) => q.query.startsWith('UPDATE users '))) {
-        call.userWrite = true;
+      if (putCells(call, r)) {
         call.wroteFields ??= new Set();
         for (const q of r.queries) {
           const f = writtenField(q.query);
@@ -715,8 +719,7 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
           if (role.opsRead) call.opsApplied ??= at;
         }
       }
-      if (call.method === 'putUser' && r.queries.some((q) => q.query.startsWith('UPDATE users ')))
-        call.userWriteAppliedAt ??= at;
+      if (putCells(call, r)) call.userWriteAppliedAt ??= at;
       if (call.appended?.stmt === r.id) {
         call.appendApplied = true;
         call.appendAppliedAt ??= at;
@@ -1066,6 +1069,17 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
   }
   const end = Math.ceil(sched.now) + 1_000_000;
   const { client, store, lists } = direct(() => end);
+  // The final user rows (no step below writes them): the accounts' checks and the counts' both.
+  const stored = new Map<UserId, AccountRow>(
+    (await scan(client, 'SELECT user_id, private, hide_lists, state FROM users')).map((r) => [
+      r.user_id as bigint,
+      {
+        private: r.private === true,
+        hideLists: r.hide_lists === true,
+        state: r.state === 'deactivated' ? 'deactivated' : 'active',
+      },
+    ]),
+  );
   // A statement that timed out (and so may land late), was dropped, lost its answer or was applied
   // twice; a crash; a call that failed after sending its append: the projection may be behind.
   const statementFaults = log.some(
@@ -1103,22 +1117,11 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
       Number(lagMicros) + feedKnobs.recoveryEveryMs * 1000 + 2 * Number(skewMicros) + 1_000_000 + downFor;
     const puts = calls
       .filter((c) => c.method === 'putUser')
-      .map((c) => ({ account: c.actor, acked: c.outcome === 'ok', wrote: c.userWrite === true }));
+      .map((c) => ({ account: c.actor, acked: c.outcome === 'ok', wrote: c.wroteFields !== undefined }));
     violations.push(...checkFeed(reference, readers, histories, bound, puts));
     // The accounts' promises (`account-sim.ts`) on the final rows and every call.
     const initial = new Map<UserId, AccountRow>(
       users.map((id) => [id, { private: privateUsers.has(id), hideLists: false, state: 'active' }]),
-    );
-    const rows = await scan(client, 'SELECT user_id, private, hide_lists, state FROM users');
-    const stored = new Map<UserId, AccountRow>(
-      rows.map((r) => [
-        r.user_id as bigint,
-        {
-          private: r.private === true,
-          hideLists: r.hide_lists === true,
-          state: r.state === 'deactivated' ? 'deactivated' : 'active',
-        },
-      ]),
     );
     const registered = new Set(
       (await scan(client, 'SELECT user_id FROM deactivated_accounts')).map((r) => r.user_id as bigint),
@@ -1174,11 +1177,7 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
     await repairSweep({ store, lists }, { ranges: 1, pageSize: 1_000 });
   }
   // Counts leave out members deactivated at the end (what a reconcile counts).
-  const deactivated = new Set(
-    (await scan(client, 'SELECT user_id, state FROM users'))
-      .filter((r) => r.state === 'deactivated')
-      .map((r) => r.user_id as bigint),
-  );
+  const deactivated = new Set([...stored].filter(([, u]) => u.state === 'deactivated').map(([id]) => id));
   const projections = await checkProjections(client, store, pairs, histories, repaired, deactivated);
   violations.push(...projections.violations);
 
