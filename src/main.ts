@@ -8,8 +8,8 @@ import { serve } from '@hono/node-server';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createApp, httpOptions } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
-import { relayLagSampler } from './graph/feed.js';
 import { GraphService } from './graph/graph-service.js';
+import { relayLagSampler } from './graph/relay-lag.js';
 import { createLogger } from './http/logger.js';
 import {
   createHttpMetrics,

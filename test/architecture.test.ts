@@ -37,8 +37,8 @@ const FLOORS: Record<string, number> = {
 /**
  * Floors inside a room that has rooms of its own (a folder or a file directly under it), checked
  * the same way: `graph/`'s facade on top, over the builder of its parts, then its reads, its
- * accounts, the pair protocol, and at the bottom the feed and the caches (which do not import each
- * other) over the contracts. So the
+ * accounts, the pair protocol, and at the bottom the feed, the relays' lag and the caches (which
+ * do not import each other) over the contracts. So the
  * pair protocol never reaches up into accounts, reads or the facade.
  */
 const INNER_FLOORS: Record<string, Record<string, number>> = {
@@ -46,6 +46,7 @@ const INNER_FLOORS: Record<string, Record<string, number>> = {
     'contracts.ts': 0,
     'feed-cursor.ts': 0,
     'feed.ts': 1,
+    'relay-lag.ts': 1,
     caches: 1,
     pair: 2,
     'feed-intents.ts': 3,

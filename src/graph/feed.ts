@@ -27,8 +27,8 @@
  *
  * The unsettled tail (`subscribe`): rows this instance wrote, at once, and rows any instance wrote,
  * by polling the newest slots (above the watermark, up to the clock + 2S) every `tailPollMs` while
- * anyone listens; an
- * event id seen lately is not passed on twice. Best effort, for caches that also expire entries.
+ * anyone listens; an event id seen lately is not passed on twice. Best effort, for caches that
+ * also expire entries.
  */
 
 import { CursorExpiredError, FeedBusyError, InvalidCursorError } from '../model/errors.js';
@@ -45,10 +45,8 @@ import { boundedLru } from '../model/lru.js';
 import { SYSTEM_TIMERS, type Timers } from '../model/timers.js';
 import type { Position, UserField, UserId } from '../model/types.js';
 import type { EventStore } from '../ports/event-store.js';
-import type { RelayCursorStore } from '../ports/relay-cursor-store.js';
 import type { EventFeed, WriteClock } from './contracts.js';
 import {
-  cursorSlot,
   DEFAULT_FEED_CURSOR_SECRET,
   type FeedCursor,
   FeedCursorSeal,
@@ -94,46 +92,6 @@ export interface FeedOptions {
   onWritten?: (events: number) => void;
 }
 
-/** What `relayLagSampler` keeps: each relay's saved slot, read in the background. */
-export interface RelayLagSampler {
-  /** Each relay's lag as of now, from the slots read last: no query. */
-  lags(): { relay: string; lagSeconds: number }[];
-  /** Settles when the first read has (failed or not). */
-  ready: Promise<void>;
-  stop(): void;
-}
-
-/**
- * Reads the relays' saved cursors now and every `everyMs` after (the timer does not keep the
- * process alive), so a metrics scrape computes the lags from memory and costs the database
- * nothing, however often it comes. A failed read keeps the slots of the last good one.
- */
-export function relayLagSampler(
-  store: Pick<RelayCursorStore, 'listRelayCursors'>,
-  clock: () => Position,
-  everyMs = 15_000,
-): RelayLagSampler {
-  let slots: { relay: string; slot: Position }[] = [];
-  const sample = async () => {
-    const rows = await store.listRelayCursors(100);
-    slots = rows.flatMap(({ name, cursor }) => {
-      const slot = cursorSlot(cursor);
-      return slot === null ? [] : [{ relay: name, slot }];
-    });
-  };
-  const ready = sample().catch(() => undefined);
-  const timer = setInterval(() => void sample().catch(() => undefined), everyMs);
-  timer.unref();
-  return {
-    ready,
-    lags: () => {
-      const now = clock();
-      return slots.map(({ relay, slot }) => ({ relay, lagSeconds: Number(now - slot) / 1e6 }));
-    },
-    stop: () => clearInterval(timer),
-  };
-}
-
 /** The events of a row, in order, with their sealed ids. */
 export function rowEvents(row: EventRow, seal: FeedCursorSeal): GraphEvent[] {
   const k = row.key;
@@ -168,8 +126,8 @@ export function rowEvents(row: EventRow, seal: FeedCursorSeal): GraphEvent[] {
 export function userUpdatedRow(
   account: UserId,
   slot: Position,
-  fields?: readonly UserField[],
-  nonce: bigint = account,
+  fields: readonly UserField[],
+  nonce: bigint,
 ): EventRow {
   return {
     key: {
@@ -390,8 +348,8 @@ export class Feed implements EventFeed {
   /**
    * When (ms since the epoch, this instance's clock) the last poll of the unsettled tail that caught
    * up with the feed *started* (it read every row landed by then); null while none has (or none
-   * runs). What a cache that trusts the tail
-   * checks its freshness by: a tail that falls behind stops looking fresh at once.
+   * runs). What a cache that trusts the tail checks its freshness by: a tail that falls behind
+   * stops looking fresh at once.
    */
   tailPolledAtMs(): number | null {
     return this.tailPolledMs;
@@ -461,13 +419,12 @@ export class Feed implements EventFeed {
    * Reads the rows written lately, page after page until a page comes back short: from 2 s + 2S
    * before the previous caught-up poll (a row lands a few ms after its slot in the common case, and
    * a slot taken on a clock behind ours by up to 2S looks that much older), never further back than
-   * the lag, up to now + 2S: a row another instance wrote on a clock ahead of
-   * ours (by up to 2S, each clock within S) is read as soon as it lands, not once our clock passes
-   * its slot, so what follows the tail (the registry, the caches) does not lag by the clocks'
-   * distance. A poll that reads `TAIL_MAX_PAGES` full pages stops
-   * there without counting as caught up, and the next one resumes at the slot of the last row it
-   * read (already-seen events are not passed on twice): the tail falls behind under a burst, and
-   * says so, but skips nothing.
+   * the lag, up to now + 2S: a row another instance wrote on a clock ahead of ours (by up to 2S,
+   * each clock within S) is read as soon as it lands, not once our clock passes its slot, so what
+   * follows the tail (the registry, the caches) does not lag by the clocks' distance. A poll that
+   * reads `TAIL_MAX_PAGES` full pages stops there without counting as caught up, and the next one
+   * resumes at the slot of the last row it read (already-seen events are not passed on twice): the
+   * tail falls behind under a burst, and says so, but skips nothing.
    */
   private async pollTail(tail: Tail): Promise<void> {
     if (this.busy) return;
@@ -476,14 +433,16 @@ export class Feed implements EventFeed {
       // Fresh as of the poll's start: the rows it reads are those landed by then, at least.
       const startedMs = this.timers.nowMs();
       const now = this.o.clock();
-      const ahead = now + 2n * this.o.skewMicros;
+      // The widest distance between two instances' clocks, each within S of the database's.
+      const clocksApart = 2n * this.o.skewMicros;
+      const ahead = now + clocksApart;
       const oldest = now - this.o.lagMicros;
       const back =
         tail.resume !== null
           ? tail.resume - 1n
           : tail.since === null
             ? oldest
-            : tail.since - TAIL_OVERLAP_MICROS - 2n * this.o.skewMicros;
+            : tail.since - TAIL_OVERLAP_MICROS - clocksApart;
       let from = watermarkCursor(tail.resume !== null || back > oldest ? back : oldest).key;
       for (let page = 0; page < TAIL_MAX_PAGES; page++) {
         const rows = await this.o.store.readEventRows(from, ahead, TAIL_PAGE);
