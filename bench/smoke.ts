@@ -33,6 +33,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { contactPointsOrLocalNode } from '../src/local-cassandra/node.js';
 import { defaultNodeOptions } from '../src/local-cassandra/node-options.js';
+import { SCHEMA_CHANGE } from '../src/store/cassandra/client.js';
 import { openBench } from './support/harness.js';
 
 /** The smoke's one keyspace (dropped before the run), celebrity size and list size. */
@@ -185,7 +186,7 @@ async function runLane(lane: typeof runs) {
 try {
   const admin = await bench.cql();
   for (const keyspace of new Set(runs.map(([file, , lane]) => keyspaceOf(file, lane)))) {
-    await admin.execute(`DROP KEYSPACE IF EXISTS ${keyspace}`, [], { prepare: false });
+    await admin.execute(`DROP KEYSPACE IF EXISTS ${keyspace}`, [], SCHEMA_CHANGE);
   }
   await bench.close();
   console.log(

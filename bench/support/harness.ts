@@ -23,7 +23,7 @@ import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { GraphService } from '../../src/graph/graph-service.js';
 import type { ListReadStats } from '../../src/lists/list-pages.js';
 import { BucketedListService } from '../../src/lists/list-service.js';
-import { type CqlClient, createCqlClient } from '../../src/store/cassandra/client.js';
+import { type CqlClient, createCqlClient, SCHEMA_CHANGE } from '../../src/store/cassandra/client.js';
 import {
   CassandraGraphStore,
   type CassandraGraphStoreOptions,
@@ -275,9 +275,7 @@ export function openBench<const O extends OptionSpecs>(spec: {
     latestResult: (prefix, produce) => latestResult(prefix, produce),
     async close() {
       for (const { client, keyspace } of dropAtClose.splice(0)) {
-        await client.execute(`DROP KEYSPACE IF EXISTS ${keyspace}`, [], {
-          prepare: false,
-        });
+        await client.execute(`DROP KEYSPACE IF EXISTS ${keyspace}`, [], SCHEMA_CHANGE);
       }
       await Promise.all(clients.splice(0).map((c) => c.shutdown()));
     },

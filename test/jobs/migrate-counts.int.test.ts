@@ -12,6 +12,7 @@ import { migrateCounts } from '../../src/jobs/migrate-counts.js';
 import { reconcileDirty } from '../../src/jobs/reconcile-dirty.js';
 import type { ListKey } from '../../src/model/types.js';
 import { MAX_TOKEN, MIN_TOKEN } from '../../src/ports/records.js';
+import { SCHEMA_CHANGE } from '../../src/store/cassandra/client.js';
 import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';
 import { SingleBucketLists } from '../graph/support/single-bucket-lists.js';
 import { type TestKeyspace, testKeyspace } from '../support/cassandra.js';
@@ -72,7 +73,8 @@ beforeAll(async () => {
   for (const t of FOLLOWED) await graph.follow(OWNER, t);
   await reconcileDirty(store);
   // Before the release: the account tables did not exist.
-  for (const t of ['user_counts', 'user_count_state']) await ks.client.execute(`TRUNCATE ${t}`);
+  for (const t of ['user_counts', 'user_count_state'])
+    await ks.client.execute(`TRUNCATE ${t}`, [], SCHEMA_CHANGE);
 });
 
 afterAll(async () => {

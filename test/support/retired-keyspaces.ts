@@ -4,7 +4,7 @@
  * import here: the global setup runs outside the test workers.
  */
 import { readFile } from 'node:fs/promises';
-import { type CqlClient, createCqlClient } from '../../src/store/cassandra/client.js';
+import { type CqlClient, createCqlClient, SCHEMA_CHANGE } from '../../src/store/cassandra/client.js';
 
 /** The names listed in `file`; none when it does not exist. */
 export async function readRetired(file: string): Promise<string[]> {
@@ -13,7 +13,8 @@ export async function readRetired(file: string): Promise<string[]> {
 
 /**
  * Drops `keyspaces` one after another (each if it still exists), through `client` or, when none
- * is given, a client of its own on `node`.
+ * is given, a client of its own on `node`. Throws at the first drop that fails; the names not yet
+ * dropped are on the error's `remaining`.
  */
 export async function dropKeyspaces(
   keyspaces: readonly string[],
@@ -25,8 +26,28 @@ export async function dropKeyspaces(
       ? via.client
       : createCqlClient({ ...via.node, consistency: 'one', requestTimeoutMs: 30_000 });
   try {
-    for (const k of keyspaces) await client.execute(`DROP KEYSPACE IF EXISTS ${k}`, [], { prepare: false });
+    for (const [i, k] of keyspaces.entries()) {
+      try {
+        await client.execute(`DROP KEYSPACE IF EXISTS ${k}`, [], SCHEMA_CHANGE);
+      } catch (err) {
+        throw new KeyspaceDropError(`dropping ${k} failed: ${String(err)}`, keyspaces.slice(i), {
+          cause: err,
+        });
+      }
+    }
   } finally {
     if (!('client' in via)) await client.shutdown();
+  }
+}
+
+/** A drop failed; `remaining` are the names it did not drop (the failed one first). */
+export class KeyspaceDropError extends Error {
+  override name = 'KeyspaceDropError';
+  constructor(
+    message: string,
+    readonly remaining: readonly string[],
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
   }
 }

@@ -136,3 +136,11 @@ export function createCqlClient(o: CassandraConnectOptions): cassandra.Client {
     ...(o.requestTracker ? { requestTracker: o.requestTracker } : {}),
   });
 }
+
+/**
+ * The options of a schema change (DDL): unprepared, and given two minutes rather than a request's
+ * timeout. A node under load (flushing the memtables a table drop recycles, compacting) can take
+ * longer than 30 s to apply a `CREATE TABLE`; a client that gives up first leaves a migration or
+ * a test's keyspace failed with the change still landing behind it.
+ */
+export const SCHEMA_CHANGE: cassandra.QueryOptions = { prepare: false, readTimeout: 120_000 };

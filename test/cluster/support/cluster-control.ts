@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { CqlClient } from '../../../src/store/cassandra/client.js';
+import { type CqlClient, SCHEMA_CHANGE } from '../../../src/store/cassandra/client.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -103,12 +103,10 @@ export async function flushSchemaByDrop(client: CqlClient, nodeDirs: readonly st
   await client.execute(
     `CREATE KEYSPACE IF NOT EXISTS ${scratch} WITH replication = {'class': 'SimpleStrategy', 'replication_factor': ${nodeDirs.length}}`,
     [],
-    { prepare: false },
+    SCHEMA_CHANGE,
   );
-  await client.execute(`CREATE TABLE IF NOT EXISTS ${scratch}.t (id int PRIMARY KEY)`, [], {
-    prepare: false,
-  });
-  await client.execute(`DROP KEYSPACE ${scratch}`, [], { prepare: false });
+  await client.execute(`CREATE TABLE IF NOT EXISTS ${scratch}.t (id int PRIMARY KEY)`, [], SCHEMA_CHANGE);
+  await client.execute(`DROP KEYSPACE ${scratch}`, [], SCHEMA_CHANGE);
   const needle = 'Enqueuing flush of system_schema.tables, Reason: COMMITLOG_DIRTY';
   await until(
     `every node flushes system_schema after the scratch keyspace's drop ("${needle}")`,

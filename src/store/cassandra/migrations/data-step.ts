@@ -14,7 +14,7 @@
  * valid across connections and coordinator restarts for the same statement).
  */
 import type cassandra from 'cassandra-driver';
-import type { CqlClient } from '../client.js';
+import { type CqlClient, SCHEMA_CHANGE } from '../client.js';
 
 /** Progress of one table copy, reported after every page (and once for a copy already done). */
 export interface CopyProgress {
@@ -68,7 +68,7 @@ export async function createProgressTable(client: CqlClient, keyspace: string): 
   await client.execute(
     `CREATE TABLE IF NOT EXISTS ${progressTable(keyspace)} (step text, copy text, page_state text, rows bigint, done boolean, updated_at timestamp, PRIMARY KEY ((step), copy))`,
     [],
-    { prepare: false },
+    SCHEMA_CHANGE,
   );
 }
 

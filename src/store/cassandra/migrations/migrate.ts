@@ -39,7 +39,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { access, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import cassandra from 'cassandra-driver';
-import type { CqlClient } from '../client.js';
+import { type CqlClient, SCHEMA_CHANGE } from '../client.js';
 import { type CopyProgress, createProgressTable, type DataStep } from './data-step.js';
 import { DEACTIVATED_REGISTRY_STEPS } from './deactivated-registry.js';
 import { LIST_TABLE_STEPS } from './list-tables-migration.js';
@@ -151,7 +151,7 @@ export async function migrate(
   await client.execute(
     `CREATE KEYSPACE IF NOT EXISTS ${keyspace} WITH replication = ${replicationCql(replication)}`,
     [],
-    { prepare: false },
+    SCHEMA_CHANGE,
   );
   await waitForAgreement(client);
   await createLedgerTables(client, keyspace);
@@ -163,12 +163,12 @@ async function createLedgerTables(client: CqlClient, keyspace: string): Promise<
   await client.execute(
     `CREATE TABLE IF NOT EXISTS ${keyspace}.schema_migrations (version text PRIMARY KEY, checksum text, applied_at timestamp)`,
     [],
-    { prepare: false },
+    SCHEMA_CHANGE,
   );
   await client.execute(
     `CREATE TABLE IF NOT EXISTS ${keyspace}.schema_migration_lease (name text PRIMARY KEY, owner text)`,
     [],
-    { prepare: false },
+    SCHEMA_CHANGE,
   );
   await createProgressTable(client, keyspace);
   await waitForAgreement(client);
@@ -234,7 +234,7 @@ async function applyPending(
     for (const f of pending) {
       for (const statement of splitStatements(f.text)) {
         lease.assert();
-        await client.execute(qualify(statement, keyspace), [], { prepare: false }).catch((e: unknown) => {
+        await client.execute(qualify(statement, keyspace), [], SCHEMA_CHANGE).catch((e: unknown) => {
           // `ALTER TABLE … ADD` has no IF NOT EXISTS on every server we support: a column a
           // crashed earlier run already added is the outcome this statement wants.
           if (!(/^ALTER\s+TABLE\b.*\bADD\b/is.test(statement) && /already exists/i.test(String(e)))) throw e;
@@ -303,9 +303,11 @@ export async function createFromBaseline(
   o: MigrateOptions = {},
 ): Promise<MigrationResult> {
   await client
-    .execute(`CREATE KEYSPACE ${keyspace} WITH replication = ${replicationCql(replication)}`, [], {
-      prepare: false,
-    })
+    .execute(
+      `CREATE KEYSPACE ${keyspace} WITH replication = ${replicationCql(replication)}`,
+      [],
+      SCHEMA_CHANGE,
+    )
     .catch((e: unknown) => {
       if (e instanceof cassandra.errors.ResponseError && e.code === ALREADY_EXISTS) {
         throw new BaselineKeyspaceExistsError(`keyspace ${keyspace} already exists; migrate it instead`, {
@@ -379,7 +381,7 @@ async function runBaseline(
     if (row && !agreed) await waitForAgreement(client);
     assert();
     await client.execute(qualify(statement, keyspace), [], {
-      prepare: false,
+      ...SCHEMA_CHANGE,
       ...(row || !coordinator ? {} : { host: coordinator }),
     });
     agreed = row;

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parseReplication } from '../../../../src/config.js';
-import { type CqlClient, createCqlClient } from '../../../../src/store/cassandra/client.js';
+import { type CqlClient, createCqlClient, SCHEMA_CHANGE } from '../../../../src/store/cassandra/client.js';
 import {
   BaselineKeyspaceExistsError,
   baselineFile,
@@ -102,7 +102,7 @@ describe('the baseline schema against the migrations, on the real node', () => {
     await client.connect();
   });
   afterAll(async () => {
-    for (const k of keyspaces) await client.execute(`DROP KEYSPACE IF EXISTS ${k}`, [], { prepare: false });
+    for (const k of keyspaces) await client.execute(`DROP KEYSPACE IF EXISTS ${k}`, [], SCHEMA_CHANGE);
     await client.shutdown();
   });
 
@@ -190,11 +190,9 @@ describe('the baseline schema against the migrations, on the real node', () => {
     await client.execute(
       `CREATE KEYSPACE ${keyspace} WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}`,
       [],
-      { prepare: false },
+      SCHEMA_CHANGE,
     );
-    await client.execute(`CREATE TABLE ${keyspace}.notes (id int PRIMARY KEY, note text)`, [], {
-      prepare: false,
-    });
+    await client.execute(`CREATE TABLE ${keyspace}.notes (id int PRIMARY KEY, note text)`, [], SCHEMA_CHANGE);
     // Two files and a baseline that would make a table of its own, were it run.
     const dir = await mkdtemp(join(tmpdir(), 'cql-'));
     await mkdir(join(dir, 'baseline'));
@@ -252,7 +250,7 @@ describe('the baseline schema against the migrations, on the real node', () => {
     await client.execute(
       `CREATE KEYSPACE ${keyspace} WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}`,
       [],
-      { prepare: false },
+      SCHEMA_CHANGE,
     );
     await expect(createFromBaseline(client, keyspace, REPLICATION, CQL_DIR)).rejects.toBeInstanceOf(
       BaselineKeyspaceExistsError,

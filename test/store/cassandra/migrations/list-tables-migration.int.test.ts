@@ -14,7 +14,7 @@ import { bucketsForSize } from '../../../../src/lists/list-service.js';
 import { bucketCodeOf, bucketOf, readBucketCodes, writeBucketCodes } from '../../../../src/model/buckets.js';
 import type { BucketLayout, Direction, Relation } from '../../../../src/model/types.js';
 import { RELATIONS } from '../../../../src/model/types.js';
-import { createCqlClient } from '../../../../src/store/cassandra/client.js';
+import { createCqlClient, SCHEMA_CHANGE } from '../../../../src/store/cassandra/client.js';
 import { CassandraGraphStore } from '../../../../src/store/cassandra/graph-store.js';
 import type { CopyProgress } from '../../../../src/store/cassandra/migrations/data-step.js';
 import { migrate } from '../../../../src/store/cassandra/migrations/migrate.js';
@@ -239,7 +239,7 @@ describe('list-table migration from the previous schema', () => {
   const keyspaces: string[] = [];
   afterAll(async () => {
     for (const [i, ks] of opened.entries()) {
-      await ks.client.execute(`DROP KEYSPACE IF EXISTS ${keyspaces[i]}`);
+      await ks.client.execute(`DROP KEYSPACE IF EXISTS ${keyspaces[i]}`, [], SCHEMA_CHANGE);
       await ks.drop();
     }
   });

@@ -2,7 +2,7 @@ import { copyFile, mkdtemp, readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createCqlClient } from '../../../../src/store/cassandra/client.js';
+import { createCqlClient, SCHEMA_CHANGE } from '../../../../src/store/cassandra/client.js';
 import { CassandraGraphStore } from '../../../../src/store/cassandra/graph-store.js';
 import type { CopyProgress } from '../../../../src/store/cassandra/migrations/data-step.js';
 import {
@@ -45,7 +45,7 @@ describe('schema migrations on the real node', () => {
     ]);
     expect(new Set([...a.applied, ...a.skipped])).toEqual(new Set([...b.applied, ...b.skipped]));
     expect(await schemaPresent(ks.client, keyspace, CQL_DIR)).toBe(true);
-    await ks.client.execute(`DROP KEYSPACE ${keyspace}`);
+    await ks.client.execute(`DROP KEYSPACE ${keyspace}`, [], SCHEMA_CHANGE);
   });
 
   it('refuses a migration whose file changed after it was applied', async () => {
@@ -125,7 +125,7 @@ describe('schema migrations on the real node', () => {
       );
     } finally {
       await client.shutdown();
-      await ks.client.execute(`DROP KEYSPACE ${keyspace}`);
+      await ks.client.execute(`DROP KEYSPACE ${keyspace}`, [], SCHEMA_CHANGE);
     }
   });
 
