@@ -45,6 +45,7 @@ const INNER_FLOORS: Record<string, Record<string, number>> = {
   graph: {
     'contracts.ts': 0,
     'feed-cursor.ts': 0,
+    'lease.ts': 0,
     'feed.ts': 1,
     'relay-lag.ts': 1,
     caches: 1,

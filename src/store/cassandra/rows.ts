@@ -15,6 +15,7 @@ import type {
   UserId,
   UserRecord,
 } from '../../model/types.js';
+import type { LeaseRow } from '../../ports/lease-store.js';
 import type {
   AccountTask,
   CountSync,
@@ -215,4 +216,16 @@ export function toScannedKey(table: ScanTable, row: Row): ScannedKey {
         bucketCode: row.bucket as number,
       };
   }
+}
+
+/** A `job_leases` row (null when absent). */
+export function toLeaseRow(r: Row | undefined | null): LeaseRow | null {
+  if (!r || r.get('generation') == null) return null;
+  return {
+    name: r.get('name') as string,
+    holder: r.get('holder') as string,
+    generation: r.get('generation') as bigint,
+    expiresAtMs: Number(r.get('expires_at') as bigint),
+    state: (r.get('state') as string | null | undefined) ?? null,
+  };
 }

@@ -378,6 +378,20 @@ export const S = {
   putSweep: idempotent(
     'INSERT INTO sweep_progress (job, run_id, ranges, range_index, tbl, last_token, totals, done, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, toTimestamp(now()))',
   ),
+  getLease: idempotent('SELECT name, holder, generation, expires_at, state FROM job_leases WHERE name = ?'),
+  listLeases: idempotent('SELECT name, holder, generation, expires_at, state FROM job_leases LIMIT ?'),
+  createLease: once(
+    'INSERT INTO job_leases (name, holder, generation, expires_at, updated_at) VALUES (?, ?, 1, ?, toTimestamp(now())) IF NOT EXISTS',
+  ),
+  takeLease: once(
+    'UPDATE job_leases SET holder = ?, generation = ?, expires_at = ?, updated_at = toTimestamp(now()) WHERE name = ? IF generation = ?',
+  ),
+  extendLease: once(
+    'UPDATE job_leases SET expires_at = ?, updated_at = toTimestamp(now()) WHERE name = ? IF generation = ?',
+  ),
+  putLeaseState: once(
+    'UPDATE job_leases SET state = ?, updated_at = toTimestamp(now()) WHERE name = ? IF generation = ?',
+  ),
   getRelayCursor: idempotent('SELECT cursor FROM relay_cursors WHERE name = ?'),
   listRelayCursors: idempotent('SELECT name, cursor FROM relay_cursors LIMIT ?'),
   putRelayCursor: idempotent(

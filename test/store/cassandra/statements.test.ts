@@ -39,6 +39,10 @@ describe('statements', () => {
       'S.incr',
       'S.userIncr',
       'S.putReceipt',
+      'S.createLease',
+      'S.takeLease',
+      'S.extendLease',
+      'S.putLeaseState',
     ]);
   });
 
