@@ -15,6 +15,52 @@ const csv = z.string().transform((v) =>
     .filter(Boolean),
 );
 
+/** The maintenance jobs the worker can run (`jobs/worker-jobs.ts`). */
+export const WORKER_JOB_NAMES = [
+  'split-search',
+  'split-buckets',
+  'repair-sweep',
+  'reconcile-dirty',
+  'index-search',
+  'suggest',
+] as const;
+export type WorkerJobName = (typeof WORKER_JOB_NAMES)[number];
+
+/** Each job's period by default (`off`: not run; the heavy ones are off or rate-limited). */
+const DEFAULT_WORKER_JOBS =
+  'split-search=1h,split-buckets=1h,repair-sweep=24h,reconcile-dirty=off,index-search=off,suggest=off';
+
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/**
+ * `WORKER_JOBS`: `name=period` pairs (`30s`, `15m`, `1h`, `1d`, or `off`), laid over the defaults;
+ * a period is at least 1 s. An unknown name or a bad period stops the start with a message.
+ */
+const workerJobs = z.string().transform((v, ctx) => {
+  const periods = new Map<WorkerJobName, number | null>();
+  for (const part of `${DEFAULT_WORKER_JOBS},${v}`
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
+    const m = /^([a-z-]+)=(?:(off)|(\d{1,9})(ms|s|m|h|d))$/.exec(part);
+    const name = m?.[1] as WorkerJobName | undefined;
+    if (!m || !name || !(WORKER_JOB_NAMES as readonly string[]).includes(name)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `"${part}": expected name=period with a name among ${WORKER_JOB_NAMES.join(', ')} and a period like 30s, 15m, 1h, 1d or off`,
+      });
+      return z.NEVER;
+    }
+    const ms = m[2] ? null : Number(m[3]) * (UNIT_MS[m[4] as string] as number);
+    if (ms !== null && ms < 1000) {
+      ctx.addIssue({ code: 'custom', message: `"${part}": a period is at least 1s` });
+      return z.NEVER;
+    }
+    periods.set(name, ms);
+  }
+  return [...periods].flatMap(([name, everyMs]) => (everyMs === null ? [] : [{ name, everyMs }]));
+});
+
 const EnvSchema = z.object({
   PORT: int(0, 65535).default(3000),
   HOST: z.string().default('127.0.0.1'),
@@ -70,6 +116,13 @@ const EnvSchema = z.object({
   GRAPH_CACHE_PAGE_MIN_LIST: int(0, 1_000_000_000).default(10_000),
   GRAPH_CACHE_FOLLOWING: int(0, 100_000_000).default(1_000_000),
   GRAPH_DOCS: z.enum(['true', 'false', '1', '0', 'yes', 'no']).default('true').pipe(bool),
+  /** `npm start` runs the worker in the service process unless this is off (`npm run worker` runs it alone). */
+  GRAPH_WORKER: z.enum(['on', 'off']).default('on'),
+  WORKER_JOBS: z.string().default('').pipe(workerJobs),
+  WORKER_PORT: int(0, 65535).default(3001),
+  WORKER_LEASE_TTL_MS: int(3000, 600_000).default(30_000),
+  WORKER_BACKOFF_MS: int(100, 3_600_000).default(10_000),
+  WORKER_SWEEP_ROWS_PER_SECOND: int(1, 1_000_000).default(1000),
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
 });
 
@@ -77,6 +130,19 @@ export type Env = z.infer<typeof EnvSchema>;
 
 export interface Config {
   http: { host: string; port: number; bodyLimitBytes: number; docs: boolean };
+  worker: {
+    /** Whether `npm start` runs the worker in the service process (`GRAPH_WORKER`). */
+    embedded: boolean;
+    /** The port of `npm run worker`'s `/metrics` and `/healthz` (on `HOST`). */
+    port: number;
+    /** The jobs to run and each one's period (ms); a job left out is off. */
+    jobs: { name: WorkerJobName; everyMs: number }[];
+    leaseTtlMs: number;
+    /** A failing job's first backoff (ms), doubled per failure up to its period. */
+    backoffMs: number;
+    /** The repair sweep's rows read per second at most. */
+    sweepRowsPerSecond: number;
+  };
   log: { level: Env['LOG_LEVEL'] };
   cassandra: {
     /** Undefined: start (or reuse) the local Maven-jar node. */
@@ -167,6 +233,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     http: { host: e.HOST, port: e.PORT, bodyLimitBytes: e.GRAPH_BODY_LIMIT_BYTES, docs: e.GRAPH_DOCS },
     log: { level: e.LOG_LEVEL },
+    worker: {
+      embedded: e.GRAPH_WORKER === 'on',
+      port: e.WORKER_PORT,
+      jobs: e.WORKER_JOBS,
+      leaseTtlMs: e.WORKER_LEASE_TTL_MS,
+      backoffMs: e.WORKER_BACKOFF_MS,
+      sweepRowsPerSecond: e.WORKER_SWEEP_ROWS_PER_SECOND,
+    },
     cassandra: {
       contactPoints: e.CASSANDRA_CONTACT_POINTS,
       localDataCenter: e.CASSANDRA_LOCAL_DC,

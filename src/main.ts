@@ -13,7 +13,9 @@ import { relayLagSampler } from './graph/relay-lag.js';
 import { createLogger } from './http/logger.js';
 import {
   createHttpMetrics,
+  type JobMetrics,
   registerCacheMetrics,
+  registerJobMetrics,
   registerOldestIntent,
   registerRelayLag,
 } from './http/metrics.js';
@@ -21,7 +23,7 @@ import { startDirtyReconciler } from './jobs/reconcile-dirty.js';
 import { contactPointsOrLocalNode } from './local-cassandra/node.js';
 import { whenOrphaned } from './local-cassandra/orphan-watch.js';
 import { nowPosition } from './model/clock.js';
-import { feedCursorSecrets, openStorage, startClockGuard } from './services.js';
+import { createWorker, feedCursorSecrets, openStorage, startClockGuard } from './services.js';
 import { CQL_DIR } from './store/cassandra/keyspace.js';
 import { schemaPresent } from './store/cassandra/migrations/migrate.js';
 
@@ -58,24 +60,20 @@ async function main() {
   const metrics = createHttpMetrics(registry);
   const { keyspace } = config.cassandra;
   started.schema = performance.now();
-  const { client, store, lists } = await openStorage(
-    config,
-    contactPoints,
-    (l) => logger.info(`schema: ${l}`),
-    {
-      onQuery: (name, seconds, ok) => metrics.recorder.observeQuery(name, seconds, ok),
-      lists: {
-        onPage: (s) => metrics.recorder.observeBucketFetches(s.list.relation, s.kind, s.queries),
-        onGrowthProgress: (list, p) =>
-          logger.info({ list: { ...list, userId: String(list.userId) }, ...p }, 'list growth'),
-        onGrowthError: (list, error) =>
-          logger.error(
-            { list: { ...list, userId: String(list.userId) }, err: String(error) },
-            'list growth failed',
-          ),
-      },
+  const storage = await openStorage(config, contactPoints, (l) => logger.info(`schema: ${l}`), {
+    onQuery: (name, seconds, ok) => metrics.recorder.observeQuery(name, seconds, ok),
+    lists: {
+      onPage: (s) => metrics.recorder.observeBucketFetches(s.list.relation, s.kind, s.queries),
+      onGrowthProgress: (list, p) =>
+        logger.info({ list: { ...list, userId: String(list.userId) }, ...p }, 'list growth'),
+      onGrowthError: (list, error) =>
+        logger.error(
+          { list: { ...list, userId: String(list.userId) }, err: String(error) },
+          'list growth failed',
+        ),
     },
-  );
+  });
+  const { client, store, lists } = storage;
   started.service = performance.now();
   // Writes wait for the first check of this instance's clock against the database's.
   const clockGuard = await startClockGuard(config, store);
@@ -123,6 +121,24 @@ async function main() {
         })
       : null;
 
+  // The maintenance jobs, in this process unless GRAPH_WORKER=off (`npm run worker` runs them alone).
+  let jobMetrics: JobMetrics | null = null;
+  const worker = config.worker.embedded
+    ? createWorker(config, storage, clockGuard, {
+        onRun: (job, outcome, ms, rows, error) => {
+          jobMetrics?.run(job, outcome, ms, rows);
+          const line = { job, outcome, ms: Math.round(ms), rows, ...(error ? { err: String(error) } : {}) };
+          if (outcome === 'ok') logger.info(line, 'job run');
+          else logger.warn(line, 'job run');
+        },
+        log: (line) => logger.debug(`worker: ${line}`),
+      })
+    : null;
+  if (worker) {
+    jobMetrics = registerJobMetrics(registry, () => worker.jobs());
+    worker.start();
+  }
+
   // The relays' lags from a background sample every 15 s: a scrape runs no query.
   const relayLag = relayLagSampler(store, nowPosition);
   registerRelayLag(registry, async () => relayLag.lags());
@@ -166,6 +182,7 @@ async function main() {
     force.unref();
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await reconciler?.stop();
+    await worker?.stop();
     graph.intentRecovery.stop();
     relayLag.stop();
     clockGuard.stop();

@@ -4,24 +4,34 @@
  * through the hooks; the jobs CLI (`cli.ts`) opens the same through `openJobRuntime`. Only
  * entry points import this file.
  */
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { Config } from './config.js';
 import type { EventFeed } from './graph/contracts.js';
 import { GraphService } from './graph/graph-service.js';
 import { ClockGuard, type WriteClock } from './graph/pair/clock-guard.js';
 import { DEFAULT_HISTORY_POLICY } from './graph/pair/pair-history.js';
+import { DEFAULT_LIST_JOB_SETTLE_MS } from './jobs/list-jobs.js';
 import type { ContactPointsResolver, JobRuntime } from './jobs/runtime.js';
+import { Worker, type WorkerEvents } from './jobs/worker.js';
+import { type WorkerJobDeps, workerJob } from './jobs/worker-jobs.js';
 import type { ListService } from './lists/contracts.js';
 import { BucketedListService, type ListServiceOptions } from './lists/list-service.js';
 import { nowPosition } from './model/clock.js';
 import type { GraphStore } from './ports/graph-store.js';
+import type { LeaseStore } from './ports/lease-store.js';
 import type { CqlClient } from './store/cassandra/client.js';
+import { CqlExecutor } from './store/cassandra/executor.js';
 import { CassandraGraphStore, type CassandraGraphStoreOptions } from './store/cassandra/graph-store.js';
 import { openMigratedKeyspace } from './store/cassandra/keyspace.js';
+import { CassandraLeaseStore } from './store/cassandra/lease-store.js';
 
 export interface Storage {
   client: CqlClient;
   store: CassandraGraphStore;
   lists: BucketedListService;
+  /** The maintenance jobs' leases (`job_leases`). */
+  leases: LeaseStore;
 }
 
 /** The hooks a caller may attach: query timing on the store; page, growth and error reports on the lists. */
@@ -51,7 +61,43 @@ export async function openStorage(
     positionLeadMs: Number(DEFAULT_HISTORY_POLICY.maxSkewMicros / 1000n),
     ...hooks.lists,
   });
-  return { client, store, lists };
+  const leases = new CassandraLeaseStore(
+    new CqlExecutor(client, hooks.onQuery ? { onQuery: hooks.onQuery } : {}),
+  );
+  return { client, store, lists, leases };
+}
+
+/**
+ * The worker (`jobs/worker.ts`) on `storage`, with the configured jobs and periods, not started:
+ * what `npm run worker` runs alone and `npm start` runs in the service process.
+ */
+export function createWorker(
+  config: Config,
+  storage: Storage,
+  clockGuard: ClockGuard,
+  o: { onRun?: WorkerEvents['onRun']; log: (line: string) => void },
+): Worker {
+  const deps: WorkerJobDeps = {
+    store: storage.store,
+    lists: storage.lists,
+    settleMs: DEFAULT_LIST_JOB_SETTLE_MS,
+    bucketRows: config.graph.timeBucketRows,
+    sweepRowsPerSecond: config.worker.sweepRowsPerSecond,
+    clockGuard,
+    log: (job, line) => o.log(`${job}: ${line}`),
+  };
+  return new Worker({
+    leases: storage.leases,
+    holder: `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`,
+    jobs: config.worker.jobs.map(({ name, everyMs }) => ({ job: workerJob(name, deps), everyMs })),
+    clockBoundMs: config.graph.clockSkewMs,
+    leaseTtlMs: config.worker.leaseTtlMs,
+    backoffMs: config.worker.backoffMs,
+    events: {
+      ...(o.onRun ? { onRun: o.onRun } : {}),
+      onTickError: (e) => o.log(`could not read the job leases: ${String(e)}`),
+    },
+  });
 }
 
 /** This process's clock guard against the database's clock, checked now and every 10 s after. */

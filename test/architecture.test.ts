@@ -29,6 +29,7 @@ const FLOORS: Record<string, number> = {
   'app.ts': 5,
   'services.ts': 5,
   'main.ts': 6,
+  'worker.ts': 6,
   'cli.ts': 6,
   'local-cassandra': 6,
   'local-kafka': 6,
@@ -71,6 +72,7 @@ const SHARED_LAUNCHER_MODULES = new Set([
 /** Entry points: processes start here; they may import any room, the dev launcher included. */
 const ENTRY_POINTS = new Set([
   'src/main.ts',
+  'src/worker.ts',
   'src/cli.ts',
   'src/local-cassandra/cli.ts',
   'src/local-cassandra/cluster-cli.ts',

@@ -54,7 +54,7 @@ afterAll(async () => {
 });
 
 describe('the built service (dist/)', () => {
-  it('imports the dev launchers only from their entry points: Cassandra’s from main.js and cli.js, Kafka’s from nothing', async () => {
+  it('imports the dev launchers only from their entry points: Cassandra’s from main.js, worker.js and cli.js, Kafka’s from nothing', async () => {
     const importers: Record<string, string[]> = { 'local-cassandra': [], 'local-kafka': [] };
     for (const file of await jsFiles(DIST)) {
       const path = relative(DIST, file);
@@ -68,7 +68,7 @@ describe('the built service (dist/)', () => {
       'local-cassandra': importers['local-cassandra']?.sort(),
       'local-kafka': importers['local-kafka'],
     }).toEqual({
-      'local-cassandra': ['cli.js', 'main.js'],
+      'local-cassandra': ['cli.js', 'main.js', 'worker.js'],
       'local-kafka': [],
     });
   });

@@ -86,11 +86,23 @@ describe('the service process', () => {
     await dropKeyspace(keyspace);
   });
 
-  it('migrates, answers /readyz, and drains and exits on SIGTERM', async () => {
+  it('migrates, answers /readyz, runs the embedded worker (its first runs in /metrics), and drains and exits on SIGTERM', async () => {
     const s = startUnderShell();
     const url = await within(s.url, 60_000, 'listening');
     const ready = await fetch(`${url}/readyz`);
     expect([ready.status, await ready.json()]).toEqual([200, { status: 'pass' }]);
+    // Each default job is due at the first start on a keyspace: its run ends within seconds here.
+    const ran = async () => {
+      for (;;) {
+        const text = await (await fetch(`${url}/metrics`)).text();
+        const ok = ['split-search', 'split-buckets', 'repair-sweep'].map((job) =>
+          new RegExp(`^flocklist_job_runs_total\\{job="${job}",outcome="ok"\\} 1$`, 'm').test(text),
+        );
+        if (ok.every(Boolean)) return ok;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    };
+    expect(await within(ran(), 30_000, 'the first job runs')).toEqual([true, true, true]);
     process.kill(s.servicePid, 'SIGTERM');
     await within(s.exited, 20_000, 'exit after SIGTERM');
     // Order by the records' own clocks: pino may write a later record to stdout first.

@@ -226,3 +226,105 @@ export function registerCacheMetrics(registry: Registry, read: () => Record<stri
     },
   });
 }
+
+/** A job as the worker reports it (structural: `jobs/worker.ts`'s `JobStatus`). */
+export interface JobView {
+  name: string;
+  running: boolean;
+  state: {
+    lastStartMs: number | null;
+    lastEndMs: number | null;
+    lastRows: number | null;
+    failures: number;
+  } | null;
+  holder: string | null;
+  generation: bigint | null;
+}
+
+/** What the worker reports per run; cheap, never throws. */
+export interface JobMetrics {
+  /** A run of `job` ended: `ok`, `failed` (it backs off), or `lost` (its lease went to another worker). */
+  run(job: string, outcome: 'ok' | 'failed' | 'lost', ms: number, rows: number): void;
+}
+
+/**
+ * The worker's metrics: `flocklist_job_runs_total{job,outcome}`, `flocklist_job_failures_total{job}`
+ * and `flocklist_job_last_duration_seconds{job}` / `flocklist_job_last_rows{job}` (this process's
+ * runs); from the lease rows as last read (`jobs()`, no query on a scrape):
+ * `flocklist_job_last_start_timestamp_seconds{job}`, `flocklist_job_last_end_timestamp_seconds{job}`,
+ * `flocklist_job_consecutive_failures{job}`, `flocklist_job_lease_generation{job,holder}` and
+ * `flocklist_job_running{job}` (1 while this process runs it).
+ */
+export function registerJobMetrics(registry: Registry, jobs: () => JobView[]): JobMetrics {
+  const runs = new Counter({
+    name: 'flocklist_job_runs_total',
+    help: 'Runs of each maintenance job in this process, by outcome (ok, failed, lost: its lease went to another worker).',
+    labelNames: ['job', 'outcome'],
+    registers: [registry],
+  });
+  const failures = new Counter({
+    name: 'flocklist_job_failures_total',
+    help: 'Failed runs of each maintenance job in this process (each backs off before the next try).',
+    labelNames: ['job'],
+    registers: [registry],
+  });
+  const duration = new Gauge({
+    name: 'flocklist_job_last_duration_seconds',
+    help: "This process's last run of each job: its duration.",
+    labelNames: ['job'],
+    registers: [registry],
+  });
+  const rowsGauge = new Gauge({
+    name: 'flocklist_job_last_rows',
+    help: "This process's last run of each job that ended: the rows it handled.",
+    labelNames: ['job'],
+    registers: [registry],
+  });
+  const fromLeases = (name: string, help: string, value: (j: JobView) => number | null, labels = ['job']) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: labels,
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const j of jobs()) {
+          const v = value(j);
+          if (v === null) continue;
+          if (labels.includes('holder')) this.set({ job: j.name, holder: j.holder ?? '' }, v);
+          else this.set({ job: j.name }, v);
+        }
+      },
+    });
+  const seconds = (ms: number | null | undefined) => (ms == null ? null : ms / 1000);
+  fromLeases(
+    'flocklist_job_last_start_timestamp_seconds',
+    'When the last run of each job started (any worker), as last read from its lease row.',
+    (j) => seconds(j.state?.lastStartMs),
+  );
+  fromLeases(
+    'flocklist_job_last_end_timestamp_seconds',
+    'When the last run of each job that ended, ended (any worker), as last read from its lease row.',
+    (j) => seconds(j.state?.lastEndMs),
+  );
+  fromLeases(
+    'flocklist_job_consecutive_failures',
+    'Failed runs of each job since its last run that ended (any worker).',
+    (j) => j.state?.failures ?? null,
+  );
+  fromLeases(
+    'flocklist_job_lease_generation',
+    "Each job's lease: its generation (one more per takeover) and holder, as last read.",
+    (j) => (j.generation === null ? null : Number(j.generation)),
+    ['job', 'holder'],
+  );
+  fromLeases('flocklist_job_running', '1 while this process runs the job.', (j) => (j.running ? 1 : 0));
+  return {
+    run(job, outcome, ms, rows) {
+      runs.inc({ job, outcome });
+      duration.set({ job }, ms / 1000);
+      if (outcome === 'failed') failures.inc({ job });
+      if (outcome === 'ok') rowsGauge.set({ job }, rows);
+    },
+  };
+}

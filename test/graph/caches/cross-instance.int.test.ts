@@ -38,6 +38,7 @@ async function startService(name: string): Promise<Service> {
       CASSANDRA_CONTACT_POINTS: contactPoints.join(','),
       CASSANDRA_LOCAL_DC: localDataCenter,
       CASSANDRA_KEYSPACE: ks.keyspace,
+      GRAPH_WORKER: 'off',
       GRAPH_JWT_SECRET: SECRET,
       CASSANDRA_REQUEST_TIMEOUT_MS: '30000',
       GRAPH_RATE_LIMIT_PER_MINUTE: '1000000',

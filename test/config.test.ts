@@ -1,0 +1,50 @@
+/** The worker's part of the configuration: `WORKER_JOBS` over the defaults, and the refusals of a bad schedule. */
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.js';
+
+const jobs = (WORKER_JOBS?: string) => loadConfig(WORKER_JOBS === undefined ? {} : { WORKER_JOBS }).worker;
+
+describe('worker config', () => {
+  it('defaults: the list jobs hourly, the sweep daily (at 1,000 rows/s), the heavy and the in-service ones off; embedded in npm start', () => {
+    expect(jobs()).toEqual({
+      embedded: true,
+      port: 3001,
+      jobs: [
+        { name: 'split-search', everyMs: 3_600_000 },
+        { name: 'split-buckets', everyMs: 3_600_000 },
+        { name: 'repair-sweep', everyMs: 86_400_000 },
+      ],
+      leaseTtlMs: 30_000,
+      backoffMs: 10_000,
+      sweepRowsPerSecond: 1000,
+    });
+    expect(loadConfig({ GRAPH_WORKER: 'off' }).worker.embedded).toBe(false);
+  });
+
+  it('WORKER_JOBS lays periods over the defaults, in the defaults’ order; off removes a job', () => {
+    expect(jobs('suggest=1d, split-search=off,repair-sweep=90m,reconcile-dirty=15s').jobs).toEqual([
+      { name: 'split-buckets', everyMs: 3_600_000 },
+      { name: 'repair-sweep', everyMs: 5_400_000 },
+      { name: 'reconcile-dirty', everyMs: 15_000 },
+      { name: 'suggest', everyMs: 86_400_000 },
+    ]);
+  });
+
+  it('a bad schedule stops the start with a message naming it', () => {
+    const refused = (v: string) => {
+      try {
+        jobs(v);
+        return null;
+      } catch (e) {
+        return e instanceof ConfigError ? e.message : String(e);
+      }
+    };
+    const names = 'split-search, split-buckets, repair-sweep, reconcile-dirty, index-search, suggest';
+    expect(['relay=1h', 'split-search=5x', 'split-search', 'suggest=500ms'].map(refused)).toEqual([
+      `invalid configuration:\n  WORKER_JOBS: "relay=1h": expected name=period with a name among ${names} and a period like 30s, 15m, 1h, 1d or off`,
+      `invalid configuration:\n  WORKER_JOBS: "split-search=5x": expected name=period with a name among ${names} and a period like 30s, 15m, 1h, 1d or off`,
+      `invalid configuration:\n  WORKER_JOBS: "split-search": expected name=period with a name among ${names} and a period like 30s, 15m, 1h, 1d or off`,
+      'invalid configuration:\n  WORKER_JOBS: "suggest=500ms": a period is at least 1s',
+    ]);
+  });
+});
