@@ -133,6 +133,14 @@ async function arm(name: string, longPolls: number, streams: number): Promise<Ar
   const pollsPerSecond = ((feedReads - before) * 1000) / (performance.now() - t0);
   ac.abort();
   await Promise.all(pending);
+  // The server lets a waiter go when it sees its client gone, which can come after the client's
+  // abort: the next arm starts only once every slot is free (an over-cap arm once counted 9 held
+  // for a cap of 10, one slot still taken by an aborted stream of the arm before it).
+  for (let i = 0; graph.feed.waitingReads() > 0; i++) {
+    if (i === 100)
+      throw new Error(`${graph.feed.waitingReads()} feed reads still waiting 10 s after their clients left`);
+    await wait(100);
+  }
   const result = {
     arm: name,
     waiters: longPolls + streams,

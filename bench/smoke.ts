@@ -90,6 +90,7 @@ const SMOKE: readonly (readonly [file: string, args: readonly string[], lane?: '
     ],
   ],
   ['http-celebrity', [`--followers=${F}`, '--reps=1', '--connections=2', '--duration=1']],
+  ['tracing', [`--followers=${F}`, '--reps=2', '--rounds=20']],
   ['write-path', ['--follows=40', '--users=30', '--callers=1,4', '--rounds=1']],
   ['http-load', ['--duration=1', '--connections=2', '--followers=60']],
   ['suggest', ['--users=2000', '--edges=20000']],

@@ -55,6 +55,8 @@ export interface AppDeps {
   /** HTTP metrics on `registry`; pass the one whose `recorder` the domain received. */
   metrics?: HttpMetrics;
   logger: Logger;
+  /** Request spans (`http/tracing.ts`), when tracing is on. */
+  tracing?: { middleware: MiddlewareHandler };
   /** Clock for the rate limiter (tests). */
   now?: () => number;
 }
@@ -126,6 +128,7 @@ export function createApp(deps: AppDeps): ApiApp {
   });
   const metrics = deps.metrics ?? createHttpMetrics(deps.registry);
 
+  if (deps.tracing) app.use(deps.tracing.middleware);
   app.use(requestId({ limitLength: 128 }));
   app.use(metrics.middleware);
   app.use(accessLog(deps.logger));

@@ -116,6 +116,9 @@ const EnvSchema = z.object({
   GRAPH_CACHE_PAGE_MIN_LIST: int(0, 1_000_000_000).default(10_000),
   GRAPH_CACHE_FOLLOWING: int(0, 100_000_000).default(1_000_000),
   GRAPH_DOCS: z.enum(['true', 'false', '1', '0', 'yes', 'no']).default('true').pipe(bool),
+  /** OTLP/HTTP traces endpoint (e.g. http://127.0.0.1:4318/v1/traces); unset: tracing off. */
+  GRAPH_TRACING_ENDPOINT: z.url().optional(),
+  GRAPH_TRACING_SAMPLE_RATIO: z.coerce.number().min(0).max(1).default(0.01),
   /** `npm start` runs the worker in the service process unless this is off (`npm run worker` runs it alone). */
   GRAPH_WORKER: z.enum(['on', 'off']).default('on'),
   WORKER_JOBS: z.string().default('').pipe(workerJobs),
@@ -130,6 +133,8 @@ export type Env = z.infer<typeof EnvSchema>;
 
 export interface Config {
   http: { host: string; port: number; bodyLimitBytes: number; docs: boolean };
+  /** Tracing (OpenTelemetry over OTLP/HTTP): off without an endpoint; the share of new traces recorded. */
+  tracing: { endpoint: string | undefined; sampleRatio: number };
   worker: {
     /** Whether `npm start` runs the worker in the service process (`GRAPH_WORKER`). */
     embedded: boolean;
@@ -233,6 +238,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     http: { host: e.HOST, port: e.PORT, bodyLimitBytes: e.GRAPH_BODY_LIMIT_BYTES, docs: e.GRAPH_DOCS },
     log: { level: e.LOG_LEVEL },
+    tracing: { endpoint: e.GRAPH_TRACING_ENDPOINT, sampleRatio: e.GRAPH_TRACING_SAMPLE_RATIO },
     worker: {
       embedded: e.GRAPH_WORKER === 'on',
       port: e.WORKER_PORT,

@@ -10,6 +10,7 @@ import { createApp, httpOptions } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { GraphService } from './graph/graph-service.js';
 import { relayLagSampler } from './graph/relay-lag.js';
+import { tracedGraph } from './graph/traced-graph.js';
 import { createLogger } from './http/logger.js';
 import {
   createHttpMetrics,
@@ -19,6 +20,7 @@ import {
   registerOldestIntent,
   registerRelayLag,
 } from './http/metrics.js';
+import { otlpExporter, startTracing } from './http/tracing.js';
 import { startDirtyReconciler } from './jobs/reconcile-dirty.js';
 import { contactPointsOrLocalNode } from './local-cassandra/node.js';
 import { whenOrphaned } from './local-cassandra/orphan-watch.js';
@@ -58,6 +60,12 @@ async function main() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const metrics = createHttpMetrics(registry);
+  const tracing = config.tracing.endpoint
+    ? startTracing({
+        exporter: otlpExporter(config.tracing.endpoint),
+        sampleRatio: config.tracing.sampleRatio,
+      })
+    : null;
   const { keyspace } = config.cassandra;
   started.schema = performance.now();
   const storage = await openStorage(config, contactPoints, (l) => logger.info(`schema: ${l}`), {
@@ -95,6 +103,7 @@ async function main() {
     feedMaxWaiters: config.graph.feedMaxWaiters,
     eventRetentionSeconds: config.graph.eventRetentionSeconds,
     caches: config.graph.caches,
+    ...(tracing ? { tracer: tracing.tracer } : {}),
     onEventsWritten: (n) => metrics.recorder.eventsWritten(n),
     onFeedRead: (_, age) => age !== null && metrics.recorder.feedLag(age),
     onTaskError: (userId, error) =>
@@ -147,7 +156,7 @@ async function main() {
 
   let draining = false;
   const app = createApp({
-    graph,
+    graph: tracing ? tracedGraph(graph, tracing.tracer) : graph,
     feed: graph.feed,
     receipts: store,
     ready: async () => !draining && (await schemaPresent(client, keyspace, CQL_DIR)),
@@ -155,6 +164,7 @@ async function main() {
     registry,
     metrics,
     logger,
+    ...(tracing ? { tracing } : {}),
   });
   const server = serve({ fetch: app.fetch, port: config.http.port, hostname: config.http.host }, (info) => {
     const now = performance.now();
@@ -186,6 +196,7 @@ async function main() {
     graph.intentRecovery.stop();
     relayLag.stop();
     clockGuard.stop();
+    await tracing?.shutdown();
     await client.shutdown();
     if (node) await node.stop();
     logger.info('stopped');

@@ -37,6 +37,8 @@ export interface Storage {
 /** The hooks a caller may attach: query timing on the store; page, growth and error reports on the lists. */
 export interface StorageHooks {
   onQuery?: CassandraGraphStoreOptions['onQuery'];
+  /** Each statement in a span (`http/tracing.ts`), when tracing is on. */
+  tracer?: CassandraGraphStoreOptions['tracer'];
   lists?: Pick<ListServiceOptions, 'onPage' | 'onGrowthProgress' | 'onGrowthError'>;
 }
 
@@ -51,6 +53,7 @@ export async function openStorage(
   const store = new CassandraGraphStore(client, {
     eventRetentionSeconds: config.graph.eventRetentionSeconds,
     ...(hooks.onQuery ? { onQuery: hooks.onQuery } : {}),
+    ...(hooks.tracer ? { tracer: hooks.tracer } : {}),
   });
   const lists = new BucketedListService({
     store,

@@ -49,6 +49,7 @@ const INNER_FLOORS: Record<string, Record<string, number>> = {
     'lease.ts': 0,
     'feed.ts': 1,
     'relay-lag.ts': 1,
+    'traced-graph.ts': 1,
     caches: 1,
     pair: 2,
     'feed-intents.ts': 3,
@@ -84,6 +85,10 @@ const CONFINED: Record<string, string[]> = {
   'cassandra-driver': ['src/store/cassandra/'],
   hono: ['src/http/', 'src/app.ts'],
   '@hono/node-server': ['src/http/', 'src/main.ts'],
+  '@opentelemetry/api': ['src/http/'],
+  '@opentelemetry/sdk-trace-node': ['src/http/'],
+  '@opentelemetry/exporter-trace-otlp-http': ['src/http/'],
+  '@opentelemetry/resources': ['src/http/'],
   '@hono/zod-openapi': ['src/http/', 'src/app.ts'],
   '@hono/swagger-ui': ['src/http/', 'src/app.ts'],
 };

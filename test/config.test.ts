@@ -48,3 +48,27 @@ describe('worker config', () => {
     ]);
   });
 });
+
+describe('tracing config', () => {
+  it('off without an endpoint; an endpoint and a ratio in 0..1 turn it on; anything else is refused', () => {
+    expect(loadConfig({}).tracing).toEqual({ endpoint: undefined, sampleRatio: 0.01 });
+    expect(
+      loadConfig({
+        GRAPH_TRACING_ENDPOINT: 'http://127.0.0.1:4318/v1/traces',
+        GRAPH_TRACING_SAMPLE_RATIO: '1',
+      }).tracing,
+    ).toEqual({ endpoint: 'http://127.0.0.1:4318/v1/traces', sampleRatio: 1 });
+    const refused = (env: Record<string, string>) => {
+      try {
+        loadConfig(env);
+        return null;
+      } catch (e) {
+        return e instanceof ConfigError ? e.message.split('\n')[1]?.split(':')[0]?.trim() : String(e);
+      }
+    };
+    expect([
+      refused({ GRAPH_TRACING_ENDPOINT: 'not a url' }),
+      refused({ GRAPH_TRACING_SAMPLE_RATIO: '1.5' }),
+    ]).toEqual(['GRAPH_TRACING_ENDPOINT', 'GRAPH_TRACING_SAMPLE_RATIO']);
+  });
+});

@@ -60,6 +60,8 @@ export async function serveApp(o: {
   ready: AppDeps['ready'];
   registry: Registry;
   metrics: ReturnType<typeof createHttpMetrics>;
+  /** Request spans (`src/http/tracing.ts`), for the tracing bench. */
+  tracing?: AppDeps['tracing'];
 }) {
   const app = createApp({
     graph: o.graph,
@@ -76,6 +78,7 @@ export async function serveApp(o: {
     registry: o.registry,
     metrics: o.metrics,
     logger: createLogger('silent'),
+    ...(o.tracing ? { tracing: o.tracing } : {}),
   });
   const server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 });
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));

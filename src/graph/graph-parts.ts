@@ -12,6 +12,7 @@ import { SetCursorCodec } from '../lists/cursor/set-cursor.js';
 import { nowPosition } from '../model/clock.js';
 import { DEFAULT_EVENT_RETENTION_SECONDS } from '../model/events.js';
 import type { Timers } from '../model/timers.js';
+import type { Tracer } from '../model/tracing.js';
 import type { Position, UserId } from '../model/types.js';
 import type { GraphStore } from '../ports/graph-store.js';
 import { deactivatedFilter } from './accounts/account-state.js';
@@ -55,6 +56,8 @@ export interface GraphServiceOptions {
    * ages); default the process's. A simulation passes virtual ones.
    */
   timers?: Timers;
+  /** Cache lookups as events on the active span (`caches/read-cache.ts`); default none. */
+  tracer?: Tracer;
   /**
    * Refuses writes while this instance's clock is not known to be within the bound
    * (`clock-guard.ts`); `main` passes a `ClockGuard`. Default: unguarded (one-clock tests and tools).
@@ -191,6 +194,7 @@ export function buildGraphParts(o: GraphServiceOptions): GraphParts {
     feed,
     cursorAfter: (list, last) => o.lists.olderCursor(list, last),
     ...(o.timers ? { nowMs: o.timers.nowMs } : {}),
+    ...(o.tracer ? { tracer: o.tracer } : {}),
     options: cachesOff || o.caches === false ? { ttlMs: 0 } : (o.caches ?? {}),
   });
   const reader = caches.reader;

@@ -6,6 +6,7 @@
 import type { MiddlewareHandler } from 'hono';
 import { type Logger, pino } from 'pino';
 import type { Principal } from './auth.js';
+import { activeTraceId } from './tracing.js';
 
 export type { Logger };
 
@@ -14,6 +15,11 @@ export function createLogger(level: string, destination?: pino.DestinationStream
     level,
     base: { service: 'flocklist' },
     timestamp: pino.stdTimeFunctions.isoTime,
+    // The trace id of the request a line is logged in, when tracing records it.
+    mixin: () => {
+      const traceId = activeTraceId();
+      return traceId ? { trace_id: traceId } : {};
+    },
     redact: {
       paths: [
         'authorization',

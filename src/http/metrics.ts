@@ -130,7 +130,7 @@ export function createHttpMetrics(registry: Registry): HttpMetrics {
 }
 
 /** The matched route pattern (not the raw path), or `unmatched`. Middleware routes are `ALL`. */
-function routePattern(c: Parameters<MiddlewareHandler>[0]): string {
+export function routePattern(c: Parameters<MiddlewareHandler>[0]): string {
   const routes = matchedRoutes(c);
   for (let i = routes.length - 1; i >= 0; i--) {
     const r = routes[i];

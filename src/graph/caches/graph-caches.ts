@@ -71,6 +71,7 @@
  */
 import type { GraphEvent } from '../../model/events.js';
 import { boundedLru } from '../../model/lru.js';
+import type { Tracer } from '../../model/tracing.js';
 import {
   type BucketLayout,
   compareEntries,
@@ -149,6 +150,8 @@ export interface GraphCachesDeps {
    * it a follow event drops the follow lists' first pages instead of patching them.
    */
   cursorAfter?: (list: ListKey, last: ListEntry) => string;
+  /** Lookups as `cache.hit` / `cache.miss` events on the active span. */
+  tracer?: Tracer;
 }
 
 export class GraphCaches {
@@ -169,17 +172,18 @@ export class GraphCaches {
     this.cursorAfter = d.cursorAfter;
     const o = { ...DEFAULT_CACHE_OPTIONS, ...d.options };
     this.options = o;
-    const sized = (entries: number) => ({
+    const sized = (entries: number, name: string) => ({
       entries: o.ttlMs > 0 ? entries : 0,
       ttlMs: o.ttlMs,
       ...(d.nowMs ? { nowMs: d.nowMs } : {}),
+      ...(d.tracer ? { traced: { tracer: d.tracer, name } } : {}),
     });
-    this.users = new ReadCache(sized(o.users));
-    this.edges = new ReadCache(sized(o.edges));
-    this.counts = new ReadCache(sized(o.counts));
-    this.pages = new ReadCache(sized(o.pages));
+    this.users = new ReadCache(sized(o.users, 'users'));
+    this.edges = new ReadCache(sized(o.edges, 'edges'));
+    this.counts = new ReadCache(sized(o.counts, 'counts'));
+    this.pages = new ReadCache(sized(o.pages, 'pages'));
     this.following = new ReadCache<UserId, FollowingIds | null>({
-      ...sized(o.following),
+      ...sized(o.following, 'following'),
       sizeOf: (v) => v?.ids.length ?? 1,
     });
     this.sizeHints = boundedLru<string, number>(Math.max(1, o.pages * 10));

@@ -17,6 +17,7 @@
  * Values may be null (a negative answer is an answer); `undefined` means "not cached".
  */
 import { LRUCache } from 'lru-cache';
+import type { Tracer } from '../../model/tracing.js';
 
 /** A reader's ticket: the epoch and the clock (ms) when its store read began. */
 export interface ReadTicket {
@@ -38,6 +39,8 @@ export interface ReadCacheOptions<V = unknown> {
   marks?: number;
   /** ms clock (default `performance.now`); tests inject one. */
   nowMs?: () => number;
+  /** Each lookup as a `cache.hit` / `cache.miss` event (attribute `cache`: `name`) on the active span. */
+  traced?: { tracer: Tracer; name: string };
 }
 
 /** Hits, misses, refused stores and invalidations since the cache was built. */
@@ -61,11 +64,13 @@ export class ReadCache<K extends {}, V> {
   private floor = 0;
   private readonly now: () => number;
   private readonly ttlMs: number;
+  private readonly traced: ReadCacheOptions['traced'];
   readonly stats: Omit<ReadCacheStats, 'size'> = { hits: 0, misses: 0, refused: 0, invalidations: 0 };
 
   constructor(o: ReadCacheOptions<V>) {
     this.now = o.nowMs ?? (() => performance.now());
     this.ttlMs = o.ttlMs;
+    this.traced = o.traced;
     const perf = { now: this.now };
     const sizeOf = o.sizeOf;
     this.entries =
@@ -100,6 +105,7 @@ export class ReadCache<K extends {}, V> {
     const box = this.entries?.get(key);
     if (box) this.stats.hits++;
     else this.stats.misses++;
+    if (this.traced) this.traced.tracer.event(box ? 'cache.hit' : 'cache.miss', { cache: this.traced.name });
     return box?.value;
   }
 

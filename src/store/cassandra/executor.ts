@@ -17,6 +17,7 @@
  * batch (it times out again for as long as the node is not convicted; `client.ts`).
  */
 import type cassandra from 'cassandra-driver';
+import type { Tracer } from '../../model/tracing.js';
 import type { CqlClient } from './client.js';
 import { isBatchlogTimeout, translated } from './errors.js';
 import type { Row } from './rows.js';
@@ -33,6 +34,8 @@ export interface ExecutorOptions {
   batchMode?: 'logged' | 'unlogged';
   /** Called with each statement's duration in seconds and whether it succeeded (latency metric). */
   onQuery?: (name: string, seconds: number, ok: boolean) => void;
+  /** Each statement or batch in a span `cql <name>` (its name, never its values). */
+  tracer?: Tracer;
 }
 
 /** What a caller may add to a statement's options (never its idempotence: that is the statement's). */
@@ -142,7 +145,16 @@ export class CqlExecutor {
     await this.client.shutdown();
   }
 
-  private async timed<T>(name: string, run: () => Promise<T>): Promise<T> {
+  private timed<T>(name: string, run: () => Promise<T>): Promise<T> {
+    const tracer = this.options.tracer;
+    if (!tracer) return this.measured(name, run);
+    return tracer.span(`cql ${name}`, () => this.measured(name, run), {
+      'db.system': 'cassandra',
+      'db.operation.name': name,
+    });
+  }
+
+  private async measured<T>(name: string, run: () => Promise<T>): Promise<T> {
     const started = performance.now();
     let ok = false;
     try {

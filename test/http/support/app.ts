@@ -102,6 +102,8 @@ export interface TestAppOptions {
   logger?: Logger;
   /** Serve `/docs` (default true). */
   docs?: boolean;
+  /** Request spans (`http/tracing.ts`). */
+  tracing?: AppDeps['tracing'];
 }
 
 export function buildTestApp(o: TestAppOptions) {
@@ -123,6 +125,7 @@ export function buildTestApp(o: TestAppOptions) {
     logger: o.logger ?? createLogger('silent'),
     ...(o.now ? { now: o.now } : {}),
     ...(o.metrics ? { metrics: o.metrics } : {}),
+    ...(o.tracing ? { tracing: o.tracing } : {}),
   };
   return { app: createApp(deps), registry, deps };
 }

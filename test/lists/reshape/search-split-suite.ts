@@ -17,6 +17,7 @@ import {
   type SearchSplitStep,
   splitOverfilledRanges,
 } from '../../../src/lists/reshape/search-split.js';
+import { PairBusyError } from '../../../src/model/errors.js';
 import { rangesOfBase, SEARCH_END, searchLayoutOf } from '../../../src/model/search.js';
 import type { Direction, ListKey, UserId } from '../../../src/model/types.js';
 import type { GraphStore } from '../../../src/ports/graph-store.js';
@@ -40,6 +41,21 @@ const SEED = Number(process.env.SEARCH_SPLIT_SEED ?? Date.now() % 2_147_483_647)
 class Killed extends Error {}
 
 let nextBase = 7_100_000n;
+
+/**
+ * A pair mutation retried on `PairBusyError` ("retry shortly", nothing written), as a client does:
+ * under a loaded CI machine an op can outlast the memory suite's 60 ms write budget.
+ */
+async function busy<T>(run: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await run();
+    } catch (e) {
+      if (!(e instanceof PairBusyError) || attempt >= 20) throw e;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+}
 
 export function describeSearchSplits(
   name: string,
@@ -87,8 +103,8 @@ export function describeSearchSplits(
             const id = next++;
             members.push(id);
             await rename(id, handle());
-            await graph.follow(id, owner);
-            if (random() < 0.5) await graph.follow(owner, id);
+            await busy(() => graph.follow(id, owner));
+            if (random() < 0.5) await busy(() => graph.follow(owner, id));
           };
           for (let i = 0; i < o.members; i++) await join();
 
@@ -121,11 +137,12 @@ export function describeSearchSplits(
           const change = async () => {
             if (changes-- <= 0) return;
             const r = random();
-            if (r < 0.35) await join();
-            else if (r < 0.5) await graph.unfollow(pick(members), owner);
-            else if (r < 0.6) await graph.removeFollower(owner, pick(members));
-            else if (r < 0.7) await graph.unfollow(owner, pick(members));
-            else await rename(pick(members), random() < 0.8 ? handle() : `x${tail()}`);
+            if (r < 0.35) return join();
+            const member = pick(members);
+            if (r < 0.5) await busy(() => graph.unfollow(member, owner));
+            else if (r < 0.6) await busy(() => graph.removeFollower(owner, member));
+            else if (r < 0.7) await busy(() => graph.unfollow(owner, member));
+            else await rename(member, random() < 0.8 ? handle() : `x${tail()}`);
           };
 
           // The job, killed at a random step and re-run, until a run finds nothing left to split.
