@@ -1,5 +1,5 @@
 /**
- * T1: what tracing costs on the followers page, over HTTP on loopback (the path clients take):
+ * O1: what tracing costs on the followers page, over HTTP on loopback (the path clients take):
  * `GET /v1/users/{celebrity}/followers?limit=50` on the loaded list (`npm run bench:load` first),
  * at page 1 and at a deep cursor, sequential requests, three apps over the same keyspace:
  *
@@ -192,13 +192,13 @@ const result = {
 };
 console.log(JSON.stringify(result, null, 2));
 const svg = barChartSvg(
-  `T1: followers page over HTTP, mean latency per repetition (${ROUNDS} requests, ${F} followers)`,
+  `O1: followers page over HTTP, mean latency per repetition (${ROUNDS} requests, ${F} followers)`,
   means.off.map((_, i) => `rep ${i + 1}`),
   NAMES.map((n) => ({ name: n, values: means[n] })),
   'ms',
 );
 const md = [
-  `# T1: tracing overhead on the followers page (${F} followers, ${REPS} reps × ${ROUNDS} requests)`,
+  `# O1: tracing overhead on the followers page (${F} followers, ${REPS} reps × ${ROUNDS} requests)`,
   '',
   '| arm | mean ÷ off (95 % interval) | median [min–max] |',
   '|---|---|---|',
