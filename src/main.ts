@@ -103,6 +103,8 @@ async function main() {
     feedMaxWaiters: config.graph.feedMaxWaiters,
     eventRetentionSeconds: config.graph.eventRetentionSeconds,
     caches: config.graph.caches,
+    // The intent recovery resolves in one instance at a time (the others look only).
+    leases: storage.leases,
     ...(tracing ? { tracer: tracing.tracer } : {}),
     onEventsWritten: (n) => metrics.recorder.eventsWritten(n),
     onFeedRead: (_, age) => age !== null && metrics.recorder.feedLag(age),

@@ -134,6 +134,7 @@ export function jobFeed(
   store: GraphStore,
   lists: ListService,
   clockGuard?: WriteClock,
+  leases?: LeaseStore,
 ): EventFeed {
   const graph = new GraphService({
     store,
@@ -145,6 +146,7 @@ export function jobFeed(
     registry: false,
     caches: false,
     ...(clockGuard ? { clockGuard } : {}),
+    ...(leases ? { leases } : {}),
   });
   // A relay reads the settled feed, which waits for the intents left behind: from its first read
   // it resolves them too, so it never depends on a server instance running (a job that reads no
@@ -165,13 +167,13 @@ export function jobFeed(
  */
 export async function openJobRuntime(config: Config, resolve: ContactPointsResolver): Promise<JobRuntime> {
   const { contactPoints, node } = await resolve(config.cassandra.contactPoints, config.cassandra.localHeap);
-  const { client, store, lists } = await openStorage(config, contactPoints, (line) =>
+  const { client, store, lists, leases } = await openStorage(config, contactPoints, (line) =>
     console.log(`[schema] ${line}`),
   );
   // The feed a job reads is clock-guarded as the server's is (a relay whose clock runs ahead would
   // save cursors past slots still being written): checked now and every 10 s.
   const clockGuard = await startClockGuard(config, store);
-  const feed = jobFeed(config, store, lists, clockGuard);
+  const feed = jobFeed(config, store, lists, clockGuard, leases);
   return {
     store,
     lists,

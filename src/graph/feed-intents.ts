@@ -44,11 +44,14 @@
  */
 
 import { compareEventKeys, EVENT_SHARDS, type EventKey } from '../model/events.js';
+import type { Timers } from '../model/timers.js';
 import { type Position, USER_FIELDS } from '../model/types.js';
 import type { EventStore, FeedIntentStore } from '../ports/event-store.js';
+import type { LeaseStore } from '../ports/lease-store.js';
 import type { PairHistoryStore } from '../ports/pair-history-store.js';
 import type { UserStore } from '../ports/user-store.js';
 import { userUpdatedRow } from './feed.js';
+import { Lease } from './lease.js';
 import { type PairRepairDeps, rewritePair } from './pair/pair-repair.js';
 import type { ViewWriterDeps } from './pair/view-writer.js';
 
@@ -167,7 +170,24 @@ export interface RecoveryResult {
   present: number;
   /** Intents whose op was not: fenced. */
   fenced: number;
+  /** Present (false) when the recovery is leased and another process holds the lease: nothing resolved. */
+  held?: false;
 }
+
+/** The lease the recovery runs under when several processes share the feed (`IntentRecovery`). */
+export interface RecoveryLease {
+  store: LeaseStore;
+  /** This process's name among the holders. */
+  holder: string;
+  /** S, the clock guard's bound (the lease's margin). */
+  clockBoundMs: number;
+  /** The lease's TTL (default 30 s). */
+  ttlMs?: number;
+  timers?: Timers;
+}
+
+/** The lease's name. */
+export const RECOVERY_LEASE = 'feed:intent-recovery';
 
 /** A pair op of an intent's key (its source, target, position and kind). */
 function intentOp(k: EventKey) {
@@ -243,10 +263,17 @@ async function recoverUserUpdate(d: IntentRecoveryDeps, k: EventKey): Promise<bo
  * Runs `recoverIntents` from a frontier's kept bound: once on demand (`runOnce`), or every
  * `everyMs` (`start`; the timer does not keep the process alive). A pass that fails is retried at
  * the next tick; `onPass` hears each pass's result or error.
+ *
+ * With `lease`, the resolving part of a pass runs in one process at a time: the holder of
+ * `RECOVERY_LEASE` (`lease.ts`); every process still looks (its own frontier moves), and the others
+ * answer `held: false`. The lease saves work and races, not correctness: a recovery's writes are the
+ * same whoever sends them (a fence at a write time fixed by the intent's slot, a rewrite of the pair
+ * from its history), so an ex-holder resuming after a pause repeats what the holder did.
  */
 export class IntentRecovery {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<RecoveryResult> | null = null;
+  private lease: Lease | null = null;
 
   constructor(
     private readonly d: IntentRecoveryDeps,
@@ -254,8 +281,18 @@ export class IntentRecovery {
     private readonly o: {
       graceMicros?: bigint;
       onPass?: (r: RecoveryResult | Error) => void;
+      lease?: RecoveryLease;
     } = {},
   ) {}
+
+  /** Whether this process may resolve now: unleased, or holding (or taking) the lease. */
+  private async holds(): Promise<boolean> {
+    const l = this.o.lease;
+    if (!l) return true;
+    if (this.lease?.held()) return true;
+    this.lease = await Lease.acquire({ ...l, name: RECOVERY_LEASE });
+    return this.lease !== null;
+  }
 
   /** How long (s) the oldest unresolved intent the last look found has stood, by `clock`; 0: none. */
   oldestIntentAgeSeconds(): number {
@@ -269,6 +306,7 @@ export class IntentRecovery {
       try {
         // Looking first moves the kept bound up to the oldest intent, so the pass reads from there.
         await this.frontier.settledThrough(this.d.clock());
+        if (!(await this.holds())) return { present: 0, fenced: 0, held: false };
         const after = this.frontier.shardBounds() ?? [];
         const result = await recoverIntents(this.d, {
           after,
@@ -302,8 +340,11 @@ export class IntentRecovery {
     void pass();
   }
 
+  /** Stops the passes and gives the lease up (if held), so another process takes over at once. */
   stop(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+    void this.lease?.release();
+    this.lease = null;
   }
 }

@@ -7,6 +7,7 @@
  * simulation control time.
  */
 import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { ListService, MemberFilter } from '../lists/contracts.js';
 import { SetCursorCodec } from '../lists/cursor/set-cursor.js';
 import { nowPosition } from '../model/clock.js';
@@ -15,6 +16,7 @@ import type { Timers } from '../model/timers.js';
 import type { Tracer } from '../model/tracing.js';
 import type { Position, UserId } from '../model/types.js';
 import type { GraphStore } from '../ports/graph-store.js';
+import type { LeaseStore } from '../ports/lease-store.js';
 import { deactivatedFilter } from './accounts/account-state.js';
 import { Accounts } from './accounts/accounts.js';
 import { DeactivatedAccounts } from './accounts/deactivated-accounts.js';
@@ -58,6 +60,11 @@ export interface GraphServiceOptions {
   timers?: Timers;
   /** Cache lookups as events on the active span (`caches/read-cache.ts`); default none. */
   tracer?: Tracer;
+  /**
+   * Where leases are kept: given, the feed's intent recovery resolves in one process at a time
+   * (`feed-intents.ts`); default none (every process that starts it resolves).
+   */
+  leases?: LeaseStore;
   /**
    * Refuses writes while this instance's clock is not known to be within the bound
    * (`clock-guard.ts`); `main` passes a `ClockGuard`. Default: unguarded (one-clock tests and tools).
@@ -243,6 +250,18 @@ export function buildGraphParts(o: GraphServiceOptions): GraphParts {
       onEvents: feed.written,
     },
     intents,
+    o.leases
+      ? {
+          lease: {
+            store: o.leases,
+            holder: `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`,
+            clockBoundMs: policy.clockSkewMs,
+            // A holder that dies holds the feed back at most this (+ S) before another takes over.
+            ttlMs: 10_000,
+            ...(o.timers ? { timers: o.timers } : {}),
+          },
+        }
+      : {},
   );
   const accounts = new Accounts({
     store: o.store,

@@ -2,13 +2,20 @@
  * The intent frontier on the memory store: where each look reads from (a standing intent is read
  * from itself, so the tombstones above it are not read again while it waits; every other shard
  * reads only above what it already looked at), and a process that starts later looks from the
- * bound the recovery saved, not from the retention.
+ * bound the recovery saved, not from the retention; and the recovery under its lease, resolving in
+ * one instance at a time.
  */
 import { describe, expect, it } from 'vitest';
-import { IntentFrontier } from '../../src/graph/feed-intents.js';
-import type { EventKey } from '../../src/model/events.js';
+import { IntentFrontier, RECOVERY_LEASE } from '../../src/graph/feed-intents.js';
+import { GraphService } from '../../src/graph/graph-service.js';
+import { feedLagMicros, type HistoryPolicy } from '../../src/graph/pair/pair-history.js';
+import { nowPosition } from '../../src/model/clock.js';
+import { type EventKey, eventShard } from '../../src/model/events.js';
 import type { Position } from '../../src/model/types.js';
 import { MemoryGraphStore } from '../support/memory/graph-store.js';
+import { MemoryLeaseStore } from '../support/memory/lease-store.js';
+import { FEED_TEST_POLICY } from './support/feed-suite.js';
+import { SingleBucketLists } from './support/single-bucket-lists.js';
 
 const L = 10_000_000n;
 const RETENTION = 7n * 86_400n * 1_000_000n;
@@ -94,5 +101,51 @@ describe('the intent frontier', () => {
     await store.deleteIntent(live);
     now += 1_000_000n;
     expect(await reader.settledThrough(now)).toBe(now - L);
+  });
+});
+
+describe('the leased recovery', () => {
+  const LAG_MS = Number(feedLagMicros(FEED_TEST_POLICY as HistoryPolicy) / 1000n);
+  /** The intent of a follow of `low` → `high` whose writer died before its append, `agoMs` ago. */
+  const intentOf = (low: bigint, high: bigint, agoMs: number): EventKey => {
+    const slot = nowPosition() - BigInt(agoMs) * 1000n;
+    return {
+      slot,
+      shard: eventShard(low, high),
+      low,
+      high,
+      opPosition: slot,
+      opSource: low,
+      opKind: 'follow',
+    };
+  };
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+  it('two instances on one feed: the holder resolves, the other looks and answers held: false; once the holder stops, the other takes over', async () => {
+    const store = new MemoryGraphStore();
+    const leases = new MemoryLeaseStore();
+    const instance = () =>
+      new GraphService({
+        store,
+        lists: new SingleBucketLists(store),
+        maxFollowing: 100,
+        historyPolicy: FEED_TEST_POLICY,
+        leases,
+      });
+    const [a, b] = [instance(), instance()];
+    // One intent past L (resolved at once), one fresh (resolved once it is past L).
+    await store.putIntent(intentOf(1n, 2n, 30_000));
+    await store.putIntent(intentOf(3n, 4n, 0));
+    expect(await a.intentRecovery.runOnce()).toEqual({ present: 0, fenced: 1 });
+    await sleep(LAG_MS + 300);
+    expect(await b.intentRecovery.runOnce()).toEqual({ present: 0, fenced: 0, held: false });
+    expect(await a.intentRecovery.runOnce()).toEqual({ present: 0, fenced: 1 });
+    await store.putIntent(intentOf(5n, 6n, 0));
+    a.intentRecovery.stop();
+    await sleep(LAG_MS + 300); // the release, sent on stop, lands meanwhile
+    expect(await b.intentRecovery.runOnce()).toEqual({ present: 0, fenced: 1 });
+    expect(await a.intentRecovery.runOnce()).toEqual({ present: 0, fenced: 0, held: false });
+    expect((await leases.getLease(RECOVERY_LEASE))?.generation).toBe(2n);
+    b.intentRecovery.stop();
   });
 });

@@ -18,7 +18,7 @@ import { foldView } from '../../../src/graph/pair/pair-fold.js';
 import type { HistoryPolicy } from '../../../src/graph/pair/pair-history.js';
 import { reconcileDirty } from '../../../src/jobs/reconcile-dirty.js';
 import { nowPosition } from '../../../src/model/clock.js';
-import { PositionTooOldError } from '../../../src/model/errors.js';
+import { PositionTooOldError, StoreUnavailableError } from '../../../src/model/errors.js';
 import type { ListKey, Position, UserId } from '../../../src/model/types.js';
 import { CassandraGraphStore } from '../../../src/store/cassandra/graph-store.js';
 import { bearer, buildTestApp, call, problem } from '../../http/support/app.js';
@@ -161,6 +161,12 @@ describe('the pair protocol under held reads, slow appends and skewed clocks', (
     );
     if (block.ok) {
       expect(await projections(setup, ada, bo)).toEqual(blocked(ada, bo));
+    } else if (block.e instanceof StoreUnavailableError) {
+      // A loaded machine spent the block's 1 s budget before its append (a CI run's Node 20 lane,
+      // beside the bench smoke): 503, outcome unknown — in effect everywhere, or nowhere.
+      const p = await projections(setup, ada, bo);
+      if (p.fold.blocks) expect(p).toEqual(blocked(ada, bo));
+      else expect(p.fold).toEqual({ blocks: false, follows: true });
     } else {
       expect(block.e).toBeInstanceOf(PositionTooOldError);
       expect((await projections(setup, ada, bo)).fold).toEqual({ blocks: false, follows: true });
