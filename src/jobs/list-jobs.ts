@@ -60,17 +60,42 @@ export async function listJobArgs(
   };
 }
 
+/** One page of the token-order walk of the `users` table (`userPages`). */
+export interface UserPage {
+  users: UserId[];
+  /** Partitions the page read. */
+  partitions: number;
+  /** The token of the page's last partition (where the next page starts). */
+  lastToken: bigint | null;
+  /** False on the last page. */
+  more: boolean;
+}
+
+/**
+ * The `users` table in token order, `pageSize` partitions a page, from after the token `after`
+ * (null: from the start); resumable from any page's `lastToken`.
+ */
+export async function* userPages(
+  store: Pick<ScanStore, 'scanPartitions'>,
+  after: bigint | null = null,
+  pageSize = 500,
+): AsyncGenerator<UserPage> {
+  const range = { start: MIN_TOKEN, end: MAX_TOKEN };
+  let from = after;
+  for (;;) {
+    const page = await store.scanPartitions('users', range, from, pageSize);
+    from = page.at(-1)?.token ?? from;
+    const more = page.length >= pageSize;
+    const users = page.flatMap((p) => (p.key.table === 'users' ? [p.key.userId] : []));
+    yield { users, partitions: page.length, lastToken: from, more };
+    if (!more) return;
+  }
+}
+
 /** Every user id, by a token-order walk of the `users` table, `pageSize` partitions at a time. */
 export async function* everyUser(
   store: Pick<ScanStore, 'scanPartitions'>,
   pageSize = 500,
 ): AsyncGenerator<UserId> {
-  const range = { start: MIN_TOKEN, end: MAX_TOKEN };
-  let after: bigint | null = null;
-  for (;;) {
-    const page = await store.scanPartitions('users', range, after, pageSize);
-    for (const p of page) if (p.key.table === 'users') yield p.key.userId;
-    if (page.length < pageSize) return;
-    after = page.at(-1)!.token;
-  }
+  for await (const page of userPages(store, null, pageSize)) yield* page.users;
 }

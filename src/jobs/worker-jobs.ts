@@ -22,8 +22,9 @@ import type { WorkerJobName } from '../config.js';
 import type { ListService } from '../lists/contracts.js';
 import type { UserId } from '../model/types.js';
 import type { GraphStore } from '../ports/graph-store.js';
-import { MAX_TOKEN, MIN_TOKEN, type SweepProgress } from '../ports/records.js';
+import type { SweepProgress } from '../ports/records.js';
 import { indexSearch } from './index-search.js';
+import { userPages } from './list-jobs.js';
 import { type ReconcileDirtyOptions, reconcileDirty } from './reconcile-dirty.js';
 import { repairSweep } from './repair-sweep.js';
 import { splitOverfilledBuckets, timeBucketedLists } from './split-buckets.js';
@@ -53,19 +54,20 @@ export async function walkUsers(
   run: JobRun,
   perUser: (userId: UserId) => Promise<void>,
 ): Promise<{ rows: number }> {
-  let after: bigint | null = run.position === null ? null : BigInt(run.position);
   let rows = 0;
-  for (;;) {
-    const page = await store.scanPartitions('users', { start: MIN_TOKEN, end: MAX_TOKEN }, after, USERS_PAGE);
-    for (const p of page) {
+  for await (const page of userPages(
+    store,
+    run.position === null ? null : BigInt(run.position),
+    USERS_PAGE,
+  )) {
+    for (const userId of page.users) {
       run.signal.throwIfAborted();
-      if (p.key.table === 'users') await perUser(p.key.userId);
+      await perUser(userId);
     }
-    rows += page.length;
-    if (page.length < USERS_PAGE) return { rows };
-    after = page.at(-1)?.token ?? null;
-    await run.save(String(after));
+    rows += page.partitions;
+    if (page.more) await run.save(String(page.lastToken));
   }
+  return { rows };
 }
 
 type ProgressJson = Omit<SweepProgress, 'lastToken'> & { lastToken: string | null };
