@@ -14,9 +14,7 @@ import { tracedGraph } from './graph/traced-graph.js';
 import { createLogger } from './http/logger.js';
 import {
   createHttpMetrics,
-  type JobMetrics,
   registerCacheMetrics,
-  registerJobMetrics,
   registerOldestIntent,
   registerRelayLag,
 } from './http/metrics.js';
@@ -133,22 +131,14 @@ async function main() {
       : null;
 
   // The maintenance jobs, in this process unless GRAPH_WORKER=off (`npm run worker` runs them alone).
-  let jobMetrics: JobMetrics | null = null;
   const worker = config.worker.embedded
     ? createWorker(config, storage, clockGuard, {
-        onRun: (job, outcome, ms, rows, error) => {
-          jobMetrics?.run(job, outcome, ms, rows);
-          const line = { job, outcome, ms: Math.round(ms), rows, ...(error ? { err: String(error) } : {}) };
-          if (outcome === 'ok') logger.info(line, 'job run');
-          else logger.warn(line, 'job run');
-        },
+        logger,
+        registry,
         log: (line) => logger.debug(`worker: ${line}`),
       })
     : null;
-  if (worker) {
-    jobMetrics = registerJobMetrics(registry, () => worker.jobs());
-    worker.start();
-  }
+  worker?.start();
 
   // The relays' lags from a background sample every 15 s: a scrape runs no query.
   const relayLag = relayLagSampler(store, nowPosition);

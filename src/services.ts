@@ -6,11 +6,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import type { Registry } from 'prom-client';
 import type { Config } from './config.js';
 import type { EventFeed } from './graph/contracts.js';
 import { GraphService } from './graph/graph-service.js';
 import { ClockGuard, type WriteClock } from './graph/pair/clock-guard.js';
 import { DEFAULT_HISTORY_POLICY } from './graph/pair/pair-history.js';
+import type { Logger } from './http/logger.js';
+import { type JobMetrics, registerJobMetrics } from './http/metrics.js';
 import { DEFAULT_LIST_JOB_SETTLE_MS } from './jobs/list-jobs.js';
 import type { ContactPointsResolver, JobRuntime } from './jobs/runtime.js';
 import { Worker, type WorkerEvents } from './jobs/worker.js';
@@ -78,8 +81,16 @@ export function createWorker(
   config: Config,
   storage: Storage,
   clockGuard: ClockGuard,
-  o: { onRun?: WorkerEvents['onRun']; log: (line: string) => void },
+  o: { logger: Logger; registry: Registry; log: (line: string) => void },
 ): Worker {
+  // Each run counted on `registry` (`registerJobMetrics`) and logged: info when it ended, warn else.
+  let metrics: JobMetrics | null = null;
+  const onRun: WorkerEvents['onRun'] = (job, outcome, ms, rows, error) => {
+    metrics?.run(job, outcome, ms, rows);
+    const line = { job, outcome, ms: Math.round(ms), rows, ...(error ? { err: String(error) } : {}) };
+    if (outcome === 'ok') o.logger.info(line, 'job run');
+    else o.logger.warn(line, 'job run');
+  };
   const deps: WorkerJobDeps = {
     store: storage.store,
     lists: storage.lists,
@@ -89,7 +100,7 @@ export function createWorker(
     clockGuard,
     log: (job, line) => o.log(`${job}: ${line}`),
   };
-  return new Worker({
+  const worker = new Worker({
     leases: storage.leases,
     holder: `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`,
     jobs: config.worker.jobs.map(({ name, everyMs }) => ({ job: workerJob(name, deps), everyMs })),
@@ -97,10 +108,12 @@ export function createWorker(
     leaseTtlMs: config.worker.leaseTtlMs,
     backoffMs: config.worker.backoffMs,
     events: {
-      ...(o.onRun ? { onRun: o.onRun } : {}),
+      onRun,
       onTickError: (e) => o.log(`could not read the job leases: ${String(e)}`),
     },
   });
+  metrics = registerJobMetrics(o.registry, () => worker.jobs());
+  return worker;
 }
 
 /** This process's clock guard against the database's clock, checked now and every 10 s after. */

@@ -8,7 +8,6 @@
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './http/logger.js';
-import { type JobMetrics, registerJobMetrics } from './http/metrics.js';
 import { createWorkerApp, serveWorkerApp } from './http/worker-app.js';
 import { contactPointsOrLocalNode } from './local-cassandra/node.js';
 import { whenOrphaned } from './local-cassandra/orphan-watch.js';
@@ -35,17 +34,11 @@ async function runWorker() {
   const clockGuard = await startClockGuard(config, storage.store);
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  let metrics: JobMetrics | null = null;
   const worker = createWorker(config, storage, clockGuard, {
-    onRun: (job, outcome, ms, rows, error) => {
-      metrics?.run(job, outcome, ms, rows);
-      const line = { job, outcome, ms: Math.round(ms), rows, ...(error ? { err: String(error) } : {}) };
-      if (outcome === 'ok') logger.info(line, 'job run');
-      else logger.warn(line, 'job run');
-    },
+    logger,
+    registry,
     log: (line) => logger.info(line),
   });
-  metrics = registerJobMetrics(registry, () => worker.jobs());
   const http = await serveWorkerApp(createWorkerApp(registry, worker), config.http.host, config.worker.port);
   worker.start();
   logger.info(
