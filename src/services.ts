@@ -4,12 +4,12 @@
  * through the hooks; the jobs CLI (`cli.ts`) opens the same through `openJobRuntime`. Only
  * entry points import this file.
  */
-import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
+
 import type { Registry } from 'prom-client';
 import type { Config } from './config.js';
 import type { EventFeed } from './graph/contracts.js';
 import { GraphService } from './graph/graph-service.js';
+import { newHolderName } from './graph/lease.js';
 import { ClockGuard, type WriteClock } from './graph/pair/clock-guard.js';
 import { DEFAULT_HISTORY_POLICY } from './graph/pair/pair-history.js';
 import type { Logger } from './http/logger.js';
@@ -102,7 +102,7 @@ export function createWorker(
   };
   const worker = new Worker({
     leases: storage.leases,
-    holder: `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`,
+    holder: newHolderName(),
     jobs: config.worker.jobs.map(({ name, everyMs }) => ({ job: workerJob(name, deps), everyMs })),
     clockBoundMs: config.graph.clockSkewMs,
     leaseTtlMs: config.worker.leaseTtlMs,

@@ -6,8 +6,8 @@
  * Every clock read in the domain is the injected one (`clock`, `monotonic`), so tests and the
  * simulation control time.
  */
+
 import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
 import type { ListService, MemberFilter } from '../lists/contracts.js';
 import { SetCursorCodec } from '../lists/cursor/set-cursor.js';
 import { nowPosition } from '../model/clock.js';
@@ -23,6 +23,7 @@ import { DeactivatedAccounts } from './accounts/deactivated-accounts.js';
 import { type CacheOptions, GraphCaches } from './caches/graph-caches.js';
 import { Feed } from './feed.js';
 import { IntentFrontier, IntentRecovery } from './feed-intents.js';
+import { newHolderName } from './lease.js';
 import { UNGUARDED, type WriteClock } from './pair/clock-guard.js';
 import { FollowCap } from './pair/follow-cap.js';
 import {
@@ -254,7 +255,7 @@ export function buildGraphParts(o: GraphServiceOptions): GraphParts {
       ? {
           lease: {
             store: o.leases,
-            holder: `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`,
+            holder: newHolderName(),
             clockBoundMs: policy.clockSkewMs,
             // A holder that dies holds the feed back at most this (+ S) before another takes over.
             ttlMs: 10_000,

@@ -17,9 +17,16 @@
  * third of the TTL; a renewal that cannot reach the database leaves the expiry where it was, so a
  * holder cut off from the database stops at `expires − S` like a paused one.
  */
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { Timers } from '../model/timers.js';
 import { SYSTEM_TIMERS } from '../model/timers.js';
 import type { LeaseRow, LeaseStore } from '../ports/lease-store.js';
+
+/** A holder name for this process: host, pid and a random part (unique among the holders). */
+export function newHolderName(): string {
+  return `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+}
 
 /** This holder's lease is gone: taken over, released, or past its expiry by its own clock. */
 export class LeaseLostError extends Error {
