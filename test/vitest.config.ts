@@ -33,6 +33,10 @@ export default defineConfig({
           // with two workers, 142 s with three, 141 s with four; 129 s with three and the long unit
           // files first).
           maxWorkers: availableParallelism() + 1,
+          // The unit files share no module state that matters (no mocks of modules, no globals), so
+          // a worker keeps its imports from one file to the next: `src/` is imported once per
+          // worker, not once per file (2-core machine, Node 20: 160 s isolated, 112 s not).
+          isolate: false,
           sequence: { groupOrder: 0 },
         },
       },

@@ -24,7 +24,7 @@ import { inject } from 'vitest';
 import { parseReplication } from '../../src/config.js';
 import type { CqlClient } from '../../src/store/cassandra/client.js';
 import { openBaselineKeyspace, openMigratedKeyspace } from '../../src/store/cassandra/keyspace.js';
-import { dropKeyspaces, KeyspaceDropError, readRetired } from './retired-keyspaces.js';
+import { dropKeyspaces, KeyspaceDropError, readRetired, schemaLog } from './retired-keyspaces.js';
 
 export { CQL_DIR } from '../../src/store/cassandra/keyspace.js';
 
@@ -45,6 +45,7 @@ function schemaSource(): typeof openBaselineKeyspace {
 export async function testKeyspace(label: string): Promise<TestKeyspace> {
   const { contactPoints, localDataCenter } = inject('cassandra');
   const keyspace = `t_${label.replace(/\W/g, '_').toLowerCase().slice(0, 24)}_${randomBytes(4).toString('hex')}`;
+  const t0 = performance.now();
   const client = await schemaSource()({
     contactPoints,
     localDataCenter,
@@ -53,6 +54,7 @@ export async function testKeyspace(label: string): Promise<TestKeyspace> {
     consistency: 'localQuorum',
     requestTimeoutMs: 30_000,
   });
+  await logSchemaWork('create', 1, performance.now() - t0);
   return {
     client,
     keyspace,
@@ -66,6 +68,18 @@ export async function testKeyspace(label: string): Promise<TestKeyspace> {
   };
 }
 
+/**
+ * `TEST_KEYSPACES=keep`: nothing is dropped, by the files or the teardown — for a node thrown
+ * away after the run (CI's), where the drops are work the node does for nobody (see the design
+ * note). It needs a heap that holds every keyspace of the run (`--heap 3G` for the ~80 of CI's
+ * three runs). `drop` (the default) drops them in batches.
+ */
+function keepKeyspaces(): boolean {
+  const mode = process.env.TEST_KEYSPACES ?? 'drop';
+  if (mode !== 'drop' && mode !== 'keep') throw new Error(`TEST_KEYSPACES must be drop or keep, not ${mode}`);
+  return mode === 'keep';
+}
+
 /** Retired keyspaces dropped together (see the design note). */
 const DROP_BATCH = 8;
 
@@ -75,6 +89,7 @@ const DROP_BATCH = 8;
  * run's list (a file run under another config) it drops `keyspace` at once.
  */
 async function retireKeyspace(keyspace: string, client?: CqlClient): Promise<void> {
+  if (keepKeyspaces()) return;
   const list = inject('testRun')?.retiredKeyspaces;
   let batch = [keyspace];
   if (list) {
@@ -89,8 +104,10 @@ async function retireKeyspace(keyspace: string, client?: CqlClient): Promise<voi
     batch = await readRetired(taken);
     await rm(taken, { force: true });
   }
+  const t0 = performance.now();
   try {
     await dropKeyspaces(batch, client ? { client } : { node: inject('cassandra') });
+    await logSchemaWork('drop', batch.length, performance.now() - t0);
   } catch (err) {
     // A drop that failed (a node too busy to answer in time) is not the test's failure: the
     // names go back on the list, for the next batch or the global teardown to drop.
@@ -98,6 +115,12 @@ async function retireKeyspace(keyspace: string, client?: CqlClient): Promise<voi
     console.warn(`[test keyspaces] ${err.message}; ${err.remaining.length} left for a later drop`);
     await appendFile(list, err.remaining.map((k) => `${k}\n`).join(''));
   }
+}
+
+/** Adds a line to the run's schema-work log (`schemaLog` in `retired-keyspaces.ts`), if there is a run. */
+async function logSchemaWork(kind: 'create' | 'drop', keyspaces: number, ms: number): Promise<void> {
+  const list = inject('testRun')?.retiredKeyspaces;
+  if (list) await appendFile(schemaLog(list), `${kind} ${keyspaces} ${ms.toFixed(0)}\n`);
 }
 
 /** Retires `keyspace` on the test node, as `drop()` does (for keyspaces a test's own process created). */

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { startLocalNode } from '../../src/local-cassandra/node.js';
 import { defaultNodeOptions } from '../../src/local-cassandra/node-options.js';
-import { dropKeyspaces, readRetired } from './retired-keyspaces.js';
+import { dropKeyspaces, readRetired, schemaLog, schemaWorkSummary } from './retired-keyspaces.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -40,7 +40,13 @@ async function dockerAnswers(): Promise<boolean> {
 async function dropRetired(file: string, contactPoints: string[], localDataCenter: string): Promise<void> {
   const names = await readRetired(file);
   await rm(file, { force: true });
+  console.log(`[cassandra] ${await schemaWorkSummary(file)}`);
+  await rm(schemaLog(file), { force: true });
+  const t0 = performance.now();
   await dropKeyspaces(names, { node: { contactPoints, localDataCenter } });
+  console.log(
+    `[cassandra] teardown dropped the last ${names.length} in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+  );
 }
 
 export default async function setup(project: TestProject) {

@@ -6,6 +6,34 @@
 import { readFile } from 'node:fs/promises';
 import { type CqlClient, createCqlClient, SCHEMA_CHANGE } from '../../src/store/cassandra/client.js';
 
+/**
+ * The run's schema-work log beside its list of retired keyspaces: a line per keyspace made
+ * (`create 1 MS`) and per batch dropped (`drop N MS`), summed by the global teardown so a CI log
+ * shows what the test keyspaces cost.
+ */
+export function schemaLog(list: string): string {
+  return `${list}.schema-work`;
+}
+
+/** One line for the run's log: keyspaces made and dropped, and the time the files spent on it. */
+export async function schemaWorkSummary(list: string): Promise<string> {
+  const lines = (await readFile(schemaLog(list), 'utf8').catch(() => '')).split('\n').filter(Boolean);
+  const sum = { create: { n: 0, ms: 0, max: 0 }, drop: { n: 0, ms: 0, max: 0 } };
+  for (const line of lines) {
+    const [kind, n, ms] = line.split(' ');
+    const s = sum[kind as keyof typeof sum];
+    if (!s) continue;
+    s.n += Number(n);
+    s.ms += Number(ms);
+    s.max = Math.max(s.max, Number(ms));
+  }
+  const sec = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+  return (
+    `test keyspaces: ${sum.create.n} made in ${sec(sum.create.ms)} (slowest ${sec(sum.create.max)}), ` +
+    `${sum.drop.n} dropped by the files in ${sec(sum.drop.ms)} (slowest batch ${sec(sum.drop.max)})`
+  );
+}
+
 /** The names listed in `file`; none when it does not exist. */
 export async function readRetired(file: string): Promise<string[]> {
   return (await readFile(file, 'utf8').catch(() => '')).split('\n').filter(Boolean);
