@@ -23,12 +23,13 @@ export const WORKER_JOB_NAMES = [
   'reconcile-dirty',
   'index-search',
   'suggest',
+  'relay',
 ] as const;
 export type WorkerJobName = (typeof WORKER_JOB_NAMES)[number];
 
 /** Each job's period by default (`off`: not run; the heavy ones are off or rate-limited). */
 const DEFAULT_WORKER_JOBS =
-  'split-search=1h,split-buckets=1h,repair-sweep=24h,reconcile-dirty=off,index-search=off,suggest=off';
+  'split-search=1h,split-buckets=1h,repair-sweep=24h,reconcile-dirty=off,index-search=off,suggest=off,relay=off';
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
@@ -126,6 +127,21 @@ const EnvSchema = z.object({
   WORKER_LEASE_TTL_MS: int(3000, 600_000).default(30_000),
   WORKER_BACKOFF_MS: int(100, 3_600_000).default(10_000),
   WORKER_SWEEP_ROWS_PER_SECOND: int(1, 1_000_000).default(1000),
+  /** Each walking job's database requests an hour at most (`jobs/request-budget.ts`); 0: no budget. */
+  WORKER_JOB_REQUESTS_PER_HOUR: int(0, 1_000_000_000)
+    .default(720_000)
+    .refine((n) => n === 0 || n >= 60, 'at least 60 (or 0: no budget)'),
+  /** The worker's relay (`relay` in `WORKER_JOBS`): Kafka bootstrap brokers, topic, name, page size. */
+  WORKER_RELAY_BROKERS: csv.optional(),
+  WORKER_RELAY_TOPIC: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]{1,249}$/)
+    .default('graph-events'),
+  WORKER_RELAY_NAME: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]{1,100}$/)
+    .default('relay'),
+  WORKER_RELAY_BATCH: int(1, 1000).default(500),
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
 });
 
@@ -147,6 +163,10 @@ export interface Config {
     backoffMs: number;
     /** The repair sweep's rows read per second at most. */
     sweepRowsPerSecond: number;
+    /** Each walking job's store calls an hour at most; 0: none. */
+    jobRequestsPerHour: number;
+    /** The relay job's Kafka topic (set when `relay` is scheduled). */
+    relay: { brokers: string[]; topic: string; name: string; batch: number } | undefined;
   };
   log: { level: Env['LOG_LEVEL'] };
   cassandra: {
@@ -232,6 +252,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
+  if (e.WORKER_JOBS.some((j) => j.name === 'relay') && !e.WORKER_RELAY_BROKERS?.length) {
+    throw new ConfigError(
+      'invalid configuration:\n  WORKER_RELAY_BROKERS: required when WORKER_JOBS schedules relay (host:port, comma-separated)',
+    );
+  }
   if (e.NODE_ENV === 'production' && e.GRAPH_JWT_SECRET === 'dev-only-secret-change-me-please') {
     throw new ConfigError('invalid configuration:\n  GRAPH_JWT_SECRET: must be set in production');
   }
@@ -246,6 +271,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       leaseTtlMs: e.WORKER_LEASE_TTL_MS,
       backoffMs: e.WORKER_BACKOFF_MS,
       sweepRowsPerSecond: e.WORKER_SWEEP_ROWS_PER_SECOND,
+      jobRequestsPerHour: e.WORKER_JOB_REQUESTS_PER_HOUR,
+      relay: e.WORKER_RELAY_BROKERS?.length
+        ? {
+            brokers: e.WORKER_RELAY_BROKERS,
+            topic: e.WORKER_RELAY_TOPIC,
+            name: e.WORKER_RELAY_NAME,
+            batch: e.WORKER_RELAY_BATCH,
+          }
+        : undefined,
     },
     cassandra: {
       contactPoints: e.CASSANDRA_CONTACT_POINTS,

@@ -85,6 +85,7 @@ export function createWorker(
 ): Worker {
   // Each run counted on `registry` (`registerJobMetrics`) and logged: info when it ended, warn else.
   let metrics: JobMetrics | null = null;
+  let feed: EventFeed | undefined;
   const onRun: WorkerEvents['onRun'] = (job, outcome, ms, rows, error) => {
     metrics?.run(job, outcome, ms, rows);
     const line = { job, outcome, ms: Math.round(ms), rows, ...(error ? { err: String(error) } : {}) };
@@ -97,8 +98,14 @@ export function createWorker(
     settleMs: DEFAULT_LIST_JOB_SETTLE_MS,
     bucketRows: config.graph.timeBucketRows,
     sweepRowsPerSecond: config.worker.sweepRowsPerSecond,
+    requestsPerHour: config.worker.jobRequestsPerHour,
     clockGuard,
     log: (job, line) => o.log(`${job}: ${line}`),
+    ...(config.worker.relay ? { relay: config.worker.relay } : {}),
+    feed: () => {
+      feed ??= jobFeed(config, storage.store, storage.lists, clockGuard, storage.leases);
+      return feed;
+    },
   };
   const worker = new Worker({
     leases: storage.leases,

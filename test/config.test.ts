@@ -5,7 +5,7 @@ import { ConfigError, loadConfig } from '../src/config.js';
 const jobs = (WORKER_JOBS?: string) => loadConfig(WORKER_JOBS === undefined ? {} : { WORKER_JOBS }).worker;
 
 describe('worker config', () => {
-  it('defaults: the list jobs hourly, the sweep daily (at 1,000 rows/s), the heavy and the in-service ones off; embedded in npm start', () => {
+  it('defaults: the list jobs hourly, the sweep daily (at 1,000 rows/s), the heavy and the in-service ones off, 720,000 store calls an hour per walk; embedded in npm start', () => {
     expect(jobs()).toEqual({
       embedded: true,
       port: 3001,
@@ -17,8 +17,12 @@ describe('worker config', () => {
       leaseTtlMs: 30_000,
       backoffMs: 10_000,
       sweepRowsPerSecond: 1000,
+      jobRequestsPerHour: 720_000,
+      relay: undefined,
     });
     expect(loadConfig({ GRAPH_WORKER: 'off' }).worker.embedded).toBe(false);
+    expect(() => loadConfig({ WORKER_JOB_REQUESTS_PER_HOUR: '59' })).toThrow(/WORKER_JOB_REQUESTS_PER_HOUR/);
+    expect(loadConfig({ WORKER_JOB_REQUESTS_PER_HOUR: '0' }).worker.jobRequestsPerHour).toBe(0);
   });
 
   it('WORKER_JOBS lays periods over the defaults, in the defaults’ order; off removes a job', () => {
@@ -39,13 +43,33 @@ describe('worker config', () => {
         return e instanceof ConfigError ? e.message : String(e);
       }
     };
-    const names = 'split-search, split-buckets, repair-sweep, reconcile-dirty, index-search, suggest';
-    expect(['relay=1h', 'split-search=5x', 'split-search', 'suggest=500ms'].map(refused)).toEqual([
-      `invalid configuration:\n  WORKER_JOBS: "relay=1h": expected name=period with a name among ${names} and a period like 30s, 15m, 1h, 1d or off`,
-      `invalid configuration:\n  WORKER_JOBS: "split-search=5x": expected name=period with a name among ${names} and a period like 30s, 15m, 1h, 1d or off`,
-      `invalid configuration:\n  WORKER_JOBS: "split-search": expected name=period with a name among ${names} and a period like 30s, 15m, 1h, 1d or off`,
-      'invalid configuration:\n  WORKER_JOBS: "suggest=500ms": a period is at least 1s',
+    const names = 'split-search, split-buckets, repair-sweep, reconcile-dirty, index-search, suggest, relay';
+    expect(['sweep=1h', 'split-search=5x', 'split-search', 'suggest=500ms', 'relay=1m'].map(refused)).toEqual(
+      [
+        `invalid configuration:\n  WORKER_JOBS: "sweep=1h": expected name=period with a name among ${names} and a period like 30s, 15m, 1h, 1d or off`,
+        `invalid configuration:\n  WORKER_JOBS: "split-search=5x": expected name=period with a name among ${names} and a period like 30s, 15m, 1h, 1d or off`,
+        `invalid configuration:\n  WORKER_JOBS: "split-search": expected name=period with a name among ${names} and a period like 30s, 15m, 1h, 1d or off`,
+        'invalid configuration:\n  WORKER_JOBS: "suggest=500ms": a period is at least 1s',
+        'invalid configuration:\n  WORKER_RELAY_BROKERS: required when WORKER_JOBS schedules relay (host:port, comma-separated)',
+      ],
+    );
+  });
+
+  it('the relay job: off by default; scheduled with its brokers, topic, name and page size', () => {
+    expect(loadConfig({}).worker.relay).toBeUndefined();
+    const c = loadConfig({
+      WORKER_JOBS: 'relay=1m',
+      WORKER_RELAY_BROKERS: 'k1:9092, k2:9092',
+      WORKER_RELAY_TOPIC: 'graph.events',
+      WORKER_RELAY_BATCH: '200',
+    }).worker;
+    expect([c.jobs.at(-1), c.relay]).toEqual([
+      { name: 'relay', everyMs: 60_000 },
+      { brokers: ['k1:9092', 'k2:9092'], topic: 'graph.events', name: 'relay', batch: 200 },
     ]);
+    expect(() => loadConfig({ WORKER_RELAY_BROKERS: 'k1:9092', WORKER_RELAY_TOPIC: 'no spaces' })).toThrow(
+      /WORKER_RELAY_TOPIC/,
+    );
   });
 });
 

@@ -13,20 +13,37 @@
  *   position: a pass starts from the marks). The service runs it in every instance unless
  *   `GRAPH_RECONCILE_INTERVAL_MS=0`; schedule it here instead to run it once per deployment.
  * - `suggest`: the friend-of-friend suggestions, one whole run (its snapshot is in memory).
+ * - `relay`: the settled feed to Kafka (`relay.ts`), one run for as long as the lease is held. Its
+ *   cursor is the position, saved in the lease row after each acknowledged page (fenced: a relay
+ *   taken over saves no cursor that stands, and stops at its next page), so a takeover resumes at
+ *   the last acknowledged page: at-least-once, as the relay promises. A run ends only when aborted
+ *   (the lease lost, the worker stopping), which keeps the position. Its first run starts from the
+ *   relay's cursor in `relay_cursors` (where `jobs relay` keeps it), and each cursor saved in the
+ *   lease is written there after, for the relay-lag metric and a later `jobs relay` — a write that
+ *   follows a fenced one, so only a holder paused between the two can set it back, until the next
+ *   page of the new holder.
+ *
+ * The walks (`split-search`, `split-buckets`, `repair-sweep`, `index-search`, `suggest`) run on a
+ * store under an hourly request budget (`request-budget.ts`, `requestsPerHour`), a bucket per run;
+ * the count reconciler and the relay follow the write rate and are not budgeted.
  *
  * Writes these jobs make elsewhere are idempotent repairs (a recount, a pair rewritten from its
  * history, a split stage done again) and need no fence: a second holder doing one again changes
  * nothing.
  */
 import type { WorkerJobName } from '../config.js';
+import type { EventFeed } from '../graph/contracts.js';
 import type { ListService } from '../lists/contracts.js';
+import type { Timers } from '../model/timers.js';
 import type { UserId } from '../model/types.js';
 import type { GraphStore } from '../ports/graph-store.js';
 import type { SweepProgress } from '../ports/records.js';
 import { indexSearch } from './index-search.js';
 import { userPages } from './list-jobs.js';
 import { type ReconcileDirtyOptions, reconcileDirty } from './reconcile-dirty.js';
+import type { RelaySink } from './relay.js';
 import { repairSweep } from './repair-sweep.js';
+import { budgetedStore, RequestBudget } from './request-budget.js';
 import { splitOverfilledBuckets, timeBucketedLists } from './split-buckets.js';
 import { splitSearchOfUser } from './split-search.js';
 import { runSuggestions } from './suggest.js';
@@ -41,9 +58,21 @@ export interface WorkerJobDeps {
   bucketRows: number;
   /** The repair sweep's rows read per second at most. */
   sweepRowsPerSecond: number;
+  /** The walking jobs' store calls an hour at most (absent or 0: no budget). */
+  requestsPerHour?: number;
+  /** The budget's clock (tests). */
+  timers?: Timers;
+  /** Called at the end of each budgeted run with what its budget counted (tests, logs). */
+  onBudget?: (job: WorkerJobName, stats: { taken: number; waitedMs: number }) => void;
   log: (job: WorkerJobName, line: string) => void;
   /** The process's clock guard: the count reconciler writes only while it holds. */
   clockGuard?: ReconcileDirtyOptions['clockGuard'];
+  /** The settled feed the relay reads (built on first use). */
+  feed?: () => EventFeed;
+  /** The relay's topic; the relay job fails without it. */
+  relay?: { brokers: readonly string[]; topic: string; name: string; batch: number };
+  /** The relay's sink (tests); a Kafka producer on `relay`'s brokers and topic by default. */
+  relaySink?: () => RelaySink;
 }
 
 const USERS_PAGE = 500;
@@ -94,14 +123,31 @@ export function progressInLease(store: GraphStore, run: JobRun): GraphStore {
 export function workerJob(name: WorkerJobName, deps: WorkerJobDeps): ScheduledJob {
   const log = (line: string) => deps.log(name, line);
   const listJob = { settleMs: deps.settleMs, bucketRows: deps.bucketRows };
+  /** `work` on the store under a fresh budget for this run (or the plain store without one). */
+  const budgeted =
+    (work: (store: GraphStore, run: JobRun) => Promise<{ rows: number }>) =>
+    async (run: JobRun): Promise<{ rows: number }> => {
+      if (!deps.requestsPerHour) return work(deps.store, run);
+      const budget = new RequestBudget(deps.requestsPerHour, deps.timers);
+      try {
+        return await work(budgetedStore(deps.store, budget, run.signal), run);
+      } finally {
+        const stats = budget.stats();
+        deps.onBudget?.(name, stats);
+        log(
+          `${stats.taken} store calls, ${(stats.waitedMs / 1000).toFixed(1)} s waited for the request budget`,
+        );
+      }
+    };
   const jobs: Record<WorkerJobName, ScheduledJob['run']> = {
-    'split-search': (run) =>
-      walkUsers(deps.store, run, async (userId) => {
-        await splitSearchOfUser(deps.store, userId, { ...listJob, log });
+    'split-search': budgeted((store, run) =>
+      walkUsers(store, run, async (userId) => {
+        await splitSearchOfUser(store, userId, { ...listJob, log });
       }),
-    'split-buckets': (run) =>
-      walkUsers(deps.store, run, async (userId) => {
-        await splitOverfilledBuckets(deps.store, timeBucketedLists(deps.store, [userId]), {
+    ),
+    'split-buckets': budgeted((store, run) =>
+      walkUsers(store, run, async (userId) => {
+        await splitOverfilledBuckets(store, timeBucketedLists(store, [userId]), {
           ...listJob,
           onList: (list, outcome, detail) =>
             log(
@@ -109,28 +155,69 @@ export function workerJob(name: WorkerJobName, deps: WorkerJobDeps): ScheduledJo
             ),
         });
       }),
-    'repair-sweep': async (run) => {
+    ),
+    'repair-sweep': budgeted(async (store, run) => {
       const report = await repairSweep(
-        { store: progressInLease(deps.store, run), lists: deps.lists },
+        { store: progressInLease(store, run), lists: deps.lists },
         { resume: true, rate: deps.sweepRowsPerSecond },
       );
       log(
         `${report.rows} rows swept, ${report.repairedPairs} pairs repaired, ${report.markedDirty} buckets marked`,
       );
       return { rows: report.rows };
-    },
-    'index-search': async (run) => {
-      const r = await indexSearch(progressInLease(deps.store, run));
+    }),
+    'index-search': budgeted(async (store, run) => {
+      const r = await indexSearch(progressInLease(store, run));
       return { rows: r.rows };
-    },
+    }),
     'reconcile-dirty': async () => {
       const r = await reconcileDirty(deps.store, deps.clockGuard ? { clockGuard: deps.clockGuard } : {});
       return { rows: r.rows };
     },
-    suggest: async () => {
-      const r = await runSuggestions(deps.store, { top: 100, limitFanout: 5000, log });
+    suggest: budgeted(async (store) => {
+      const r = await runSuggestions(store, { top: 100, limitFanout: 5000, log });
       return { rows: r.written };
-    },
+    }),
+    relay: (run) => relayRun(deps, run, log),
   };
   return { name, run: jobs[name] };
+}
+
+/** One run of the relay job (see the design note): until the lease is lost or the worker stops. */
+async function relayRun(
+  deps: WorkerJobDeps,
+  run: JobRun,
+  log: (line: string) => void,
+): Promise<{ rows: number }> {
+  const { relay, feed } = deps;
+  if (!relay || !feed) throw new Error('the relay job needs WORKER_RELAY_BROKERS');
+  const { kafkaSink, runRelay } = await import('./relay.js');
+  const sink =
+    deps.relaySink?.() ??
+    kafkaSink({ brokers: relay.brokers, topic: relay.topic, clientId: `flocklist-worker-${relay.name}` });
+  try {
+    await runRelay({
+      feed: feed(),
+      name: relay.name,
+      batch: relay.batch,
+      sink,
+      signal: run.signal,
+      cursors: {
+        getRelayCursor: async (name) => run.position ?? (await deps.store.getRelayCursor(name)),
+        putRelayCursor: async (name, cursor) => {
+          await run.save(cursor);
+          await deps.store.putRelayCursor(name, cursor);
+        },
+      },
+      onProgress: (p) =>
+        log(
+          `${p.events} events, ${Math.round(p.rate)}/s, lag ${p.lagSeconds === null ? '-' : `${p.lagSeconds.toFixed(1)} s`}`,
+        ),
+    });
+  } finally {
+    await sink.close();
+  }
+  // The relay returns only once aborted; a run that ended would clear the position (the cursor).
+  run.signal.throwIfAborted();
+  throw new Error('the relay stopped without being aborted');
 }

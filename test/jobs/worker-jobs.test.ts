@@ -1,16 +1,19 @@
 /**
  * The worker's jobs resume where a run stopped (`src/jobs/worker-jobs.ts`), on the in-memory
  * store: the user walk of the list jobs, and the repair sweep with its progress kept in the lease
- * row. A run is stopped by its lease being lost at a chosen save; the next run starts from the
- * last position saved, and together they do what one whole run does.
+ * row, and the relay with its cursor there. A run is stopped by its lease being lost at a chosen
+ * save; the next run starts from the last position saved, and together they do what one whole run
+ * does.
  */
 import { describe, expect, it } from 'vitest';
 import { GraphService } from '../../src/graph/graph-service.js';
 import { LeaseLostError } from '../../src/graph/lease.js';
+import type { RelayMessage, RelaySink } from '../../src/jobs/relay.js';
 import type { JobRun } from '../../src/jobs/worker.js';
 import { walkUsers, workerJob } from '../../src/jobs/worker-jobs.js';
 import type { UserId } from '../../src/model/types.js';
 import { SingleBucketLists } from '../graph/support/single-bucket-lists.js';
+import { generatedCursor, generatedFeed, generateEvents } from '../relay/generated-feed.js';
 import { MemoryGraphStore } from '../support/memory/graph-store.js';
 import { mulberry32 } from '../support/random.js';
 
@@ -30,7 +33,7 @@ function runFrom(position: string | null, loseAt = Number.POSITIVE_INFINITY) {
       saved.push(p);
     },
   };
-  return { run, saved };
+  return { run, saved, controller };
 }
 
 describe('worker jobs', () => {
@@ -94,5 +97,49 @@ describe('worker jobs', () => {
       return where;
     };
     expect(resumed.saved.map(strip)).toEqual(whole.saved.slice(4).map(strip));
+  });
+
+  it('the relay: a run lost at its 3rd cursor save repeats only that page; the next run resumes from the 2nd and delivers the rest, each cursor also left in relay_cursors', async () => {
+    const events = generateEvents({ count: 1000, seed: 7 });
+    const feed = generatedFeed(events);
+    const store = new MemoryGraphStore();
+    await store.putRelayCursor('relay', generatedCursor(100)); // where an earlier `jobs relay` stopped
+    const sent: RelayMessage[][] = [];
+    let onSend = () => {};
+    const sink: RelaySink = {
+      send: async (messages) => {
+        sent.push([...messages]);
+        onSend();
+      },
+      close: async () => {},
+    };
+    const deps = {
+      store,
+      lists: new SingleBucketLists(store),
+      settleMs: 0,
+      bucketRows: 1000,
+      sweepRowsPerSecond: 1000,
+      log: () => {},
+      feed: () => feed,
+      relay: { brokers: ['unused:9092'], topic: 'graph-events', name: 'relay', batch: 200 },
+      relaySink: () => sink,
+    };
+    const job = workerJob('relay', deps);
+    const first = runFrom(null, 3);
+    await expect(job.run(first.run)).rejects.toBeInstanceOf(LeaseLostError);
+    // From relay_cursors' 100: pages 100–299 saved, 300–499 sent but its save refused.
+    expect(first.saved).toEqual([generatedCursor(300), generatedCursor(500)]);
+    expect(await store.getRelayCursor('relay')).toBe(generatedCursor(500));
+    const second = runFrom(first.saved.at(-1) ?? null);
+    onSend = () => {
+      if (sent.flat().length >= 1100) second.controller.abort(new Error('worker stopping'));
+    };
+    await expect(job.run(second.run)).rejects.toThrow('worker stopping');
+    const ids = sent.flat().map((m) => JSON.parse(m.value).id as string);
+    const want = events.map((e) => e.id);
+    // Every event from relay_cursors' 100 on, in feed order; the page the lost lease could not commit twice.
+    expect(ids).toEqual([...want.slice(100, 700), ...want.slice(500, 1000)]);
+    expect(second.saved).toEqual([generatedCursor(700), generatedCursor(900), generatedCursor(1000)]);
+    expect(await store.getRelayCursor('relay')).toBe(generatedCursor(1000));
   });
 });

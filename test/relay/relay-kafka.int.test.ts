@@ -6,7 +6,10 @@
  * has committed about 40% of them, and restarted as `jobs relay` itself (the CLI, on the jobs
  * runtime's feed) to the end. The topic must hold every event, each keyed by its pair with the
  * API's value, one pair's events in one partition in feed order, and repeat only events the crash
- * could repeat: those after the cursor committed at the kill.
+ * could repeat: those after the cursor committed at the kill. Then the worker's `relay` job on the
+ * same feed to a second topic: one worker delivers every event once, its cursor kept in the job's
+ * lease row; stopped, and a second worker (another holder) resumes from that cursor and adds
+ * nothing.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -14,11 +17,15 @@ import { Admin, Consumer, stringDeserializers } from '@platformatic/kafka';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { GraphService } from '../../src/graph/graph-service.js';
 import { relayMessage } from '../../src/jobs/relay.js';
+import { Worker } from '../../src/jobs/worker.js';
+import { workerJob } from '../../src/jobs/worker-jobs.js';
 import { BucketedListService } from '../../src/lists/list-service.js';
 import { type LocalKafka, startLocalKafka } from '../../src/local-kafka/broker.js';
 import { defaultKafkaOptions } from '../../src/local-kafka/broker-config.js';
 import type { GraphEvent } from '../../src/model/events.js';
+import { CqlExecutor } from '../../src/store/cassandra/executor.js';
 import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';
+import { CassandraLeaseStore } from '../../src/store/cassandra/lease-store.js';
 import { type TestKeyspace, testKeyspace } from '../support/cassandra.js';
 import { mulberry32 } from '../support/random.js';
 import { knob } from '../support/soak.js';
@@ -35,6 +42,8 @@ const PORT = 19092;
 
 let broker: LocalKafka;
 let ks: TestKeyspace;
+/** The first test's graph and its settled events, for the worker's relay after it. */
+let relayed: { graph: GraphService; store: CassandraGraphStore; events: GraphEvent[] } | undefined;
 
 beforeAll(async () => {
   const t0 = Date.now();
@@ -177,6 +186,7 @@ describe('the Kafka relay, crashed and restarted, on the real feed', () => {
     const events = await readSettled(graph, BigInt(written) * 1000n + 10_500_000n);
     const settled = Date.now();
     expect(events.length).toBeGreaterThanOrEqual(TARGET_EVENTS);
+    relayed = { graph, store, events };
 
     const topic = `graph-events-${randomBytes(4).toString('hex')}`;
     const admin = new Admin({ clientId: 'relay-test-admin', bootstrapBrokers: [broker.brokers] });
@@ -263,5 +273,72 @@ describe('the Kafka relay, crashed and restarted, on the real feed', () => {
     for (const [key, order] of perKey) {
       expect({ key, order }).toEqual({ key, order: [...order].sort((a, b) => a - b) });
     }
+  });
+
+  it('the worker’s relay job: every event once to a new topic, its cursor in the lease row; a second worker resumes there and adds nothing', async () => {
+    if (!relayed) throw new Error('needs the events of the test before');
+    const { graph, store, events } = relayed;
+    const topic = `graph-events-${randomBytes(4).toString('hex')}`;
+    const leases = new CassandraLeaseStore(new CqlExecutor(ks.client));
+    const worker = (holder: string) =>
+      new Worker({
+        leases,
+        holder,
+        clockBoundMs: 2000,
+        jobs: [
+          {
+            everyMs: 60_000,
+            job: workerJob('relay', {
+              store,
+              lists: new BucketedListService({
+                store,
+                cursorSecret: 'unused-cursor-secret',
+                bucketThresholds: [1_000_000_000],
+              }),
+              settleMs: 0,
+              bucketRows: 1000,
+              sweepRowsPerSecond: 1000,
+              log: () => {},
+              feed: () => graph.feed,
+              relay: { brokers: [broker.brokers], topic, name: 'worker-relay', batch: 250 },
+            }),
+          },
+        ],
+      });
+    const last = events.at(-1) as GraphEvent;
+    const relayedTo = async (id: string) => {
+      for (let i = 0; i < 600; i++) {
+        const lease = await leases.getLease('job:relay');
+        const position = lease?.state
+          ? (JSON.parse(lease.state) as { position: string | null }).position
+          : null;
+        if (position && (await graph.feed.read(position, 1, { waitMs: 0 })).items.length === 0) {
+          const c = await store.getRelayCursor('worker-relay');
+          if (c === position) return { lease, position };
+        }
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      throw new Error(`the worker's relay did not reach ${id} in 60 s`);
+    };
+    const first = worker('worker-a');
+    first.start();
+    const one = await relayedTo(last.id);
+    await first.stop();
+    const second = worker('worker-b');
+    second.start();
+    await new Promise((r) => setTimeout(r, 3000));
+    const two = await leases.getLease('job:relay');
+    await second.stop();
+    const got = await consumeAll(topic);
+    // Each event exactly once (the topic is read partition by partition, so compared as sorted ids).
+    expect(got.map((m) => JSON.parse(m.value).id as string).sort()).toEqual(events.map((e) => e.id).sort());
+    // The second holder took the lease (generation 2) and kept the first one's cursor.
+    expect([one.lease?.holder, one.lease?.generation, two?.holder, two?.generation]).toEqual([
+      'worker-a',
+      1n,
+      'worker-b',
+      2n,
+    ]);
+    expect((JSON.parse(two?.state ?? '{}') as { position: string }).position).toBe(one.position);
   });
 });
