@@ -29,7 +29,7 @@
  */
 import { barChartSvg } from './support/charts.js';
 import { CELEBRITY, keyspaceFor, markdownTable, openBench } from './support/harness.js';
-import { nodetool } from './support/nodetool.js';
+import { nodetool, nodetoolBatch } from './support/nodetool.js';
 
 const bench = openBench({
   usage: 'npm run bench:partitions -- [--followers 9000000] [--keyspace bench_celeb_9000000] [--compact]',
@@ -73,26 +73,8 @@ if (tables.length === 0) {
   process.exit(1);
 }
 
-// 1. Flush (and optionally compact) so the sstable statistics see every row.
-let jmx = true;
-const t0 = performance.now();
-try {
-  await nodetool(['flush', KS]);
-  notes.push(`flushed ${KS} in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-  if (args.compact) {
-    const t1 = performance.now();
-    await nodetool(['compact', KS], 6 * 3_600_000);
-    notes.push(`major compaction of ${KS} in ${((performance.now() - t1) / 1000).toFixed(1)} s`);
-  }
-} catch (e) {
-  jmx = false;
-  notes.push(
-    `**no flush** (JMX unavailable: ${errMsg(e)}): rows still in memtables are not counted; CQL tables only`,
-  );
-}
-console.log(notes.join('\n'));
-
-// 2. nodetool tablestats (JSON) and tablehistograms of the big tables.
+// 1. Flush (and optionally compact) so the sstable statistics see every row; 2. nodetool tablestats
+// (JSON) and tablehistograms of the big tables — all in one client JVM (`nodetoolBatch`).
 interface Stats {
   maxBytes: number;
   meanBytes: number;
@@ -128,9 +110,27 @@ function parseHistograms(text: string): Histogram | null {
   };
 }
 
-if (jmx) {
+let jmx = true;
+const t0 = performance.now();
+const histogramTables = BIG_TABLES.filter((t) => tables.includes(t));
+try {
+  if (args.compact) {
+    await nodetool(['flush', KS]);
+    const t1 = performance.now();
+    await nodetool(['compact', KS], 6 * 3_600_000);
+    notes.push(`major compaction of ${KS} in ${((performance.now() - t1) / 1000).toFixed(1)} s`);
+  }
+  const [flushed, tablestats, ...histogramOuts] = await nodetoolBatch([
+    ['flush', KS],
+    ['tablestats', '-F', 'json', KS],
+    ...histogramTables.map((table) => ['tablehistograms', KS, table]),
+  ]);
+  if (flushed?.code !== 0) throw new Error(`nodetool flush exited ${flushed?.code}: ${flushed?.out.trim()}`);
+  notes.push(
+    `flushed ${KS}, read its statistics in ${((performance.now() - t0) / 1000).toFixed(1)} s (one nodetool JVM)`,
+  );
   try {
-    const json = JSON.parse(await nodetool(['tablestats', '-F', 'json', KS])) as Record<
+    const json = JSON.parse(tablestats?.out ?? '') as Record<
       string,
       { tables?: Record<string, Record<string, unknown>> }
     >;
@@ -146,16 +146,23 @@ if (jmx) {
   } catch (e) {
     notes.push(`nodetool tablestats failed: ${errMsg(e)}`);
   }
-  // A table with no sstable has no histogram (each call is a JVM start).
-  for (const table of BIG_TABLES.filter((t) => tables.includes(t) && stats.get(t)?.sstables !== 0)) {
-    try {
-      const h = parseHistograms(await nodetool(['tablehistograms', KS, table]));
-      if (h) histograms.set(table, h);
-    } catch (e) {
-      notes.push(`nodetool tablehistograms ${table} failed: ${errMsg(e)}`);
-    }
-  }
+  // A table with no sstable has no histogram.
+  histogramTables.forEach((table, i) => {
+    if (stats.get(table)?.sstables === 0) return;
+    const h = histogramOuts[i]?.code === 0 ? parseHistograms(histogramOuts[i]?.out ?? '') : null;
+    if (h) histograms.set(table, h);
+    else
+      notes.push(
+        `nodetool tablehistograms ${table}: no histogram (${histogramOuts[i]?.out.trim().split('\n')[0]})`,
+      );
+  });
+} catch (e) {
+  jmx = false;
+  notes.push(
+    `**no flush** (JMX unavailable: ${errMsg(e)}): rows still in memtables are not counted; CQL tables only`,
+  );
 }
+console.log(notes.join('\n'));
 
 // 3. The CQL views: max partition MiB (rounded up) and size estimates.
 const vtMiB = new Map<string, number>();

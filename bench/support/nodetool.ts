@@ -135,6 +135,52 @@ export function ensureJmx(): Promise<{ host: string; port: number }> {
 
 let logbackFile: string | undefined;
 
+/**
+ * Several nodetool commands in one client JVM (`NodeToolBatch.java`, Java's source-file mode):
+ * each command's stdout and exit code, in order. A JVM start is seconds of CPU on a busy machine;
+ * eleven of them were most of the partitions bench's smoke.
+ */
+export async function nodetoolBatch(
+  commands: readonly (readonly string[])[],
+  timeoutMs = 600_000,
+): Promise<{ out: string; code: number }[]> {
+  const { host, port } = await ensureJmx();
+  const t = jvmTools();
+  if (!logbackFile) {
+    logbackFile = join(tmpdir(), 'flocklist-nodetool-logback.xml');
+    await writeFile(logbackFile, LOGBACK);
+  }
+  const stdout = await run(
+    join(t.bin, 'java'),
+    [
+      ...CLIENT_JVM_FLAGS,
+      `-Dlogback.configurationFile=${logbackFile}`,
+      '-cp',
+      t.classpath,
+      join(dirname(new URL(import.meta.url).pathname), 'NodeToolBatch.java'),
+      host,
+      String(port),
+      ...commands.flatMap((c) => [...c, '--']),
+    ],
+    timeoutMs,
+  );
+  const results: { out: string; code: number }[] = [];
+  let out: string[] = [];
+  for (const line of stdout.split('\n')) {
+    const m = /^@@nodetool-exit (-?\d+)$/.exec(line);
+    if (!m) {
+      out.push(line);
+      continue;
+    }
+    results.push({ out: out.join('\n'), code: Number(m[1]) });
+    out = [];
+  }
+  if (results.length !== commands.length) {
+    throw new Error(`nodetool batch: ${results.length} of ${commands.length} commands reported\n${stdout}`);
+  }
+  return results;
+}
+
 /** `nodetool <args…>` against the local node; resolves its stdout. */
 export async function nodetool(args: string[], timeoutMs = 600_000): Promise<string> {
   const { host, port } = await ensureJmx();
