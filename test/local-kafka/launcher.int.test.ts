@@ -11,6 +11,8 @@ import { Consumer, Producer, stringSerializers } from '@platformatic/kafka';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const PORT = 19192;
+/** The broker's JVMs on C1 alone (`JAVA_TOOL_OPTIONS`): the launcher's promises are tested, not the broker's speed. */
+const QUICK_JVM = '-XX:TieredStopAtLevel=1';
 const BROKER = `127.0.0.1:${PORT}`;
 let dir: string;
 
@@ -39,7 +41,7 @@ function startCli(): { child: ChildProcess; ready: Promise<string> } {
   const child = spawn(
     process.execPath,
     ['--import', 'tsx', 'src/local-kafka/cli.ts', '--port', String(PORT), '--dir', dir, '--partitions', '2'],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, JAVA_TOOL_OPTIONS: QUICK_JVM } },
   );
   let out = '';
   const ready = new Promise<string>((resolve, reject) => {
