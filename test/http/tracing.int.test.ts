@@ -117,6 +117,10 @@ describe('tracing (Cassandra, in-memory exporter)', () => {
     exporter.reset();
     const follow = await call(app, 'PUT', '/v1/users/1/following/2', { auth: bearer(1) });
     expect(follow.status).toBe(200);
+    // The intent's delete is sent off the latency path, unawaited: on a busy machine its span may
+    // end after the response. Wait for it (at most 10 s) so the tree is whole.
+    for (let i = 0; i < 100 && !exporter.getFinishedSpans().some((s) => s.name === 'cql deleteIntent'); i++)
+      await new Promise((r) => setTimeout(r, 100));
     const f = requestTrace('PUT');
     expect(tree(f.spans, f.root)).toEqual(FOLLOW_TREE);
 

@@ -96,4 +96,41 @@ describe('request budget', () => {
     expect(counted).toEqual([{ taken, waitedMs: (taken - 10) * 6000 }]);
     expect(clock.now).toBe((taken - 10) * 6000);
   });
+
+  it('every walking job runs under a budget to the result it has without one', async () => {
+    const store = new MemoryGraphStore();
+    const lists = new SingleBucketLists(store);
+    const graph = new GraphService({ store, lists, maxFollowing: 100, countLeaseMs: 0 });
+    for (let id = 1n; id <= 25n; id++) await graph.putUser({ id, username: `u${id}` });
+    for (let a = 1n; a <= 25n; a++)
+      for (let b = a + 1n; b <= a + 3n && b <= 25n; b++) await graph.follow(a, b);
+    await graph.settleAccountTasks();
+    const deps = {
+      store,
+      lists,
+      settleMs: 0,
+      bucketRows: 1000,
+      sweepRowsPerSecond: 1_000_000,
+      log: () => {},
+    };
+    const jobs = ['split-search', 'split-buckets', 'repair-sweep', 'index-search', 'suggest'] as const;
+    const plain: unknown[] = [];
+    for (const name of jobs) plain.push(await workerJob(name, deps).run(run()));
+    const taken: Record<string, number> = {};
+    const limited: unknown[] = [];
+    for (const name of jobs) {
+      const job = workerJob(name, {
+        ...deps,
+        requestsPerHour: 3600,
+        timers: virtualClock(),
+        onBudget: (job, stats) => {
+          taken[job] = stats.taken;
+        },
+      });
+      limited.push(await job.run(run()));
+    }
+    expect(limited).toEqual(plain);
+    expect(Object.keys(taken)).toEqual([...jobs]);
+    expect(Object.values(taken).every((n) => n > 0)).toBe(true);
+  });
 });
