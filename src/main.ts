@@ -136,6 +136,7 @@ async function main() {
         logger,
         registry,
         log: (line) => logger.debug(`worker: ${line}`),
+        ...(tracing ? { tracer: tracing.tracer } : {}),
       })
     : null;
   worker?.start();

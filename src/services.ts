@@ -21,6 +21,7 @@ import { type WorkerJobDeps, workerJob } from './jobs/worker-jobs.js';
 import type { ListService } from './lists/contracts.js';
 import { BucketedListService, type ListServiceOptions } from './lists/list-service.js';
 import { nowPosition } from './model/clock.js';
+import type { Tracer } from './model/tracing.js';
 import type { GraphStore } from './ports/graph-store.js';
 import type { LeaseStore } from './ports/lease-store.js';
 import type { CqlClient } from './store/cassandra/client.js';
@@ -81,7 +82,7 @@ export function createWorker(
   config: Config,
   storage: Storage,
   clockGuard: ClockGuard,
-  o: { logger: Logger; registry: Registry; log: (line: string) => void },
+  o: { logger: Logger; registry: Registry; log: (line: string) => void; tracer?: Tracer },
 ): Worker {
   // Each run counted on `registry` (`registerJobMetrics`) and logged: info when it ended, warn else.
   let metrics: JobMetrics | null = null;
@@ -114,6 +115,7 @@ export function createWorker(
     clockBoundMs: config.graph.clockSkewMs,
     leaseTtlMs: config.worker.leaseTtlMs,
     backoffMs: config.worker.backoffMs,
+    ...(o.tracer ? { tracer: o.tracer } : {}),
     events: {
       onRun,
       onTickError: (e) => o.log(`could not read the job leases: ${String(e)}`),

@@ -8,6 +8,7 @@
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './http/logger.js';
+import { otlpExporter, startTracing } from './http/tracing.js';
 import { createWorkerApp, serveWorkerApp } from './http/worker-app.js';
 import { contactPointsOrLocalNode } from './local-cassandra/node.js';
 import { whenOrphaned } from './local-cassandra/orphan-watch.js';
@@ -30,7 +31,19 @@ async function runWorker() {
     config.cassandra.localHeap,
     (line) => logger.info(`cassandra: ${line}`),
   );
-  const storage = await openStorage(config, contactPoints, (l) => logger.info(`schema: ${l}`));
+  // Tracing as the service configures it: each job run a root span, its statements under it.
+  const tracing = config.tracing.endpoint
+    ? startTracing({
+        exporter: otlpExporter(config.tracing.endpoint),
+        sampleRatio: config.tracing.sampleRatio,
+      })
+    : null;
+  const storage = await openStorage(
+    config,
+    contactPoints,
+    (l) => logger.info(`schema: ${l}`),
+    tracing ? { tracer: tracing.tracer } : {},
+  );
   const clockGuard = await startClockGuard(config, storage.store);
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
@@ -38,6 +51,7 @@ async function runWorker() {
     logger,
     registry,
     log: (line) => logger.info(line),
+    ...(tracing ? { tracer: tracing.tracer } : {}),
   });
   const http = await serveWorkerApp(createWorkerApp(registry, worker), config.http.host, config.worker.port);
   worker.start();
@@ -56,6 +70,7 @@ async function runWorker() {
     await worker.stop();
     await http.close();
     clockGuard.stop();
+    await tracing?.shutdown();
     await storage.client.shutdown();
     if (node) await node.stop();
     logger.info('stopped');

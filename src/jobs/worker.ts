@@ -20,6 +20,7 @@
  */
 import { Lease, LeaseLostError } from '../graph/lease.js';
 import { SYSTEM_TIMERS, type Timers } from '../model/timers.js';
+import { NO_TRACER, type Tracer } from '../model/tracing.js';
 import type { LeaseStore } from '../ports/lease-store.js';
 
 /** What a job is given for one run. */
@@ -120,6 +121,8 @@ export interface WorkerOptions {
   backoffMs?: number;
   timers?: Timers;
   events?: WorkerEvents;
+  /** Each run in a root span `job <name>` (its statements' spans under it); none by default. */
+  tracer?: Tracer;
 }
 
 export class Worker {
@@ -241,12 +244,21 @@ export class Worker {
     };
     try {
       await save(state);
-      const { rows } = await job.run({
-        position: state.position,
-        save: (position) => save({ ...state, position }),
-        signal: lease.signal,
-        generation: lease.generation,
-      });
+      const { rows } = await (this.o.tracer ?? NO_TRACER).span(
+        `job ${job.name}`,
+        () =>
+          job.run({
+            position: state.position,
+            save: (position) => save({ ...state, position }),
+            signal: lease.signal,
+            generation: lease.generation,
+          }),
+        {
+          'job.name': job.name,
+          'job.generation': String(lease.generation),
+          'job.resumed': state.position !== null,
+        },
+      );
       lease.assertHeld();
       await save({
         ...state,

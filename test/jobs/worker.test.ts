@@ -13,8 +13,10 @@ import {
   type ScheduledJob,
   Worker,
   type WorkerEvents,
+  type WorkerOptions,
 } from '../../src/jobs/worker.js';
 import type { Timers } from '../../src/model/timers.js';
+import type { Tracer } from '../../src/model/tracing.js';
 import type { LeaseStore } from '../../src/ports/lease-store.js';
 import { Scheduler } from '../sim/scheduler.js';
 import { MemoryLeaseStore } from '../support/memory/lease-store.js';
@@ -35,6 +37,25 @@ function processTimers(sched: Scheduler, endMs: number) {
 }
 
 const ms = (sched: Scheduler) => sched.now / 1000;
+
+/** One worker (holder `a`) with one job every 60 s, ticking every second, backing off from 10 s. */
+function soleWorker(
+  leases: LeaseStore,
+  job: ScheduledJob,
+  timers: Timers,
+  extra: Pick<WorkerOptions, 'events' | 'tracer'>,
+): Worker {
+  return new Worker({
+    leases,
+    holder: 'a',
+    jobs: [{ job, everyMs: 60 * SEC }],
+    clockBoundMs: 2 * SEC,
+    tickMs: SEC,
+    backoffMs: 10 * SEC,
+    timers,
+    ...extra,
+  });
+}
 
 /** The memory lease store with each call taking 0–`maxMs` of virtual time before it applies and as long to answer. */
 function laggy(sched: Scheduler, store: LeaseStore, maxMs: number): LeaseStore {
@@ -233,14 +254,7 @@ describe('worker', () => {
       },
     };
     const failures: string[] = [];
-    const w = new Worker({
-      leases,
-      holder: 'a',
-      jobs: [{ job, everyMs: 60 * SEC }],
-      clockBoundMs: 2 * SEC,
-      tickMs: SEC,
-      backoffMs: 10 * SEC,
-      timers,
+    const w = soleWorker(leases, job, timers, {
       events: { onRun: (_j, outcome, _ms, _rows, e) => outcome === 'failed' && failures.push(String(e)) },
     });
     sched.after(0, () => w.start());
@@ -250,5 +264,51 @@ describe('worker', () => {
     expect(failures).toEqual([1, 2, 3, 4].map((n) => `Error: attempt ${n} failed`));
     const state = parseJobState((await leases.getLease('job:flaky'))?.state ?? null);
     expect([state.failures, state.lastError, state.lastRows]).toEqual([0, null, 7]);
+  });
+
+  it('each run in a root span `job <name>` with its generation, the job’s work inside it; a failed run’s span is marked failed', async () => {
+    const sched = new Scheduler(seedOf(1), T0 * 1000);
+    const leases = new MemoryLeaseStore();
+    const { timers } = processTimers(sched, T0 + 150 * SEC);
+    const spans: { name: string; attributes: unknown; inside: string[]; failed: boolean }[] = [];
+    let open: { inside: string[] } | null = null;
+    const tracer: Tracer = {
+      span: async (name, fn, attributes) => {
+        const span = { name, attributes, inside: [] as string[], failed: false };
+        spans.push(span);
+        open = span;
+        try {
+          return await fn();
+        } catch (e) {
+          span.failed = true;
+          throw e;
+        } finally {
+          open = null;
+        }
+      },
+      event: () => {},
+    };
+    let n = 0;
+    const job: ScheduledJob = {
+      name: 'traced',
+      async run() {
+        n++;
+        open?.inside.push(`run ${n}`);
+        if (n === 2) throw new Error('second run fails');
+        return { rows: n };
+      },
+    };
+    const w = soleWorker(leases, job, timers, { tracer });
+    sched.after(0, () => w.start());
+    await sched.run();
+    // Runs at 0 and 60 s (fails), 70 s (the backoff), then 130 s.
+    expect(spans).toEqual(
+      [1, 2, 3, 4].map((i) => ({
+        name: 'job traced',
+        attributes: { 'job.name': 'traced', 'job.generation': String(i), 'job.resumed': false },
+        inside: [`run ${i}`],
+        failed: i === 2,
+      })),
+    );
   });
 });
