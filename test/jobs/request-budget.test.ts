@@ -4,13 +4,11 @@
  * repair sweep under a budget does what it does without one, slower.
  */
 import { describe, expect, it } from 'vitest';
-import { GraphService } from '../../src/graph/graph-service.js';
 import { budgetedStore, RequestBudget } from '../../src/jobs/request-budget.js';
 import type { JobRun } from '../../src/jobs/worker.js';
 import { workerJob } from '../../src/jobs/worker-jobs.js';
 import type { Timers } from '../../src/model/timers.js';
-import { SingleBucketLists } from '../graph/support/single-bucket-lists.js';
-import { MemoryGraphStore } from '../support/memory/graph-store.js';
+import { chainFollows, jobWorld } from './support/job-world.js';
 
 /** A clock that moves only when someone sleeps: each sleep advances it and resolves at once. */
 function virtualClock(): Timers & { now: number } {
@@ -65,21 +63,7 @@ describe('request budget', () => {
   });
 
   it('the repair sweep under a budget reports what it reports without one, its store calls all counted', async () => {
-    const store = new MemoryGraphStore();
-    const lists = new SingleBucketLists(store);
-    const graph = new GraphService({ store, lists, maxFollowing: 100, countLeaseMs: 0 });
-    for (let id = 1n; id <= 30n; id++) await graph.putUser({ id, username: `u${id}` });
-    for (let a = 1n; a <= 30n; a++)
-      for (let b = a + 1n; b <= a + 4n && b <= 30n; b++) await graph.follow(a, b);
-    await graph.settleAccountTasks();
-    const deps = {
-      store,
-      lists,
-      settleMs: 0,
-      bucketRows: 1000,
-      sweepRowsPerSecond: 1_000_000,
-      log: () => {},
-    };
+    const { deps } = await jobWorld(30, chainFollows(30, 4));
     const plain = await workerJob('repair-sweep', deps).run(run());
     const clock = virtualClock();
     const counted: { taken: number; waitedMs: number }[] = [];
@@ -98,21 +82,7 @@ describe('request budget', () => {
   });
 
   it('every walking job runs under a budget to the result it has without one', async () => {
-    const store = new MemoryGraphStore();
-    const lists = new SingleBucketLists(store);
-    const graph = new GraphService({ store, lists, maxFollowing: 100, countLeaseMs: 0 });
-    for (let id = 1n; id <= 25n; id++) await graph.putUser({ id, username: `u${id}` });
-    for (let a = 1n; a <= 25n; a++)
-      for (let b = a + 1n; b <= a + 3n && b <= 25n; b++) await graph.follow(a, b);
-    await graph.settleAccountTasks();
-    const deps = {
-      store,
-      lists,
-      settleMs: 0,
-      bucketRows: 1000,
-      sweepRowsPerSecond: 1_000_000,
-      log: () => {},
-    };
+    const { deps } = await jobWorld(25, chainFollows(25, 3));
     const jobs = ['split-search', 'split-buckets', 'repair-sweep', 'index-search', 'suggest'] as const;
     const plain: unknown[] = [];
     for (const name of jobs) plain.push(await workerJob(name, deps).run(run()));

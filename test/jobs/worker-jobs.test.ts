@@ -16,6 +16,7 @@ import { SingleBucketLists } from '../graph/support/single-bucket-lists.js';
 import { generatedCursor, generatedFeed, generateEvents } from '../relay/generated-feed.js';
 import { MemoryGraphStore } from '../support/memory/graph-store.js';
 import { mulberry32 } from '../support/random.js';
+import { jobWorld } from './support/job-world.js';
 
 /** A run from `position` whose `loseAt`-th save is refused, as after a takeover. */
 function runFrom(position: string | null, loseAt = Number.POSITIVE_INFINITY) {
@@ -62,23 +63,12 @@ describe('worker jobs', () => {
     const seed = Number(process.env.SEED ?? 42);
     console.log(`[worker-jobs] seed ${seed} (SEED=${seed} replays it)`);
     const random = mulberry32(seed);
-    const store = new MemoryGraphStore();
-    const lists = new SingleBucketLists(store);
-    const graph = new GraphService({ store, lists, maxFollowing: 100, countLeaseMs: 0 });
-    for (let id = 1n; id <= 40n; id++) await graph.putUser({ id, username: `u${id}` });
-    for (let i = 0; i < 150; i++) {
-      const [a, b] = [1n + BigInt(Math.floor(random() * 40)), 1n + BigInt(Math.floor(random() * 40))];
-      if (a !== b) await graph.follow(a, b);
-    }
-    await graph.settleAccountTasks();
-    const deps = {
-      store,
-      lists,
-      settleMs: 0,
-      bucketRows: 1000,
-      sweepRowsPerSecond: 1_000_000,
-      log: () => {},
-    };
+    const { deps } = await jobWorld(40, async (graph) => {
+      for (let i = 0; i < 150; i++) {
+        const [a, b] = [1n + BigInt(Math.floor(random() * 40)), 1n + BigInt(Math.floor(random() * 40))];
+        if (a !== b) await graph.follow(a, b);
+      }
+    });
     const job = workerJob('repair-sweep', deps);
     const whole = runFrom(null);
     const wholeRows = (await job.run(whole.run)).rows;
@@ -102,7 +92,7 @@ describe('worker jobs', () => {
   it('the relay: a run lost at its 3rd cursor save repeats only that page; the next run resumes from the 2nd and delivers the rest, each cursor also left in relay_cursors', async () => {
     const events = generateEvents({ count: 1000, seed: 7 });
     const feed = generatedFeed(events);
-    const store = new MemoryGraphStore();
+    const { store, deps: world } = await jobWorld(0);
     await store.putRelayCursor('relay', generatedCursor(100)); // where an earlier `jobs relay` stopped
     const sent: RelayMessage[][] = [];
     let onSend = () => {};
@@ -114,12 +104,7 @@ describe('worker jobs', () => {
       close: async () => {},
     };
     const deps = {
-      store,
-      lists: new SingleBucketLists(store),
-      settleMs: 0,
-      bucketRows: 1000,
-      sweepRowsPerSecond: 1000,
-      log: () => {},
+      ...world,
       feed: () => feed,
       relay: { brokers: ['unused:9092'], topic: 'graph-events', name: 'relay', batch: 200 },
       relaySink: () => sink,
