@@ -36,7 +36,7 @@ import {
   ratioSummary,
   sortedCopy,
 } from './support/harness.js';
-import { nodetool } from './support/nodetool.js';
+import { nodetoolBatch } from './support/nodetool.js';
 import { usernameFor } from './support/usernames.js';
 
 const bench = openBench({
@@ -145,8 +145,13 @@ console.log(`wrote ${ROWS * SIZES.length} rows in ${((performance.now() - starte
 let maxPartitionBytes = Number.NaN;
 let sizeNote = '';
 try {
-  await nodetool(['flush', keyspace]);
-  const stats = JSON.parse(await nodetool(['tablestats', '-F', 'json', keyspace])) as Record<
+  // One client JVM for both (`nodetoolBatch`); either failing is reported as before.
+  const replies = await nodetoolBatch([
+    ['flush', keyspace],
+    ['tablestats', '-F', 'json', keyspace],
+  ]);
+  for (const r of replies) if (r.code !== 0) throw new Error(`nodetool exited ${r.code}\n${r.out.trim()}`);
+  const stats = JSON.parse(replies[1]?.out ?? '') as Record<
     string,
     { tables?: Record<string, Record<string, unknown>> }
   >;

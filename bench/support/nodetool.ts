@@ -144,19 +144,8 @@ export async function nodetoolBatch(
   commands: readonly (readonly string[])[],
   timeoutMs = 600_000,
 ): Promise<{ out: string; code: number }[]> {
-  const { host, port } = await ensureJmx();
-  const t = jvmTools();
-  if (!logbackFile) {
-    logbackFile = join(tmpdir(), 'flocklist-nodetool-logback.xml');
-    await writeFile(logbackFile, LOGBACK);
-  }
-  const stdout = await run(
-    join(t.bin, 'java'),
-    [
-      ...CLIENT_JVM_FLAGS,
-      `-Dlogback.configurationFile=${logbackFile}`,
-      '-cp',
-      t.classpath,
+  const stdout = await clientJava(
+    (host, port) => [
       join(dirname(new URL(import.meta.url).pathname), 'NodeToolBatch.java'),
       host,
       String(port),
@@ -183,6 +172,21 @@ export async function nodetoolBatch(
 
 /** `nodetool <args…>` against the local node; resolves its stdout. */
 export async function nodetool(args: string[], timeoutMs = 600_000): Promise<string> {
+  return clientJava(
+    (host, port) => ['org.apache.cassandra.tools.NodeTool', '-h', host, '-p', String(port), ...args],
+    timeoutMs,
+  );
+}
+
+/**
+ * A client JVM on the server's JDK and classpath (the quick-start flags, logging at WARN to
+ * stderr), started once the JMX agent runs: `main` gives the class (or source file) and its
+ * arguments for the agent's host and port. Resolves its stdout.
+ */
+async function clientJava(
+  main: (host: string, port: number) => string[],
+  timeoutMs: number,
+): Promise<string> {
   const { host, port } = await ensureJmx();
   const t = jvmTools();
   if (!logbackFile) {
@@ -196,12 +200,7 @@ export async function nodetool(args: string[], timeoutMs = 600_000): Promise<str
       `-Dlogback.configurationFile=${logbackFile}`,
       '-cp',
       t.classpath,
-      'org.apache.cassandra.tools.NodeTool',
-      '-h',
-      host,
-      '-p',
-      String(port),
-      ...args,
+      ...main(host, port),
     ],
     timeoutMs,
   );
