@@ -18,7 +18,7 @@ import {
   registerOldestIntent,
   registerRelayLag,
 } from './http/metrics.js';
-import { otlpExporter, startTracing } from './http/tracing.js';
+import { startConfiguredTracing } from './http/tracing.js';
 import { startDirtyReconciler } from './jobs/reconcile-dirty.js';
 import { contactPointsOrLocalNode } from './local-cassandra/node.js';
 import { whenOrphaned } from './local-cassandra/orphan-watch.js';
@@ -58,12 +58,7 @@ async function main() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const metrics = createHttpMetrics(registry);
-  const tracing = config.tracing.endpoint
-    ? startTracing({
-        exporter: otlpExporter(config.tracing.endpoint),
-        sampleRatio: config.tracing.sampleRatio,
-      })
-    : null;
+  const tracing = startConfiguredTracing(config.tracing);
   const { keyspace } = config.cassandra;
   started.schema = performance.now();
   const storage = await openStorage(config, contactPoints, (l) => logger.info(`schema: ${l}`), {

@@ -8,7 +8,7 @@
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './http/logger.js';
-import { otlpExporter, startTracing } from './http/tracing.js';
+import { startConfiguredTracing } from './http/tracing.js';
 import { createWorkerApp, serveWorkerApp } from './http/worker-app.js';
 import { contactPointsOrLocalNode } from './local-cassandra/node.js';
 import { whenOrphaned } from './local-cassandra/orphan-watch.js';
@@ -32,12 +32,7 @@ async function runWorker() {
     (line) => logger.info(`cassandra: ${line}`),
   );
   // Tracing as the service configures it: each job run a root span, its statements under it.
-  const tracing = config.tracing.endpoint
-    ? startTracing({
-        exporter: otlpExporter(config.tracing.endpoint),
-        sampleRatio: config.tracing.sampleRatio,
-      })
-    : null;
+  const tracing = startConfiguredTracing(config.tracing);
   const storage = await openStorage(
     config,
     contactPoints,

@@ -73,6 +73,17 @@ const HEADERS: TextMapGetter<Headers> = {
   get: (h, key) => h.get(key) ?? undefined,
 };
 
+/**
+ * Tracing as configured (`GRAPH_TRACING_ENDPOINT`, `GRAPH_TRACING_SAMPLE_RATIO`): started with the
+ * OTLP exporter, or null when no endpoint is set. The service and the worker both start it so.
+ */
+export function startConfiguredTracing(c: {
+  endpoint: string | undefined;
+  sampleRatio: number;
+}): Tracing | null {
+  return c.endpoint ? startTracing({ exporter: otlpExporter(c.endpoint), sampleRatio: c.sampleRatio }) : null;
+}
+
 /** Starts tracing for this process (registers the provider and its context manager globally). */
 export function startTracing(o: TracingOptions): Tracing {
   const processor =
