@@ -15,6 +15,7 @@ import { createLogger } from './http/logger.js';
 import {
   createHttpMetrics,
   registerCacheMetrics,
+  registerFeedTail,
   registerOldestIntent,
   registerRelayLag,
 } from './http/metrics.js';
@@ -141,6 +142,7 @@ async function main() {
   registerRelayLag(registry, async () => relayLag.lags());
   registerCacheMetrics(registry, () => graph.caches.stats());
   registerOldestIntent(registry, () => graph.intentRecovery.oldestIntentAgeSeconds());
+  registerFeedTail(registry, () => ({ polledAtMs: graph.feed.tailPolledAtMs(), ...graph.feed.tailStats() }));
 
   let draining = false;
   const app = createApp({

@@ -20,15 +20,27 @@
  * watermark (after every row at or below it) only after a read that came back short, so the next
  * read does not scan the same empty stretch again and nothing before the watermark is skipped.
  *
- * Waiting reads (long-polls, SSE streams between events) share one watcher: while any wait, it
- * looks every `pollMs` for one settled row after the oldest slot a waiter has seen, and wakes them
- * all when it finds one; each then reads its own page. The database sees one poll per `pollMs`
- * however many reads wait, and at most `maxWaiters` wait at once (beyond: `FeedBusyError`, 503).
+ * One poller per process, on `timers`, runs while reads wait or anyone listens; each period it
+ * looks for the waiting reads and polls the tail for the listeners (the caches, the registry).
+ *
+ * Waiting reads (long-polls, SSE streams between events): one look per period, a read of at most
+ * one row after the oldest slot a waiter has seen, up to the watermark; a row found wakes them all,
+ * each reading its own page up to the watermark the look computed (no second intent read). The
+ * database sees one look per `pollMs` however many reads wait, and at most `maxWaiters` wait at
+ * once (beyond: `FeedBusyError`, 503).
  *
  * The unsettled tail (`subscribe`): rows this instance wrote, at once, and rows any instance wrote,
- * by polling the newest slots (above the watermark, up to the clock + 2S) every `tailPollMs` while
- * anyone listens; an event id seen lately is not passed on twice. Best effort, for caches that
- * also expire entries.
+ * by two reads in each period. The fresh read takes the newest slots, up to the clock + 2S, from a
+ * little before the previous caught-up read began: as far back as rows have lately been seen to
+ * land behind it (twice the furthest in the last two minutes, at least `TAIL_MIN_OVERLAP_MICROS`,
+ * at most 2 s + 2S; the widest until a minute has been watched). The sweep reads every row once
+ * more when it is 2 s + 2S old, in key order from where it stopped: a row the fresh read missed (a
+ * writer whose clock fell behind since, a slow write) is passed on then, and widens the fresh read
+ * for the next two minutes. So a row is read about twice, not once per period of its first 6 s,
+ * and every row landed within 2 s + 2S of its slot reaches the listeners. Both reads page until
+ * caught up (at most `TAIL_MAX_PAGES` a period; the next resumes where one stopped), never skip,
+ * and the tail counts as fresh (`tailPolledAtMs`) only as of a fresh read that caught up. An event
+ * id passed on lately is not passed on twice. Best effort, for caches that also expire entries.
  */
 
 import { CursorExpiredError, FeedBusyError, InvalidCursorError } from '../model/errors.js';
@@ -65,13 +77,13 @@ export interface FeedOptions {
   cursorSecrets?: readonly string[];
   /** Events older than this are gone (a cursor before it is expired). */
   retentionSeconds: number;
-  /** How often the one watcher looks for settled rows while reads wait (ms). Default 200. */
+  /** The one poller's period (ms): a look for the waiting reads, and the tail's reads. Default 200. */
   pollMs?: number;
   /** Reads that may wait at once on this instance (long-polls, SSE streams); beyond, `FeedBusyError`. Default 1,000. */
   maxWaiters?: number;
-  /** How often the unsettled tail is polled while someone listens (ms); 0: local events only. Default 250. */
-  tailPollMs?: number;
-  /** The tail poll's timer and clock (`tailPolledAtMs`); default the process's. */
+  /** False: listeners get this instance's rows only (no tail reads). Default true. */
+  tail?: boolean;
+  /** The poller's timer and clock (`tailPolledAtMs`); default the process's. */
   timers?: Timers;
   /**
    * The clock-skew guard the writers use (`clock-guard.ts`). The watermark is `clock − L`, and L
@@ -148,31 +160,87 @@ export function userUpdatedRow(
 /** A read waiting for the feed to settle past `seen` (a slot). */
 interface Waiter {
   seen: Position;
-  wake: () => void;
+  /** With the watermark the look that found rows read up to (null: read your own). */
+  wake: (until: Position | null) => void;
 }
 
 /**
- * The tail poller: its timer, and where its next poll starts — `since`, the clock at its last
- * poll that caught up, or `resume`, the slot of the last row it read when a poll stopped short.
+ * The tail's reads: the fresh read's start (`since`, the clock when its last caught-up read
+ * began, or `resume`, the last key an unfinished one read), the sweep's position (`swept`), and
+ * how far behind a fresh read's start rows have landed lately (`lateness`).
  */
 interface Tail {
-  stop: () => void;
   since: Position | null;
-  resume: Position | null;
+  resume: EventKey | null;
+  swept: EventKey | null;
+  lateness: Lateness;
 }
 
-/** How far before its previous poll the tail poller reads again (µs), besides 2S (`pollTail`). */
-const TAIL_OVERLAP_MICROS = 2_000_000n;
-/** Rows per tail read, and reads per poll at most (a poll that needs more resumes at the next). */
+/** The least the fresh read reaches back before the previous one's start (µs). */
+export const TAIL_MIN_OVERLAP_MICROS = 100_000n;
+/** How far behind the clock the sweep reads, besides 2S (µs): rows that land later are not passed on. */
+const TAIL_SWEEP_MICROS = 2_000_000n;
+/** Rows per tail read, and reads per period at most for each of the two (one that needs more resumes at the next). */
 const TAIL_PAGE = 1000;
 const TAIL_MAX_PAGES = 20;
+/** Event ids passed on lately, never passed on twice: the sweep's 6 s at ~15,000 events/s. */
+const SEEN_EVENTS = 100_000;
+
+/**
+ * How far behind the start of the previous fresh read rows have landed lately (µs): the furthest
+ * in this minute and the last one (of the poller's clock); null until a whole minute was watched.
+ */
+class Lateness {
+  private minute = -1;
+  private current = 0n;
+  private previous: bigint | null = null;
+  /** Whether the current minute began at a roll (the first one is partial). */
+  private rolled = false;
+  private watched = false;
+
+  note(nowMs: number, behind: bigint): void {
+    this.roll(nowMs);
+    if (behind > this.current) this.current = behind;
+  }
+
+  /** The furthest of the last two minutes, or null while the first is still being watched. */
+  furthest(nowMs: number): bigint | null {
+    this.roll(nowMs);
+    if (!this.watched || this.previous === null) return null;
+    // Bigints: no Math.max.
+    let furthest = this.current;
+    if (this.previous > furthest) furthest = this.previous;
+    return furthest;
+  }
+
+  private roll(nowMs: number): void {
+    const minute = Math.floor(nowMs / 60_000);
+    if (minute === this.minute) return;
+    if (this.minute >= 0) {
+      this.watched = this.rolled;
+      this.previous = minute === this.minute + 1 ? this.current : 0n;
+      this.rolled = true;
+    }
+    this.minute = minute;
+    this.current = 0n;
+  }
+}
+
+/** What the tail read and passed on since the feed was built (`tailStats`). */
+export interface TailStats {
+  /** Rows the fresh reads and the sweep returned. */
+  rowsRead: number;
+  /** Events passed on to the listeners from those reads (this instance's own come first, not counted). */
+  eventsPassed: number;
+  /** Of those, the ones only the sweep found (the fresh read had not reached back far enough). */
+  eventsLate: number;
+}
 
 export class Feed implements EventFeed {
   private readonly listeners = new Set<(e: GraphEvent) => void>();
-  private readonly seen = boundedLru<string, true>(10_000);
+  private readonly seen = boundedLru<string, true>(SEEN_EVENTS);
   /** Rows this instance wrote lately, by key: `written` counts each once. */
   private readonly counted = boundedLru<string, true>(10_000);
-  private tail: Tail | null = null;
 
   private readonly seal: FeedCursorSeal;
 
@@ -206,15 +274,16 @@ export class Feed implements EventFeed {
       this.waiting++;
     }
     try {
+      let known: Position | null = null;
       for (;;) {
-        const { page, until } = await this.readOnce(cursor, limit);
+        const { page, until } = await this.readOnce(cursor, limit, known);
         if (page.items.length > 0 || Date.now() >= deadline || w.signal?.aborted) {
           const newest = page.items.at(-1);
           this.o.onRead?.(page.items.length, newest ? Number(this.o.clock() - newest.slot) / 1e6 : null);
           return page;
         }
         const seen = cursor && cursor.key.slot > until ? cursor.key.slot : until;
-        await this.settled(seen, deadline, w.signal);
+        known = await this.settled(seen, deadline, w.signal);
       }
     } finally {
       if (waiting) this.waiting--;
@@ -231,48 +300,66 @@ export class Feed implements EventFeed {
     return this.o.maxWaiters ?? 1000;
   }
   private readonly waiters = new Set<Waiter>();
-  private watcher: NodeJS.Timeout | null = null;
 
   /**
-   * Resolves when the watcher finds settled rows after `seen` (or cannot look: the waiter then
-   * reads and meets the error itself), at `deadline`, or when `signal` aborts.
+   * Resolves when the poller finds settled rows after `seen` (with the watermark it read up to),
+   * or cannot look (null: the waiter then reads and meets the error itself), at `deadline`, or when
+   * `signal` aborts (null).
    */
-  private settled(seen: Position, deadline: number, signal?: AbortSignal): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const done = () => {
+  private settled(seen: Position, deadline: number, signal?: AbortSignal): Promise<Position | null> {
+    return new Promise<Position | null>((resolve) => {
+      const done = (until: Position | null) => {
         clearTimeout(timer);
-        signal?.removeEventListener('abort', done);
+        signal?.removeEventListener('abort', aborted);
         this.waiters.delete(waiter);
-        resolve();
+        resolve(until);
       };
+      const aborted = () => done(null);
       const waiter: Waiter = { seen, wake: done };
-      const timer = setTimeout(done, Math.max(1, deadline - Date.now()));
-      signal?.addEventListener('abort', done, { once: true });
+      const timer = setTimeout(aborted, Math.max(1, deadline - Date.now()));
+      signal?.addEventListener('abort', aborted, { once: true });
       this.waiters.add(waiter);
-      this.startWatcher();
+      this.startPoller();
     });
   }
 
-  private startWatcher(): void {
-    if (this.watcher) return;
-    const every = this.o.pollMs ?? 200;
-    const tick = async () => {
-      await this.watch().catch(() => undefined);
-      this.watcher = this.waiters.size > 0 ? setTimeout(() => void tick(), every) : null;
-    };
-    this.watcher = setTimeout(() => void tick(), every);
+  /** The one poller's stop while it runs. */
+  private poller: (() => void) | null = null;
+  private polling = false;
+  /** The tail's reads while anyone listens (and the tail is on). */
+  private tail: Tail | null = null;
+
+  private startPoller(): void {
+    if (this.poller) return;
+    this.poller = this.timers.every(this.o.pollMs ?? 200, () => void this.poll());
+  }
+
+  /** One period: a look for the waiting reads, then the tail's reads; stops when nobody is left. */
+  private async poll(): Promise<void> {
+    if (this.polling) return;
+    this.polling = true;
+    try {
+      const waiters = [...this.waiters];
+      const tail = this.tail;
+      if (waiters.length === 0 && !tail) {
+        this.poller?.();
+        this.poller = null;
+        return;
+      }
+      if (waiters.length > 0) await this.look(waiters);
+      if (tail) await this.pollTail(tail).catch(() => undefined);
+    } finally {
+      this.polling = false;
+    }
   }
 
   /**
    * One look for every waiting read: a single read of at most one row after the oldest slot any
-   * waiter has seen, up to the watermark. Rows found wake every waiter (each reads its own page);
-   * none moves every waiter's seen slot up to the watermark. So the database sees one poll per
-   * `pollMs` however many reads wait. A look that cannot be made (the clock guard, the database)
-   * wakes them all: each then gets the error from its own read.
+   * waiter has seen, up to the watermark. Rows found wake every waiter (each reads its own page up
+   * to that watermark); none moves every waiter's seen slot up to it. A look that cannot be made
+   * (the clock guard, the database) wakes them all: each then gets the error from its own read.
    */
-  private async watch(): Promise<void> {
-    const waiters = [...this.waiters];
-    if (waiters.length === 0) return;
+  private async look(waiters: readonly Waiter[]): Promise<void> {
     let from = (waiters[0] as Waiter).seen;
     for (const w of waiters) if (w.seen < from) from = w.seen;
     let found: boolean;
@@ -283,19 +370,22 @@ export class Feed implements EventFeed {
       found =
         until > from && (await this.o.store.readEventRows(watermarkCursor(from).key, until, 1)).length > 0;
     } catch {
-      for (const w of waiters) w.wake();
+      for (const w of waiters) w.wake(null);
       return;
     }
-    if (found) for (const w of waiters) w.wake();
+    if (found) for (const w of waiters) w.wake(until);
     else for (const w of waiters) if (w.seen < until) w.seen = until;
   }
 
   private async readOnce(
     cursor: FeedCursor | null,
     limit: number,
+    known: Position | null = null,
   ): Promise<{ page: EventPage; until: Position }> {
     this.o.guard?.assertWritable();
-    const until = await this.settledThrough();
+    // A watermark the poller computed a moment ago stays true (the bound only rises): reading up
+    // to it spares every woken waiter its own read of the intents.
+    const until = known ?? (await this.settledThrough());
     // From just before the cursor's row, so the rest of that row comes back too (and any rows
     // that differ from it only in op kind, which sort before it and are skipped here). Those must
     // not shorten the page: the read goes on from the last row it saw until the page is full or
@@ -338,7 +428,10 @@ export class Feed implements EventFeed {
 
   subscribe(listener: (event: GraphEvent) => void): () => void {
     this.listeners.add(listener);
-    this.startTail();
+    if (!this.tail && this.o.tail !== false) {
+      this.tail = { since: null, resume: null, swept: null, lateness: new Lateness() };
+      this.startPoller();
+    }
     return () => {
       this.listeners.delete(listener);
       if (this.listeners.size === 0) this.stopTail();
@@ -346,16 +439,23 @@ export class Feed implements EventFeed {
   }
 
   /**
-   * When (ms since the epoch, this instance's clock) the last poll of the unsettled tail that caught
-   * up with the feed *started* (it read every row landed by then); null while none has (or none
-   * runs). What a cache that trusts the tail checks its freshness by: a tail that falls behind
-   * stops looking fresh at once.
+   * When (ms since the epoch, this instance's clock) the last fresh read of the unsettled tail that
+   * caught up with the feed *started* (it read every row landed by then within its reach); null
+   * while none has (or none runs). What a cache that trusts the tail checks its freshness by: a
+   * tail that falls behind stops looking fresh at once.
    */
   tailPolledAtMs(): number | null {
     return this.tailPolledMs;
   }
 
   private tailPolledMs: number | null = null;
+
+  /** What the tail's reads cost and passed on since the feed was built. */
+  tailStats(): TailStats {
+    return { ...this.stats };
+  }
+
+  private readonly stats: TailStats = { rowsRead: 0, eventsPassed: 0, eventsLate: 0 };
 
   /**
    * Told the feed rows of each batch this instance's writers had acknowledged (the view writer's
@@ -381,14 +481,15 @@ export class Feed implements EventFeed {
     for (const row of rows) for (const e of rowEvents(row, this.seal)) this.emit(e);
   }
 
-  /** Stops the tail poller. */
+  /** Stops the tail's reads (the poller stops at its next period once no read waits). */
   close(): void {
     this.listeners.clear();
     this.stopTail();
   }
 
-  private emit(e: GraphEvent): void {
-    if (this.seen.has(e.id)) return;
+  /** Passes `e` on unless it was lately; true when it was passed on now. */
+  private emit(e: GraphEvent): boolean {
+    if (this.seen.has(e.id)) return false;
     this.seen.set(e.id, true);
     for (const l of this.listeners) {
       try {
@@ -397,68 +498,88 @@ export class Feed implements EventFeed {
         // A listener's failure is its own.
       }
     }
-  }
-
-  private startTail(): void {
-    const every = this.o.tailPollMs ?? 250;
-    if (this.tail || every <= 0) return;
-    const tail: Tail = { stop: () => undefined, since: null, resume: null };
-    tail.stop = this.timers.every(every, () => void this.pollTail(tail).catch(() => undefined));
-    this.tail = tail;
+    return true;
   }
 
   private stopTail(): void {
-    this.tail?.stop();
     this.tail = null;
     this.tailPolledMs = null;
   }
 
-  private busy = false;
-
   /**
-   * Reads the rows written lately, page after page until a page comes back short: from 2 s + 2S
-   * before the previous caught-up poll (a row lands a few ms after its slot in the common case, and
-   * a slot taken on a clock behind ours by up to 2S looks that much older), never further back than
-   * the lag, up to now + 2S: a row another instance wrote on a clock ahead of ours (by up to 2S,
-   * each clock within S) is read as soon as it lands, not once our clock passes its slot, so what
-   * follows the tail (the registry, the caches) does not lag by the clocks' distance. A poll that
-   * reads `TAIL_MAX_PAGES` full pages stops there without counting as caught up, and the next one
-   * resumes at the slot of the last row it read (already-seen events are not passed on twice): the
-   * tail falls behind under a burst, and says so, but skips nothing.
+   * The tail's two reads of one period (see the note at the top). The fresh read goes from
+   * `since` less the overlap (or from `resume`) up to now + 2S: a row another instance wrote on a
+   * clock ahead of ours (by up to 2S, each clock within S) is read as soon as it lands, not once
+   * our clock passes its slot, so what follows the tail (the registry, the caches) does not lag by
+   * the clocks' distance. The sweep goes from `swept` up to now − 2 s − 2S. Rows the fresh read
+   * passes on for the first time tell how far behind its previous start they landed; rows only the
+   * sweep finds count as the whole reach (the fresh read then reaches back to 2 s + 2S).
    */
   private async pollTail(tail: Tail): Promise<void> {
-    if (this.busy) return;
-    this.busy = true;
-    try {
-      // Fresh as of the poll's start: the rows it reads are those landed by then, at least.
-      const startedMs = this.timers.nowMs();
-      const now = this.o.clock();
-      // The widest distance between two instances' clocks, each within S of the database's.
-      const clocksApart = 2n * this.o.skewMicros;
-      const ahead = now + clocksApart;
-      const oldest = now - this.o.lagMicros;
-      const back =
-        tail.resume !== null
-          ? tail.resume - 1n
-          : tail.since === null
-            ? oldest
-            : tail.since - TAIL_OVERLAP_MICROS - clocksApart;
-      let from = watermarkCursor(tail.resume !== null || back > oldest ? back : oldest).key;
-      for (let page = 0; page < TAIL_MAX_PAGES; page++) {
-        const rows = await this.o.store.readEventRows(from, ahead, TAIL_PAGE);
-        for (const row of rows) for (const e of rowEvents(row, this.seal)) this.emit(e);
-        const last = rows.at(-1);
-        if (rows.length < TAIL_PAGE || !last) {
-          tail.since = now;
-          tail.resume = null;
-          this.tailPolledMs = startedMs;
-          return;
-        }
-        from = last.key;
-        tail.resume = last.key.slot;
+    // Fresh as of the read's start: the rows it reads are those landed by then, at least.
+    const startedMs = this.timers.nowMs();
+    const now = this.o.clock();
+    // The widest distance between two instances' clocks, each within S of the database's.
+    const clocksApart = 2n * this.o.skewMicros;
+    const reach = TAIL_SWEEP_MICROS + clocksApart;
+    const oldest = now - this.o.lagMicros;
+    const furthest = tail.lateness.furthest(startedMs);
+    let overlap = furthest === null ? reach : 2n * furthest + TAIL_MIN_OVERLAP_MICROS;
+    if (overlap > reach) overlap = reach;
+    const resumed = tail.resume !== null;
+    const previous = tail.since;
+    let back = previous === null ? oldest : previous - overlap;
+    if (back < oldest) back = oldest;
+    let from = tail.resume ?? watermarkCursor(back).key;
+    tail.swept ??= watermarkCursor(oldest).key;
+    const ahead = now + clocksApart;
+    let caughtUp = false;
+    for (let page = 0; page < TAIL_MAX_PAGES && !caughtUp; page++) {
+      const rows = await this.o.store.readEventRows(from, ahead, TAIL_PAGE);
+      this.stats.rowsRead += rows.length;
+      for (const row of rows) {
+        const passed = this.emitRow(row);
+        // How far behind the previous start a row newly read landed: the reach the next needs.
+        if (passed > 0 && !resumed && previous !== null && row.key.slot < previous)
+          tail.lateness.note(startedMs, previous - row.key.slot);
       }
-    } finally {
-      this.busy = false;
+      const last = rows.at(-1);
+      if (rows.length < TAIL_PAGE || !last) caughtUp = true;
+      else from = last.key;
     }
+    if (caughtUp) {
+      tail.since = now;
+      tail.resume = null;
+      this.tailPolledMs = startedMs;
+    } else tail.resume = from;
+    // The sweep: every row once more when it is `reach` old, in key order.
+    const sweepTo = now - reach;
+    for (let page = 0; page < TAIL_MAX_PAGES; page++) {
+      if (tail.swept.slot >= sweepTo) break;
+      const rows = await this.o.store.readEventRows(tail.swept, sweepTo, TAIL_PAGE);
+      this.stats.rowsRead += rows.length;
+      for (const row of rows) {
+        const passed = this.emitRow(row);
+        if (passed > 0) {
+          this.stats.eventsLate += passed;
+          tail.lateness.note(startedMs, reach);
+        }
+      }
+      const last = rows.at(-1);
+      if (rows.length < TAIL_PAGE || !last) {
+        // Every row up to `sweepTo` landed within the reach has been read.
+        tail.swept = watermarkCursor(sweepTo).key;
+        break;
+      }
+      tail.swept = last.key;
+    }
+  }
+
+  /** Passes on a row's events not passed on lately; how many it passed on. */
+  private emitRow(row: EventRow): number {
+    let n = 0;
+    for (const e of rowEvents(row, this.seal)) if (this.emit(e)) n++;
+    this.stats.eventsPassed += n;
+    return n;
   }
 }

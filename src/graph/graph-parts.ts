@@ -104,8 +104,10 @@ export interface GraphServiceOptions {
   onSetPage?: (s: SetPageStats) => void;
   /** How long the change feed keeps events (the store's retention); default 7 days. */
   eventRetentionSeconds?: number;
-  /** The feed's poll periods (ms): a waiting read, and the unsettled tail while anyone listens. */
-  feedPollMs?: { wait?: number; tail?: number };
+  /** The feed's one poller's period (ms): waiting reads' look and the unsettled tail's reads; default 200. */
+  feedPollMs?: number;
+  /** False: the feed's listeners (caches, registry) hear this instance's writes only; default true. */
+  feedTail?: boolean;
   /** Feed reads that may wait at once on this instance (`Feed`'s `maxWaiters`); default 1,000. */
   feedMaxWaiters?: number;
   /** Told the number of events each feed read returns, and how old (s) the newest of them is. */
@@ -188,8 +190,8 @@ export function buildGraphParts(o: GraphServiceOptions): GraphParts {
     ...(o.feedCursorSecrets ? { cursorSecrets: o.feedCursorSecrets } : {}),
     guard,
     retentionSeconds,
-    pollMs: o.feedPollMs?.wait,
-    tailPollMs: o.feedPollMs?.tail,
+    ...(o.feedPollMs !== undefined ? { pollMs: o.feedPollMs } : {}),
+    ...(o.feedTail === false ? { tail: false } : {}),
     ...(o.timers ? { timers: o.timers } : {}),
     ...(o.feedMaxWaiters ? { maxWaiters: o.feedMaxWaiters } : {}),
     onRead: o.onFeedRead,

@@ -13,6 +13,7 @@
  *   the event routes through `EventMetrics`; `flocklist_events_written_total` and
  *   `flocklist_feed_lag_seconds` (now − the newest event a feed read returned), through the recorder;
  *   `flocklist_relay_lag_seconds{relay}` from the relays' saved cursors (`registerRelayLag`).
+ * - `flocklist_feed_tail_age_seconds` and the tail's row and event counters (`registerFeedTail`).
  * - `flocklist_cache_{hits,misses,refused,invalidations}_total{cache}` and
  *   `flocklist_cache_entries{cache}`: the read caches' counters, read when `/metrics` is scraped
  *   (`registerCacheMetrics`).
@@ -175,6 +176,63 @@ export function registerOldestIntent(registry: Registry, ageSeconds: () => numbe
       this.set(ageSeconds());
     },
   });
+}
+
+/** What the feed's tail reports (structural: `Feed`'s `tailPolledAtMs` and `tailStats`). */
+export interface FeedTailReport {
+  /** ms since the epoch when the last fresh read that caught up began; null: none (or no tail). */
+  polledAtMs: number | null;
+  rowsRead: number;
+  eventsPassed: number;
+  eventsLate: number;
+}
+
+/**
+ * The feed's unsettled tail, from memory (no query per scrape): `flocklist_feed_tail_age_seconds`
+ * (now − the start of its last fresh read that caught up; absent while no tail runs),
+ * `flocklist_feed_tail_rows_read_total`, `…_events_total` (passed on to the caches and the
+ * registry) and `…_late_events_total` (of those, found only by the sweep, 2 s + 2S late).
+ */
+export function registerFeedTail(
+  registry: Registry,
+  read: () => FeedTailReport,
+  nowMs: () => number = Date.now,
+): void {
+  new Gauge({
+    name: 'flocklist_feed_tail_age_seconds',
+    help: "Seconds since the feed tail's last read that caught up began (absent: no tail runs).",
+    registers: [registry],
+    collect() {
+      this.reset();
+      const at = read().polledAtMs;
+      if (at !== null) this.set(Math.max(0, nowMs() - at) / 1000);
+    },
+  });
+  const counter = (name: string, help: string, key: Exclude<keyof FeedTailReport, 'polledAtMs'>) =>
+    new Counter({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(read()[key]);
+      },
+    });
+  counter(
+    'flocklist_feed_tail_rows_read_total',
+    'Feed rows the tail has read (fresh reads and the sweep).',
+    'rowsRead',
+  );
+  counter(
+    'flocklist_feed_tail_events_total',
+    'Events the tail passed on to the caches and the registry.',
+    'eventsPassed',
+  );
+  counter(
+    'flocklist_feed_tail_late_events_total',
+    "Events only the tail's sweep found (landed further behind than the fresh read reached).",
+    'eventsLate',
+  );
 }
 
 /** What one read cache reports (structural: `ReadCacheStats` of `graph/caches/read-cache.ts`). */

@@ -38,7 +38,7 @@ function world(maxWaiters = 1000) {
     maxFollowing: 100,
     clock: () => nowPosition() + clock.shift,
     registry: false,
-    feedPollMs: { wait: POLL_MS },
+    feedPollMs: POLL_MS,
     feedMaxWaiters: maxWaiters,
   });
   return { graph, calls, clock };
@@ -112,7 +112,7 @@ describe('the unsettled tail', () => {
     const store = new MemoryGraphStore();
     const opts = { store, lists: new SingleBucketLists(store), maxFollowing: 5000, registry: false } as const;
     const writer = new GraphService(opts);
-    const reader = new GraphService({ ...opts, feedPollMs: { tail: 1000 } });
+    const reader = new GraphService({ ...opts, feedPollMs: 1000 });
     const users = 2501n;
     for (let id = 1n; id <= users; id++) await writer.putUser({ id, username: `u${id}` });
     const got: string[] = [];

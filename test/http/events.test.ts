@@ -438,7 +438,7 @@ describe('GET /v1/events/stream', () => {
       lists: new SingleBucketLists(store),
       maxFollowing: 100,
       registry: false,
-      feedPollMs: { wait: 20 },
+      feedPollMs: 20,
       clockGuard: {
         assertWritable: () => {
           if (drifted) throw skew;

@@ -9,7 +9,7 @@
  * whose state may have flipped, and the registry re-reads those accounts' rows (one batched read
  * per burst of events), never the whole registry. Changes made on this instance are noted at once
  * (`note`, from the user write that acknowledged them); other instances' arrive by the tail poll
- * (250 ms), so a flip on A is enforced on B's pages within about 0.5 s (the API's 1 s goal).
+ * (200 ms), so a flip on A is enforced on B's pages within about 0.5 s (the API's 1 s goal).
  *
  * Staleness. The feed's tail is best effort, so the registry trusts itself only while the tail
  * completed a poll within `staleMs` (1 s) and the last load is younger than 2 × `reloadMs`; past
@@ -29,9 +29,11 @@
  * Rejected: reloading the whole registry every 500 ms (16 partitions and every confirmation read,
  * twice a second per instance); a change table of our own (a second write on every account change,
  * for what the feed's rows, written in the user row's own batch, already give).
- * Limits: each tail poll re-reads the last 2 s + 2S of feed rows (6 s at S = 2 s), at most 20
- * pages of 1,000; past about 3,300 rows/s across the cluster it falls behind and says so (the
- * registry is then not fresh, and pages read members per request). An update whose row lands more
+ * Limits: the tail reads each row about twice (its fresh read and its sweep, `feed.ts`), at most
+ * 20 pages of 1,000 each a period; past that it falls behind and says so (the registry is then
+ * not fresh, and pages read members per request). A row whose writer's clock fell behind more than
+ * the fresh read reaches back (twice the furthest seen in two minutes) comes by the sweep, 2 s +
+ * 2S after its slot, and widens the fresh read from then on. An update whose row lands more
  * than 2 s after its version (a PUT slow near its budget) is outside that window: the next load.
  */
 import type { MemberFilter } from '../../lists/contracts.js';

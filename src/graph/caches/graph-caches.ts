@@ -31,7 +31,7 @@
  * fetched it began, so whatever is lost on the way (a missed feed event, a tail poll that fails,
  * a read that raced a write), no read serves a value read more than `ttlMs` before. The feed's
  * unsettled tail (`Feed.subscribe`: this instance's rows at once, every instance's rows by a poll
- * every 250 ms) drops entries sooner: an edge event drops its pair's twelve edge states, both
+ * every 200 ms) drops entries sooner: an edge event drops its pair's twelve edge states, both
  * accounts' counts, following lists and first pages (a follow event patches the pages instead, see
  * `patchFollowPages`); `user.updated` drops the account's row, every count and every
  * first page (a deactivation changes other accounts' counts and pages, a rename their pages).

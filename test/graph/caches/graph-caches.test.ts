@@ -87,8 +87,8 @@ describe('read caches through the service', () => {
 
   it("another instance's follow, block and private flip reach this one's caches through the feed's tail", async () => {
     const memory = new MemoryGraphStore();
-    const a = await service(memory, { feedPollMs: { tail: 20 } });
-    const b = await service(memory, { feedPollMs: { tail: 20 }, caches: { ttlMs: 2000 } });
+    const a = await service(memory, { feedPollMs: 20 });
+    const b = await service(memory, { feedPollMs: 20, caches: { ttlMs: 2000 } });
     for (const id of [1n, 2n]) await a.putUser({ id, username: `u${id}` });
     const seen = async (check: () => Promise<boolean>) => {
       const start = performance.now();
@@ -115,7 +115,7 @@ describe('read caches through the service', () => {
     await a.putUser({ id: 2n, private: true });
     expect(await seen(async () => (await b.getUser(2n)).private)).not.toBeNull();
     // Without the tail (a missed event), entries still expire within the TTL.
-    const c = await service(memory, { feedPollMs: { tail: 0 }, caches: { ttlMs: 200 } });
+    const c = await service(memory, { feedTail: false, caches: { ttlMs: 200 } });
     expect((await c.getUser(2n)).hideLists).toBe(false);
     await a.putUser({ id: 2n, hideLists: true });
     expect((await c.getUser(2n)).hideLists).toBe(false);
@@ -253,8 +253,8 @@ describe('read caches through the service', () => {
   it('followed-by from the cached following list: warm it reads nothing; a follow, an unfollow and a member’s follow are seen at once here and through the tail elsewhere; a parked list read stores nothing', async () => {
     const memory = new MemoryGraphStore();
     const h = heldStore(memory);
-    const graph = await service(h.store, { feedPollMs: { tail: 20 } });
-    const other = await service(memory, { feedPollMs: { tail: 20 }, caches: { ttlMs: 2000 } });
+    const graph = await service(h.store, { feedPollMs: 20 });
+    const other = await service(memory, { feedPollMs: 20, caches: { ttlMs: 2000 } });
     const [V, X] = [1n, 9n];
     for (const id of [1n, 2n, 3n, 4n, 5n, 9n]) await graph.putUser({ id, username: `u${id}` });
     for (const f of [2n, 3n, 4n]) await graph.follow(V, f);

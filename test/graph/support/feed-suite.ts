@@ -85,7 +85,7 @@ export function delayedWorld(
     lists: new SingleBucketLists(store),
     maxFollowing: 1000,
     historyPolicy: FEED_TEST_POLICY,
-    feedPollMs: { wait: 50 },
+    feedPollMs: 50,
     ...extra,
   });
   return {
