@@ -5,6 +5,8 @@
  *       same follow without (`events: false`), arms interleaved A B / B A over `--reps`: p50/p99 of
  *       `--rounds` sequential follows, and JVM + Node CPU per follow over `--rounds` × 4 follows at
  *       `--callers` concurrent callers.
+ *   F5: the same follow with the feed's intents (an intent beside the marks, its delete after the
+ *       answer) ÷ with feed rows but no intents (`feedIntents: false`), in the same interleaved reps.
  *   E2: acknowledgement → SSE delivery: `--deliveries` follows, one every `--gap-ms`, while one
  *       client holds `GET /v1/events/stream` open on the real app; each event's delay from the
  *       follow's acknowledgement to the SSE frame's arrival, p50/p99/max, against the watermark
@@ -19,6 +21,7 @@ import { DEFAULT_HISTORY_POLICY, feedLagMicros } from '../src/graph/pair/pair-hi
 import { mintToken } from '../src/jobs/token.js';
 import { BENCH_JWT_SECRET, startCelebrityApp } from './support/app-server.js';
 import { barChartSvg } from './support/charts.js';
+import { feedWatermark, streamEvents } from './support/feed-client.js';
 import {
   concurrentCalls,
   loadAverage,
@@ -56,6 +59,7 @@ const BASE = 9_600_000_000n + BigInt(Date.now() % 1_000_000) * 1000n;
 const app = await startCelebrityApp(bench, F);
 const { store, lists, graph } = app;
 const without = new GraphService({ store, lists, maxFollowing: 10_000_000, events: false });
+const noIntents = new GraphService({ store, lists, maxFollowing: 10_000_000, feedIntents: false });
 for (let u = 0; u < USERS; u++)
   await graph.putUser({ id: BASE + BigInt(u), username: `e${BASE + BigInt(u)}` });
 console.log(`${USERS} users ready; load average ${loadAverage()}`);
@@ -72,6 +76,7 @@ const nextPair = (): [bigint, bigint] => {
 const arms = {
   events: () => graph.follow(...nextPair()),
   plain: () => without.follow(...nextPair()),
+  nointents: () => noIntents.follow(...nextPair()),
 };
 type Arm = keyof typeof arms;
 const latency = (arm: Arm, n: number) => sequentialLatency(arms[arm], n);
@@ -81,70 +86,33 @@ async function cpu(arm: Arm, n: number) {
 }
 await latency('events', 30);
 await latency('plain', 30);
+await latency('nointents', 30);
 const reps: {
   lat: Record<Arm, { p50: number; p99: number }>;
   cpu: Record<Arm, Awaited<ReturnType<typeof cpu>>>;
 }[] = [];
 for (let r = 0; r < REPS; r++) {
-  const order: Arm[] = r % 2 === 0 ? ['events', 'plain'] : ['plain', 'events'];
+  const arms3: Arm[] = ['events', 'plain', 'nointents'];
+  // Each arm first once in three reps, last once: A B C, B C A, C A B.
+  const order = arms3.map((_, i) => arms3[(i + r) % 3] as Arm);
   const lat = {} as Record<Arm, { p50: number; p99: number }>;
   const c = {} as Record<Arm, Awaited<ReturnType<typeof cpu>>>;
   for (const arm of order) lat[arm] = await latency(arm, ROUNDS);
   for (const arm of order) c[arm] = await cpu(arm, ROUNDS * 4);
   reps.push({ lat, cpu: c });
   console.log(
-    `E1 rep ${r}: with events p50 ${lat.events.p50.toFixed(2)} ms, ${c.events.cpuMsPerFollow.toFixed(2)} ms CPU/follow; without p50 ${lat.plain.p50.toFixed(2)} ms, ${c.plain.cpuMsPerFollow.toFixed(2)} ms CPU/follow; load ${loadAverage()}`,
+    `rep ${r}: with events p50 ${lat.events.p50.toFixed(2)} ms, ${c.events.cpuMsPerFollow.toFixed(2)} ms CPU/follow; without p50 ${lat.plain.p50.toFixed(2)} ms, ${c.plain.cpuMsPerFollow.toFixed(2)} ms CPU/follow; events without intents p50 ${lat.nointents.p50.toFixed(2)} ms, ${c.nointents.cpuMsPerFollow.toFixed(2)} ms CPU/follow; load ${loadAverage()}`,
   );
 }
 
 // E2: one SSE client on the real app; follows acknowledged one every GAP_MS.
 const admin = mintToken({ sub: '1', admin: true, expiresInSeconds: 86_400 }, BENCH_JWT_SECRET);
-const start = await (
-  await fetch(`${app.url}/v1/events?limit=1000`, { headers: { authorization: `Bearer ${admin}` } })
-).json();
-let cursor = (start as { next_cursor: string }).next_cursor;
-for (;;) {
-  const page = (await (
-    await fetch(`${app.url}/v1/events?limit=1000&after=${encodeURIComponent(cursor)}`, {
-      headers: { authorization: `Bearer ${admin}` },
-    })
-  ).json()) as { items: unknown[]; next_cursor: string };
-  cursor = page.next_cursor;
-  if (page.items.length === 0) break;
-}
+const auth = { authorization: `Bearer ${admin}` };
+const cursor = await feedWatermark(app.url, auth, null);
 const acked = new Map<string, number>();
 const arrived = new Map<string, number>();
-const abort = new AbortController();
-const sse = (async () => {
-  const res = await fetch(`${app.url}/v1/events/stream?after=${encodeURIComponent(cursor)}`, {
-    headers: { authorization: `Bearer ${admin}`, accept: 'text/event-stream' },
-  });
-  // Not fetch's own `signal`: with it, undici stopped delivering this stream's chunks after the
-  // first one here (the server's writes then waited on backpressure); cancel the reader instead.
-
-  if (!res.ok || !res.body) throw new Error(`SSE answered ${res.status}`);
-  const decoder = new TextDecoder();
-  let buffer = '';
-  const reader = res.body.getReader();
-  abort.signal.addEventListener('abort', () => void reader.cancel().catch(() => undefined));
-  for (;;) {
-    const { done, value: chunk } = await reader.read();
-    if (done) break;
-    buffer += decoder.decode(chunk, { stream: true });
-    let end = buffer.indexOf('\n\n');
-    while (end >= 0) {
-      const frame = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      const data = frame.split('\n').find((l) => l.startsWith('data:'));
-      if (data) {
-        const e = JSON.parse(data.slice(5)) as { type: string; source: string; target: string };
-        if (e.type === 'follow.created') arrived.set(`${e.source}>${e.target}`, performance.now());
-      }
-      end = buffer.indexOf('\n\n');
-    }
-  }
-})().catch((e: unknown) => {
-  if (!abort.signal.aborted) throw e;
+const sse = streamEvents(app.url, auth, cursor, (e) => {
+  if (e.type === 'follow.created') arrived.set(`${e.source}>${e.target}`, performance.now());
 });
 for (let i = 0; i < DELIVERIES; i++) {
   const [x, y] = nextPair();
@@ -157,8 +125,8 @@ const deadline = performance.now() + LAG_MS + 15_000;
 const delivered = () => [...acked.keys()].filter((k) => arrived.has(k)).length;
 while (delivered() < acked.size && performance.now() < deadline) await new Promise((r) => setTimeout(r, 100));
 bench.progress(`E2: ${acked.size} follows acknowledged, ${delivered()} delivered`, true);
-abort.abort();
-await sse;
+sse.stop();
+await sse.done;
 const delays = sortedCopy(
   [...acked].flatMap(([k, t]) => (arrived.has(k) ? [(arrived.get(k) as number) - t] : [])),
 );
@@ -187,6 +155,15 @@ const result = {
     p99Ratio: ratioSummary(reps.map((x) => x.lat.events.p99 / x.lat.plain.p99)),
     cpuRatio: ratioSummary(reps.map((x) => x.cpu.events.cpuMsPerFollow / x.cpu.plain.cpuMsPerFollow)),
   },
+  f5: {
+    withoutIntents: {
+      p50_ms: med((x) => x.lat.nointents.p50),
+      p99_ms: med((x) => x.lat.nointents.p99),
+      cpuMsPerFollow: med((x) => x.cpu.nointents.cpuMsPerFollow),
+    },
+    p50Ratio: ratioSummary(reps.map((x) => x.lat.events.p50 / x.lat.nointents.p50)),
+    cpuRatio: ratioSummary(reps.map((x) => x.cpu.events.cpuMsPerFollow / x.cpu.nointents.cpuMsPerFollow)),
+  },
   e2: {
     watermarkMs: LAG_MS,
     deliveries: acked.size,
@@ -206,13 +183,16 @@ load average at end ${result.loadAverageEnd}
 |---|---|---|---|
 | follow with events | ${result.e1.withEvents.p50_ms} | ${result.e1.withEvents.p99_ms} | ${result.e1.withEvents.cpuMsPerFollow} |
 | follow without | ${result.e1.without.p50_ms} | ${result.e1.without.p99_ms} | ${result.e1.without.cpuMsPerFollow} |
+| follow with events, no intents | ${result.f5.withoutIntents.p50_ms} | ${result.f5.withoutIntents.p99_ms} | ${result.f5.withoutIntents.cpuMsPerFollow} |
 
 E1 with ÷ without: p50 ${fmt(result.e1.p50Ratio)}, p99 ${fmt(result.e1.p99Ratio)}, CPU per follow ${fmt(result.e1.cpuRatio)} (target ≤ 1.10)
+
+F5 with intents ÷ without: p50 ${fmt(result.f5.p50Ratio)} (target ≤ 1.10), CPU per follow ${fmt(result.f5.cpuRatio)} (target ≤ 1.15)
 
 E2 acknowledgement → SSE delivery over ${result.e2.deliveries} follows (watermark ${LAG_MS} ms): p50 ${result.e2.p50_ms} ms, p99 ${result.e2.p99_ms} ms, max ${result.e2.max_ms} ms, not delivered ${missing} (target p99 ≤ watermark + 1 s)
 `;
 const svg = barChartSvg(
-  'follow with and without the outbox; delivery delay',
+  'follow with and without the outbox, and without its intents',
   ['p50 ms', 'p99 ms', 'CPU ms/follow'],
   [
     {
@@ -222,6 +202,14 @@ const svg = barChartSvg(
     {
       name: 'without',
       values: [result.e1.without.p50_ms, result.e1.without.p99_ms, result.e1.without.cpuMsPerFollow],
+    },
+    {
+      name: 'events, no intents',
+      values: [
+        result.f5.withoutIntents.p50_ms,
+        result.f5.withoutIntents.p99_ms,
+        result.f5.withoutIntents.cpuMsPerFollow,
+      ],
     },
   ],
   'ms',

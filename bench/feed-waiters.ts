@@ -28,6 +28,7 @@ import { BucketedListService } from '../src/lists/list-service.js';
 import { CassandraGraphStore } from '../src/store/cassandra/graph-store.js';
 import { serveApp } from './support/app-server.js';
 import { barChartSvg } from './support/charts.js';
+import { feedWatermark } from './support/feed-client.js';
 import { markdownTable, openBench } from './support/harness.js';
 
 const bench = openBench({
@@ -69,19 +70,7 @@ const app = await serveApp({ graph, receipts: store, ready: async () => true, re
 const auth = { Authorization: `Bearer ${app.token(1n, true)}` };
 const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** The cursor at the watermark: every settled event after `after` read through, page by page. */
-async function watermark(after: string | null): Promise<string> {
-  let cursor = after;
-  for (;;) {
-    const q = cursor ? `&after=${encodeURIComponent(cursor)}` : '';
-    const page = (await (await fetch(`${app.url}/v1/events?limit=1000${q}`, { headers: auth })).json()) as {
-      items: unknown[];
-      next_cursor: string;
-    };
-    if (page.items.length === 0) return page.next_cursor;
-    cursor = page.next_cursor;
-  }
-}
+const watermark = (after: string | null) => feedWatermark(app.url, auth, after);
 // The feed must be idle for the count to be the waiters' polls alone: on a shared keyspace (the
 // smoke's) earlier benches' events are still settling, so read to the watermark, wait out the
 // feed's lag, and read to the watermark again. Every waiter waits after that cursor.

@@ -34,7 +34,8 @@
  * little before the previous caught-up read began: as far back as rows have lately been seen to
  * land behind it (twice the furthest in the last two minutes, at least `TAIL_MIN_OVERLAP_MICROS`,
  * at most 2 s + 2S; the widest until a minute has been watched). The sweep reads every row once
- * more when it is 2 s + 2S old, in key order from where it stopped: a row the fresh read missed (a
+ * more when it is 2 s + 2S old, a second's worth at a time, in key order from where it stopped
+ * (one read a second on an idle feed): a row the fresh read missed (a
  * writer whose clock fell behind since, a slow write) is passed on then, and widens the fresh read
  * for the next two minutes. So a row is read about twice, not once per period of its first 6 s,
  * and every row landed within 2 s + 2S of its slot reaches the listeners. Both reads page until
@@ -180,6 +181,8 @@ interface Tail {
 export const TAIL_MIN_OVERLAP_MICROS = 100_000n;
 /** How far behind the clock the sweep reads, besides 2S (µs): rows that land later are not passed on. */
 const TAIL_SWEEP_MICROS = 2_000_000n;
+/** The sweep reads once at least this much (µs) is due: a read a second on an idle feed, not one a period. */
+const TAIL_SWEEP_STRIDE_MICROS = 1_000_000n;
 /** Rows per tail read, and reads per period at most for each of the two (one that needs more resumes at the next). */
 const TAIL_PAGE = 1000;
 const TAIL_MAX_PAGES = 20;
@@ -552,10 +555,10 @@ export class Feed implements EventFeed {
       tail.resume = null;
       this.tailPolledMs = startedMs;
     } else tail.resume = from;
-    // The sweep: every row once more when it is `reach` old, in key order.
+    // The sweep: every row once more when it is `reach` old, in key order, a second at a time.
     const sweepTo = now - reach;
     for (let page = 0; page < TAIL_MAX_PAGES; page++) {
-      if (tail.swept.slot >= sweepTo) break;
+      if (tail.swept.slot > sweepTo - TAIL_SWEEP_STRIDE_MICROS) break;
       const rows = await this.o.store.readEventRows(tail.swept, sweepTo, TAIL_PAGE);
       this.stats.rowsRead += rows.length;
       for (const row of rows) {

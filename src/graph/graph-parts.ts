@@ -117,6 +117,11 @@ export interface GraphServiceOptions {
   /** False: write no feed rows (the follow path without the outbox, for `bench:events` only). */
   events?: boolean;
   /**
+   * False: follows write feed rows without their intents, so a change that lands late is passed by
+   * the watermark (what intents cost, for `bench:events`' F5 only). Default true.
+   */
+  feedIntents?: boolean;
+  /**
    * Whether pages take deactivation from an in-memory registry that follows the feed's tail
    * (`deactivated-accounts.ts`; needs `events`). Default true. Off, pages read their members' user
    * rows: for runs that must issue the very same statements when replayed (the protocol
@@ -237,6 +242,7 @@ export function buildGraphParts(o: GraphServiceOptions): GraphParts {
     policy,
     cap: new FollowCap(o.store, o.maxFollowing, monotonic),
     countLeaseMicros,
+    ...(o.feedIntents === false ? { intents: false } : {}),
     eventsFrom: o.events === false ? () => null : () => clock() - eventWindowMicros(policy),
     // Compaction folds no op whose intent may stand (`intentsResolved`).
     ...(o.events === false

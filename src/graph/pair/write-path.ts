@@ -111,6 +111,8 @@ export interface WritePathDeps extends PairHistoryDeps, Omit<ViewWriterDeps, 'st
   cap: FollowCap;
   /** How far ahead of the clock the marks before an append are dated (µs). */
   countLeaseMicros: bigint;
+  /** False: feed rows without intents (what they cost: `bench:events`' F5 only). Default true. */
+  intents?: boolean;
 }
 
 export interface AppliedOp {
@@ -141,7 +143,8 @@ export async function applyPairOp(d: WritePathDeps, m: Mutation, o: MutationOpti
   // mark, and the op's intent with the marks (`feed-intents.ts`): a new op takes its feed slot
   // now, and its intent is acknowledged before the append is sent, within the write budget.
   const slot = containsOp(read.history.ops, op) ? undefined : takeSlot(d, op);
-  const intent = slot === undefined || d.eventsFrom() === null ? null : opEventKey(op, slot);
+  const intent =
+    slot === undefined || d.eventsFrom() === null || d.intents === false ? null : opEventKey(op, slot);
   // The intent rides in the marks' batch: one request for both, bounded by what is left of the budget.
   const lease = await markBeforeWrite(d, op, read.history, {
     clock: d.clock,
