@@ -16,7 +16,10 @@
  * tombstones each slice scanned, mean and max over the last five minutes) beside the intent reads
  * the reader sent.
  *
- *   npm run bench:feed-tail -- [--rate 5000] [--seconds 30] [--writers 64]
+ * The tail first watches `--warm` seconds of the idle feed (35 by default): until it has watched
+ * 30 s it reads back the widest (2 s + 2S), as a service just started does.
+ *
+ *   npm run bench:feed-tail -- [--rate 5000] [--seconds 30] [--writers 64] [--warm 35]
  */
 import { GraphService } from '../src/graph/graph-service.js';
 import { DEFAULT_HISTORY_POLICY, feedLagMicros } from '../src/graph/pair/pair-history.js';
@@ -29,16 +32,18 @@ import { loadAverage, markdownTable, openBench, percentile, sortedCopy } from '.
 import { nodetoolBatch } from './support/nodetool.js';
 
 const bench = openBench({
-  usage: 'npm run bench:feed-tail -- [--rate 5000] [--seconds 30] [--writers 64]',
+  usage: 'npm run bench:feed-tail -- [--rate 5000] [--seconds 30] [--writers 64] [--warm 35]',
   options: {
     rate: { type: 'string', default: '5000' },
     seconds: { type: 'string', default: '30' },
     writers: { type: 'string', default: '64' },
+    warm: { type: 'string', default: '35' },
   },
 });
 const RATE = Number(bench.args.rate);
 const SECONDS = Number(bench.args.seconds);
 const WRITERS = Number(bench.args.writers);
+const WARM_S = Number(bench.args.warm);
 const LAG_MS = Number(feedLagMicros(DEFAULT_HISTORY_POLICY) / 1000n);
 const SKEW_MS = DEFAULT_HISTORY_POLICY.clockSkewMs;
 const ROWS = RATE * SECONDS;
@@ -91,6 +96,10 @@ const settled = (async () => {
   }
 })();
 
+for (let s = 0; s < WARM_S; s++) {
+  bench.progress(`F3: the tail watches the idle feed, ${s}/${WARM_S} s`);
+  await new Promise((r) => setTimeout(r, 1000));
+}
 const tailBefore = reader.feed.tailStats();
 const startedMs = performance.now();
 let next = 0;

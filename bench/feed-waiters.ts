@@ -10,8 +10,8 @@
  *              ends in this process need 20,000 sockets, this machine's whole descriptor limit.
  *
  * First the feed is read to its watermark, its lag waited out and read again (a shared keyspace's
- * earlier events settle meanwhile), so the feed is idle. Each arm opens its waiters, lets them
- * settle (2 s), then counts for `--seconds` the feed reads
+ * earlier events settle meanwhile), so the feed is idle. Each arm opens its waiters, waits until
+ * the cap's worth wait and the rest were refused, lets them settle (2 s), then counts for `--seconds` the feed reads
  * the store sends (its `listEventPeriods` and `readEvents` statements: on an idle feed one read is
  * one `listEventPeriods`) — the database polls per second — and, for over-cap, the statuses the requests got. Target: the polls per second
  * independent of the waiters (mixed ÷ one ≤ 1.5: one watcher polls for all of them; before it,
@@ -114,6 +114,14 @@ async function arm(name: string, longPolls: number, streams: number): Promise<Ar
         })
         .catch((e: Error) => count(e.name === 'AbortError' ? 'stream held' : `stream error ${e.name}`)),
     );
+  // Counting starts once every waiter the cap admits waits and every one beyond it was answered
+  // (15 s at most: a long-poll waits 30 s), then 2 s more for their first reads: on a busy machine
+  // opening 400 streams outlasts a fixed settle, and their first reads were counted as polls.
+  const admitted = Math.min(longPolls + streams, CAP);
+  const refused = longPolls + streams - admitted;
+  const answered = () => Object.entries(statuses).reduce((n, [s, k]) => n + (s.startsWith('503') ? k : 0), 0);
+  for (let i = 0; i < 150 && (graph.feed.waitingReads() < admitted || answered() < refused); i++)
+    await wait(100);
   await wait(2000);
   const before = feedReads;
   const t0 = performance.now();

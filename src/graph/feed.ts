@@ -32,12 +32,12 @@
  * The unsettled tail (`subscribe`): rows this instance wrote, at once, and rows any instance wrote,
  * by two reads in each period. The fresh read takes the newest slots, up to the clock + 2S, from a
  * little before the previous caught-up read began: as far back as rows have lately been seen to
- * land behind it (twice the furthest in the last two minutes, at least `TAIL_MIN_OVERLAP_MICROS`,
- * at most 2 s + 2S; the widest until a minute has been watched). The sweep reads every row once
+ * land behind it (twice the furthest in the last 30–60 s, at least `TAIL_MIN_OVERLAP_MICROS`, at
+ * most 2 s + 2S; the widest until 30 s have been watched). The sweep reads every row once
  * more when it is 2 s + 2S old, a second's worth at a time, in key order from where it stopped
  * (one read a second on an idle feed): a row the fresh read missed (a
  * writer whose clock fell behind since, a slow write) is passed on then, and widens the fresh read
- * for the next two minutes. So a row is read about twice, not once per period of its first 6 s,
+ * for the next 30–60 s. So a row is read about twice, not once per period of its first 6 s,
  * and every row landed within 2 s + 2S of its slot reaches the listeners. Both reads page until
  * caught up (at most `TAIL_MAX_PAGES` a period; the next resumes where one stopped), never skip,
  * and the tail counts as fresh (`tailPolledAtMs`) only as of a fresh read that caught up. An event
@@ -189,42 +189,41 @@ const TAIL_MAX_PAGES = 20;
 /** Event ids passed on lately, never passed on twice: the sweep's 6 s at ~15,000 events/s. */
 const SEEN_EVENTS = 100_000;
 
+/** The span (ms) the tail's lateness is kept over: the furthest of this one and the last counts. */
+const LATENESS_SPAN_MS = 30_000;
+
 /**
  * How far behind the start of the previous fresh read rows have landed lately (µs): the furthest
- * in this minute and the last one (of the poller's clock); null until a whole minute was watched.
+ * in this span of `LATENESS_SPAN_MS` and the last (of the poller's clock); null until a whole span
+ * has been watched.
  */
 class Lateness {
-  private minute = -1;
+  private span = -1;
   private current = 0n;
   private previous: bigint | null = null;
-  /** Whether the current minute began at a roll (the first one is partial). */
-  private rolled = false;
-  private watched = false;
+  private firstMs: number | null = null;
 
   note(nowMs: number, behind: bigint): void {
     this.roll(nowMs);
     if (behind > this.current) this.current = behind;
   }
 
-  /** The furthest of the last two minutes, or null while the first is still being watched. */
+  /** The furthest of the last two spans, or null while less than a span has been watched. */
   furthest(nowMs: number): bigint | null {
     this.roll(nowMs);
-    if (!this.watched || this.previous === null) return null;
+    if (this.firstMs === null || nowMs - this.firstMs < LATENESS_SPAN_MS) return null;
     // Bigints: no Math.max.
     let furthest = this.current;
-    if (this.previous > furthest) furthest = this.previous;
+    if (this.previous !== null && this.previous > furthest) furthest = this.previous;
     return furthest;
   }
 
   private roll(nowMs: number): void {
-    const minute = Math.floor(nowMs / 60_000);
-    if (minute === this.minute) return;
-    if (this.minute >= 0) {
-      this.watched = this.rolled;
-      this.previous = minute === this.minute + 1 ? this.current : 0n;
-      this.rolled = true;
-    }
-    this.minute = minute;
+    this.firstMs ??= nowMs;
+    const span = Math.floor(nowMs / LATENESS_SPAN_MS);
+    if (span === this.span) return;
+    if (this.span >= 0) this.previous = span === this.span + 1 ? this.current : 0n;
+    this.span = span;
     this.current = 0n;
   }
 }

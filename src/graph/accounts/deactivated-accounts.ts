@@ -32,7 +32,7 @@
  * Limits: the tail reads each row about twice (its fresh read and its sweep, `feed.ts`), at most
  * 20 pages of 1,000 each a period; past that it falls behind and says so (the registry is then
  * not fresh, and pages read members per request). A row whose writer's clock fell behind more than
- * the fresh read reaches back (twice the furthest seen in two minutes) comes by the sweep, 2 s +
+ * the fresh read reaches back (twice the furthest seen in the last 30–60 s) comes by the sweep, 2 s +
  * 2S after its slot, and widens the fresh read from then on. An update whose row lands more
  * than 2 s after its version (a PUT slow near its budget) is outside that window: the next load.
  */
