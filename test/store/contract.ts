@@ -209,6 +209,26 @@ export function describeStoreContract(name: string, make: () => Promise<StoreFix
       ]);
     });
 
+    it('feed intents: read per shard in slot order within bounds; 150 deleted at once (more than a batch), each delete settles and every one is gone', async () => {
+      const base = 3_000_000_000n;
+      const keys = Array.from({ length: 150 }, (_, i) => {
+        const [low, high] = ids(2) as [bigint, bigint];
+        const slot = base + BigInt(i);
+        return { slot, shard: i % 8, low, high, opPosition: slot, opSource: low, opKind: 'follow' };
+      });
+      await Promise.all(keys.map((k) => store.putIntent(k)));
+      const inShard = (shard: number) => keys.filter((k) => k.shard === shard);
+      for (const shard of [0, 7])
+        expect(await store.readIntents(shard, base - 1n, base + 1000n, 1000)).toEqual(inShard(shard));
+      expect(await store.readIntents(3, base + 10n, base + 30n, 2)).toEqual(
+        inShard(3).filter((k) => k.slot > base + 10n).slice(0, 2),
+      );
+      // Half of them twice: a delete is idempotent.
+      await Promise.all([...keys, ...keys.slice(0, 75)].map((k) => store.deleteIntent(k)));
+      for (let shard = 0; shard < 8; shard++)
+        expect(await store.readIntents(shard, base - 1n, base + 1000n, 1000)).toEqual([]);
+    });
+
     it('feed rows: newer version wins cell by cell, an empty row hides, read in feed order across shards and minutes', async () => {
       const base = nowPosition() - 10_000_000n;
       const pairs = Array.from({ length: 6 }, () => ids(2) as [bigint, bigint]);
