@@ -186,8 +186,12 @@ const TAIL_SWEEP_STRIDE_MICROS = 1_000_000n;
 /** Rows per tail read, and reads per period at most for each of the two (one that needs more resumes at the next). */
 const TAIL_PAGE = 1000;
 const TAIL_MAX_PAGES = 20;
-/** Event ids passed on lately, never passed on twice: the sweep's 6 s at ~15,000 events/s. */
-const SEEN_EVENTS = 100_000;
+/**
+ * Event ids passed on lately, never passed on twice: from a fresh read to the sweep an event waits
+ * 2 s + 2S + up to 1 s (7 s at S = 2 s), so this covers ~7,000 events/s across the cluster; past
+ * that a sweep may pass an event on again (a cache drops an entry twice). ~10 MB at its fullest.
+ */
+const SEEN_EVENTS = 50_000;
 
 /** The span (ms) the tail's lateness is kept over: the furthest of this one and the last counts. */
 const LATENESS_SPAN_MS = 30_000;
