@@ -331,8 +331,7 @@ describe.sequential('3-node cluster, RF 3, LOCAL_QUORUM', () => {
   });
 
   // By hand (`CLUSTER_PAUSES=1 npm run test:cluster`), ~45 s: CI's 3-node run keeps to tests 1–4
-  // (test 1 checks the same feed promise, with writes answered 503 while a node dies). With
-  // `CLUSTER_PLANT=no-intents` (follows without their feed intents) it must fail.
+  // (test 1 checks the same feed promise, with writes answered 503 while a node dies).
   it.runIf(process.env.CLUSTER_PAUSES === '1')(
     '5. the database paused under load (every node frozen 4 s, three times): no acknowledged write lost, failures only 503s the writers retry, and the feed from before the load replays to the lists, each change once',
     async () => {

@@ -78,9 +78,6 @@ export async function clusterApp(
     lists,
     maxFollowing: config.graph.maxFollowing,
     setCursorSecret: config.graph.cursorSecret,
-    // The fix the pause test guards, taken back by hand (`CLUSTER_PLANT=no-intents`): follows
-    // write no intents, so a 503'd write that lands late is passed by every reader.
-    ...(process.env.CLUSTER_PLANT === 'no-intents' ? { feedIntents: false } : {}),
   });
   // As the server does: the feed's intents left behind are resolved every 2 s.
   graph.intentRecovery.start(2000);
