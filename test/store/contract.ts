@@ -221,7 +221,9 @@ export function describeStoreContract(name: string, make: () => Promise<StoreFix
       for (const shard of [0, 7])
         expect(await store.readIntents(shard, base - 1n, base + 1000n, 1000)).toEqual(inShard(shard));
       expect(await store.readIntents(3, base + 10n, base + 30n, 2)).toEqual(
-        inShard(3).filter((k) => k.slot > base + 10n).slice(0, 2),
+        inShard(3)
+          .filter((k) => k.slot > base + 10n)
+          .slice(0, 2),
       );
       // Half of them twice: a delete is idempotent.
       await Promise.all([...keys, ...keys.slice(0, 75)].map((k) => store.deleteIntent(k)));
