@@ -9,13 +9,6 @@
  * feed order: each shard is read from the cursor with a limit, and only rows up to the smallest
  * last row of a shard that filled its limit are taken before reading on from there, so no row of
  * a slower shard is skipped. Empty rows (ops without events) are read and dropped.
- *
- * Intent deletes (a writer's, after its view batch, off the latency path) are gathered for
- * `INTENT_DELETE_GATHER_MS` and sent as one unlogged batch (at most `INTENT_DELETE_BATCH`; the
- * intents' table has one partition per shard, so a batch spans at most 8): at a busy instance's
- * rate a delete costs a fraction of a request. Each caller's promise settles with its batch. An
- * intent whose delete is lost (a batch that fails, a process that dies holding some) stands until
- * the recovery finds its op present, as any writer's left-behind intent does.
  */
 
 import { nowPosition } from '../../model/clock.js';
@@ -36,11 +29,6 @@ import type { Bound, CqlExecutor } from './executor.js';
 import { intentParams } from './keys.js';
 import type { Row } from './rows.js';
 import { S } from './statements.js';
-
-/** How long an intent delete waits for others to share its batch (ms). */
-const INTENT_DELETE_GATHER_MS = 2;
-/** Intent deletes in one batch at most. */
-const INTENT_DELETE_BATCH = 64;
 
 /** Periods per index partition: a day of minutes. */
 const PERIODS_PER_DAY = 1440n;
@@ -200,35 +188,10 @@ export class CassandraEventStore implements EventStore, FeedIntentStore {
     });
   }
 
-  deleteIntent(key: EventKey): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      this.deletes.push({ key, resolve, reject });
-      if (this.deletes.length >= INTENT_DELETE_BATCH) void this.sendDeletes();
-      else this.deleteTimer ??= setTimeout(() => void this.sendDeletes(), INTENT_DELETE_GATHER_MS);
+  async deleteIntent(key: EventKey): Promise<void> {
+    await this.cql.write('deleteIntent', [{ statement: S.deleteIntent, params: intentParams(key) }], {
+      logged: false,
     });
-  }
-
-  /** Intent deletes gathered for the next batch (`deleteIntent`), and the timer that sends it. */
-  private deletes: { key: EventKey; resolve: () => void; reject: (e: unknown) => void }[] = [];
-  private deleteTimer: NodeJS.Timeout | null = null;
-
-  private async sendDeletes(): Promise<void> {
-    if (this.deleteTimer) clearTimeout(this.deleteTimer);
-    this.deleteTimer = null;
-    const batch = this.deletes.splice(0, INTENT_DELETE_BATCH);
-    if (this.deletes.length > 0)
-      this.deleteTimer = setTimeout(() => void this.sendDeletes(), INTENT_DELETE_GATHER_MS);
-    if (batch.length === 0) return;
-    try {
-      await this.cql.write(
-        'deleteIntent',
-        batch.map((d) => ({ statement: S.deleteIntent, params: intentParams(d.key) })),
-        { logged: false },
-      );
-      for (const d of batch) d.resolve();
-    } catch (e) {
-      for (const d of batch) d.reject(e);
-    }
   }
 
   async readIntents(shard: number, after: Position, until: Position, limit: number): Promise<EventKey[]> {
