@@ -57,7 +57,7 @@ import type { SimClient } from './sim-client.js';
 
 /**
  * One rule of the design switched off (the invariant must then fail on some schedules): the
- * feed's, or the accounts' (the last two).
+ * feed's (the first five), the accounts' (`account-sim.ts`) or the read caches' (`read-sim.ts`).
  */
 export type FeedPlant =
   /** Readers read up to now − L, not below the oldest unresolved intent. */
@@ -78,7 +78,14 @@ export type FeedPlant =
    * The instances' feed tails hear nothing (each poll answers empty, and so looks caught up): the
    * registries trust a tail that never tells them of another instance's deactivation.
    */
-  | 'tail-hears-nothing';
+  | 'tail-hears-nothing'
+  /** A rename writes the new name without claiming it first (two accounts can end with one name). */
+  | 'rename-skips-claim'
+  /**
+   * The instances' user caches keep a row for good and ignore every invalidation (their own PUTs'
+   * and the feed tail's): a user row read serves what was first read (`read-sim.ts`).
+   */
+  | 'user-cache-never-expires';
 
 /** The feed knobs of a whole-service schedule. */
 export interface FeedKnobs {
@@ -106,13 +113,25 @@ export interface FeedKnobs {
   concurrentPuts: boolean;
   /** Chance a PUT names `state` (deactivates or reactivates the account). */
   stateP: number;
+  /** Chance a PUT names `username` (a rename; `account-sim.ts`, 6). */
+  renameP: number;
+  /**
+   * With renames, whether each writer's first call renames an account of its own (writer w the
+   * w-th, round the accounts) to one free name, all at the start: a race for the name.
+   */
+  nameRace: boolean;
   /**
    * Whether the instances run their registries of deactivated accounts and read caches (on
    * virtual time; each tail poll is a statement every 250 ms, so a third of the schedules).
    */
   registries: boolean;
-  /** Chance a writer's call is a followers page of an account instead (its members checked). */
+  /**
+   * Chance a writer's call is a read instead (with `registries`): a followers page (its members
+   * checked), or with `reads` as often a user row, an edge state or counts (`read-sim.ts`).
+   */
   pageP: number;
+  /** Whether the instances' reads include user rows, edge states and counts besides pages. */
+  reads: boolean;
   /** Reader 0's wall clock steps ahead at true time `at` by `by` (µs), past S; null: no step. */
   readerStep: { at: number; by: number } | null;
 }
@@ -141,6 +160,9 @@ export function feedKnobsFor(
     stateP: sched.pick([0, 0.2, 0.4]),
     registries: sched.chance(0.35),
     pageP: sched.pick([0.1, 0.2, 0.3]),
+    renameP: sched.pick([0, 0.3, 0.5]),
+    nameRace: sched.chance(0.25),
+    reads: true,
   };
 }
 
@@ -164,6 +186,10 @@ export function plantedStore(
               return t.putUserFields(id, { ...all, ...fields }, version, o);
             }
           : Reflect.get(t, k, r),
+    });
+  if (plant === 'rename-skips-claim' && role === 'writer')
+    return new Proxy(store, {
+      get: (t, k, r) => (k === 'claimUsername' ? async () => undefined : Reflect.get(t, k, r)),
     });
   // The tail's polls are the writer instances' only reads of 1,000 feed rows (`Feed.pollTail`).
   if (plant === 'tail-hears-nothing' && role === 'writer')

@@ -35,6 +35,7 @@
  */
 
 import { readdirSync, readFileSync } from 'node:fs';
+import { DEFAULT_CACHE_OPTIONS } from '../../src/graph/caches/graph-caches.js';
 import { GraphService } from '../../src/graph/graph-service.js';
 import { compareOps, foldPair, opKey } from '../../src/graph/pair/pair-fold.js';
 import {
@@ -58,9 +59,19 @@ import {
   type AccountReach,
   type AccountRow,
   type AccountViolation,
+  type ClaimRow,
   checkAccounts,
+  checkClaims,
+  checkRenamedRows,
+  completeRenames,
   drawPut,
+  hideRenameTasks,
+  type NamedRow,
   type PageRecord,
+  type PutRecord,
+  type RenameReach,
+  RenameWorker,
+  renameReach,
   writtenField,
 } from './account-sim.js';
 import { CqlEngine } from './cql/engine.js';
@@ -81,6 +92,18 @@ import {
   runRecoveryWorker,
   simFeed,
 } from './feed-sim.js';
+import {
+  checkReads,
+  PartitionWatch,
+  plantNeverExpiringUsers,
+  READ_KINDS,
+  type ReadKind,
+  type ReadReach,
+  type ReadRecord,
+  type ReadViolation,
+  readAnswer,
+  windowStart,
+} from './read-sim.js';
 import { Scheduler } from './scheduler.js';
 import { type FaultKnobs, NO_FAULTS, SimClient, type StatementRecord } from './sim-client.js';
 
@@ -211,6 +234,9 @@ export function simSchema(): Schema {
   return schemaCache;
 }
 
+// ---- the store's own timer ----
+
+/** The event store's gather of intent deletes, as far as the schedule drives it. */
 // ---- what a statement does to a pair history ----
 
 /**
@@ -300,9 +326,13 @@ export interface CallRecord {
    * The fields whose cell write a PUT sent; set once it sent one (so its `user.updated` event may
    * stand).
    */
-  wroteFields?: Set<'private' | 'hideLists' | 'state'>;
+  wroteFields?: Set<'private' | 'hideLists' | 'state' | 'username'>;
   /** True time the node applied a PUT's cells. */
   userWriteAppliedAt?: number;
+  /** A PUT's write of its cells (when it answered: the instance dropped the row after that). */
+  cellsWrite?: StatementRecord;
+  /** A PUT's releases of name claims. */
+  releases?: StatementRecord[];
   actor: UserId;
   other: UserId;
   pair: string;
@@ -363,7 +393,8 @@ export interface Violation {
     | 'error'
     | 'stuck'
     | FeedViolation['kind']
-    | AccountViolation['kind'];
+    | AccountViolation['kind']
+    | ReadViolation['kind'];
   pair?: string;
   detail: string;
 }
@@ -382,6 +413,9 @@ export interface ScheduleResult {
     recovered: { present: number; fenced: number };
     /** How much of the accounts' checks the schedule exercised. */
     accounts: AccountReach;
+    /** How much of the renames' checks, and of the cached reads' (`read-sim.ts`). */
+    renames: RenameReach;
+    reads: ReadReach;
   };
   stats: {
     calls: number;
@@ -559,6 +593,9 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
       },
     };
   const engine = new CqlEngine(simSchema());
+  // The instances' cached reads of user rows, edge states and counts, checked against the node
+  // (`read-sim.ts`): where the instances run their caches.
+  const watch = feedKnobs?.registries && feedKnobs.reads && !o.script ? new PartitionWatch(engine) : null;
   const log: StatementRecord[] = [];
   const ids = { next: 1 };
   const calls: CallRecord[] = [];
@@ -580,6 +617,7 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
     if (!pairs.includes(p)) pairs.push(p);
   }
 
+  /** A client without delay or fault at `trueNow`. */
   const direct = (trueNow: () => number) => {
     const client = new SimClient({
       engine,
@@ -648,7 +686,12 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
         }
         return;
       }
+      if (call.method === 'putUser' && r.queries[0]?.query.startsWith('DELETE FROM usernames ')) {
+        call.releases ??= [];
+        call.releases.push(r);
+      }
       if (putCells(call, r)) {
+        call.cellsWrite = r;
         call.wroteFields ??= new Set();
         for (const q of r.queries) {
           const f = writtenField(q.query);
@@ -670,9 +713,12 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
             kind: p[role.append.kind] as OpKind,
           };
           // An op the call did not ask for (an account task's accept, run inline by a PUT or in the
-          // background while another call is in flight) is a task op: in effect or not.
+          // background while another call is in flight) is a task op: in effect or not. A second
+          // op of the call's own shape in one call is one too for now (a background accept of the
+          // same pair as the call's): the call's answer tells which was its own (`settleOwn`).
           const own =
             call.method !== 'putUser' &&
+            call.appended === undefined &&
             op.sourceId === call.sourceId &&
             pairKey(op.sourceId, op.targetId) === call.pair &&
             (op.kind === call.kind ||
@@ -727,6 +773,43 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
     },
   });
 
+  /**
+   * An acknowledged call's own op is the append at the position it answered: when the append taken
+   * for its own is not (a task's append of the same shape came first), the two swap; when none
+   * is, the call appended nothing (a duplicate) and the append is a task's.
+   */
+  const settleOwn = (call: CallRecord) => {
+    const mine = call.appended;
+    if (!mine || call.position === undefined || mine.position === call.position) return;
+    const i = taskOps.findIndex(
+      (t) =>
+        t.call === call.id &&
+        t.position === call.position &&
+        t.sourceId === mine.sourceId &&
+        t.kind === mine.kind,
+    );
+    const asTask: TaskOp = { ...mine, call: call.id, pair: call.pair, applied: call.appendApplied };
+    delete call.appendAppliedAt;
+    call.appendApplied = false;
+    if (i < 0) {
+      taskOps.push(asTask);
+      delete call.appended;
+      return;
+    }
+    const t = taskOps[i] as TaskOp;
+    taskOps[i] = asTask;
+    call.appended = {
+      position: t.position,
+      sourceId: t.sourceId,
+      targetId: t.targetId,
+      kind: t.kind,
+      stmt: t.stmt,
+    };
+    call.appendApplied = t.applied;
+    const at = log.find((r) => r.id === t.stmt)?.applied[0];
+    if (at !== undefined) call.appendAppliedAt = at;
+  };
+
   /** A call that threw: its outcome by the error; anything but the service's own errors is a violation. */
   const failed = (call: CallRecord, e: unknown) => {
     call.error = e instanceof Error ? e.name : String(e);
@@ -747,6 +830,14 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
   // (task ops). One account's PUTs run one at a time unless the schedule lets them overlap.
   const believedPrivate = new Set(privateUsers);
   const believedDeactivated = new Set<UserId>();
+  const believedName = new Map(users.map((id) => [id, `u${id}`]));
+  // The renames' fan-out on the schedule's time (the instances' own runs see no task:
+  // `account-sim.ts`, 6), on a client without faults.
+  const renameWorker = feedKnobs
+    ? new RenameWorker(direct(() => sched.now).store, sched, (detail) =>
+        violations.push({ kind: 'error', detail }),
+      )
+    : null;
   let updateNonces = 0;
   const putting = new Map<UserId, number>();
   const putCall = async (
@@ -755,13 +846,21 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
     id: UserId,
     graph: GraphService,
     current: { current: number },
-  ): Promise<void> => {
+    fixed?: AccountPut,
+  ): Promise<CallRecord> => {
     putting.set(id, (putting.get(id) ?? 0) + 1);
     const believed = {
       private: believedPrivate.has(id),
       state: believedDeactivated.has(id) ? ('deactivated' as const) : ('active' as const),
+      username: believedName.get(id) ?? `u${id}`,
     };
-    const put = drawPut(sched, believed, feedKnobs?.stateP ?? 0);
+    const put =
+      fixed ??
+      drawPut(sched, believed, feedKnobs?.stateP ?? 0, {
+        p: feedKnobs?.renameP ?? 0,
+        account: id,
+        others: users.filter((u) => u !== id),
+      });
     const call: CallRecord = {
       id: calls.length,
       writer: w,
@@ -790,13 +889,16 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
       else if (put.private === false) believedPrivate.delete(id);
       if (put.state === 'deactivated') believedDeactivated.add(id);
       else if (put.state === 'active') believedDeactivated.delete(id);
+      if (put.username !== undefined) believedName.set(id, put.username);
     } catch (e) {
       failed(call, e);
     }
     call.endAt = sched.now;
+    if (put.username !== undefined) renameWorker?.trigger(id);
     const left = (putting.get(id) ?? 1) - 1;
     if (left > 0) putting.set(id, left);
     else putting.delete(id);
+    return call;
   };
 
   // Followers pages read by the instances, with what they showed.
@@ -817,6 +919,114 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
       if (!(e instanceof StoreUnavailableError) && !isDomainError(e))
         violations.push({ kind: 'error', detail: `page #${page.id} threw ${String(e)}` });
     }
+  };
+
+  // User rows, edge states and counts read through an instance's caches, each with the same read
+  // made uncached on the node as it answered (`read-sim.ts`).
+  const ttlMicros = DEFAULT_CACHE_OPTIONS.ttlMs * 1000;
+  const reads: ReadRecord[] = [];
+  const reference = watch
+    ? (() => {
+        const d = direct(() => sched.now);
+        return new GraphService({
+          store: d.store,
+          lists: d.lists,
+          maxFollowing: 1_000_000,
+          clock: () => BigInt(Math.floor(sched.now)),
+          monotonic: () => sched.now / 1000,
+          historyPolicy: knobs.policy,
+          setCursorSecret: 'simulation-cursor-secret',
+          registry: false,
+        });
+      })()
+    : null;
+  /** The latest drop of what a read of `kind` reads by a call this instance acknowledged (`read-sim.ts`). */
+  const localDrop = (w: number, kind: ReadKind, args: readonly UserId[]): number => {
+    let at = Number.NEGATIVE_INFINITY;
+    if (kind === 'status') return at;
+    for (const c of calls) {
+      if (c.writer !== w || c.endAt < 0) continue;
+      if (c.method === 'putUser') {
+        const cells = c.cellsWrite;
+        if (c.outcome !== 'ok' || !cells || cells.outcome !== 'ok') continue;
+        if (kind === 'counts' || (kind === 'user' && c.actor === args[0])) at = Math.max(at, cells.endAt);
+      } else if (c.outcome !== 'crashed' && c.outcome !== 'pending') {
+        const dropped =
+          kind === 'relationship'
+            ? c.pair === pairKey(args[0] as UserId, args[1] as UserId)
+            : kind === 'counts' && (c.actor === args[0] || c.other === args[0]);
+        if (dropped) at = Math.max(at, c.endAt);
+      }
+    }
+    return at;
+  };
+  const cachedRead = async (
+    w: number,
+    graph: GraphService,
+    current: { current: number },
+    pw: PartitionWatch,
+    ref: GraphService,
+    what?: { kind: ReadKind; args: UserId[] },
+  ): Promise<void> => {
+    current.current = -1;
+    let kind: ReadKind;
+    let args: UserId[];
+    if (what) ({ kind, args } = what);
+    else {
+      kind = sched.pick(READ_KINDS);
+      const [a, b] = sched.pick(pairs);
+      args = kind === 'user' || kind === 'counts' ? [sched.pick(users)] : sched.chance(0.5) ? [a, b] : [b, a];
+    }
+    const startAt = sched.now;
+    const { from, local } = windowStart(startAt, ttlMicros, localDrop(w, kind, args));
+    let got: string | null;
+    try {
+      got = await readAnswer(graph, kind, args);
+    } catch (e) {
+      violations.push({ kind: 'error', detail: `${kind} read on instance ${w} threw ${String(e)}` });
+      return;
+    }
+    const endAt = sched.now;
+    const want = await pw.reading(() => readAnswer(ref, kind, args));
+    reads.push({
+      id: reads.length,
+      writer: w,
+      kind,
+      args,
+      startAt,
+      endAt,
+      from,
+      local,
+      got,
+      want: want.value ?? 'unavailable',
+      partitions: want.partitions,
+      lastWrite: want.lastWrite,
+    });
+  };
+  /** A read now and then: a followers page, or half the time (with `reads`) a cached read. */
+  const readCall = (w: number, graph: GraphService, current: { current: number }): Promise<void> =>
+    watch && reference && sched.chance(0.5)
+      ? cachedRead(w, graph, current, watch, reference)
+      : pageCall(w, sched.pick(users), graph, current);
+  /**
+   * Half the time (with `reads`), the instance reads back at once what its call just changed: the
+   * account's row after a PUT, the pair's relationship or an account's counts after a mutation
+   * (`read-sim.ts`: nothing stale on the instance that acknowledged).
+   */
+  const readBack = async (
+    w: number,
+    graph: GraphService,
+    current: { current: number },
+    call: CallRecord,
+  ): Promise<void> => {
+    if (!watch || !reference || !sched.chance(0.5)) return;
+    const kind: ReadKind =
+      call.method === 'putUser' ? 'user' : sched.pick(['relationship', 'counts'] as const);
+    const args = kind === 'counts' ? [sched.pick([call.actor, call.other])] : [call.actor, call.other];
+    await cachedRead(w, graph, current, watch, reference, {
+      kind,
+      args: kind === 'user' ? [call.actor] : args,
+    });
   };
 
   // Writers.
@@ -854,7 +1064,7 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
         : {}),
     });
     clients.push(client);
-    const store = plantedStore(
+    const planted = plantedStore(
       new CassandraGraphStore(client as unknown as CqlClient, {
         clock: () => BigInt(Math.floor(wall())),
       }),
@@ -862,6 +1072,7 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
       'writer',
       () => sched.now,
     );
+    const store = feedKnobs ? hideRenameTasks(planted) : planted;
     const lists = new BucketedListService({
       store,
       cursorSecret: 'simulation-cursor-secret',
@@ -889,6 +1100,7 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
         return 1_000_000_000n + BigInt(updateNonces);
       },
     });
+    if (o.plant === 'user-cache-never-expires') plantNeverExpiringUsers(graph.caches);
     const calls_ = script?.calls.length ?? knobs.opsPerWriter;
     let recoveredAt = Number.NEGATIVE_INFINITY;
     for (let i = 0; i < calls_; i++) {
@@ -912,16 +1124,26 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
       const think = sched.uniform(0, knobs.thinkMaxMs * 1000);
       const step = script?.calls[i];
       await sched.sleep(step ? Math.max(0, START + step.atMs * 1000 - sched.now) : think);
-      // A followers page now and then (whole-service schedules): its members are checked against
-      // the deactivations acknowledged before it (`account-sim.ts`).
+      // A race for one free name: every writer's first call renames an account of its own to it.
+      if (i === 0 && !step && feedKnobs?.nameRace && feedKnobs.putP > 0 && feedKnobs.renameP > 0) {
+        const id = users[w % users.length] as UserId;
+        if (feedKnobs.concurrentPuts || !putting.has(id)) {
+          const fixed = { username: sched.pick(['n1', 'N1']) };
+          await readBack(w, graph, current, await putCall(w, i, id, graph, current, fixed));
+          continue;
+        }
+      }
+      // A read now and then (whole-service schedules with caches): a followers page, its members
+      // checked against the deactivations acknowledged before it (`account-sim.ts`), or a user
+      // row, an edge state or counts, checked against the node (`read-sim.ts`).
       if (feedKnobs?.registries && !step && sched.chance(feedKnobs.pageP)) {
-        await pageCall(w, sched.pick(users), graph, current);
+        await readCall(w, graph, current);
         continue;
       }
       // An account PUT now and then (whole-service schedules).
       const putId = feedKnobs && !step && sched.chance(feedKnobs.putP) ? sched.pick(users) : null;
       if (putId !== null && (feedKnobs?.concurrentPuts || !putting.has(putId))) {
-        await putCall(w, i, putId, graph, current);
+        await readBack(w, graph, current, await putCall(w, i, putId, graph, current));
         continue;
       }
       const [a, b] = sched.pick(pairs);
@@ -968,26 +1190,28 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
       try {
         const opts = explicit === undefined ? {} : { position: explicit };
         const r = await graph[method](actor, other, opts);
+        call.position = r.position;
+        settleOwn(call);
         // A follow is a request toward a private account: the service decides, its append says
         // (a replay found stored is the op it replays).
         if (call.appended) call.kind = call.appended.kind;
         else if (r.duplicate && replayOf) call.kind = replayOf.kind;
         call.outcome = 'ok';
-        call.position = r.position;
         call.duplicate = r.duplicate;
         acked.push(call);
       } catch (e) {
         failed(call, e);
       }
       call.endAt = sched.now;
+      await readBack(w, graph, current, call);
     }
-    // With registries on, the instance reads followers pages for 3 s more (a page every 0.1–0.4 s),
-    // so pages come after the last deactivations by more than the 1 s bound.
+    // With registries on, the instance reads for 3 s more (a read every 0.1–0.4 s), so reads
+    // come after the last deactivations and PUTs by more than the 1 s bound.
     if (feedKnobs?.registries && !o.script) {
       const until = sched.now + 3_000_000;
       while (sched.now < until && clients[w]?.crashed !== true) {
         await sched.sleep(sched.uniform(100_000, 400_000));
-        await pageCall(w, sched.pick(users), graph, current);
+        await readCall(w, graph, current);
       }
     }
     writerDone[w] = true;
@@ -1069,17 +1293,41 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
   }
   const end = Math.ceil(sched.now) + 1_000_000;
   const { client, store, lists } = direct(() => end);
+  // Every rename's fan-out left unfinished runs to completion (`account-sim.ts`, 6).
+  if (feedKnobs) await completeRenames(store, BigInt(end));
   // The final user rows (no step below writes them): the accounts' checks and the counts' both.
   const stored = new Map<UserId, AccountRow>(
-    (await scan(client, 'SELECT user_id, private, hide_lists, state FROM users')).map((r) => [
+    (await scan(client, 'SELECT user_id, username, private, hide_lists, state FROM users')).map((r) => [
       r.user_id as bigint,
       {
+        username: String(r.username),
         private: r.private === true,
         hideLists: r.hide_lists === true,
         state: r.state === 'deactivated' ? 'deactivated' : 'active',
       },
     ]),
   );
+  const putRecords: PutRecord[] = calls
+    .filter((c) => c.method === 'putUser')
+    .map((c) => ({
+      id: c.id,
+      account: c.actor,
+      put: c.put ?? {},
+      startAt: c.startAt,
+      endAt: c.endAt,
+      acked: c.outcome === 'ok',
+      ...(c.outcome === 'ok' || c.error === undefined ? {} : { error: c.error }),
+      wrote: c.wroteFields ?? new Set(),
+      ...(c.userWriteAppliedAt === undefined ? {} : { landedAt: c.userWriteAppliedAt }),
+      released: (c.releases ?? [])
+        .filter((r) => r.lwtApplied === true)
+        .map((r) => ({ name: String(r.queries[0]?.params[0]), at: r.applied[0] as number })),
+    }));
+  const claims = async (): Promise<ClaimRow[]> =>
+    (await scan(client, 'SELECT username, user_id FROM usernames')).map((r) => ({
+      name: String(r.username),
+      holder: r.user_id as bigint,
+    }));
   // A statement that timed out (and so may land late), was dropped, lost its answer or was applied
   // twice; a crash; a call that failed after sending its append: the projection may be behind.
   const statementFaults = log.some(
@@ -1100,6 +1348,7 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
     inconclusive += r.inconclusive ? 1 : 0;
   }
   let feed: ScheduleResult['feed'];
+  let claimReach = { lostClaims: 0, orphans: 0 };
   if (feedKnobs) {
     // Every reader reads on to the watermark, at L + 1 s past the recovery, as does a new reader
     // from the start (the reference); then the invariant of `feed-sim.ts`.
@@ -1121,7 +1370,10 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
     violations.push(...checkFeed(reference, readers, histories, bound, puts));
     // The accounts' promises (`account-sim.ts`) on the final rows and every call.
     const initial = new Map<UserId, AccountRow>(
-      users.map((id) => [id, { private: privateUsers.has(id), hideLists: false, state: 'active' }]),
+      users.map((id) => [
+        id,
+        { username: `u${id}`, private: privateUsers.has(id), hideLists: false, state: 'active' },
+      ]),
     );
     const registered = new Set(
       (await scan(client, 'SELECT user_id FROM deactivated_accounts')).map((r) => r.user_id as bigint),
@@ -1130,18 +1382,7 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
       initial,
       stored,
       registered,
-      calls
-        .filter((c) => c.method === 'putUser')
-        .map((c) => ({
-          id: c.id,
-          account: c.actor,
-          put: c.put ?? {},
-          startAt: c.startAt,
-          endAt: c.endAt,
-          acked: c.outcome === 'ok',
-          wrote: c.wroteFields ?? new Set(),
-          ...(c.userWriteAppliedAt === undefined ? {} : { landedAt: c.userWriteAppliedAt }),
-        })),
+      putRecords,
       calls
         .filter((c) => c.method !== 'putUser')
         .map((c) => ({
@@ -1157,6 +1398,12 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
       pages,
     );
     violations.push(...accounts.violations);
+    // The names (`account-sim.ts`, 6) and the cached reads (`read-sim.ts`).
+    const named = checkClaims(stored, await claims(), putRecords);
+    violations.push(...named.violations);
+    claimReach = { lostClaims: named.lost.length, orphans: named.orphans };
+    const cached = checkReads(reads, ttlMicros);
+    violations.push(...cached.violations);
     feed = {
       knobs: feedKnobs,
       readers: readers.map((r) => ({
@@ -1168,6 +1415,8 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
       events: reference.length,
       recovered,
       accounts: accounts.reach,
+      renames: renameReach(putRecords, { renamedRows: 0, unnamedRows: 0, lateRows: 0 }, claimReach),
+      reads: cached.reach,
     };
   }
   if (repaired) {
@@ -1180,6 +1429,36 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
   const deactivated = new Set([...stored].filter(([, u]) => u.state === 'deactivated').map(([id]) => id));
   const projections = await checkProjections(client, store, pairs, histories, repaired, deactivated);
   violations.push(...projections.violations);
+  if (feed) {
+    // The names list rows show, where the projections are checked (`account-sim.ts`, 6); after the
+    // repair's sweep, no orphan claim.
+    if (repaired) violations.push(...checkClaims(stored, await claims(), putRecords, true).violations);
+    // Each name cell with the statement that wrote it (the node's cell metadata): an instance's
+    // write that landed more than L after it was called is outside the write path's bound.
+    const sent = new Map(log.map((r) => [r.id, r]));
+    const named: NamedRow[] = [];
+    for (const t of ['following', 'followers', 'relation_lists'] as const) {
+      const read = engine.select(`SELECT user_id, other_id, username FROM ${t}`, [], end, {
+        fetchSize: 1_000_000,
+        meta: true,
+      });
+      read.rows.forEach((r, i) => {
+        const cell = read.meta?.[i]?.username;
+        const by = cell ? sent.get(cell.by) : undefined;
+        named.push({
+          table: t,
+          owner: r.user_id as bigint,
+          member: r.other_id as bigint,
+          cell: (r.username as string | null) ?? null,
+          late: cell !== undefined && by !== undefined && cell.at - by.calledAt > Number(lagMicros),
+        });
+      });
+    }
+    const rows = checkRenamedRows(stored, named, repaired ? 'after repair' : 'without repair');
+    violations.push(...rows.violations);
+    const { renamedRows, unnamedRows, lateRows } = rows;
+    feed.renames = renameReach(putRecords, { renamedRows, unnamedRows, lateRows }, claimReach);
+  }
 
   const unsafeCommits: Partial<Record<FindingTag, number>> = {};
   const tags = diagnose(violations, calls, commits, stmtCall, knobs, unsafeCommits);
@@ -1596,11 +1875,22 @@ function renderTrace(
       ` timeout ${knobs.requestTimeoutMs}ms, think ≤${knobs.thinkMaxMs}ms, replay ${knobs.replayP} ≤${knobs.replayAgeMs}ms old; faults stall ${f.stallP}≤${f.stallMaxMs}ms` +
       ` slow ${f.slowP}≤${f.slowMaxMs}ms slow-ack ${f.slowAckP} drop ${f.dropP} lost-ack ${f.lostAckP} twice ${f.twiceP} crash ${f.crashP}; sluggish writers ${knobs.sluggishP}; laggy writers ${knobs.laggyP} ≤${knobs.lagMs}ms`,
   );
-  const pairStmts = log.filter((r) => r.queries.some((q) => engine.statement(q.query).table === 'pair_ops'));
+  // A pair call's pair statements; a PUT's reads and writes of its row and of name claims.
+  const tableOf = (r: StatementRecord) => engine.statement(r.queries[0]?.query ?? '').table;
+  const shown = log.filter((r) =>
+    calls[r.call]?.method === 'putUser'
+      ? tableOf(r) === 'users' || tableOf(r) === 'usernames'
+      : r.queries.some((q) => engine.statement(q.query).table === 'pair_ops'),
+  );
   const byCall = new Map<number, StatementRecord[]>();
-  for (const r of pairStmts) byCall.set(r.call, [...(byCall.get(r.call) ?? []), r]);
+  for (const r of shown) byCall.set(r.call, [...(byCall.get(r.call) ?? []), r]);
   const name = (r: StatementRecord) => {
-    const first = pairRole(engine, r.queries[0]?.query ?? '');
+    const q0 = r.queries[0] as { query: string; params: readonly unknown[] };
+    const s = engine.statement(q0.query);
+    if (s.table === 'usernames')
+      return `${s.kind === 'insert' ? 'claim' : s.kind === 'delete' ? 'release' : 'read claim'} ${q0.params[0]}`;
+    if (s.table === 'users') return s.kind === 'select' ? 'read row' : 'write cells';
+    const first = pairRole(engine, q0.query);
     if (first.staticRead || first.opsRead)
       return first.staticRead && first.opsRead ? 'read' : first.staticRead ? 'read static' : 'read ops';
     const parts = r.queries.map((x) => {

@@ -15,7 +15,8 @@
  * sends: the list service's layout cache and size checks and the graph service's following-cap
  * budget age on `Date.now()`, in seconds to a minute, so a schedule — milliseconds of real time —
  * never sees them expire; the repair and reconcile jobs stamp their own writes with the real clock,
- * which changes no read the check makes).
+ * which changes no read the check makes; the event store gathers intent deletes on a real 2 ms
+ * timer, which `pair-sim.ts` puts on the schedule's time).
  *
  * Rejected: driving the code with vitest's fake timers (they advance time on timers, not on the
  * promises of a simulated database, and cannot say when all microtasks have drained); running

@@ -1,17 +1,18 @@
 /**
  * The whole-service simulation: the pair-protocol simulation's schedules (`pair-sim.ts`) with feed
  * readers throughout, every writer instance running the intent recovery, writes that land up to a
- * minute late, account PUTs of every field (one account's sometimes at once), and the feed's and
- * the accounts' invariants on top of the pair protocol's (`feed-sim.ts`, `account-sim.ts`).
+ * minute late, account PUTs of every field (one account's sometimes at once, renames among them),
+ * reads through the instances' caches, and the feed's, the accounts' and the cached reads'
+ * invariants on top of the pair protocol's (`feed-sim.ts`, `account-sim.ts`, `read-sim.ts`).
  *
  * - `SERVICE_SEED=n` runs that one schedule and prints its trace (`SERVICE_WITHOUT=step,…`: with
  *   knobs turned down, as the shrinker prints for the first failure of a search, `shrink.ts`).
  * - `SERVICE_SCHEDULES=n` (and `SERVICE_FIRST_SEED`) sizes the random search: 1,000 by default,
  *   100,000 with `SOAK=1`. `SERVICE_SMOKE=1` (the Node 20 smoke) runs the search only.
- * - Planted faults (`FeedPlant`: one rule of the feed's or the accounts' design switched off):
- *   each named scenario (`service-scenarios.ts`) holds, and breaks the feed's invariant with its
- *   plant; every other plant must break its invariant on some schedule of a random search of
- *   `PLANT_SCHEDULES` (2,000; the seed that does is printed).
+ * - Planted faults (`FeedPlant`: one rule of the feed's, the accounts' or the caches' design
+ *   switched off): each named scenario (`service-scenarios.ts`) holds, and breaks the feed's
+ *   invariant with its plant; every other plant must break its invariant on some schedule of a
+ *   random search of `PLANT_SCHEDULES` (2,000; the seed that does is printed).
  */
 import { describe, expect, it } from 'vitest';
 import { knob } from '../support/soak.js';
@@ -29,13 +30,15 @@ const without = env.SERVICE_WITHOUT ? env.SERVICE_WITHOUT.split(',') : [];
 const plantSchedules = knob('PLANT_SCHEDULES', 20_000, 2_000);
 /** The first seed of the random search that each plant broke (found by the search; tried first). */
 const PLANT_SEEDS: Partial<Record<FeedPlant, number>> = {
-  'watermark-without-intents': 35,
-  'recovery-without-fence': 329,
-  'orphan-intents-hold': 48,
-  'reader-clock-unguarded': 381,
+  'watermark-without-intents': 21,
+  'recovery-without-fence': 210,
+  'orphan-intents-hold': 583,
+  'reader-clock-unguarded': 323,
   'put-writes-whole-row': 447,
-  'privacy-from-cache': 1,
-  'tail-hears-nothing': 223,
+  'privacy-from-cache': 43,
+  'tail-hears-nothing': 186,
+  'rename-skips-claim': 4,
+  'user-cache-never-expires': 20,
 };
 
 /**
@@ -44,7 +47,7 @@ const PLANT_SEEDS: Partial<Record<FeedPlant, number>> = {
  * undone, as the first was.)
  */
 const BROKE_ONCE: Record<number, string> = {
-  7207: 'two PUTs of one account at one version kept one user.updated row between them',
+  3545: 'two PUTs of one account at one version kept one user.updated row between them',
 };
 
 const FILE = 'npx vitest run --config test/vitest.config.ts --project unit test/sim/service.test.ts';
@@ -73,6 +76,17 @@ describe('whole-service simulation', () => {
     const failures: ScheduleResult[] = [];
     const reached = { events: 0, pages: 0, refused: 0, late: 0, present: 0, fenced: 0, withCommit: 0 };
     const accounts = { overlapping: 0, requests: 0, refusals: 0, pages: 0 };
+    const names = {
+      renames: 0,
+      races: 0,
+      taken: 0,
+      renamedRows: 0,
+      unnamedRows: 0,
+      lateRows: 0,
+      lostClaims: 0,
+      orphans: 0,
+    };
+    const cached = { checked: 0, afterChange: 0, local: 0 };
     for (let seed = firstSeed; seed < firstSeed + schedules; seed++) {
       const r = await runSchedule(seed, { service: true });
       reached.events += r.feed?.events ?? 0;
@@ -86,6 +100,10 @@ describe('whole-service simulation', () => {
       accounts.requests += r.feed?.accounts.requests ?? 0;
       accounts.refusals += r.feed?.accounts.refusals ?? 0;
       accounts.pages += r.feed?.accounts.pages ?? 0;
+      for (const k of Object.keys(names) as (keyof typeof names)[]) names[k] += r.feed?.renames[k] ?? 0;
+      cached.checked += r.feed?.reads.checked ?? 0;
+      cached.afterChange += r.feed?.reads.afterChange ?? 0;
+      cached.local += r.feed?.reads.local ?? 0;
       if (r.violations.length === 0) continue;
       failures.push(r);
       if (failures.length === 1) {
@@ -104,7 +122,11 @@ describe('whole-service simulation', () => {
         `found ${reached.present} present and fenced ${reached.fenced}; ${reached.withCommit} with a compaction; ` +
         `${accounts.overlapping} PUTs overlapping another of their account, ${accounts.requests} follows that had to be ` +
         `requests, ${accounts.refusals} calls that had to be refused (deactivated), ${accounts.pages} followers pages ` +
-        `read after a deactivation; ` +
+        `read after a deactivation; ${names.renames} renames (${names.races} racing another account's for one name, ` +
+        `${names.taken} refused as taken), ${names.renamedRows} list rows showing a new name, ${names.unnamedRows} list rows ` +
+        `without a name, ${names.lateRows} with an old name landed late, ${names.orphans} orphan claims, ` +
+        `${names.lostClaims} names whose claim the release race took; ${cached.checked} cached reads ` +
+        `checked (${cached.afterChange} within a TTL of a write, ${cached.local} held to the instance's own change at once); ` +
         `${failures.length} broke the invariant`,
     );
     expect(
@@ -118,6 +140,17 @@ describe('whole-service simulation', () => {
     expect(reached.fenced + reached.present).toBeGreaterThan(0);
     expect(
       Math.min(accounts.overlapping, accounts.requests, accounts.refusals, accounts.pages),
+    ).toBeGreaterThan(0);
+    expect(
+      Math.min(
+        names.renames,
+        names.races,
+        names.taken,
+        names.renamedRows,
+        cached.checked,
+        cached.afterChange,
+        cached.local,
+      ),
     ).toBeGreaterThan(0);
   });
 
@@ -134,12 +167,19 @@ describe('whole-service simulation', () => {
     'put-writes-whole-row',
     'privacy-from-cache',
     'tail-hears-nothing',
+    'rename-skips-claim',
+    'user-cache-never-expires',
   ];
-  // What a plant breaks: the feed's invariant, or the accounts' (`account-sim.ts`).
-  const broken = (plant: FeedPlant) =>
+  // What a plant breaks: the feed's invariant, the accounts' (`account-sim.ts`; a rename without
+  // its claim: one name held twice, or not claimed) or the user rows' reads (`read-sim.ts`).
+  const broken = (plant: FeedPlant): string[] =>
     plant === 'put-writes-whole-row' || plant === 'privacy-from-cache' || plant === 'tail-hears-nothing'
-      ? 'account-'
-      : 'feed-';
+      ? ['account-']
+      : plant === 'rename-skips-claim'
+        ? ['account-username-unique', 'account-claim']
+        : plant === 'user-cache-never-expires'
+          ? ['stale-user']
+          : ['feed-'];
   for (const plant of searched) {
     it(`catches a planted fault: ${plant}`, { timeout: 600_000 }, async () => {
       // The seed that broke last time first (a search stops there), then the search from the start.
@@ -164,7 +204,9 @@ describe('whole-service simulation', () => {
               `${[...new Set(caught.violations.map((v) => v.kind))].join(', ')}; replay: ${replay(caught.seed, plant)}`
           : `${plant}: not caught in ${plantSchedules} schedules`,
       );
-      expect(caught?.violations.map((v) => v.kind).some((k) => k.startsWith(broken(plant)))).toBe(true);
+      expect(
+        caught?.violations.map((v) => v.kind).some((k) => broken(plant).some((b) => k.startsWith(b))),
+      ).toBe(true);
     });
   }
 

@@ -1,6 +1,7 @@
 /**
  * Shrinking a failing whole-service schedule: each named step turns one knob down (a fault off, one
- * writer, reader or call fewer, PUTs of one account one at a time, no PUT of `state`); a step is kept when the schedule still breaks the invariant with
+ * writer, reader or call fewer, PUTs of one account one at a time, no PUT of `state` or `username`,
+ * no cached read but pages); a step is kept when the schedule still breaks the invariant with
  * it. What is left is a smaller schedule to read — another schedule of the same seed (the knobs
  * change the draws), replayed with `SERVICE_SEED=n SERVICE_WITHOUT=step,step`.
  */
@@ -21,6 +22,8 @@ export const SHRINK_STEPS: Record<string, Step> = {
   puts: { feed: (k) => ({ ...k, putP: 0 }) },
   overlap: { feed: (k) => ({ ...k, concurrentPuts: false }) },
   deactivations: { feed: (k) => ({ ...k, stateP: 0 }) },
+  renames: { feed: (k) => ({ ...k, renameP: 0 }) },
+  reads: { feed: (k) => ({ ...k, reads: false }) },
   registries: { feed: (k) => ({ ...k, registries: false }) },
   late: { feed: (k) => ({ ...k, lateP: 0 }) },
   down: { feed: (k) => ({ ...k, recoveryDown: null }) },

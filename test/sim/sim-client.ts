@@ -85,6 +85,8 @@ export interface StatementRecord {
   result?: ReadResult;
   /** For each partition group of a write: the partition it touched. */
   partitions: string[];
+  /** A conditional write's verdict, once the node applied it (whether its condition held). */
+  lwtApplied?: boolean;
 }
 
 export interface SimClientHooks {
@@ -266,6 +268,7 @@ export class SimClient {
       this.o.hooks?.onSend?.(rec);
       let verdict: ResultRow | undefined;
       for (const g of groups) verdict = engine.applyWrites(g, at) ?? verdict;
+      if (verdict) rec.lwtApplied = verdict['[applied]'] === true;
       this.o.hooks?.onApply?.(rec, at);
       return Promise.resolve(resultSet(verdict ? [verdict] : [], null));
     }
@@ -388,6 +391,7 @@ export class SimClient {
                 (late ? timeoutMs * ms + batchlogBy : 0);
           const apply = () => {
             verdict = engine.applyWrites(g, sched.now) ?? verdict;
+            if (verdict) rec.lwtApplied = verdict['[applied]'] === true;
             rec.applied.push(sched.now);
             this.o.hooks?.onApply?.(rec, sched.now);
           };

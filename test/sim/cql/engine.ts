@@ -195,6 +195,15 @@ function nativeOf(t: CqlType, what: string, text: string): NativeType {
 export class CqlEngine {
   private readonly data = new Map<string, Map<string, Partition>>();
   private readonly prepared: Map<string, Prepared>;
+  /**
+   * Told the partitions each SELECT names (`table|key`, whether they exist or not; a scan:
+   * `table|*`) and each partition a write is applied to, with the true time: the simulation's
+   * staleness check watches what a read depends on (`read-sim.ts`). Null: nobody watches.
+   */
+  watch: {
+    read(partition: string): void;
+    write(partition: string, now: number): void;
+  } | null = null;
 
   constructor(readonly schema: Schema) {
     for (const name of schema.keys()) this.data.set(name, new Map());
@@ -932,6 +941,7 @@ export class CqlEngine {
     for (const w of writes) {
       const r = w.apply(this.partition(w.table, w.key, w.pk), now);
       if (r) verdict = r;
+      this.watch?.write(`${w.table}|${w.key}`, now);
     }
     return verdict;
   }
@@ -1097,10 +1107,13 @@ export class CqlEngine {
         const t = tokenOfPart(x);
         return bounds.every((b) => cmpOk(t < b.v ? -1 : t > b.v ? 1 : 0, b.op));
       });
+      this.watch?.read(`${table.name}|*`);
     } else {
-      parts = this.keyValues(p, table.partitionKey, params)
-        .map((pk) => all.get(pk.length === 1 ? keyPart(pk[0]) : pk.map(keyPart).join('|')))
-        .filter((x): x is Partition => x !== undefined);
+      const keys = this.keyValues(p, table.partitionKey, params).map((pk) =>
+        pk.length === 1 ? keyPart(pk[0]) : pk.map(keyPart).join('|'),
+      );
+      if (this.watch) for (const k of keys) this.watch.read(`${table.name}|${k}`);
+      parts = keys.map((k) => all.get(k)).filter((x): x is Partition => x !== undefined);
     }
     if (parts.length > 1 || from) {
       for (const x of parts) tokenOfPart(x);
