@@ -12,6 +12,8 @@ export const DRIFT_KINDS = [
   'ghost_row',
   'count_drift',
   'orphan_claim',
+  'missing_claim',
+  'name_conflict',
 ] as const;
 export type DriftKind = (typeof DRIFT_KINDS)[number];
 
@@ -23,6 +25,7 @@ export const SWEEP_TABLES = [
   'edges_out',
   'pair_ops',
   'usernames',
+  'users',
 ] as const;
 
 export type SweepTable = (typeof SWEEP_TABLES)[number];
@@ -30,7 +33,11 @@ export type SweepTable = (typeof SWEEP_TABLES)[number];
 /** One thing found wrong, for the report (a bounded sample is kept). */
 export interface Finding {
   kind: DriftKind;
-  /** `source relation target @createdAt` for edges and rows, `user relation direction` for counts, `low|high` for pairs. */
+  /**
+   * `source relation target @createdAt` for edges and rows, `user relation direction` for counts,
+   * `low|high` for pairs, `name user` for claims (the lower-cased name and the claim's holder, or
+   * the user missing its claim), `holder and user both named name` for a conflict.
+   */
   what: string;
 }
 
@@ -38,7 +45,7 @@ export interface Finding {
 export interface SweepTotals {
   /** Partitions visited per table. */
   partitions: Record<SweepTable, number>;
-  /** Rows read (ops, edges, list rows). */
+  /** Rows read (ops, edges, list rows, claims, user rows). */
   rows: number;
   findings: Record<DriftKind, number>;
   /** Pairs re-folded and rewritten (0 in a dry run). */
@@ -91,7 +98,15 @@ export interface SweepOptions {
 }
 
 export const emptyTotals = (): SweepTotals => ({
-  partitions: { pair_ops: 0, edges_out: 0, following: 0, followers: 0, relation_lists: 0, usernames: 0 },
+  partitions: {
+    pair_ops: 0,
+    edges_out: 0,
+    following: 0,
+    followers: 0,
+    relation_lists: 0,
+    usernames: 0,
+    users: 0,
+  },
   rows: 0,
   findings: {
     fold_mismatch: 0,
@@ -100,6 +115,8 @@ export const emptyTotals = (): SweepTotals => ({
     ghost_row: 0,
     count_drift: 0,
     orphan_claim: 0,
+    missing_claim: 0,
+    name_conflict: 0,
   },
   repairedPairs: 0,
   markedDirty: 0,

@@ -6,12 +6,17 @@
  * Design note.
  *
  * Scan. The Murmur3 ring is split into `ranges` equal slices; the sweep walks `following`,
- * `followers`, `relation_lists`, `edges_out` and `pair_ops` in turn, each over every slice, a page
- * of distinct partition keys at a time (`token(pk) > last AND token(pk) <= end`), and checks every
- * partition found against its counterparts with point or single-partition reads. The list tables
- * go first so that their count check sees the counters before the sweep's own repairs move rows
- * (whose count effects the reconciler absorbs through the marks the sweep leaves): the report is
- * then the same whatever the token order, and the same as a dry run's. Nothing is collected across
+ * `followers`, `relation_lists`, `edges_out`, `pair_ops`, `usernames` and `users` in turn, each
+ * over every slice, a page of distinct partition keys at a time (`token(pk) > last AND token(pk)
+ * <= end`), and checks every partition found against its counterparts with point or
+ * single-partition reads. The list tables go first so that their count check sees the counters
+ * before the sweep's own repairs move rows (whose count effects the reconciler absorbs through the
+ * marks the sweep leaves): the report is then the same whatever the token order, and the same as a
+ * dry run's. `usernames` goes before `users` for the same reason (its releases of orphans come
+ * before the claims of missing names), and `users` last so that a run saved before it existed
+ * resumes where it stopped. Each name pass costs a page of keys per `pageSize` accounts and up
+ * to two point reads per account (a claim and its holder's row; a user row, with its cells' write
+ * times, and its name's claim). Nothing is collected across
  * pages: memory is one page of partitions, one page of rows inside one partition, the fixes of
  * that page (at most `pageSize` partitions × rows per partition page) and the page's snapshot of
  * the deactivated-accounts registry (at most `REGISTRY_BOUND` ids).
@@ -31,6 +36,23 @@
  *    lost to a concurrent one, a PUT that failed after its claim), claimed over
  *    `CLAIM_SETTLE_MICROS` ago (a younger claim may belong to a PUT still landing). The fix
  *    releases it, conditioned on the holder (a lightweight transaction, off the edge path).
+ *  - `missing_claim` (users): a user whose stored name has no claim row, so another account may
+ *    claim it: two overlapping PUTs of one account, one releasing the name after reading its row
+ *    back while the other's cells, naming it, land after that read (the PUT's re-check in
+ *    `accounts.ts` narrows this, but a write can land after any read). Checked only once the
+ *    username cell is `CLAIM_SETTLE_MICROS` old (its write time, which the store returns): a
+ *    younger one may be a PUT still landing. Another account's claim that its row does not use is
+ *    an orphan, which the usernames pass, run before this one, releases: it counts as missing too
+ *    (so a dry run reports what a real run fixes) unless younger than the settle time (left to the
+ *    next run). The fix is the PUT's own claim (`INSERT … IF NOT EXISTS`), which never takes
+ *    another account's: a claim made since the check stays, and the next run sees a conflict or
+ *    an orphan. Its one harm: a rename away from the name in flight may release it between the
+ *    sweep's two reads; the claim made is then an orphan, released by the next run.
+ *  - `name_conflict` (users): the user's name is claimed by another account whose row uses it too
+ *    (`holder and user both named name`, once per user not holding the claim): two accounts hold
+ *    one name. No automatic fix (which one keeps it is the account service's call): the operator
+ *    renames one of them through a user PUT; the next sweep then finds nothing, or claims the name
+ *    for the other if the renamed one held it.
  *  - `count_drift` (list tables): the list's served count differs from its rows without
  *    deactivated members (checked once per list, when the sweep reaches the list's first read
  *    bucket, through the registry of deactivated accounts; lists without any row partition are
@@ -69,6 +91,7 @@ import type { MemberFilter } from '../lists/contracts.js';
 import { countBucket } from '../lists/list-walker.js';
 import { bucketCode, bucketCodeOf } from '../model/buckets.js';
 import { nowPosition } from '../model/clock.js';
+import { UsernameTakenError } from '../model/errors.js';
 import { type Directory, readCodeOf, readCodes } from '../model/time-buckets.js';
 import {
   type BucketLayout,
@@ -127,9 +150,13 @@ export function splitRing(n: number): TokenRange[] {
 const edgeName = (e: { sourceId: UserId; relation: string; targetId: UserId }, createdAt: bigint) =>
   `${e.sourceId} ${e.relation} ${e.targetId} @${createdAt}`;
 
-/** The fixes a page needs: pairs to repair (with stray rows), lists to mark dirty, claims to release. */
+/**
+ * The fixes a page needs: pairs to repair (with stray rows), lists to mark dirty, claims to release
+ * and claims to make.
+ */
 class PageFixes {
   readonly claims: { username: string; userId: UserId }[] = [];
+  readonly missingClaims: { username: string; userId: UserId }[] = [];
   readonly pairs = new Map<string, { a: UserId; b: UserId; strays: StrayRow[] }>();
   /** Lists to mark dirty: the bucket of `otherId` in the read layout, or bucket `code` itself. */
   readonly dirty = new Map<string, { list: ListKey; otherId?: UserId; code?: number }>();
@@ -357,6 +384,31 @@ export async function repairSweep(deps: RepairDeps, o: SweepOptions = {}): Promi
     fixes.claims.push({ username, userId: claim.userId });
   };
 
+  const checkUserClaim = async (userId: UserId, fixes: PageFixes) => {
+    const read = await store.getUserVersioned(userId);
+    totals.rows++;
+    const { user } = read;
+    // A name written under a minute ago may belong to a PUT still landing (see the note).
+    if (!user || nowPosition() - (read.versions.username ?? 0n) < CLAIM_SETTLE_MICROS) return;
+    const name = user.username.toLowerCase();
+    const claim = await store.getUsernameClaim(name);
+    totals.rows++;
+    if (claim?.userId === userId) return;
+    if (claim) {
+      const holder = await store.getUser(claim.userId);
+      totals.rows++;
+      if (holder?.username.toLowerCase() === name) {
+        found('name_conflict', `${claim.userId} and ${userId} both named ${name}`);
+        return;
+      }
+      // An orphan: released by the usernames pass before this one (a young one is left to the
+      // next run: its holder's PUT may be landing, and then this is a conflict).
+      if (nowPosition() - claim.claimedAt < CLAIM_SETTLE_MICROS) return;
+    }
+    found('missing_claim', `${name} ${userId}`);
+    fixes.missingClaims.push({ username: name, userId });
+  };
+
   const check = (key: ScannedKey, fixes: PageFixes, hidden: MemberFilter): Promise<void> => {
     switch (key.table) {
       case 'pair_ops':
@@ -370,6 +422,7 @@ export async function repairSweep(deps: RepairDeps, o: SweepOptions = {}): Promi
       case 'usernames':
         return checkClaim(key.username, fixes);
       case 'users':
+        return checkUserClaim(key.userId, fixes);
       case 'list_counts':
       case 'bucket_counts':
         return Promise.resolve();
@@ -379,6 +432,13 @@ export async function repairSweep(deps: RepairDeps, o: SweepOptions = {}): Promi
   const applyFixes = async (fixes: PageFixes) => {
     if (dryRun) return;
     for (const c of fixes.claims) await store.releaseUsername(c.username, c.userId);
+    for (const c of fixes.missingClaims) {
+      // Another account that claimed the name since the check keeps it: the next run sees a
+      // conflict (its PUT landed) or an orphan then a missing claim (it failed).
+      await store.claimUsername(c.username, c.userId).catch((e: unknown) => {
+        if (!(e instanceof UsernameTakenError)) throw e;
+      });
+    }
     for (const { a, b, strays } of fixes.pairs.values()) {
       const r = await repairPairFolded(deps, a, b, {
         strays,

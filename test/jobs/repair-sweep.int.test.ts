@@ -4,7 +4,9 @@
  * ops (an op in the pair history whose edge and list writes never happened). The dry run reports
  * exactly that drift by kind; the sweep plus one reconciler pass restore exact agreement with the
  * fold of every pair's history; a second sweep finds nothing; a repair racing a newer unfollow does
- * not resurrect the edge; a sweep stopped part-way and resumed ends where a whole one does.
+ * not resurrect the edge; a sweep stopped part-way and resumed ends where a whole one does; a
+ * user without its name's claim is reported and claimed, and a name two users hold is reported and
+ * left.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GraphService } from '../../src/graph/graph-service.js';
@@ -104,6 +106,8 @@ const NOTHING = {
   ghost_row: 0,
   count_drift: 0,
   orphan_claim: 0,
+  missing_claim: 0,
+  name_conflict: 0,
 };
 const sortedSamples = (r: SweepReport) => [...r.samples].sort((x, y) => (x.what < y.what ? -1 : 1));
 
@@ -178,11 +182,20 @@ describe('repair sweep', () => {
       // pair_ops: the 10 pairs with history (1|2 1|3 1|4 1|5 2|3 2|4 3|6 5|6 7|8, and 5|7 with its
       // op only); edges_out: 1..7 (8 holds no edge row); following: 1..6 (6 with its ghost);
       // followers: 1, 2, 3, 5; relation_lists: 2's mutes out, 4's mutes in, 7's blocks out, 8's
-      // blocks in, 3's ghost mutes in; usernames: the 8 users' names.
-      partitions: { pair_ops: 10, edges_out: 7, following: 6, followers: 4, relation_lists: 5, usernames: 8 },
+      // blocks in, 3's ghost mutes in; usernames and users: the 8 users' names and rows.
+      partitions: {
+        pair_ops: 10,
+        edges_out: 7,
+        following: 6,
+        followers: 4,
+        relation_lists: 5,
+        usernames: 8,
+        users: 8,
+      },
       // ops and stored edges of the pairs, edge rows of the sources, list rows (ghosts included),
-      // one claim read per name
-      rows: 67,
+      // one claim read per name, one read per user row (each name under a minute old: its claim
+      // is not read)
+      rows: 75,
       findings: {
         fold_mismatch: 2,
         missing_inverse: 1,
@@ -190,11 +203,13 @@ describe('repair sweep', () => {
         ghost_row: 2,
         count_drift: 3,
         orphan_claim: 0,
+        missing_claim: 0,
+        name_conflict: 0,
       },
       repairedPairs: 0,
       markedDirty: 0,
       countsPending: 0,
-      pages: 24,
+      pages: 28,
       samples: [
         { kind: 'missing_inverse', what: `6 follows 3 @${c63}` },
         { kind: 'count_drift', what: '2 follows in: counted 2, served 7' },
@@ -219,6 +234,8 @@ describe('repair sweep', () => {
         ghost_row: 2,
         count_drift: 3,
         orphan_claim: 0,
+        missing_claim: 0,
+        name_conflict: 0,
       },
       complete: true,
       // 2|4 and 5|7 (fold), 3|6 (inverse), 4|6 and 3|5 (ghosts)
@@ -277,6 +294,8 @@ describe('repair sweep', () => {
       ghost_row: 1,
       count_drift: 2,
       orphan_claim: 0,
+      missing_claim: 0,
+      name_conflict: 0,
     });
 
     const part = await sweep({ job: 'resume-test', maxPages: 7 });
@@ -296,6 +315,66 @@ describe('repair sweep', () => {
     expect((await store.getSweepProgress('resume-test'))?.done).toBe(true);
     await reconcileDirty(store);
     expect(await snapshot(store, USERS)).toEqual(await reference());
+    expect((await sweep({ dryRun: true })).findings).toEqual(NOTHING);
+  });
+
+  it('a user without its claim: a dry run reports it and writes nothing, a sweep claims it, a second finds nothing; a name two users hold is reported and left', async () => {
+    const before = await sweep({ dryRun: true });
+    expect(before.findings).toEqual(NOTHING);
+    // Names written two minutes ago (settled): 20's claim was released by a racing rename of its
+    // own; 22's name is the one 21 holds; 23's claim is its own.
+    const old = nowPosition() - 120_000_000n;
+    await store.putUserFields(20n, { username: 'Bo' }, old);
+    await store.putUserFields(21n, { username: 'cy' }, old);
+    await store.claimUsername('cy', 21n);
+    await store.putUserFields(22n, { username: 'CY' }, old);
+    await store.putUserFields(23n, { username: 'dee' }, old);
+    await store.claimUsername('dee', 23n);
+    const state = async () => ({
+      holders: await Promise.all(
+        ['bo', 'cy', 'dee'].map(async (n) => (await store.getUsernameClaim(n))?.userId ?? null),
+      ),
+      names: [...(await store.getUsers([20n, 21n, 22n, 23n])).values()].map((u) => u.username),
+    });
+    const injected = await state();
+    expect(injected).toEqual({ holders: [null, 21n, 23n], names: ['Bo', 'cy', 'CY', 'dee'] });
+    const found = {
+      findings: { ...NOTHING, missing_claim: 1, name_conflict: 1 },
+      samples: [
+        { kind: 'name_conflict', what: '21 and 22 both named cy' },
+        { kind: 'missing_claim', what: 'bo 20' },
+      ],
+    };
+
+    const dry = await sweep({ dryRun: true });
+    // Whole but for the rows read, which depend on whether the fixture users' names have settled.
+    expect({ ...dry, runId: 'x', rows: 0, samples: sortedSamples(dry) }).toEqual({
+      ...before,
+      runId: 'x',
+      rows: 0,
+      partitions: {
+        ...before.partitions,
+        usernames: before.partitions.usernames + 2,
+        users: before.partitions.users + 4,
+      },
+      ...found,
+    });
+    expect(await state()).toEqual(injected);
+
+    const r = await sweep();
+    expect({ findings: r.findings, samples: sortedSamples(r) }).toEqual(found);
+    expect(await state()).toEqual({ ...injected, holders: [20n, 21n, 23n] });
+    await expect(graph.putUser({ id: 24n, username: 'BO' })).rejects.toThrow(/taken/i);
+
+    const again = await sweep();
+    expect({ findings: again.findings, samples: again.samples }).toEqual({
+      findings: { ...NOTHING, name_conflict: 1 },
+      samples: [{ kind: 'name_conflict', what: '21 and 22 both named cy' }],
+    });
+    expect(await state()).toEqual({ ...injected, holders: [20n, 21n, 23n] });
+    // The operator's fix: one of the two renamed through a PUT.
+    await graph.putUser({ id: 22n, username: 'cyd' });
+    await graph.settleAccountTasks();
     expect((await sweep({ dryRun: true })).findings).toEqual(NOTHING);
   });
 });

@@ -7,8 +7,10 @@ import { describe, expect, it } from 'vitest';
 import { GraphService } from '../../src/graph/graph-service.js';
 import { foldView } from '../../src/graph/pair/pair-fold.js';
 import { reconcileDirty } from '../../src/jobs/reconcile-dirty.js';
-import { repairSweep, splitRing } from '../../src/jobs/repair-sweep.js';
-import { RELATIONS } from '../../src/model/types.js';
+import { DRIFT_KINDS, repairSweep, splitRing } from '../../src/jobs/repair-sweep.js';
+import { nowPosition } from '../../src/model/clock.js';
+import { UsernameTakenError } from '../../src/model/errors.js';
+import { RELATIONS, type UserId } from '../../src/model/types.js';
 import { MAX_TOKEN, MIN_TOKEN } from '../../src/ports/records.js';
 import { countName, edgeName, snapshot } from '../graph/support/graph-snapshot.js';
 import { SingleBucketLists } from '../graph/support/single-bucket-lists.js';
@@ -46,6 +48,8 @@ describe('repair sweep (memory store)', () => {
       ghost_row: 0,
       count_drift: 0,
       orphan_claim: 0,
+      missing_claim: 0,
+      name_conflict: 0,
     });
   });
 
@@ -91,6 +95,8 @@ describe('repair sweep (memory store)', () => {
         ghost_row: 1,
         count_drift: 2,
         orphan_claim: 0,
+        missing_claim: 0,
+        name_conflict: 0,
       },
       samples: [
         { kind: 'fold_mismatch', what: '1|4' },
@@ -135,6 +141,8 @@ describe('repair sweep (memory store)', () => {
       ghost_row: 0,
       count_drift: 0,
       orphan_claim: 0,
+      missing_claim: 0,
+      name_conflict: 0,
     });
   });
 
@@ -170,5 +178,136 @@ describe('repair sweep (memory store)', () => {
     await expect(graph.putUser({ id: 3n, username: 'landing' })).rejects.toThrow(/taken/i);
     await expect(graph.putUser({ id: 3n, username: 'ada' })).rejects.toThrow(/taken/i);
     expect((await repairSweep({ store, lists }, { dryRun: true })).findings.orphan_claim).toBe(0);
+  });
+});
+
+/** Whole findings: zero but for `some`. */
+const findings = (some: Partial<Record<(typeof DRIFT_KINDS)[number], number>> = {}) => ({
+  ...Object.fromEntries(DRIFT_KINDS.map((k) => [k, 0])),
+  ...some,
+});
+
+/** A memory store whose claims can be dated two minutes back, as a sweep would see old ones. */
+class ClaimStore extends MemoryGraphStore {
+  ageClaim(name: string) {
+    this.claimedAt.set(name, (this.claimedAt.get(name) ?? 0n) - 120_000_000n);
+  }
+  /** A user row whose name was written two minutes ago (settled), claimed or not. */
+  async oldUser(id: UserId, username: string, o: { claim: boolean }) {
+    await this.putUserFields(id, { username }, nowPosition() - 120_000_000n);
+    if (o.claim) await this.claimUsername(username, id);
+  }
+  /** Who holds each name's claim (null: nobody). */
+  async holders(names: readonly string[]) {
+    return Promise.all(names.map(async (n) => (await this.getUsernameClaim(n))?.userId ?? null));
+  }
+}
+
+describe('repair sweep: the claims of stored usernames (memory store)', () => {
+  it('a user whose claim row is missing (a rename racing a rename back released it): reported, claimed, then nothing', async () => {
+    const store = new ClaimStore();
+    const lists = new SingleBucketLists(store);
+    await store.oldUser(1n, 'ada', { claim: true });
+    await store.oldUser(2n, 'Bo', { claim: false });
+    const dry = await repairSweep({ store, lists }, { dryRun: true, ranges: 2 });
+    expect({ ...dry, runId: 'x' }).toEqual({
+      dryRun: true,
+      complete: true,
+      runId: 'x',
+      partitions: {
+        pair_ops: 0,
+        edges_out: 0,
+        following: 0,
+        followers: 0,
+        relation_lists: 0,
+        usernames: 1,
+        users: 2,
+      },
+      // ada's claim (too young for its holder to be read); each user's row and its name's claim
+      rows: 5,
+      findings: findings({ missing_claim: 1 }),
+      repairedPairs: 0,
+      markedDirty: 0,
+      countsPending: 0,
+      // 7 tables × 2 ranges
+      pages: 14,
+      samples: [{ kind: 'missing_claim', what: 'bo 2' }],
+    });
+    expect(await store.holders(['ada', 'bo'])).toEqual([1n, null]);
+
+    const run = await repairSweep({ store, lists }, { ranges: 2 });
+    expect({ findings: run.findings, samples: run.samples }).toEqual({
+      findings: findings({ missing_claim: 1 }),
+      samples: [{ kind: 'missing_claim', what: 'bo 2' }],
+    });
+    expect(await store.holders(['ada', 'bo'])).toEqual([1n, 2n]);
+    const graph = new GraphService({ store, lists, maxFollowing: 100, countLeaseMs: 0 });
+    await expect(graph.putUser({ id: 3n, username: 'BO' })).rejects.toBeInstanceOf(UsernameTakenError);
+
+    const again = await repairSweep({ store, lists }, { ranges: 2 });
+    expect({ findings: again.findings, samples: again.samples }).toEqual({
+      findings: findings(),
+      samples: [],
+    });
+  });
+
+  it('a name two users hold: name_conflict reported, by a dry run and a real one, and nothing changed', async () => {
+    const store = new ClaimStore();
+    const lists = new SingleBucketLists(store);
+    await store.oldUser(1n, 'cy', { claim: true });
+    await store.oldUser(2n, 'CY', { claim: false });
+    for (const dryRun of [true, false]) {
+      const r = await repairSweep({ store, lists }, { dryRun, ranges: 2 });
+      expect({ findings: r.findings, samples: r.samples }).toEqual({
+        findings: findings({ name_conflict: 1 }),
+        samples: [{ kind: 'name_conflict', what: '1 and 2 both named cy' }],
+      });
+      expect({
+        holders: await store.holders(['cy']),
+        users: [...(await store.getUsers([1n, 2n])).values()].map((u) => u.username),
+      }).toEqual({ holders: [1n], users: ['cy', 'CY'] });
+    }
+  });
+
+  it('a user whose claim is its own, or whose name is under a minute old: nothing', async () => {
+    const store = new ClaimStore();
+    const lists = new SingleBucketLists(store);
+    await store.oldUser(1n, 'Dee', { claim: true });
+    store.ageClaim('dee');
+    // Written now without its claim: a PUT may be landing.
+    await store.putUserFields(2n, { username: 'eve' }, nowPosition());
+    for (const dryRun of [true, false]) {
+      const r = await repairSweep({ store, lists }, { dryRun, ranges: 2 });
+      expect({ findings: r.findings, samples: r.samples, partitions: r.partitions.users }).toEqual({
+        findings: findings(),
+        samples: [],
+        partitions: 2,
+      });
+    }
+    expect(await store.holders(['dee', 'eve'])).toEqual([1n, null]);
+  });
+
+  it("a name whose claim is an old orphan of another account: the orphan released, then the user's claim made", async () => {
+    const store = new ClaimStore();
+    const lists = new SingleBucketLists(store);
+    await store.oldUser(1n, 'fay', { claim: false });
+    await store.oldUser(2n, 'gus', { claim: true });
+    await store.claimUsername('fay', 2n);
+    store.ageClaim('fay');
+    store.ageClaim('gus');
+    const dry = await repairSweep({ store, lists }, { dryRun: true, ranges: 2 });
+    const expected = {
+      findings: findings({ orphan_claim: 1, missing_claim: 1 }),
+      samples: [
+        { kind: 'orphan_claim', what: 'fay 2' },
+        { kind: 'missing_claim', what: 'fay 1' },
+      ],
+    };
+    expect({ findings: dry.findings, samples: dry.samples }).toEqual(expected);
+    expect(await store.holders(['fay', 'gus'])).toEqual([2n, 2n]);
+    const run = await repairSweep({ store, lists }, { ranges: 2 });
+    expect({ findings: run.findings, samples: run.samples }).toEqual(expected);
+    expect(await store.holders(['fay', 'gus'])).toEqual([1n, 2n]);
+    expect((await repairSweep({ store, lists }, { dryRun: true, ranges: 2 })).findings).toEqual(findings());
   });
 });

@@ -17,6 +17,17 @@
  * it read (a newer generation's row survives, and runs next). Finding the account private, it
  * stops; it deletes the task only once it is `ACCEPT_TASK_SETTLE_MICROS` old, since a younger one
  * may belong to a go-public write that has not landed yet.
+ *
+ * Names. A rename claims its name (a lightweight transaction on the lower-cased name) before it
+ * writes, reads its row back, and releases the names that row does not use (the old one; its own
+ * after a concurrent rename won). Two overlapping PUTs of one account can then release the name the
+ * winning cells carry: one renames N → M and releases N after reading M back, before the other's
+ * cells, which carry N (a rename back, or a case-only change, which keeps the claim), land. So a
+ * rename then checks its stored name's claim and claims it if missing: re-read after its releases
+ * when it released any (else the name read back, after its own cells landed). Of the PUT whose
+ * cells win and any PUT that released their name, one checks after both the release and those
+ * cells: the name ends claimed. Cost: a read, or two, per rename. A write landing after every
+ * check (a statement that timed out, then landed) escapes it: the repair sweep's `missing_claim`.
  */
 import type { ListService } from '../../lists/contracts.js';
 import {
@@ -25,6 +36,7 @@ import {
   NoPendingRequestError,
   StoreUnavailableError,
   UserNotFoundError,
+  UsernameTakenError,
 } from '../../model/errors.js';
 import type { EventRow } from '../../model/events.js';
 import { USERNAME_PATTERN } from '../../model/limits.js';
@@ -223,11 +235,29 @@ export class Accounts {
     // Names no row uses any more: the old one after a rename, ours after a concurrent rename won.
     // (A name left claimed by a PUT that failed here is released by the repair sweep.)
     const storedName = stored.username.toLowerCase();
-    for (const name of [existing?.username, claimed])
-      if (name !== undefined && name.toLowerCase() !== storedName) await store.releaseUsername(name, id);
+    const released = [existing?.username, claimed].filter(
+      (name): name is string => name !== undefined && name.toLowerCase() !== storedName,
+    );
+    for (const name of released) await store.releaseUsername(name, id);
+    if (changed.username !== undefined) await this.keepClaim(id, released.length > 0 ? null : storedName);
     this.d.onUserWritten?.(stored);
     if (event) this.d.onEvents?.([event]);
     return { stored, late };
+  }
+
+  /**
+   * After a rename's releases: claims the account's stored name again if no claim holds it (`name`,
+   * read after this PUT's cells landed; null: read it again, after the releases). Another PUT of
+   * the account may have released it (see the note); another account's claim is left (a conflict
+   * for the repair sweep). What lands after this read is the repair sweep's (`missing_claim`).
+   */
+  private async keepClaim(id: UserId, name: string | null): Promise<void> {
+    const { store } = this.d;
+    const current = name ?? (await store.getUserVersioned(id)).user?.username.toLowerCase();
+    if (current === undefined || (await store.getUsernameClaim(current)) !== null) return;
+    await store.claimUsername(current, id).catch((e: unknown) => {
+      if (!(e instanceof UsernameTakenError)) throw e;
+    });
   }
 
   /** Throws `UserNotFoundError`. */

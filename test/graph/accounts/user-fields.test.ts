@@ -170,6 +170,79 @@ describe('usernames under per-field PUTs', () => {
   });
 });
 
+/** A promise and the function that resolves it. */
+function latch(): { promise: Promise<void>; open: () => void } {
+  let open!: () => void;
+  const promise = new Promise<void>((r) => {
+    open = r;
+  });
+  return { promise, open };
+}
+
+/**
+ * A store that holds the cells of a PUT naming `ADA` until `held` opens (telling `arrived`), and
+ * runs `beforeRelease` before each release of a name.
+ */
+class RacedStore extends MemoryGraphStore {
+  held = latch();
+  arrived = latch();
+  beforeRelease: () => Promise<unknown> = async () => undefined;
+  override async putUserFields(...a: Parameters<MemoryGraphStore['putUserFields']>) {
+    if (a[1].username === 'ADA') {
+      this.arrived.open();
+      await this.held.promise;
+    }
+    return super.putUserFields(...a);
+  }
+  override async releaseUsername(username: string, id: bigint) {
+    await this.beforeRelease();
+    return super.releaseUsername(username, id);
+  }
+}
+
+describe('a rename racing a case-only change of one account, whose cells win (the race the simulation found)', () => {
+  /**
+   * B changes `ada` to `ADA` (a case-only change keeps the claim) and its cells are held; A renames
+   * to `max`, reads `max` back and releases `ada`; B's cells (the higher version) land after A's
+   * read. `releaseAfterB`: A's release waits until B has answered, else B's cells wait until A has.
+   * Returns who holds `ada` once A has answered.
+   */
+  async function race(releaseAfterB: boolean) {
+    const raced = new RacedStore();
+    store = raced;
+    await instance().putUser({ id: ADA, username: 'ada' });
+    const [a, b] = [instance(), instance(1_000_000n)];
+    const putB = b.putUser({ id: ADA, username: 'ADA' });
+    await raced.arrived.promise;
+    if (releaseAfterB)
+      raced.beforeRelease = async () => {
+        raced.held.open();
+        await putB;
+      };
+    await a.putUser({ id: ADA, username: 'max' });
+    const afterA = (await raced.getUsernameClaim('ada'))?.userId ?? null;
+    raced.held.open();
+    await putB;
+    const c = instance();
+    const taken = await c.putUser({ id: 2n, username: 'Ada' }).catch((e: unknown) => e);
+    expect({
+      name: (await raced.getUser(ADA))?.username,
+      holders: await Promise.all(['ada', 'max'].map(async (n) => (await raced.getUsernameClaim(n))?.userId)),
+      taken: taken instanceof UsernameTakenError,
+    }).toEqual({ name: 'ADA', holders: [ADA, ADA], taken: true });
+    await Promise.all([a.settleAccountTasks(), b.settleAccountTasks(), c.settleAccountTasks()]);
+    return afterA;
+  }
+
+  it('the name stays claimed: the PUT whose cells win checks its claim after they land', async () => {
+    expect(await race(false)).toBe(null);
+  });
+
+  it('the name stays claimed: the PUT that released it reads its row again after the release', async () => {
+    expect(await race(true)).toBe(ADA);
+  });
+});
+
 describe('a rename whose cells land late', () => {
   it('another instance running its task waits to see the name, so a follow that read the old name is renamed too', async () => {
     class Gated extends MemoryGraphStore {
