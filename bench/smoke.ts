@@ -98,6 +98,19 @@ const SMOKE: readonly (readonly [file: string, args: readonly string[], lane?: '
   ['suggest', ['--users=2000', '--edges=20000']],
   ['cache-memory', ['--users=20000', '--edges=2000', '--following=15000']],
   ['relay', ['--events=2000', '--crash-events=2000', '--crashes=1', '--batch=100', '--pairs=50'], 'aside'],
+  [
+    'all-in',
+    [
+      '--follows=100',
+      '--rate=50',
+      '--users=50',
+      '--settle-seconds=3',
+      '--idle-seconds=3',
+      '--quiet-seconds=20',
+      '--window-seconds=3',
+    ],
+    'aside',
+  ],
   ['profile', ['--seconds=5', '--out=smoke', '--', 'bench/suggest.ts', '--users=2000', '--edges=20000']],
 ];
 
