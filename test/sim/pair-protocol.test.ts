@@ -85,12 +85,14 @@ describe('pair protocol simulation', () => {
     const firstByTag = new Map<string, number>();
     let statements = 0;
     const reached = { acked: 0, commits: 0, withCommit: 0 };
+    const stepped = { steps: 0, backSteps: 0, afterBackStep: 0, crossed: 0 };
     for (let seed = firstSeed; seed < firstSeed + schedules; seed++) {
       const r = await runSchedule(seed, { knobs: SEARCHES[search] });
       statements += r.stats.statements;
       reached.acked += r.stats.acked;
       reached.commits += r.stats.commits;
       if (r.stats.commits > 0) reached.withCommit++;
+      for (const k of Object.keys(stepped) as (keyof typeof stepped)[]) stepped[k] += r.stats.clock[k];
       if (r.violations.length === 0) continue;
       failures.push(r);
       for (const t of r.tags.length > 0 ? r.tags : ['unrecognised'])
@@ -103,12 +105,18 @@ describe('pair protocol simulation', () => {
       `${schedules} schedules (seeds ${firstSeed}–${firstSeed + schedules - 1}) in ${seconds.toFixed(1)} s ` +
         `(${((used.user + used.system) / 1e6).toFixed(1)} s CPU), ` +
         `${statements} statements, ${reached.acked} acknowledged calls, ${reached.commits} commits ` +
-        `(${reached.withCommit} schedules with one or more); ${failures.length} broke the invariant; first seed per finding: ` +
+        `(${reached.withCommit} schedules with one or more); ${stepped.steps} writer clock steps ` +
+        `(${stepped.backSteps} back), ${stepped.afterBackStep} calls after a backward step of their writer's clock ` +
+        `(${stepped.crossed} reading it below an earlier call of that writer); ${failures.length} broke the invariant; first seed per finding: ` +
         `${JSON.stringify(Object.fromEntries(firstByTag))}`,
     );
     if (!expectBugs)
       expect(failures.map((f) => ({ seed: f.seed, tags: f.tags, replay: replay(f.seed) }))).toEqual([]);
     // A search that never commits a compaction would prove nothing about the protocol.
     expect(reached.withCommit).toBeGreaterThan(schedules / 20);
+    // Nor would one whose writers' clocks never stepped back under a call (the searches of
+    // `seeds.ts` other than `random` hold the clocks still).
+    if (search === 'random')
+      expect(Math.min(stepped.steps, stepped.afterBackStep, stepped.crossed)).toBeGreaterThan(0);
   });
 });

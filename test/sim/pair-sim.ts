@@ -106,6 +106,7 @@ import {
 } from './read-sim.js';
 import { Scheduler } from './scheduler.js';
 import { type FaultKnobs, NO_FAULTS, SimClient, type StatementRecord } from './sim-client.js';
+import { type ClockReach, clockReach, WriterClock } from './writer-clock.js';
 
 // ---- knobs ----
 
@@ -119,6 +120,11 @@ export interface SimKnobs {
   opsPerWriter: number;
   /** Each writer's wall clock is off the true time by up to ± half this (ms). */
   skewMs: number;
+  /**
+   * Chance a writer's wall clock steps, 1–3 times, forward or backward, each time to an offset
+   * within ±S (`policy.clockSkewMs`) of true time: an NTP step inside the bound (`writer-clock.ts`).
+   */
+  clockStepP: number;
   requestTimeoutMs: number;
   /** Longest pause between two calls of a writer (ms). */
   thinkMaxMs: number;
@@ -135,6 +141,10 @@ export interface SimKnobs {
   lagMs: number;
   policy: HistoryPolicy;
 }
+
+/** The streams of draws (`Scheduler.stream`) of the writers' clock steps: the knob's, the steps'. */
+const CLOCK_KNOB_STREAM = 1;
+const CLOCK_STEP_STREAM = 2;
 
 /** The review's policy: compactions come fast, with the production budget and clock bound (settle B + 2S). */
 export const SIM_POLICY: HistoryPolicy = {
@@ -154,6 +164,8 @@ export const SIM_POLICY: HistoryPolicy = {
  */
 export function knobsFor(sched: Scheduler): SimKnobs {
   const s = sched;
+  // From a stream of its own, so the other knobs' draws are those of a schedule without steps.
+  const clockStepP = sched.stream(CLOCK_KNOB_STREAM).pick([0, 0, 0.5, 1]);
   const size = s.random();
   const [writers, opsPerWriter] =
     size < 0.55
@@ -203,6 +215,7 @@ export function knobsFor(sched: Scheduler): SimKnobs {
     pairs,
     opsPerWriter,
     skewMs,
+    clockStepP,
     requestTimeoutMs: s.pick([2_000, 5_000]),
     thinkMaxMs: s.pick([0, 10, 100, 500]),
     replayP: s.pick([0, 0.1, 0.3]),
@@ -428,6 +441,8 @@ export interface ScheduleResult {
     reconciled: number;
     /** Commits that read less than the write budget after the announcement became visible, by cause. */
     unsafeCommits: Partial<Record<FindingTag, number>>;
+    /** The writers' clock steps (`writer-clock.ts`). */
+    clock: ClockReach;
   };
   trace: () => string;
 }
@@ -555,6 +570,7 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
       writers: o.script.writers.length,
       pairs: 1,
       skewMs: 0,
+      clockStepP: 0,
       replayP: 0,
       privateP: 0,
       thinkMaxMs: 0,
@@ -1032,6 +1048,8 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
   // Writers.
   const writerDone: boolean[] = [];
   const clients: SimClient[] = [];
+  const clocks: WriterClock[] = [];
+  const clockDraws = sched.stream(CLOCK_STEP_STREAM);
   const acked: CallRecord[] = [];
   const runWriter = async (w: number) => {
     let offset = sched.uniform(-knobs.skewMs / 2, knobs.skewMs / 2) * 1000;
@@ -1047,8 +1065,22 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
     };
     const script = o.script?.writers[w];
     if (script) offset = (script.skewMs ?? 0) * 1000;
-    const wall = () => sched.now + offset;
+    // Its wall clock, stepped within ±S if the schedule says so (`writer-clock.ts`): drawn here, in
+    // writer order, before the writer's first await.
+    const clock = new WriterClock(offset, clockDraws, {
+      stepP: knobs.clockStepP,
+      calls: script?.calls.length ?? knobs.opsPerWriter,
+      delayMicros: (knobs.thinkMaxMs + 400) * 1000,
+      boundMicros: knobs.policy.clockSkewMs * 1000,
+    });
+    clocks[w] = clock;
+    const wall = () => clock.read(sched.now);
     const current = { current: -1 };
+    // The service's readings, noted per call in flight (`clockReach`: a call below an earlier one's).
+    const serviceClock = () => {
+      const id = current.current;
+      return BigInt(Math.floor(clock.readFor(sched.now, calls[id]?.endAt === -1 ? id : -1)));
+    };
     const client = new SimClient({
       engine,
       scheduler: sched,
@@ -1065,9 +1097,7 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
     });
     clients.push(client);
     const planted = plantedStore(
-      new CassandraGraphStore(client as unknown as CqlClient, {
-        clock: () => BigInt(Math.floor(wall())),
-      }),
+      new CassandraGraphStore(client as unknown as CqlClient, { clock: serviceClock }),
       o.plant,
       'writer',
       () => sched.now,
@@ -1083,7 +1113,7 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
       store,
       lists,
       maxFollowing: 1_000_000,
-      clock: () => BigInt(Math.floor(wall())),
+      clock: serviceClock,
       monotonic: () => sched.now / 1000 + monoOffset,
       historyPolicy: knobs.policy,
       setCursorSecret: 'simulation-cursor-secret',
@@ -1104,6 +1134,7 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
     const calls_ = script?.calls.length ?? knobs.opsPerWriter;
     let recoveredAt = Number.NEGATIVE_INFINITY;
     for (let i = 0; i < calls_; i++) {
+      clock.reach(i, sched.now);
       // As every instance does (`GRAPH_INTENT_RECOVERY_MS`): a recovery pass at its start and every
       // R after, here between the writer's calls (its statements belong to no call). While the
       // recovery is down the instance's frontier still looks (here: the instance serves a feed read).
@@ -1461,6 +1492,7 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
   }
 
   const unsafeCommits: Partial<Record<FindingTag, number>> = {};
+  const stepped = clockReach(clocks, calls);
   const tags = diagnose(violations, calls, commits, stmtCall, knobs, unsafeCommits);
   const result: ScheduleResult = {
     seed,
@@ -1478,8 +1510,22 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
       inconclusive,
       reconciled: projections.reconciled,
       unsafeCommits,
+      clock: stepped.reach,
     },
-    trace: () => renderTrace(engine, seed, knobs, users, privateUsers, pairs, calls, log, commits),
+    trace: () =>
+      renderTrace(
+        engine,
+        seed,
+        knobs,
+        users,
+        privateUsers,
+        pairs,
+        calls,
+        log,
+        commits,
+        clocks,
+        stepped.below,
+      ),
   };
   return result;
 }
@@ -1865,13 +1911,17 @@ function renderTrace(
   calls: readonly CallRecord[],
   log: readonly StatementRecord[],
   commits: readonly CommitRecord[],
+  clocks: readonly WriterClock[],
+  below: ReadonlyMap<number, number>,
 ): string {
   const t = (at: number) => `${((at - START) / 1000).toFixed(3)}ms`.padStart(12);
+  const ms = (us: number) => `${us >= 0 ? '+' : ''}${(us / 1000).toFixed(3)}ms`;
   const lines: string[] = [];
   const f = knobs.faults;
   lines.push(
     `seed ${seed} (${knobs.profile}): ${knobs.writers} writers × ${knobs.opsPerWriter} calls on ${pairs.map(([a, b]) => `${a}|${b}`).join(', ')}` +
       ` (users ${users.join(',')}; private ${[...privateUsers].join(',') || 'none'}); skew ±${knobs.skewMs / 2}ms,` +
+      ` clock steps ${knobs.clockStepP} within ±${knobs.policy.clockSkewMs}ms,` +
       ` timeout ${knobs.requestTimeoutMs}ms, think ≤${knobs.thinkMaxMs}ms, replay ${knobs.replayP} ≤${knobs.replayAgeMs}ms old; faults stall ${f.stallP}≤${f.stallMaxMs}ms` +
       ` slow ${f.slowP}≤${f.slowMaxMs}ms slow-ack ${f.slowAckP} drop ${f.dropP} lost-ack ${f.lostAckP} twice ${f.twiceP} crash ${f.crashP}; sluggish writers ${knobs.sluggishP}; laggy writers ${knobs.laggyP} ≤${knobs.lagMs}ms`,
   );
@@ -1907,12 +1957,27 @@ function renderTrace(
     });
     return parts.filter(Boolean).join('+');
   };
+  // The writers' clock steps they took, each before the first call that started after it.
+  const steps = clocks
+    .flatMap((c, w) => c.taken.map((s) => ({ ...s, w })))
+    .sort((a, b) => a.at - b.at || a.w - b.w);
+  let shownSteps = 0;
+  const stepsUntil = (at: number) => {
+    for (let s = steps[shownSteps]; s !== undefined && s.at <= at; s = steps[++shownSteps])
+      lines.push(
+        `${t(s.at)} w${s.w} clock steps ${s.to < s.from ? 'back' : 'ahead'} ${Math.abs((s.to - s.from) / 1000).toFixed(3)}ms: ` +
+          `offset ${ms(s.from)} → ${ms(s.to)}`,
+      );
+  };
   for (const c of calls) {
+    stepsUntil(c.startAt);
+    const crossed = below.get(c.id);
     const args =
       c.explicit !== undefined ? `, position ${c.explicit}` : c.put ? `, ${JSON.stringify(c.put)}` : '';
     lines.push(
       `${t(c.startAt)} w${c.writer} #${c.id} ${c.method}(${c.actor}, ${c.other}${args}) → ${c.outcome}${c.error ? ` ${c.error}` : ''}` +
-        `${c.position !== undefined ? ` @${c.position}` : ''}${c.duplicate ? ' (duplicate)' : ''} at ${t(c.endAt).trim()}`,
+        `${c.position !== undefined ? ` @${c.position}` : ''}${c.duplicate ? ' (duplicate)' : ''} at ${t(c.endAt).trim()}` +
+        `${crossed === undefined ? '' : ` [its clock read ${(crossed / 1000).toFixed(3)}ms below w${c.writer}'s earlier calls]`}`,
     );
     for (const r of byCall.get(c.id) ?? []) {
       const step = name(r);
@@ -1936,6 +2001,7 @@ function renderTrace(
       );
     }
   }
+  stepsUntil(Number.POSITIVE_INFINITY);
   if (commits.length > 0) lines.push(`commits: ${commits.map((c) => `#${c.call}@${c.horizon}`).join(' ')}`);
   return lines.join('\n');
 }

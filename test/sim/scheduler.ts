@@ -18,6 +18,12 @@
  * which changes no read the check makes; the event store gathers intent deletes on a real 2 ms
  * timer, which `pair-sim.ts` puts on the schedule's time).
  *
+ * A second stream. The writers' clock steps (`writer-clock.ts`) are drawn from a stream of their
+ * own (`stream`), seeded from the schedule's seed and the stream's name, in writer order when the
+ * writers start: a schedule draws them without moving any draw of the one PRNG, so a schedule
+ * without steps replays as it did before they existed, and a shrink that turns the steps off
+ * leaves every other draw of the schedule where it was. It is still a function of the seed alone.
+ *
  * Rejected: driving the code with vitest's fake timers (they advance time on timers, not on the
  * promises of a simulated database, and cannot say when all microtasks have drained); running
  * events at equal times in one batch (cheaper, but a continuation could then see another event's
@@ -46,22 +52,52 @@ export class ScheduleDidNotEndError extends Error {
 /** One turn of the event loop: every pending microtask has run when it resolves. */
 const drained = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-export class Scheduler {
+/** Draws from one uniform source in [0, 1): a schedule's, or a named stream of its seed's. */
+export class Draws {
+  constructor(readonly random: () => number) {}
+
+  chance(p: number): boolean {
+    return this.random() < p;
+  }
+
+  /** Uniform in [lo, hi). */
+  uniform(lo: number, hi: number): number {
+    return lo + (hi - lo) * this.random();
+  }
+
+  /** Integer in [lo, hi]. */
+  int(lo: number, hi: number): number {
+    return lo + Math.floor((hi - lo + 1) * this.random());
+  }
+
+  pick<T>(items: readonly T[]): T {
+    return items[Math.floor(this.random() * items.length)] as T;
+  }
+}
+
+export class Scheduler extends Draws {
   /** Virtual true time, µs since the epoch. */
   now: number;
-  /** The schedule's one source of randomness, in [0, 1). */
-  readonly random: () => number;
   private readonly heap: Event[] = [];
   private seq = 0;
   events = 0;
 
   constructor(
-    seed: number,
+    private readonly seed: number,
     start: number,
     private readonly limits = { events: 2_000_000, horizonMicros: 3_600e6 },
   ) {
-    this.random = mulberry32(seed);
+    // The schedule's one source of randomness, in [0, 1) (`random`).
+    super(mulberry32(seed));
     this.now = start;
+  }
+
+  /**
+   * A stream of draws of this seed apart from the schedule's own (see the note): the same for the
+   * same seed and `name`, whatever the schedule drew before.
+   */
+  stream(name: number): Draws {
+    return new Draws(mulberry32(Math.imul(this.seed ^ 0x5bd1e995, 0x9e3779b1) ^ Math.imul(name, 0x85ebca6b)));
   }
 
   /**
@@ -158,26 +194,6 @@ export class Scheduler {
       e.run();
       if (e.wakes) await drained();
     }
-  }
-
-  // ---- draws ----
-
-  chance(p: number): boolean {
-    return this.random() < p;
-  }
-
-  /** Uniform in [lo, hi). */
-  uniform(lo: number, hi: number): number {
-    return lo + (hi - lo) * this.random();
-  }
-
-  /** Integer in [lo, hi]. */
-  int(lo: number, hi: number): number {
-    return lo + Math.floor((hi - lo + 1) * this.random());
-  }
-
-  pick<T>(items: readonly T[]): T {
-    return items[Math.floor(this.random() * items.length)] as T;
   }
 }
 

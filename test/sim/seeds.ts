@@ -9,9 +9,10 @@ import { NO_FAULTS } from './sim-client.js';
 
 /**
  * The searches the seeds come from: `random` draws every knob from the seed (the CI search);
- * `slowObserver` is the same random search held in the regime of finding F1 (no clock skew, one
- * pair, six writers, one statement in five slow by up to a second, half the calls replays up to a
- * second old), where a seed exposes it about once in 2,000 instead of once in 50,000.
+ * `slowObserver` is the same random search held in the regime of finding F1 (no clock skew or
+ * step, one pair, six writers, one statement in five slow by up to a second, half the calls
+ * replays up to a second old), where a seed exposes it about once in 2,000 instead of once in
+ * 50,000.
  */
 export const SEARCHES = {
   random: (k: SimKnobs): SimKnobs => k,
@@ -23,6 +24,7 @@ export const SEARCHES = {
     pairs: 1,
     thinkMaxMs: 20,
     skewMs: 0,
+    clockStepP: 0,
     replayP: 0.5,
     replayAgeMs: 1_000,
     faults: { ...NO_FAULTS, slowP: 0.2, slowMaxMs: 1_000 },

@@ -1,9 +1,10 @@
 /**
  * Shrinking a failing whole-service schedule: each named step turns one knob down (a fault off, one
  * writer, reader or call fewer, PUTs of one account one at a time, no PUT of `state` or `username`,
- * no cached read but pages); a step is kept when the schedule still breaks the invariant with
- * it. What is left is a smaller schedule to read — another schedule of the same seed (the knobs
- * change the draws), replayed with `SERVICE_SEED=n SERVICE_WITHOUT=step,step`.
+ * no cached read but pages, no step of a writer's clock); a step is kept when the schedule still
+ * breaks the invariant with it. What is left is a smaller schedule to read — another schedule of the
+ * same seed (the knobs change the draws; turning the clock steps off changes no other draw),
+ * replayed with `SERVICE_SEED=n SERVICE_WITHOUT=step,step`.
  */
 import type { FeedKnobs } from './feed-sim.js';
 import { runSchedule, type ScheduleOptions, type ScheduleResult, type SimKnobs } from './pair-sim.js';
@@ -30,6 +31,7 @@ export const SHRINK_STEPS: Record<string, Step> = {
   replays: { knobs: (k) => ({ ...k, replayP: 0 }) },
   private: { knobs: (k) => ({ ...k, privateP: 0 }) },
   skew: { knobs: (k) => ({ ...k, skewMs: 0 }) },
+  clockSteps: { knobs: (k) => ({ ...k, clockStepP: 0 }) },
   crash: fault('crashP'),
   drop: fault('dropP'),
   lostAck: fault('lostAckP'),
