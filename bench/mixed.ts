@@ -23,17 +23,25 @@
  * `--target url[,url]` runs the mix against base URLs serving the same routes instead (a peer
  * implementation): nothing is started, the load goes through the API (`PUT` users and follows, as
  * the admin and the followers), and `/metrics` is read if it has the metric.
+ * `--peer` runs it against the Postgres peer (`peer/`): Debian's Postgres started here
+ * (`synchronous_commit=off`, fsync on: acknowledged before its WAL is flushed, as Cassandra's
+ * periodic commitlog acknowledges before its sync), the same generated graph bulk-loaded into a
+ * fresh database, `--instances` peer processes with `--peer-pool` connections each.
+ * CPU: the seconds each party used over the measured mix (the service processes, the database
+ * server with its children, this load generator), per op: nothing is pinned (two cores, three
+ * parties), so the figures say who spent the machine.
  *
  * Exits 1 on any unexpected status, any mismatch, or a service that died; 2 on bad arguments.
  *
  *   npm run bench:mixed -- [--clients 16] [--instances 1] [--seconds 60] [--warmup-seconds 10] [--users 5000]
  *     [--celebrity 100000] [--follows-per-user 10] [--seed n] [--settle-seconds 60]
- *     [--plant lost-write] [--target http://host:port[,…]]
+ *     [--plant lost-write] [--target http://host:port[,…]] [--peer] [--peer-pool 16]
  */
 import { spawn } from 'node:child_process';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { mintToken } from '../src/jobs/token.js';
+import { loadPeerDatabase } from './peer/schema.js';
 import { BENCH_JWT_SECRET } from './support/app-server.js';
 import { BACKGROUND_FIRST, backgroundGraph } from './support/background-graph.js';
 import { barChartSvg } from './support/charts.js';
@@ -44,17 +52,20 @@ import {
   markdownTable,
   openBench,
   percentile,
+  serverPid,
   sortedCopy,
+  treeCpuSeconds,
 } from './support/harness.js';
 import { checkModel } from './support/mixed-check.js';
 import { KeyedLocks, MixedModel } from './support/mixed-model.js';
 import { call, MIX, type MixContext, runClient } from './support/mixed-ops.js';
-import { dbQueriesByOp, total } from './support/request-meters.js';
+import { type PostgresServer, startPostgresServer } from './support/postgres.js';
+import { dbQueriesByOp, metricSamples, total } from './support/request-meters.js';
 import { type ServiceProcess, startServiceProcess } from './support/service-process.js';
 import { usernameFor } from './support/usernames.js';
 
 const USAGE =
-  'npm run bench:mixed -- [--clients 16] [--instances 1] [--seconds 60] [--warmup-seconds 10] [--users 5000] [--celebrity 100000] [--follows-per-user 10] [--seed n] [--settle-seconds 60] [--plant lost-write] [--target url[,url]]';
+  'npm run bench:mixed -- [--clients 16] [--instances 1] [--seconds 60] [--warmup-seconds 10] [--users 5000] [--celebrity 100000] [--follows-per-user 10] [--seed n] [--settle-seconds 60] [--plant lost-write] [--target url[,url]] [--peer] [--peer-pool 16]';
 const bench = openBench({
   usage: USAGE,
   options: {
@@ -69,6 +80,8 @@ const bench = openBench({
     'settle-seconds': { type: 'string', default: '60' },
     plant: { type: 'string' },
     target: { type: 'string' },
+    peer: { type: 'boolean', default: false },
+    'peer-pool': { type: 'string', default: '16' },
   },
 });
 const a = bench.args;
@@ -83,6 +96,8 @@ const SETTLE_S = Number(a['settle-seconds']);
 const SEED = a.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(a.seed);
 const PLANT = a.plant;
 const TARGETS = a.target?.split(',').map((u) => u.replace(/\/$/, ''));
+const PEER = a.peer === true;
+const PEER_POOL = Number(a['peer-pool']);
 const bad = (why: string) => {
   console.error(`${why}\nusage: ${USAGE}`);
   process.exit(2);
@@ -95,12 +110,14 @@ for (const [name, v, min] of [
   ['users', USERS, 2],
   ['celebrity', F, 1],
   ['follows-per-user', MEAN_FOLLOWS, 0],
+  ['peer-pool', PEER_POOL, 1],
 ] as const) {
   if (!Number.isInteger(v) || v < min) bad(`--${name} must be an integer ≥ ${min}`);
 }
 if (PLANT !== undefined && PLANT !== 'lost-write') bad(`--plant ${PLANT}: only lost-write`);
+if (PEER && TARGETS) bad('--peer and --target exclude each other');
 console.log(
-  `bench:mixed seed ${SEED}: ${CLIENTS} clients, ${TARGETS ? `target ${TARGETS.join(',')}` : `${INSTANCES} instance(s)`}, ${SECONDS} s, ${USERS} users (${MEAN_FOLLOWS} follows each on average), celebrity with ${F} followers${PLANT ? `, planting ${PLANT}` : ''}; load ${loadAverage()}`,
+  `bench:mixed seed ${SEED}: ${CLIENTS} clients, ${TARGETS ? `target ${TARGETS.join(',')}` : `${INSTANCES} ${PEER ? 'Postgres peer' : 'Flocklist'} instance(s)`}, ${SECONDS} s, ${USERS} users (${MEAN_FOLLOWS} follows each on average), celebrity with ${F} followers${PLANT ? `, planting ${PLANT}` : ''}; load ${loadAverage()}`,
 );
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -208,9 +225,64 @@ function noteLogLine(line: string) {
 let urls: string[];
 let keyspace: string | null = null;
 const t0 = performance.now();
+let pgServer: PostgresServer | null = null;
+let databasePid: number | null = null;
 if (TARGETS) {
   urls = TARGETS;
   await loadOverHttp(urls[0] as string);
+} else if (PEER) {
+  pgServer = await startPostgresServer({
+    shared_buffers: '1GB',
+    synchronous_commit: 'off',
+    max_connections: String(Math.max(100, INSTANCES * PEER_POOL + 20)),
+  });
+  const admin = pgServer.pool({ max: 2 });
+  const server = pgServer;
+  const version = (await admin.query<{ server_version: string }>('SHOW server_version')).rows[0]
+    ?.server_version;
+  console.log(`postgres ${version} on port ${server.port}: loading the same graph into database peer`);
+  const stamp = BigInt(Date.now() - 86_400_000) * 1000n;
+  await loadPeerDatabase({
+    admin,
+    pool: () => server.pool({ database: 'peer', max: 4 }),
+    database: 'peer',
+    users: (function* () {
+      yield { id: CELEBRITY, username: `celebrity${CELEBRITY}` };
+      for (let i = 0; i < F; i++)
+        yield { id: FIRST_FOLLOWER + BigInt(i), username: usernameFor(FIRST_FOLLOWER + BigInt(i)) };
+      for (let i = 0; i < USERS; i++) yield { id: bgId(i), username: usernameFor(bgId(i)) };
+    })(),
+    follows: (function* () {
+      for (let i = 0; i < F; i++)
+        yield { follower: FIRST_FOLLOWER + BigInt(i), followee: CELEBRITY, at: stamp + BigInt(i) };
+      let k = 0n;
+      for (let i = 0; i < USERS; i++)
+        for (const t of bg.targets(i))
+          yield { follower: bgId(i), followee: bgId(t), at: stamp + BigInt(F) + k++ };
+    })(),
+    progress: (line, final) => bench.progress(line, final),
+  });
+  await admin.end();
+  databasePid = server.pid();
+  const env: Record<string, string> = {
+    PORT: '0',
+    HOST: '127.0.0.1',
+    PEER_PG_PORT: String(server.port),
+    PEER_DATABASE: 'peer',
+    PEER_POOL: String(PEER_POOL),
+    GRAPH_JWT_SECRET: BENCH_JWT_SECRET,
+  };
+  try {
+    for (let i = 0; i < INSTANCES; i++)
+      services.push(await startServiceProcess({ env, onLine: noteLogLine, script: 'bench/peer/main.ts' }));
+  } catch (e) {
+    console.error(String(e));
+    await Promise.all(services.map((s) => s.stop(5000)));
+    server.stop();
+    process.exit(1);
+  }
+  urls = services.map((s) => s.url);
+  console.log(`peers: ${services.map((s) => `pid ${s.pid} at ${s.url}`).join(', ')}`);
 } else {
   keyspace = (await bench.throwawayKeyspace('bench_mixed')).keyspace;
   console.log(`keyspace ${keyspace}: loading (bench:load, seed ${SEED})`);
@@ -240,6 +312,7 @@ if (TARGETS) {
   }
   urls = services.map((s) => s.url);
   console.log(`services: ${services.map((s) => `pid ${s.pid} at ${s.url}`).join(', ')}`);
+  databasePid = serverPid();
 }
 const loadS = (performance.now() - t0) / 1000;
 console.log(`loaded and started in ${loadS.toFixed(1)} s; load ${loadAverage()}`);
@@ -281,7 +354,9 @@ async function dbQueries(): Promise<(number | null)[]> {
       try {
         const text = await (await fetch(`${u}/metrics`)).text();
         const byOp = dbQueriesByOp(text);
-        return byOp.size > 0 ? total(byOp) : null;
+        if (byOp.size > 0) return total(byOp);
+        const peer = metricSamples(text, 'peer_db_requests_total');
+        return peer.length > 0 ? peer.reduce((n, x) => n + x.value, 0) : null;
       } catch {
         return null;
       }
@@ -294,7 +369,20 @@ async function dbQueries(): Promise<(number | null)[]> {
 const warmStart = performance.now();
 ctx.measureFrom = warmStart + WARMUP_S * 1000;
 const until = ctx.measureFrom + SECONDS * 1000;
-const beforeSampled = sleep(WARMUP_S * 1000).then(dbQueries);
+/** CPU seconds so far of the service processes, the database server (with children), and this process. */
+const cpuNow = () => {
+  const own = process.cpuUsage();
+  return {
+    service: services.reduce((n, s) => n + treeCpuSeconds(s.pid), 0),
+    database: databasePid === null ? Number.NaN : treeCpuSeconds(databasePid),
+    loadGenerator: (own.user + own.system) / 1e6,
+  };
+};
+let cpuBefore = cpuNow();
+const beforeSampled = sleep(WARMUP_S * 1000).then(() => {
+  cpuBefore = cpuNow();
+  return dbQueries();
+});
 const bothPhases = () => [...ctx.warmup.values(), ...ctx.stats.values()];
 const errorsSoFar = () =>
   bothPhases().reduce((n, s) => n + Object.values(s.errors).reduce((x, y) => x + y, 0), 0);
@@ -314,6 +402,7 @@ await Promise.all(
   ),
 );
 const mixS = (performance.now() - ctx.measureFrom) / 1000;
+const cpuAfter = cpuNow();
 const after = await dbQueries();
 const before = await beforeSampled;
 const ops = measuredOps();
@@ -381,6 +470,21 @@ for (const s of bothPhases()) {
 }
 const errors = Object.values(errorTotals).reduce((x, y) => x + y, 0);
 const dbDelta = after.map((v, i) => (v === null || before[i] === null ? null : v - (before[i] as number)));
+const cpu = Object.fromEntries(
+  (['service', 'database', 'loadGenerator'] as const).map((k) => {
+    const used = cpuAfter[k] - cpuBefore[k];
+    return [
+      k,
+      Number.isFinite(used)
+        ? {
+            seconds: round(used, 1),
+            coresBusy: round(used / mixS),
+            msPerOp: round((1000 * used) / Math.max(ops, 1)),
+          }
+        : null,
+    ];
+  }),
+);
 const dbTotal = dbDelta.every((d) => d !== null) ? dbDelta.reduce<number>((x, y) => x + (y ?? 0), 0) : null;
 const result = {
   when: new Date().toISOString(),
@@ -394,6 +498,8 @@ const result = {
     clients: CLIENTS,
     instances: TARGETS ? null : INSTANCES,
     target: TARGETS ?? null,
+    system: TARGETS ? 'target' : PEER ? 'postgres-peer' : 'flocklist',
+    peerPool: PEER ? PEER_POOL : null,
     seconds: SECONDS,
     warmupSeconds: WARMUP_S,
     users: USERS,
@@ -415,6 +521,7 @@ const result = {
   statusTotals,
   errorTotals,
   errorSamples: ctx.errorSamples,
+  cpu,
   dbRequests: {
     perInstance: dbDelta,
     total: dbTotal,
@@ -428,12 +535,15 @@ const result = {
 };
 
 const md = markdownTable(
-  `bench:mixed (${CLIENTS} clients, ${TARGETS ? TARGETS.join(',') : `${INSTANCES} instance(s)`}, ${SECONDS} s, ${USERS} users, celebrity ${F}, seed ${SEED})`,
+  `bench:mixed (${CLIENTS} clients, ${TARGETS ? TARGETS.join(',') : `${INSTANCES} ${PEER ? 'Postgres peer' : 'Flocklist'} instance(s)`}, ${SECONDS} s, ${USERS} users, celebrity ${F}, seed ${SEED})`,
   rows,
   [
     `at ${result.when}; load average at end ${result.loadAverageEnd}; ${os.cpus().length} CPUs`,
     `**${result.opsPerSecond} ops/s** (${ops} ops in ${result.mixSeconds} s); statuses ${JSON.stringify(statusTotals)}; errors ${JSON.stringify(errorTotals)}`,
     `database requests per op (all-in, /metrics): **${result.dbRequests.perOp ?? 'n/a'}** (${dbTotal ?? 'n/a'} over the mix)`,
+    `CPU over the mix (cores busy, ms per op): ${Object.entries(cpu)
+      .map(([k, v]) => `${k} ${v ? `${v.coresBusy} cores, ${v.msPerOp} ms/op` : 'n/a'}`)
+      .join('; ')}`,
     `check: ${check.items} items of ${check.accounts} accounts in ${check.seconds} s (${check.requests} requests): **${check.mismatchCount} mismatches**, converged on a later read: ${JSON.stringify(check.convergedLate)}; ${check.inexactCounts} count reads in range but \`exact: false\` (lists the loader wrote are never reconciled until written); out of range while \`exact: true\`: ${check.exactButWrong.length ? check.exactButWrong.join(', ') : 'none'}${planted ? `; planted lost write ${planted}` : ''}`,
     `service log warnings/errors: ${JSON.stringify(serviceLog.byMessage)}`,
     ...check.mismatches.map((m) => `- mismatch: ${m}`),
@@ -445,7 +555,7 @@ const md = markdownTable(
 console.log(md);
 console.log(
   `wrote ${await bench.writeResults(
-    'mixed',
+    PEER ? 'mixed-peer' : 'mixed',
     result,
     barChartSvg(
       `bench:mixed latency by op (${CLIENTS} clients, ${result.opsPerSecond} ops/s)`,
@@ -464,6 +574,7 @@ if (ctx.errorSamples.length > 0)
 if (serviceLog.samples.length > 0)
   console.log(`first service warnings/errors:\n  ${serviceLog.samples.slice(0, 3).join('\n  ')}`);
 await Promise.all(services.map((s) => s.stop(20_000)));
+pgServer?.stop();
 await bench.close();
 const failedWhy = [
   ...(errors > 0 ? [`${errors} unexpected answers ${JSON.stringify(errorTotals)}`] : []),

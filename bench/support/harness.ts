@@ -369,6 +369,39 @@ function jvmCpuSeconds(pid: number | null): number {
   }
 }
 
+/**
+ * CPU seconds of process `pid` and every live descendant, plus the children it already reaped
+ * (`cutime`, `cstime`): a Postgres server with its backends, a JVM. NaN when `pid` is gone.
+ */
+export function treeCpuSeconds(pid: number): number {
+  const stats = new Map<number, string[]>();
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+      stats.set(Number(d), stat.slice(stat.lastIndexOf(')') + 2).split(' '));
+    } catch {
+      // gone while we looked
+    }
+  }
+  const root = stats.get(pid);
+  if (!root) return Number.NaN;
+  const children = new Map<number, number[]>();
+  for (const [p, f] of stats) {
+    const parent = Number(f[1]);
+    children.set(parent, [...(children.get(parent) ?? []), p]);
+  }
+  let ticksSum = Number(root[11]) + Number(root[12]) + Number(root[13]) + Number(root[14]);
+  const walk = [...(children.get(pid) ?? [])];
+  while (walk.length > 0) {
+    const p = walk.pop() as number;
+    const f = stats.get(p);
+    if (f) ticksSum += Number(f[11]) + Number(f[12]);
+    walk.push(...(children.get(p) ?? []));
+  }
+  return ticksSum / ticks;
+}
+
 /** CPU seconds of this process and of the server JVM over a span, and the span's wall time. */
 export function cpuMeter(pid = serverPid()) {
   const node0 = process.cpuUsage();

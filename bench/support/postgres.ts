@@ -17,7 +17,7 @@
  * Postgres service would serve the followers page.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
@@ -68,7 +68,22 @@ export interface BenchPostgres {
   stop(): Promise<void>;
 }
 
-export async function startPostgres(followers: number, poolSize = 16): Promise<BenchPostgres> {
+/** A throw-away Postgres server of the benches (see the module note). */
+export interface PostgresServer {
+  port: number;
+  /** A pool on `database` (default `postgres`) of this server; its idle errors are ignored. */
+  pool(o?: { database?: string; max?: number }): pg.Pool;
+  /** The postmaster's pid (its backends are its children), to read the server's CPU. */
+  pid(): number | null;
+  /** `pg_ctl stop -m fast`. */
+  stop(): void;
+}
+
+/**
+ * Starts the cluster under `.pgdata/` (made by `initdb` on first use) on a free loopback port with
+ * `settings` (`-c name=value` each) beside the loopback-only basics.
+ */
+export async function startPostgresServer(settings: Record<string, string>): Promise<PostgresServer> {
   const bin = binDir();
   const dir = resolve(new URL('../../.pgdata', import.meta.url).pathname);
   const asRoot = userInfo().uid === 0;
@@ -86,6 +101,9 @@ export async function startPostgres(followers: number, poolSize = 16): Promise<B
     run('initdb', ['-D', dir, '--auth=trust', '-U', 'postgres', '--encoding=UTF8', '--no-sync']);
   }
   const port = await freePort();
+  const extra = Object.entries(settings)
+    .map(([k, v]) => `-c ${k}=${v}`)
+    .join(' ');
   run('pg_ctl', [
     '-D',
     dir,
@@ -93,22 +111,48 @@ export async function startPostgres(followers: number, poolSize = 16): Promise<B
     `${dir}/server.log`,
     '-w',
     '-o',
-    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c shared_buffers=256MB -c fsync=off -c synchronous_commit=off`,
+    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 ${extra}`,
     'start',
   ]);
+  return {
+    port,
+    pool: (o = {}) => {
+      const pool = new pg.Pool({
+        host: '127.0.0.1',
+        port,
+        user: 'postgres',
+        database: o.database ?? 'postgres',
+        max: o.max ?? 16,
+      });
+      // An idle client told "terminating connection" while the server stops must not crash the bench.
+      pool.on('error', () => undefined);
+      return pool;
+    },
+    pid: () => {
+      try {
+        return Number(readFileSync(`${dir}/postmaster.pid`, 'utf8').split('\n')[0]);
+      } catch {
+        return null;
+      }
+    },
+    stop: () => {
+      run('pg_ctl', ['-D', dir, '-m', 'fast', '-w', 'stop']);
+    },
+  };
+}
+
+export async function startPostgres(followers: number, poolSize = 16): Promise<BenchPostgres> {
+  const server = await startPostgresServer({
+    shared_buffers: '256MB',
+    fsync: 'off',
+    synchronous_commit: 'off',
+  });
+  const { port } = server;
+  const pool = server.pool({ max: poolSize });
   const stop = async () => {
     await pool.end().catch(() => undefined);
-    run('pg_ctl', ['-D', dir, '-m', 'fast', '-w', 'stop']);
+    server.stop();
   };
-  const pool = new pg.Pool({
-    host: '127.0.0.1',
-    port,
-    user: 'postgres',
-    database: 'postgres',
-    max: poolSize,
-  });
-  // An idle client told "terminating connection" while the server stops must not crash the bench.
-  pool.on('error', () => undefined);
   try {
     const version = (await pool.query<{ server_version: string }>('SHOW server_version')).rows[0]!
       .server_version;

@@ -35,9 +35,11 @@ export function startServiceProcess(o: {
   /** Every line it prints after `listening` (and before), stdout and stderr. */
   onLine?: (line: string) => void;
   keepLines?: number;
+  /** The script to run instead of `src/main.ts` (another server printing the same `listening` line). */
+  script?: string;
 }): Promise<ServiceProcess> {
   const keep = o.keepLines ?? 200;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', o.script ?? 'src/main.ts'], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...o.env },
     stdio: ['ignore', 'pipe', 'pipe'],
