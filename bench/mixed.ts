@@ -30,14 +30,19 @@
  * CPU: the seconds each party used over the measured mix (the service processes, the database
  * server with its children, this load generator), per op: nothing is pinned (two cores, three
  * parties), so the figures say who spent the machine.
+ * `--cpu-prof`: the instances run under V8's profiler over the warm-up and the mix (our service's
+ * node under Java Flight Recorder too), then stop to write their profiles and fresh instances
+ * serve the check; the report adds self time by origin and the top functions
+ * (`support/cpu-profile.ts`), and the recording's path for `bench:jvm-profile`.
  *
  * Exits 1 on any unexpected status, any mismatch, or a service that died; 2 on bad arguments.
  *
  *   npm run bench:mixed -- [--clients 16] [--instances 1] [--seconds 60] [--warmup-seconds 10] [--users 5000]
  *     [--celebrity 100000] [--follows-per-user 10] [--seed n] [--settle-seconds 60]
- *     [--plant lost-write] [--target http://host:port[,…]] [--peer] [--peer-pool 16]
+ *     [--plant lost-write] [--target http://host:port[,…]] [--peer] [--peer-pool 16] [--cpu-prof]
  */
 import { spawn } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { mintToken } from '../src/jobs/token.js';
@@ -45,6 +50,7 @@ import { loadPeerDatabase } from './peer/schema.js';
 import { BENCH_JWT_SECRET } from './support/app-server.js';
 import { BACKGROUND_FIRST, backgroundGraph } from './support/background-graph.js';
 import { barChartSvg } from './support/charts.js';
+import { type ProfileSummary, summarizeProfiles } from './support/cpu-profile.js';
 import {
   CELEBRITY,
   FIRST_FOLLOWER,
@@ -59,13 +65,14 @@ import {
 import { checkModel } from './support/mixed-check.js';
 import { KeyedLocks, MixedModel } from './support/mixed-model.js';
 import { call, MIX, type MixContext, runClient } from './support/mixed-ops.js';
+import { jcmd } from './support/nodetool.js';
 import { type PostgresServer, startPostgresServer } from './support/postgres.js';
-import { dbQueriesByOp, metricSamples, total } from './support/request-meters.js';
+import { dbQueriesByOp, mapDelta, metricSamples, total } from './support/request-meters.js';
 import { type ServiceProcess, startServiceProcess } from './support/service-process.js';
 import { usernameFor } from './support/usernames.js';
 
 const USAGE =
-  'npm run bench:mixed -- [--clients 16] [--instances 1] [--seconds 60] [--warmup-seconds 10] [--users 5000] [--celebrity 100000] [--follows-per-user 10] [--seed n] [--settle-seconds 60] [--plant lost-write] [--target url[,url]] [--peer] [--peer-pool 16]';
+  'npm run bench:mixed -- [--clients 16] [--instances 1] [--seconds 60] [--warmup-seconds 10] [--users 5000] [--celebrity 100000] [--follows-per-user 10] [--seed n] [--settle-seconds 60] [--plant lost-write] [--target url[,url]] [--peer] [--peer-pool 16] [--cpu-prof]';
 const bench = openBench({
   usage: USAGE,
   options: {
@@ -82,6 +89,7 @@ const bench = openBench({
     target: { type: 'string' },
     peer: { type: 'boolean', default: false },
     'peer-pool': { type: 'string', default: '16' },
+    'cpu-prof': { type: 'boolean', default: false },
   },
 });
 const a = bench.args;
@@ -98,6 +106,12 @@ const PLANT = a.plant;
 const TARGETS = a.target?.split(',').map((u) => u.replace(/\/$/, ''));
 const PEER = a.peer === true;
 const PEER_POOL = Number(a['peer-pool']);
+const PROFILE_DIR =
+  a['cpu-prof'] === true
+    ? bench.resultPath(
+        `mixed${PEER ? '-peer' : ''}-cpuprof-${new Date().toISOString().replace(/[:.]/g, '-')}`,
+      )
+    : null;
 const bad = (why: string) => {
   console.error(`${why}\nusage: ${USAGE}`);
   process.exit(2);
@@ -116,6 +130,7 @@ for (const [name, v, min] of [
 }
 if (PLANT !== undefined && PLANT !== 'lost-write') bad(`--plant ${PLANT}: only lost-write`);
 if (PEER && TARGETS) bad('--peer and --target exclude each other');
+if (a['cpu-prof'] && TARGETS) bad('--cpu-prof profiles the processes this bench starts: not with --target');
 console.log(
   `bench:mixed seed ${SEED}: ${CLIENTS} clients, ${TARGETS ? `target ${TARGETS.join(',')}` : `${INSTANCES} ${PEER ? 'Postgres peer' : 'Flocklist'} instance(s)`}, ${SECONDS} s, ${USERS} users (${MEAN_FOLLOWS} follows each on average), celebrity with ${F} followers${PLANT ? `, planting ${PLANT}` : ''}; load ${loadAverage()}`,
 );
@@ -223,6 +238,22 @@ function noteLogLine(line: string) {
   if (serviceLog.samples.length < 10) serviceLog.samples.push(line.slice(0, 600));
 }
 let urls: string[];
+/** How the instances are started (set once the database is loaded). */
+let instanceSpec: { env: Record<string, string>; script: string } | null = null;
+/** Starts `--instances` processes into `services`, profiled into `profileDir` when one is given. */
+async function startInstances(profileDir: string | null) {
+  if (!instanceSpec) throw new Error('no instance spec');
+  const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  for (let i = 0; i < INSTANCES; i++)
+    services.push(
+      await startServiceProcess({
+        env: instanceSpec.env,
+        nodeArgs,
+        onLine: noteLogLine,
+        script: instanceSpec.script,
+      }),
+    );
+}
 let keyspace: string | null = null;
 const t0 = performance.now();
 let pgServer: PostgresServer | null = null;
@@ -272,9 +303,9 @@ if (TARGETS) {
     PEER_POOL: String(PEER_POOL),
     GRAPH_JWT_SECRET: BENCH_JWT_SECRET,
   };
+  instanceSpec = { env, script: 'bench/peer/main.ts' };
   try {
-    for (let i = 0; i < INSTANCES; i++)
-      services.push(await startServiceProcess({ env, onLine: noteLogLine, script: 'bench/peer/main.ts' }));
+    await startInstances(PROFILE_DIR);
   } catch (e) {
     console.error(String(e));
     await Promise.all(services.map((s) => s.stop(5000)));
@@ -301,9 +332,9 @@ if (TARGETS) {
     GRAPH_JWT_SECRET: BENCH_JWT_SECRET,
     GRAPH_RATE_LIMIT_PER_MINUTE: '1000000',
   };
+  instanceSpec = { env, script: 'src/main.ts' };
   try {
-    for (let i = 0; i < INSTANCES; i++)
-      services.push(await startServiceProcess({ env, onLine: noteLogLine }));
+    await startInstances(PROFILE_DIR);
   } catch (e) {
     console.error(String(e));
     await Promise.all(services.map((s) => s.stop(5000)));
@@ -348,15 +379,17 @@ const ctx: MixContext = {
 };
 
 /** `flocklist_db_query_duration_seconds_count` summed, per URL (null when it has no such metric). */
-async function dbQueries(): Promise<(number | null)[]> {
+async function dbQueries(): Promise<(Map<string, number> | null)[]> {
   return Promise.all(
     urls.map(async (u) => {
       try {
         const text = await (await fetch(`${u}/metrics`)).text();
         const byOp = dbQueriesByOp(text);
-        if (byOp.size > 0) return total(byOp);
-        const peer = metricSamples(text, 'peer_db_requests_total');
-        return peer.length > 0 ? peer.reduce((n, x) => n + x.value, 0) : null;
+        if (byOp.size > 0) return byOp;
+        const peer = new Map<string, number>();
+        for (const x of metricSamples(text, 'peer_db_requests_total'))
+          peer.set(x.labels.op ?? '?', (peer.get(x.labels.op ?? '?') ?? 0) + x.value);
+        return peer.size > 0 ? peer : null;
       } catch {
         return null;
       }
@@ -366,6 +399,24 @@ async function dbQueries(): Promise<(number | null)[]> {
 
 // The warm-up runs the same mix (the model follows it) but is not measured: the service's first
 // seconds (JIT, prepared statements, caches, connections) would dominate a short run.
+// With --cpu-prof on our service, Java Flight Recorder records the node over the warm-up and mix.
+let jfrFile: string | null = null;
+if (PROFILE_DIR && !PEER) {
+  const file = `${PROFILE_DIR}/cassandra.jfr`;
+  mkdirSync(PROFILE_DIR, { recursive: true });
+  try {
+    await jcmd([
+      'JFR.start',
+      `name=bench-mixed-${process.pid}`,
+      'settings=profile',
+      `duration=${WARMUP_S + SECONDS + 5}s`,
+      `filename=${file}`,
+    ]);
+    jfrFile = file;
+  } catch (e) {
+    console.log(`no JVM recording: ${String(e).split('\n')[0]}`);
+  }
+}
 const warmStart = performance.now();
 ctx.measureFrom = warmStart + WARMUP_S * 1000;
 const until = ctx.measureFrom + SECONDS * 1000;
@@ -433,6 +484,25 @@ if (PLANT === 'lost-write') {
   console.log(`planted lost write: dropped the follow ${planted} through the API; the model still holds it`);
 }
 
+// Profiled instances stop here (V8 writes a profile at exit), so the profile holds the warm-up
+// and the mix, not the check's reads: fresh instances over the same database serve the check.
+let profile: ProfileSummary | null = null;
+if (PROFILE_DIR) {
+  // The service drains for up to a minute before it exits (and V8 writes the profile at exit).
+  await Promise.all(services.splice(0).map((s) => s.stop(120_000)));
+  profile = await summarizeProfiles(PROFILE_DIR).catch((e) => {
+    console.log(`no CPU profile written: ${String(e).split('\n')[0]}`);
+    return null;
+  });
+  if (jfrFile) {
+    await jcmd(['JFR.stop', `name=bench-mixed-${process.pid}`]).catch(() => undefined);
+    console.log(`JVM recording ${jfrFile}: npm run bench:jvm-profile -- ${jfrFile}`);
+  }
+  await startInstances(null);
+  urls = services.map((s) => s.url);
+  console.log(`profiles in ${PROFILE_DIR}; the check reads through fresh instances ${urls.join(', ')}`);
+}
+
 // Everything the mix wrote settles before it is read back: the check retries up to the bound.
 const check = await checkModel({
   model,
@@ -469,7 +539,21 @@ for (const s of bothPhases()) {
   for (const [k, n] of Object.entries(s.errors)) errorTotals[k] = (errorTotals[k] ?? 0) + n;
 }
 const errors = Object.values(errorTotals).reduce((x, y) => x + y, 0);
-const dbDelta = after.map((v, i) => (v === null || before[i] === null ? null : v - (before[i] as number)));
+const dbDelta = after.map((v, i) => {
+  const b = before[i];
+  return v === null || b === null || b === undefined ? null : total(v) - total(b);
+});
+/** Database requests over the mix by statement, every instance summed, most first. */
+const byStatement = new Map<string, number>();
+after.forEach((v, i) => {
+  const b = before[i];
+  if (!v || !b) return;
+  for (const [k, n] of mapDelta(b, v)) byStatement.set(k, (byStatement.get(k) ?? 0) + n);
+});
+const topStatements = [...byStatement]
+  .sort((x, y) => y[1] - x[1])
+  .slice(0, 20)
+  .map(([statement, n]) => ({ statement, requests: n, perOp: round(n / Math.max(ops, 1), 2) }));
 const cpu = Object.fromEntries(
   (['service', 'database', 'loadGenerator'] as const).map((k) => {
     const used = cpuAfter[k] - cpuBefore[k];
@@ -522,10 +606,12 @@ const result = {
   errorTotals,
   errorSamples: ctx.errorSamples,
   cpu,
+  profile,
   dbRequests: {
     perInstance: dbDelta,
     total: dbTotal,
     perOp: dbTotal === null ? null : round(dbTotal / Math.max(ops, 1)),
+    topStatements,
   },
   rows,
   check,
@@ -545,7 +631,20 @@ const md = markdownTable(
       .map(([k, v]) => `${k} ${v ? `${v.coresBusy} cores, ${v.msPerOp} ms/op` : 'n/a'}`)
       .join('; ')}`,
     `check: ${check.items} items of ${check.accounts} accounts in ${check.seconds} s (${check.requests} requests): **${check.mismatchCount} mismatches**, converged on a later read: ${JSON.stringify(check.convergedLate)}; ${check.inexactCounts} count reads in range but \`exact: false\` (lists the loader wrote are never reconciled until written); out of range while \`exact: true\`: ${check.exactButWrong.length ? check.exactButWrong.join(', ') : 'none'}${planted ? `; planted lost write ${planted}` : ''}`,
+    `database requests per op by statement: ${topStatements
+      .slice(0, 12)
+      .map((t) => `${t.statement} ${t.perOp}`)
+      .join(', ')}`,
     `service log warnings/errors: ${JSON.stringify(serviceLog.byMessage)}`,
+    ...(profile
+      ? [
+          `server CPU profile (${profile.processes} process(es), warm-up and mix; ${profile.busyMs} ms busy, ${profile.idleMs} ms idle), self time by origin: ${profile.byOrigin.map((o) => `${o.origin} ${o.pct} %`).join(', ')}`,
+          `top functions by self time: ${profile.topFunctions
+            .slice(0, 10)
+            .map((f) => `${f.fn} ${f.pct} %`)
+            .join('; ')}`,
+        ]
+      : []),
     ...check.mismatches.map((m) => `- mismatch: ${m}`),
     ...check.convergedLateFirstRead
       .slice(0, 5)

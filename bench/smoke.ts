@@ -68,6 +68,7 @@ const SMOKE: readonly (readonly [file: string, args: readonly string[], lane?: '
   ['celebrity-probe', [`--followers=${F}`, '--reps=1', '--rounds=20']],
   ['search', [`--followers=${F}`, '--reps=1', '--rounds=5', '--without-postgres', '--index']],
   ['first-page', [`--followers=${F}`, '--reps=1', '--seconds=1', '--rate=20', '--without-postgres']],
+  ['first-page-http', [`--followers=${F}`, '--reps=1', '--seconds=1', '--rate=20', '--without-peer']],
   ['feed-waiters', ['--long-polls=5', '--streams=5', '--cap=10', '--over=3', '--seconds=1'], 'aside'],
   ['feed-tail', ['--rate=200', '--seconds=2', '--writers=8', '--warm=0'], 'aside'],
   ['feed-late', ['--late=5', '--gap-ms=10', '--users=4'], 'aside'],

@@ -37,9 +37,11 @@ export function startServiceProcess(o: {
   keepLines?: number;
   /** The script to run instead of `src/main.ts` (another server printing the same `listening` line). */
   script?: string;
+  /** Node options before the script (`--cpu-prof`, which `NODE_OPTIONS` may not carry). */
+  nodeArgs?: string[];
 }): Promise<ServiceProcess> {
   const keep = o.keepLines ?? 200;
-  const child = spawn(process.execPath, ['--import', 'tsx', o.script ?? 'src/main.ts'], {
+  const child = spawn(process.execPath, [...(o.nodeArgs ?? []), '--import', 'tsx', o.script ?? 'src/main.ts'], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...o.env },
     stdio: ['ignore', 'pipe', 'pipe'],
