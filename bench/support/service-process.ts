@@ -41,11 +41,15 @@ export function startServiceProcess(o: {
   nodeArgs?: string[];
 }): Promise<ServiceProcess> {
   const keep = o.keepLines ?? 200;
-  const child = spawn(process.execPath, [...(o.nodeArgs ?? []), '--import', 'tsx', o.script ?? 'src/main.ts'], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, ...o.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...(o.nodeArgs ?? []), '--import', 'tsx', o.script ?? 'src/main.ts'],
+    {
+      cwd: REPO_ROOT,
+      env: { ...process.env, ...o.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const lines: string[] = [];
   let exit: { code: number | null; signal: string | null } | null = null;
   const exitedPromise = new Promise<void>((resolve) =>
