@@ -7,14 +7,19 @@
  *
  *   npm run bench:mixed-compare -- <ours.json> <peer.json>
  *   npm run bench:mixed-compare -- latest     # the newest of each under the results directory
+ *   npm run bench:mixed-compare -- latest --against-ours   # the bench smoke: our newest on both sides
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { barChartSvg } from './support/charts.js';
 import { markdownTable, openBench } from './support/harness.js';
 
-const USAGE = 'npm run bench:mixed-compare -- <ours.json> <peer.json> | latest';
-const bench = openBench({ usage: USAGE, options: {}, allowPositionals: true });
+const USAGE = 'npm run bench:mixed-compare -- <ours.json> <peer.json> | latest [--against-ours]';
+const bench = openBench({
+  usage: USAGE,
+  options: { 'against-ours': { type: 'boolean', default: false } },
+  allowPositionals: true,
+});
 interface MixedResult {
   when: string;
   seed: number;
@@ -43,7 +48,10 @@ const latest = (re: RegExp, produce: string) => {
 };
 if (oursArg === 'latest') {
   ours = latest(/^mixed-\d{4}-.*\.json$/, 'npm run bench:mixed');
-  peer = latest(/^mixed-peer-\d{4}-.*\.json$/, 'npm run bench:mixed -- --peer');
+  // --against-ours (the smoke, where no peer runs): our newest result on both sides, ratios of 1.
+  peer = bench.args['against-ours']
+    ? ours
+    : latest(/^mixed-peer-\d{4}-.*\.json$/, 'npm run bench:mixed -- --peer');
 } else if (oursArg && peerArg) {
   ours = read(oursArg);
   peer = read(peerArg);

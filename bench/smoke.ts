@@ -113,6 +113,7 @@ const SMOKE: readonly (readonly [file: string, args: readonly string[], lane?: '
     'aside',
   ],
   ['mixed', ['--seconds=5', '--warmup-seconds=1', '--clients=4', '--users=200', '--celebrity=500'], 'aside'],
+  ['mixed-compare', ['latest', '--against-ours'], 'aside'],
   ['profile', ['--seconds=5', '--out=smoke', '--', 'bench/suggest.ts', '--users=2000', '--edges=20000']],
 ];
 
