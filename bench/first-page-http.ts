@@ -22,14 +22,18 @@
  *
  * The new followers (ids from 9,600,000,000) are made through the admin API on both sides and
  * unfollowed at the end (and removed from Postgres), so both are left as they were found.
- * `--without-peer` (the CI smoke) drops the peer arm and its ratios.
+ * `--without-peer` (the CI smoke) drops the peer arm and its ratios. `--cpu-prof` runs both service
+ * instances under V8's profiler and prints what their CPU was made of (`support/cpu-profile.ts`);
+ * with `--arms same` only that arm runs (a profile of the acknowledging instance alone).
  *
  *   npm run bench:first-page-http -- [--followers 9000000] [--reps 3] [--seconds 10] [--rate 50] [--without-peer]
+ *     [--arms same,other,peer] [--cpu-prof]
  */
 import { mintToken } from '../src/jobs/token.js';
 import { loadPeerDatabase } from './peer/schema.js';
 import { BENCH_JWT_SECRET } from './support/app-server.js';
 import { barChartSvg } from './support/charts.js';
+import { summarizeProfiles } from './support/cpu-profile.js';
 import {
   CELEBRITY,
   FIRST_FOLLOWER,
@@ -47,7 +51,7 @@ import { type ServiceProcess, startServiceProcess } from './support/service-proc
 import { usernameFor } from './support/usernames.js';
 
 const USAGE =
-  'npm run bench:first-page-http -- [--followers 9000000] [--reps 3] [--seconds 10] [--rate 50] [--without-peer]';
+  'npm run bench:first-page-http -- [--followers 9000000] [--reps 3] [--seconds 10] [--rate 50] [--without-peer] [--arms same,other,peer] [--cpu-prof]';
 const bench = openBench({
   usage: USAGE,
   options: {
@@ -56,6 +60,8 @@ const bench = openBench({
     seconds: { type: 'string', default: '10' },
     rate: { type: 'string', default: '50' },
     'without-peer': { type: 'boolean', default: false },
+    arms: { type: 'string', default: 'same,other,peer' },
+    'cpu-prof': { type: 'boolean', default: false },
   },
 });
 const F = Number(bench.args.followers);
@@ -82,7 +88,17 @@ const adminToken = mintToken({ sub: '1', admin: true, expiresInSeconds: 86_400 }
 const viewerToken = token(FIRST_FOLLOWER);
 
 type Arm = 'same' | 'other' | 'peer';
-const ARMS: Arm[] = WITH_PEER ? ['same', 'other', 'peer'] : ['same', 'other'];
+const ARMS = (['same', 'other', 'peer'] as const).filter(
+  (a) => String(bench.args.arms).split(',').includes(a) && (a !== 'peer' || WITH_PEER),
+) as Arm[];
+if (ARMS.length === 0) {
+  console.error(`--arms names none of same, other, peer (peer needs the peer)\nusage: ${USAGE}`);
+  process.exit(2);
+}
+const PROFILE_DIR =
+  bench.args['cpu-prof'] === true
+    ? bench.resultPath(`first-page-http-cpuprof-${new Date().toISOString().replace(/[:.]/g, '-')}`)
+    : null;
 const perArm = Math.ceil(RATE * SECONDS) + 5;
 const NEW_COUNT = (perArm * REPS + Math.ceil(RATE * WARMUP_S) + 5) * ARMS.length;
 const newIds = Array.from({ length: NEW_COUNT }, (_, k) => NEW_BASE + BigInt(k));
@@ -98,7 +114,15 @@ const env: Record<string, string> = {
   GRAPH_JWT_SECRET: BENCH_JWT_SECRET,
   GRAPH_RATE_LIMIT_PER_MINUTE: '1000000',
 };
-for (let i = 0; i < 2; i++) services.push(await startServiceProcess({ env }));
+for (let i = 0; i < 2; i++)
+  services.push(
+    await startServiceProcess({
+      env,
+      ...(PROFILE_DIR
+        ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}/${i === 0 ? 'A' : 'B'}`] }
+        : {}),
+    }),
+  );
 const [A, B] = services.map((s) => s.url) as [string, string];
 
 const pg = WITH_PEER ? await startPostgresServer({ shared_buffers: '1GB', synchronous_commit: 'off' }) : null;
@@ -271,8 +295,15 @@ for (let r = 0; r < REPS; r++) {
 }
 
 for (const url of bases) await unfollowAll(url, `unfollowing on ${url === A ? 'Flocklist' : 'the peer'}`);
-await Promise.all(services.map((s) => s.stop(20_000)));
+// The service drains for up to a minute before it exits (and V8 writes a profile at exit).
+await Promise.all(services.map((s) => s.stop(PROFILE_DIR ? 120_000 : 20_000)));
 pg?.stop();
+const profiles = PROFILE_DIR
+  ? {
+      A: await summarizeProfiles(`${PROFILE_DIR}/A`).catch(() => null),
+      B: await summarizeProfiles(`${PROFILE_DIR}/B`).catch(() => null),
+    }
+  : null;
 
 const med = (xs: number[]) => percentile(sortedCopy(xs), 50);
 const rows = ARMS.map((arm) => ({
@@ -283,13 +314,14 @@ const rows = ARMS.map((arm) => ({
   follows: reps.reduce((n, r) => n + r[arm].writes, 0),
   reads_missing_an_acknowledged_follow: staleByArm[arm],
 }));
-const ratios = WITH_PEER
-  ? {
-      sameP99: ratioSummary(reps.map((r) => r.same.p99 / r.peer.p99)),
-      otherP99: ratioSummary(reps.map((r) => r.other.p99 / r.peer.p99)),
-      sameP50: ratioSummary(reps.map((r) => r.same.p50 / r.peer.p50)),
-    }
-  : null;
+const ratios =
+  ARMS.includes('peer') && ARMS.includes('same') && ARMS.includes('other')
+    ? {
+        sameP99: ratioSummary(reps.map((r) => r.same.p99 / r.peer.p99)),
+        otherP99: ratioSummary(reps.map((r) => r.other.p99 / r.peer.p99)),
+        sameP50: ratioSummary(reps.map((r) => r.same.p50 / r.peer.p50)),
+      }
+    : null;
 const result = {
   when: new Date().toISOString(),
   params: { followers: F, reps: REPS, seconds: SECONDS, rate: RATE, limit: LIMIT, withPeer: WITH_PEER },
@@ -299,6 +331,7 @@ const result = {
   ratios,
   writeErrors,
   errors,
+  profiles,
 };
 const md = markdownTable(
   `bench:first-page-http (${F} followers, ${RATE} follows/s, ${REPS} × ${SECONDS} s)`,
@@ -307,8 +340,19 @@ const md = markdownTable(
     `at ${result.when}; load average at end ${result.loadAverageEnd}`,
     ratios
       ? `**C1h** same-instance p99 ÷ peer p99: **${ratios.sameP99.median}** [${ratios.sameP99.min}–${ratios.sameP99.max}]; other instance ${ratios.otherP99.median} [${ratios.otherP99.min}–${ratios.otherP99.max}]; p50 same ÷ peer ${ratios.sameP50.median}`
-      : 'no peer arm (--without-peer)',
+      : 'no ratios (the peer arm or another arm was left out)',
     `follows not acknowledged: ${writeErrors}; errors: ${errors.length ? errors.slice(0, 5).join(' | ') : 'none'}`,
+    ...Object.entries(profiles ?? {}).map(([who, p]) =>
+      p
+        ? `instance ${who} CPU profile (${p.busyMs} ms busy, ${p.idleMs} ms idle): ${p.byOrigin
+            .slice(0, 12)
+            .map((o) => `${o.origin} ${o.pct} %`)
+            .join(', ')}; top functions: ${p.topFunctions
+            .slice(0, 12)
+            .map((f) => `${f.fn} ${f.pct} %`)
+            .join('; ')}`
+        : `instance ${who}: no profile written`,
+    ),
   ],
 );
 console.log(md);
