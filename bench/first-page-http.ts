@@ -23,12 +23,14 @@
  * The new followers (ids from 9,600,000,000) are made through the admin API on both sides and
  * unfollowed at the end (and removed from Postgres), so both are left as they were found.
  * `--without-peer` (the CI smoke) drops the peer arm and its ratios. `--cpu-prof` runs both service
- * instances under V8's profiler and prints what their CPU was made of (`support/cpu-profile.ts`);
+ * instances under V8's profiler and prints what their CPU was made of (`support/cpu-profile.ts`),
+ * and Java Flight Recorder records the node over the timed arms (for `bench:jvm-profile`);
  * with `--arms same` only that arm runs (a profile of the acknowledging instance alone).
  *
  *   npm run bench:first-page-http -- [--followers 9000000] [--reps 3] [--seconds 10] [--rate 50] [--without-peer]
  *     [--arms same,other,peer] [--cpu-prof]
  */
+import { mkdirSync } from 'node:fs';
 import { mintToken } from '../src/jobs/token.js';
 import { loadPeerDatabase } from './peer/schema.js';
 import { BENCH_JWT_SECRET } from './support/app-server.js';
@@ -46,6 +48,7 @@ import {
   sortedCopy,
 } from './support/harness.js';
 import { call } from './support/mixed-ops.js';
+import { jcmd } from './support/nodetool.js';
 import { startPostgresServer } from './support/postgres.js';
 import { type ServiceProcess, startServiceProcess } from './support/service-process.js';
 import { usernameFor } from './support/usernames.js';
@@ -235,13 +238,14 @@ async function timeArm(arm: Arm, seconds: number) {
   // Follows are sent at the rate whatever their latency (up to 64 in flight): the list gains
   // `RATE` followers a second as long as the service keeps up; the report counts what it acknowledged.
   const writer = (async () => {
-    while (!stopped) {
+    // At most the arm's share of new followers: a slow last read does not stretch the writes.
+    while (!stopped && writes < Math.ceil(RATE * seconds)) {
       const wait = started + (writes * 1000) / RATE - performance.now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       if (stopped) break;
       if (inFlight.size >= 64) await Promise.race(inFlight);
       const id = newIds[nextNew++];
-      if (id === undefined) throw new Error('ran out of new followers');
+      if (id === undefined) break;
       const p = call(writeUrl, 'PUT', `/v1/users/${id}/following/${CELEBRITY}`, token(id)).then((a) => {
         if (a.status === 200) {
           if (acked === null || id > acked) acked = id;
@@ -282,6 +286,23 @@ async function timeArm(arm: Arm, seconds: number) {
 }
 
 type Timing = Awaited<ReturnType<typeof timeArm>>;
+// With --cpu-prof, Java Flight Recorder records the node over the timed arms.
+const recording = `bench-first-page-http-${process.pid}`;
+let jfrFile: string | null = null;
+if (PROFILE_DIR) {
+  mkdirSync(PROFILE_DIR, { recursive: true });
+  try {
+    await jcmd([
+      'JFR.start',
+      `name=${recording}`,
+      'settings=profile',
+      `filename=${PROFILE_DIR}/cassandra.jfr`,
+    ]);
+    jfrFile = `${PROFILE_DIR}/cassandra.jfr`;
+  } catch (e) {
+    console.log(`no JVM recording: ${String(e).split('\n')[0]}`);
+  }
+}
 for (const arm of ARMS) await timeArm(arm, WARMUP_S);
 const reps: Record<Arm, Timing>[] = [];
 for (let r = 0; r < REPS; r++) {
@@ -294,6 +315,10 @@ for (let r = 0; r < REPS; r++) {
   );
 }
 
+if (jfrFile) {
+  await jcmd(['JFR.stop', `name=${recording}`]).catch(() => undefined);
+  console.log(`JVM recording ${jfrFile}: npm run bench:jvm-profile -- ${jfrFile}`);
+}
 for (const url of bases) await unfollowAll(url, `unfollowing on ${url === A ? 'Flocklist' : 'the peer'}`);
 // The service drains for up to a minute before it exits (and V8 writes a profile at exit).
 await Promise.all(services.map((s) => s.stop(PROFILE_DIR ? 120_000 : 20_000)));
