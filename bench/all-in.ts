@@ -33,7 +33,14 @@ import { loadConfig } from '../src/config.js';
 import { mintToken } from '../src/jobs/token.js';
 import { mulberry32 } from '../test/support/random.js';
 import { BENCH_JWT_SECRET } from './support/app-server.js';
-import { loadAverage, markdownTable, openBench, percentile, sortedCopy } from './support/harness.js';
+import {
+  forEachIndex,
+  loadAverage,
+  markdownTable,
+  openBench,
+  percentile,
+  sortedCopy,
+} from './support/harness.js';
 import {
   dbQueriesByOp,
   mapDelta,
@@ -200,22 +207,18 @@ const failedFollows: string[] = [];
 let followsFailed = 0;
 const usersStart = await nextSample();
 let made = 0;
-await Promise.all(
-  Array.from({ length: 32 }, async (_, w) => {
-    for (let u = w; u < USERS; u += 32) {
-      const id = BASE + BigInt(u);
-      const r = await fetch(`${service.url}/v1/users/${id}`, {
-        method: 'PUT',
-        headers: { authorization: admin, 'content-type': 'application/json' },
-        body: JSON.stringify({ username: `a${id}` }),
-      });
-      await r.arrayBuffer();
-      if (r.status !== 201 && r.status !== 200) failures.push(`PUT user ${id}: ${r.status}`);
-      made++;
-      bench.progress(`users: ${made}/${USERS}`);
-    }
-  }),
-);
+await forEachIndex(USERS, 32, async (u) => {
+  const id = BASE + BigInt(u);
+  const r = await fetch(`${service.url}/v1/users/${id}`, {
+    method: 'PUT',
+    headers: { authorization: admin, 'content-type': 'application/json' },
+    body: JSON.stringify({ username: `a${id}` }),
+  });
+  await r.arrayBuffer();
+  if (r.status !== 201 && r.status !== 200) failures.push(`PUT user ${id}: ${r.status}`);
+  made++;
+  bench.progress(`users: ${made}/${USERS}`);
+});
 bench.progress(`users: ${made}/${USERS} in ${(since() - at(usersStart).t).toFixed(1)} s`, true);
 const usersEnd = await nextSample();
 

@@ -30,15 +30,15 @@
  *   npm run bench:first-page-http -- [--followers 9000000] [--reps 3] [--seconds 10] [--rate 50] [--without-peer]
  *     [--arms same,other,peer] [--cpu-prof]
  */
-import { mkdirSync } from 'node:fs';
 import { mintToken } from '../src/jobs/token.js';
 import { loadPeerDatabase } from './peer/schema.js';
 import { BENCH_JWT_SECRET } from './support/app-server.js';
 import { barChartSvg } from './support/charts.js';
-import { summarizeProfiles } from './support/cpu-profile.js';
+import { describeProfile, summarizeProfiles } from './support/cpu-profile.js';
 import {
   CELEBRITY,
   FIRST_FOLLOWER,
+  forEachIndex,
   keyspaceFor,
   loadAverage,
   markdownTable,
@@ -48,7 +48,7 @@ import {
   sortedCopy,
 } from './support/harness.js';
 import { call } from './support/mixed-ops.js';
-import { jcmd } from './support/nodetool.js';
+import { startJfr } from './support/nodetool.js';
 import { startPostgresServer } from './support/postgres.js';
 import { type ServiceProcess, startServiceProcess } from './support/service-process.js';
 import { usernameFor } from './support/usernames.js';
@@ -185,14 +185,11 @@ console.log(
 
 /** Runs `work` over `items` from 32 callers. */
 async function pool<T>(items: T[], work: (x: T) => Promise<void>, label: string) {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: 32 }, async () => {
-      while (next < items.length) {
-        await work(items[next++] as T);
-        bench.progress(`${label} ${next}/${items.length}`);
-      }
-    }),
+  await forEachIndex(
+    items.length,
+    32,
+    (i) => work(items[i] as T),
+    (done) => bench.progress(`${label} ${done}/${items.length}`),
   );
   bench.progress(`${label} ${items.length}/${items.length}`, true);
 }
@@ -287,22 +284,7 @@ async function timeArm(arm: Arm, seconds: number) {
 
 type Timing = Awaited<ReturnType<typeof timeArm>>;
 // With --cpu-prof, Java Flight Recorder records the node over the timed arms.
-const recording = `bench-first-page-http-${process.pid}`;
-let jfrFile: string | null = null;
-if (PROFILE_DIR) {
-  mkdirSync(PROFILE_DIR, { recursive: true });
-  try {
-    await jcmd([
-      'JFR.start',
-      `name=${recording}`,
-      'settings=profile',
-      `filename=${PROFILE_DIR}/cassandra.jfr`,
-    ]);
-    jfrFile = `${PROFILE_DIR}/cassandra.jfr`;
-  } catch (e) {
-    console.log(`no JVM recording: ${String(e).split('\n')[0]}`);
-  }
-}
+const stopJfr = PROFILE_DIR ? await startJfr(`${PROFILE_DIR}/cassandra.jfr`) : null;
 for (const arm of ARMS) await timeArm(arm, WARMUP_S);
 const reps: Record<Arm, Timing>[] = [];
 for (let r = 0; r < REPS; r++) {
@@ -315,10 +297,7 @@ for (let r = 0; r < REPS; r++) {
   );
 }
 
-if (jfrFile) {
-  await jcmd(['JFR.stop', `name=${recording}`]).catch(() => undefined);
-  console.log(`JVM recording ${jfrFile}: npm run bench:jvm-profile -- ${jfrFile}`);
-}
+await stopJfr?.();
 for (const url of bases) await unfollowAll(url, `unfollowing on ${url === A ? 'Flocklist' : 'the peer'}`);
 // The service drains for up to a minute before it exits (and V8 writes a profile at exit).
 await Promise.all(services.map((s) => s.stop(PROFILE_DIR ? 120_000 : 20_000)));
@@ -368,15 +347,7 @@ const md = markdownTable(
       : 'no ratios (the peer arm or another arm was left out)',
     `follows not acknowledged: ${writeErrors}; errors: ${errors.length ? errors.slice(0, 5).join(' | ') : 'none'}`,
     ...Object.entries(profiles ?? {}).map(([who, p]) =>
-      p
-        ? `instance ${who} CPU profile (${p.busyMs} ms busy, ${p.idleMs} ms idle): ${p.byOrigin
-            .slice(0, 12)
-            .map((o) => `${o.origin} ${o.pct} %`)
-            .join(', ')}; top functions: ${p.topFunctions
-            .slice(0, 12)
-            .map((f) => `${f.fn} ${f.pct} %`)
-            .join('; ')}`
-        : `instance ${who}: no profile written`,
+      p ? describeProfile(p, `instance ${who}`) : `instance ${who}: no profile written`,
     ),
   ],
 );

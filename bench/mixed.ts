@@ -42,7 +42,6 @@
  *     [--plant lost-write] [--target http://host:port[,…]] [--peer] [--peer-pool 16] [--cpu-prof]
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { mintToken } from '../src/jobs/token.js';
@@ -50,10 +49,11 @@ import { loadPeerDatabase } from './peer/schema.js';
 import { BENCH_JWT_SECRET } from './support/app-server.js';
 import { BACKGROUND_FIRST, backgroundGraph } from './support/background-graph.js';
 import { barChartSvg } from './support/charts.js';
-import { type ProfileSummary, summarizeProfiles } from './support/cpu-profile.js';
+import { describeProfile, type ProfileSummary, summarizeProfiles } from './support/cpu-profile.js';
 import {
   CELEBRITY,
   FIRST_FOLLOWER,
+  forEachIndex,
   loadAverage,
   markdownTable,
   openBench,
@@ -65,7 +65,7 @@ import {
 import { checkModel } from './support/mixed-check.js';
 import { KeyedLocks, MixedModel } from './support/mixed-model.js';
 import { call, MIX, type MixContext, runClient } from './support/mixed-ops.js';
-import { jcmd } from './support/nodetool.js';
+import { startJfr } from './support/nodetool.js';
 import { type PostgresServer, startPostgresServer } from './support/postgres.js';
 import { dbQueriesByOp, mapDelta, metricSamples, total } from './support/request-meters.js';
 import { type ServiceProcess, startServiceProcess } from './support/service-process.js';
@@ -182,16 +182,7 @@ async function loadOverHttp(url: string) {
     }
   };
   const pool = async (n: number, work: (i: number) => Promise<void>, label: string) => {
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: 32 }, async () => {
-        while (next < n) {
-          const i = next++;
-          await work(i);
-          bench.progress(`load over HTTP: ${label} ${i + 1}/${n}`);
-        }
-      }),
-    );
+    await forEachIndex(n, 32, work, (done) => bench.progress(`load over HTTP: ${label} ${done}/${n}`));
     bench.progress(`load over HTTP: ${label} ${n}/${n}`, true);
   };
   await put(`/v1/users/${CELEBRITY}`, adminToken, { username: `celebrity${CELEBRITY}` });
@@ -400,23 +391,8 @@ async function dbQueries(): Promise<(Map<string, number> | null)[]> {
 // The warm-up runs the same mix (the model follows it) but is not measured: the service's first
 // seconds (JIT, prepared statements, caches, connections) would dominate a short run.
 // With --cpu-prof on our service, Java Flight Recorder records the node over the warm-up and mix.
-let jfrFile: string | null = null;
-if (PROFILE_DIR && !PEER) {
-  const file = `${PROFILE_DIR}/cassandra.jfr`;
-  mkdirSync(PROFILE_DIR, { recursive: true });
-  try {
-    await jcmd([
-      'JFR.start',
-      `name=bench-mixed-${process.pid}`,
-      'settings=profile',
-      `duration=${WARMUP_S + SECONDS + 5}s`,
-      `filename=${file}`,
-    ]);
-    jfrFile = file;
-  } catch (e) {
-    console.log(`no JVM recording: ${String(e).split('\n')[0]}`);
-  }
-}
+const stopJfr =
+  PROFILE_DIR && !PEER ? await startJfr(`${PROFILE_DIR}/cassandra.jfr`, WARMUP_S + SECONDS + 5) : null;
 const warmStart = performance.now();
 ctx.measureFrom = warmStart + WARMUP_S * 1000;
 const until = ctx.measureFrom + SECONDS * 1000;
@@ -494,10 +470,7 @@ if (PROFILE_DIR) {
     console.log(`no CPU profile written: ${String(e).split('\n')[0]}`);
     return null;
   });
-  if (jfrFile) {
-    await jcmd(['JFR.stop', `name=bench-mixed-${process.pid}`]).catch(() => undefined);
-    console.log(`JVM recording ${jfrFile}: npm run bench:jvm-profile -- ${jfrFile}`);
-  }
+  await stopJfr?.();
   await startInstances(null);
   urls = services.map((s) => s.url);
   console.log(`profiles in ${PROFILE_DIR}; the check reads through fresh instances ${urls.join(', ')}`);
@@ -637,13 +610,7 @@ const md = markdownTable(
       .join(', ')}`,
     `service log warnings/errors: ${JSON.stringify(serviceLog.byMessage)}`,
     ...(profile
-      ? [
-          `server CPU profile (${profile.processes} process(es), warm-up and mix; ${profile.busyMs} ms busy, ${profile.idleMs} ms idle), self time by origin: ${profile.byOrigin.map((o) => `${o.origin} ${o.pct} %`).join(', ')}`,
-          `top functions by self time: ${profile.topFunctions
-            .slice(0, 10)
-            .map((f) => `${f.fn} ${f.pct} %`)
-            .join('; ')}`,
-        ]
+      ? [describeProfile(profile, 'server (warm-up and mix)', { origins: 15, functions: 10 })]
       : []),
     ...check.mismatches.map((m) => `- mismatch: ${m}`),
     ...check.convergedLateFirstRead

@@ -94,3 +94,20 @@ export async function summarizeProfiles(dir: string, top = 15): Promise<ProfileS
     topFunctions: rows(byFn).map(({ k, ms, pct }) => ({ fn: k, ms, pct })),
   };
 }
+
+/** One report line: what `label`'s CPU was made of (the first `origins` origins and `functions` functions). */
+export function describeProfile(
+  p: ProfileSummary,
+  label: string,
+  o: { origins?: number; functions?: number } = {},
+) {
+  const origins = p.byOrigin
+    .slice(0, o.origins ?? 12)
+    .map((x) => `${x.origin} ${x.pct} %`)
+    .join(', ');
+  const functions = p.topFunctions
+    .slice(0, o.functions ?? 12)
+    .map((f) => `${f.fn} ${f.pct} %`)
+    .join('; ');
+  return `${label} CPU profile (${p.processes} process(es), ${p.busyMs} ms busy, ${p.idleMs} ms idle), self time by origin: ${origins}; top functions by self time: ${functions}`;
+}

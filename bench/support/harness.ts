@@ -417,6 +417,28 @@ export function cpuMeter(pid = serverPid()) {
   };
 }
 
+/**
+ * Runs `work(i)` for every i in [0, n) from `callers` concurrent callers (each takes the next
+ * index when its last call ends); `onDone(done)` after each call, with how many have ended.
+ */
+export async function forEachIndex(
+  n: number,
+  callers: number,
+  work: (i: number) => Promise<void>,
+  onDone?: (done: number) => void,
+): Promise<void> {
+  let next = 0;
+  let done = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(callers, n) }, async () => {
+      while (next < n) {
+        await work(next++);
+        onDone?.(++done);
+      }
+    }),
+  );
+}
+
 /** p50 and p99 (ms) of `n` sequential calls of `call`. */
 export async function sequentialLatency(call: () => Promise<unknown>, n: number) {
   const times: number[] = [];

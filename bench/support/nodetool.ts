@@ -14,7 +14,7 @@
  * `CASSANDRA_PID` (read by `serverPid`) and `CASSANDRA_JMX_PORT` override the defaults.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync, readlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -95,6 +95,32 @@ export function jvmTools(): JvmTools {
 export function jcmd(args: string[], timeoutMs = 60_000): Promise<string> {
   const t = jvmTools();
   return run(join(t.bin, 'jcmd'), [String(t.pid), ...args], timeoutMs);
+}
+
+/**
+ * Starts a Java Flight Recorder recording (`settings=profile`) of the server into `file` (its
+ * directory made), for `durationS` at most when given; resolves its stop, which writes the file
+ * and prints the `bench:jvm-profile` command, or null (said why) when the JVM cannot record.
+ */
+export async function startJfr(file: string, durationS?: number): Promise<(() => Promise<void>) | null> {
+  const name = `bench-${process.pid}-${Date.now()}`;
+  mkdirSync(dirname(file), { recursive: true });
+  try {
+    await jcmd([
+      'JFR.start',
+      `name=${name}`,
+      'settings=profile',
+      ...(durationS === undefined ? [] : [`duration=${durationS}s`]),
+      `filename=${file}`,
+    ]);
+  } catch (e) {
+    console.log(`no JVM recording: ${String(e).split('\n')[0]}`);
+    return null;
+  }
+  return async () => {
+    await jcmd(['JFR.stop', `name=${name}`]).catch(() => undefined);
+    console.log(`JVM recording ${file}: npm run bench:jvm-profile -- ${file}`);
+  };
 }
 
 /** Host and port of the JMX agent `ManagementAgent.status` reports as enabled, or null. */
