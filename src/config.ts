@@ -104,6 +104,7 @@ const EnvSchema = z.object({
   GRAPH_BODY_LIMIT_BYTES: int(1024, 16 * 1024 * 1024).default(64 * 1024),
   GRAPH_RECEIPT_TTL_SECONDS: int(86_400, 30 * 86_400).default(2 * 86_400),
   GRAPH_RECONCILE_INTERVAL_MS: int(0, 3_600_000).default(5000),
+  GRAPH_RECONCILE_IDLE_MAX_MS: int(0, 3_600_000).default(30_000),
   GRAPH_CLOCK_SKEW_MS: int(10, 60_000).default(2000),
   GRAPH_WRITE_BUDGET_MS: int(50, 60_000).default(2000),
   GRAPH_EVENT_RETENTION_SECONDS: int(3600, 30 * 86_400).default(7 * 86_400),
@@ -199,6 +200,8 @@ export interface Config {
     receiptTtlSeconds: number;
     /** Pause between passes of the in-service count reconciler; 0 turns it off. */
     reconcileIntervalMs: number;
+    /** The longest wait of an idle in-service reconciler (`startDirtyReconciler`'s `idleMaxMs`). */
+    reconcileIdleMaxMs: number;
     /** S: the largest distance allowed between this instance's clock and the database's (writes 503 beyond). */
     clockSkewMs: number;
     /** B: longest a write may take from its first read to an acknowledged append (503 beyond). */
@@ -302,6 +305,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ...(e.GRAPH_CURSOR_SECRET_PREVIOUS ? { previousCursorSecret: e.GRAPH_CURSOR_SECRET_PREVIOUS } : {}),
       maxFollowing: e.GRAPH_MAX_FOLLOWING,
       reconcileIntervalMs: e.GRAPH_RECONCILE_INTERVAL_MS,
+      reconcileIdleMaxMs: e.GRAPH_RECONCILE_IDLE_MAX_MS,
       bucketThresholds: e.GRAPH_BUCKET_THRESHOLDS,
       timeBucketRows: e.GRAPH_TIME_BUCKET_ROWS,
       rateLimitPerMinute: e.GRAPH_RATE_LIMIT_PER_MINUTE,

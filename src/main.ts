@@ -20,7 +20,7 @@ import {
   registerRelayLag,
 } from './http/metrics.js';
 import { startConfiguredTracing } from './http/tracing.js';
-import { startDirtyReconciler } from './jobs/reconcile-dirty.js';
+import { type DirtyReconcilerHandle, startDirtyReconciler } from './jobs/reconcile-dirty.js';
 import { contactPointsOrLocalNode } from './local-cassandra/node.js';
 import { whenOrphaned } from './local-cassandra/orphan-watch.js';
 import { nowPosition } from './model/clock.js';
@@ -62,8 +62,15 @@ async function main() {
   const tracing = startConfiguredTracing(config.tracing);
   const { keyspace } = config.cassandra;
   started.schema = performance.now();
+  // Started once the graph is built; the statement hook below nudges it.
+  let reconciler: DirtyReconcilerHandle | null = null;
   const storage = await openStorage(config, contactPoints, (l) => logger.info(`schema: ${l}`), {
-    onQuery: (name, seconds, ok) => metrics.recorder.observeQuery(name, seconds, ok),
+    onQuery: (name, seconds, ok) => {
+      metrics.recorder.observeQuery(name, seconds, ok);
+      // A mark this instance wrote (a write's, an account task's, a repair's): its reconciler
+      // comes back to the interval if it had slowed down while idle.
+      if (name === 'markDirty') reconciler?.nudge();
+    },
     lists: {
       onPage: (s) => metrics.recorder.observeBucketFetches(s.list.relation, s.kind, s.queries),
       onGrowthProgress: (list, p) =>
@@ -116,10 +123,11 @@ async function main() {
     .then((n) => n > 0 && logger.info({ tasks: n }, 'resumed unfinished account tasks'))
     .catch((e: unknown) => logger.error({ err: String(e) }, 'could not list unfinished account tasks'));
 
-  const reconciler =
+  reconciler =
     config.graph.reconcileIntervalMs > 0
       ? startDirtyReconciler(store, {
           intervalMs: config.graph.reconcileIntervalMs,
+          idleMaxMs: config.graph.reconcileIdleMaxMs,
           clockGuard,
           onPass: (r, ms) => r.lists > 0 && logger.debug({ ...r, ms }, 'counts reconciled'),
           onError: (e) => logger.error({ err: String(e) }, 'count reconciliation pass failed'),

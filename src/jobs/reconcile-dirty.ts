@@ -242,17 +242,30 @@ export async function reconcileDirty(
 export interface DirtyReconcilerHandle {
   /** Stops scheduling passes and waits for a running one to finish. */
   stop(): Promise<void>;
+  /**
+   * Tells the reconciler a mark was written (by this process): the next pass comes `intervalMs`
+   * after the last one ended, however long the idle wait had grown.
+   */
+  nudge(): void;
 }
 
 /**
  * Runs `reconcileDirty` every `intervalMs` (measured from the end of one pass to the start of the
  * next, so passes never overlap within a process) until stopped. Errors are reported and the
  * next pass runs as scheduled.
+ *
+ * With `idleMaxMs` above `intervalMs`, a pass that found no list doubles the wait before the next,
+ * up to `idleMaxMs`, and a pass that found one (or an error) or a `nudge` sets it back: an idle
+ * instance lists the 8 shards of marks twice a minute instead of every interval. Every instance runs
+ * a reconciler and nudges its own on each mark it writes, so a mark is still recounted an interval
+ * after its lease by the instance that wrote it; the others' waits bound it when that one dies.
  */
 export function startDirtyReconciler(
   store: ReconcileDirtyStore,
   o: ReconcileDirtyOptions & {
     intervalMs: number;
+    /** The longest wait after passes that found nothing (default `intervalMs`: no growth). */
+    idleMaxMs?: number;
     onPass?: (r: DirtyPassResult, ms: number) => void;
     onError?: (e: unknown) => void;
   },
@@ -260,28 +273,53 @@ export function startDirtyReconciler(
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> = Promise.resolve();
-  const schedule = () => {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      running = (async () => {
-        const started = performance.now();
-        try {
-          // Not `o.onPass?.(await …)`: an absent callback would skip evaluating the pass itself.
-          const result = await reconcileDirty(store, o);
-          o.onPass?.(result, performance.now() - started);
-        } catch (e) {
-          o.onError?.(e);
-        }
-      })().finally(schedule);
-    }, o.intervalMs);
+  let passing = false;
+  /** A mark written while a pass ran (after its reads, maybe): the next wait is the interval. */
+  let nudgedInPass = false;
+  const idleMaxMs = Math.max(o.intervalMs, o.idleMaxMs ?? o.intervalMs);
+  let waitMs = o.intervalMs;
+  /** When the last pass ended (or the reconciler started), `performance.now()` ms. */
+  let endedMs = performance.now();
+  const arm = (ms: number) => {
+    clearTimeout(timer);
+    timer = setTimeout(pass, ms);
     timer.unref();
   };
-  schedule();
+  const pass = () => {
+    passing = true;
+    running = (async () => {
+      const started = performance.now();
+      try {
+        // Not `o.onPass?.(await …)`: an absent callback would skip evaluating the pass itself.
+        const result = await reconcileDirty(store, o);
+        o.onPass?.(result, performance.now() - started);
+        waitMs = result.lists > 0 ? o.intervalMs : Math.min(idleMaxMs, waitMs * 2);
+      } catch (e) {
+        o.onError?.(e);
+        waitMs = o.intervalMs;
+      }
+    })().finally(() => {
+      if (nudgedInPass) waitMs = o.intervalMs;
+      nudgedInPass = false;
+      passing = false;
+      endedMs = performance.now();
+      if (!stopped) arm(waitMs);
+    });
+  };
+  arm(waitMs);
   return {
     stop: async () => {
       stopped = true;
       clearTimeout(timer);
       await running;
+    },
+    nudge: () => {
+      if (stopped) return;
+      if (passing) nudgedInPass = true;
+      else if (waitMs !== o.intervalMs) {
+        waitMs = o.intervalMs;
+        arm(Math.max(0, endedMs + o.intervalMs - performance.now()));
+      }
     },
   };
 }

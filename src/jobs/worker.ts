@@ -10,7 +10,11 @@
  * (another worker may have run the period meanwhile), saves the start, and runs the job, which
  * saves its position through the lease after each unit of work — fenced by the generation, so a
  * worker paused past its lease and taken over writes no position that stands and stops at its next
- * save. A run that ends clears the position and records its rows and duration; one that fails
+ * save. A row read as not due is not read again until it is due, or `LOOK_CAP_MS` at most (an idle
+ * worker reads each job's row about twice a minute, not every tick): no worker can start the job
+ * before then, and a run that fails elsewhere backs off under its own worker, which reads its row
+ * again at its next tick. What `jobs()` tells of another worker's runs is therefore up to that cap
+ * old. A run that ends clears the position and records its rows and duration; one that fails
  * keeps the position, counts the failure and backs off (doubling from `backoffMs`, at most a
  * period), so a job failing every time neither spins nor stops. Schedules count from the last
  * start, so a period is never skipped while some worker is healthy, and never run twice: the
@@ -87,6 +91,9 @@ export function nextDueMs(state: JobState, everyMs: number, backoffMs: number): 
   return state.lastStartMs + everyMs;
 }
 
+/** The longest a job's row read as not due goes unread (ms): what `jobs()` may lag another worker by. */
+export const LOOK_CAP_MS = 30_000;
+
 /** What the worker reports of a job (metrics, the health route). */
 export interface JobStatus {
   name: string;
@@ -129,6 +136,8 @@ export class Worker {
   private readonly timers: Timers;
   private readonly running = new Map<string, { lease: Lease; done: Promise<void> }>();
   private readonly status = new Map<string, JobStatus>();
+  /** Per job, when its row is next read (ms): not before it is due, as last read. */
+  private readonly nextLookMs = new Map<string, number>();
   private stopTicking: (() => void) | null = null;
   private ticking: Promise<void> = Promise.resolve();
   private stopped = false;
@@ -204,11 +213,17 @@ export class Worker {
     const backoffMs = this.o.backoffMs ?? 10_000;
     const name = `job:${job.name}`;
     const status = this.status.get(job.name) as JobStatus;
+    const now = this.timers.nowMs();
+    if (now < (this.nextLookMs.get(job.name) ?? 0)) return;
     const row = await this.o.leases.getLease(name);
     status.state = parseJobState(row?.state ?? null);
     status.holder = row?.holder ?? null;
     status.generation = row?.generation ?? null;
-    if (this.timers.nowMs() < nextDueMs(status.state, everyMs, backoffMs)) return;
+    const due = nextDueMs(status.state, everyMs, backoffMs);
+    if (now < due) {
+      this.nextLookMs.set(job.name, Math.min(due, now + LOOK_CAP_MS));
+      return;
+    }
     const lease = await Lease.acquire({
       store: this.o.leases,
       name,
@@ -225,6 +240,8 @@ export class Worker {
       return;
     }
     const done = this.run(job, lease, state).finally(() => {
+      // Whatever the run left (an end, a failure's backoff, a lost lease), the next tick reads it.
+      this.nextLookMs.delete(job.name);
       this.running.delete(job.name);
       status.running = false;
     });

@@ -5,8 +5,8 @@
  * bound the recovery saved, not from the retention; and the recovery under its lease, resolving in
  * one instance at a time.
  */
-import { describe, expect, it } from 'vitest';
-import { IntentFrontier, RECOVERY_LEASE } from '../../src/graph/feed-intents.js';
+import { describe, expect, it, vi } from 'vitest';
+import { IntentFrontier, IntentRecovery, RECOVERY_LEASE } from '../../src/graph/feed-intents.js';
 import { GraphService } from '../../src/graph/graph-service.js';
 import { feedLagMicros, type HistoryPolicy } from '../../src/graph/pair/pair-history.js';
 import { nowPosition } from '../../src/model/clock.js';
@@ -62,6 +62,93 @@ describe('the intent frontier', () => {
     expect(await frontier.settledThrough(now)).toBe(now - L);
     expect(frontier.oldestSlot()).toBe(null);
     expect(store.reads[3]).toEqual([3, stuck.slot - 1n]);
+  });
+
+  it('a recovery pass reads only the shards its look found an intent in: an idle pass is the look alone (8 reads)', async () => {
+    const store = new CountingStore();
+    let now = 1_000_000_000_000n;
+    const frontier = new IntentFrontier({
+      store,
+      lagMicros: L,
+      retentionMicros: RETENTION,
+    });
+    const recovery = new IntentRecovery(
+      {
+        store,
+        lists: new SingleBucketLists(store),
+        clock: () => now,
+        lagMicros: L,
+      },
+      frontier,
+    );
+    expect(await recovery.runOnce()).toEqual({ present: 0, fenced: 0 });
+    expect(store.reads.length).toBe(8);
+    store.reads = [];
+    now += 2_000_000n;
+    expect(await recovery.runOnce()).toEqual({ present: 0, fenced: 0 });
+    expect(store.reads).toEqual(Array.from({ length: 8 }, (_, s) => [s, now - 2_000_000n - L]));
+    // A dead writer's intent in shard 5, past L at the next pass: its look stops below it, and the
+    // pass reads that shard alone and fences it.
+    const dead = intent(5, now);
+    await store.putIntent(dead);
+    store.reads = [];
+    now += L + 2_000_000n;
+    expect(await recovery.runOnce()).toEqual({ present: 0, fenced: 1 });
+    expect(store.reads.slice(8)).toEqual([[5, dead.slot - 1n]]);
+    expect(await store.readIntents(5, 0n, now, 10)).toEqual([]);
+  });
+
+  it('started, the recovery looks every period while an intent stands, and at waits doubling up to 4 periods while none does', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const store = new CountingStore();
+      let now = 1_000_000_000_000n;
+      const frontier = new IntentFrontier({
+        store,
+        lagMicros: L,
+        retentionMicros: RETENTION,
+      });
+      const recovery = new IntentRecovery(
+        {
+          store,
+          lists: new SingleBucketLists(store),
+          clock: () => now,
+          lagMicros: L,
+        },
+        frontier,
+      );
+      const looks: number[] = [];
+      let t = 0;
+      const original = store.readIntents.bind(store);
+      store.readIntents = (shard, after, until, limit) => {
+        if (shard === 0 && limit === 1) looks.push(t);
+        return original(shard, after, until, limit);
+      };
+      const advance = async (ms: number) => {
+        for (let i = 0; i < ms / 50; i++) {
+          t += 50;
+          now += 50_000n;
+          await vi.advanceTimersByTimeAsync(50);
+        }
+      };
+      recovery.start(100);
+      await vi.advanceTimersByTimeAsync(0);
+      await advance(1500);
+      // Idle: 0, then waits of 200, 400, 400, 400.
+      expect(looks).toEqual([0, 200, 600, 1000, 1400]);
+      // A dead writer's intent (above the last look's top, past L at the next look): found at the
+      // next look (1800) and fenced; the next look comes a period later, and the waits grow again.
+      await store.putIntent(intent(6, now - L + 1n));
+      looks.length = 0;
+      await advance(1000);
+      expect(looks).toEqual([1800, 1900, 2100, 2500]);
+      expect(await store.readIntents(6, 0n, now, 10)).toEqual([]);
+      recovery.stop();
+      await advance(1000);
+      expect(looks.at(-1)).toBe(2500);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('a process that starts later looks from the saved bound, not from the retention', async () => {

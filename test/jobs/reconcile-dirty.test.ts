@@ -1,6 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { GraphService } from '../../src/graph/graph-service.js';
-import { readCodesFor, reconcileDirty } from '../../src/jobs/reconcile-dirty.js';
+import { readCodesFor, reconcileDirty, startDirtyReconciler } from '../../src/jobs/reconcile-dirty.js';
 import { ClockSkewError } from '../../src/model/errors.js';
 import type { ListKey } from '../../src/model/types.js';
 import { DIRTY_SHARDS } from '../../src/ports/count-store.js';
@@ -97,5 +97,71 @@ describe('reconcileDirty', () => {
     expect(readCodesFor(3, { buckets: 8, growingTo: null, copiedThrough: 0 })).toEqual([9, 11, 13, 15]);
     expect(readCodesFor(13, { buckets: 2, growingTo: null, copiedThrough: 0 })).toEqual([3]);
     expect(readCodesFor(5, { buckets: 4, growingTo: null, copiedThrough: 0 })).toEqual([5]);
+  });
+});
+
+describe('startDirtyReconciler', () => {
+  /** Pass starts (ms of fake time) over `ms`, with a mark written by `graph` at each of `writesAt`. */
+  async function passTimes(o: { idleMaxMs?: number; writesAt: number[]; ms: number; nudge: boolean }) {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    try {
+      const { store, graph } = await setup();
+      const starts: number[] = [];
+      const t0 = performance.now();
+      const counting = Object.assign(Object.create(store), {
+        listDirty: (shard: number, limit: number) => {
+          if (shard === 0) starts.push(Math.round(performance.now() - t0));
+          return store.listDirty(shard, limit);
+        },
+      }) as MemoryGraphStore;
+      const r = startDirtyReconciler(counting, {
+        intervalMs: 100,
+        ...(o.idleMaxMs === undefined ? {} : { idleMaxMs: o.idleMaxMs }),
+      });
+      let done = 0;
+      for (const at of o.writesAt) {
+        await vi.advanceTimersByTimeAsync(at - done);
+        done = at;
+        await graph.follow(1n, at % 2 === 0 ? 2n : 3n);
+        if (o.nudge) r.nudge();
+      }
+      await vi.advanceTimersByTimeAsync(o.ms - done);
+      await r.stop();
+      return starts;
+    } finally {
+      vi.useRealTimers();
+    }
+  }
+
+  it('without idleMaxMs a pass every interval, idle or not', async () => {
+    expect(await passTimes({ writesAt: [], ms: 1050, nudge: false })).toEqual([
+      100, 200, 300, 400, 500, 600, 700, 800, 900, 1000,
+    ]);
+  });
+
+  it('idle, the wait doubles up to idleMaxMs; a pass that recounts sets it back; a nudge brings the next pass to an interval after the last', async () => {
+    // Idle: 100, then waits of 200, 400, 800, 800.
+    expect(await passTimes({ idleMaxMs: 800, writesAt: [], ms: 3200, nudge: false })).toEqual([
+      100, 300, 700, 1500, 2300, 3100,
+    ]);
+    // A write at 1600 nudges: the pass due at 2300 comes at 1600 (1500 + 100 passed), recounts,
+    // and the waits grow again from the interval.
+    expect(
+      await passTimes({
+        idleMaxMs: 800,
+        writesAt: [1600],
+        ms: 3200,
+        nudge: true,
+      }),
+    ).toEqual([100, 300, 700, 1500, 1600, 1700, 1900, 2300, 3100]);
+    // Not nudged: the write waits for the idle pass at 2300.
+    expect(
+      await passTimes({
+        idleMaxMs: 800,
+        writesAt: [1600],
+        ms: 3200,
+        nudge: false,
+      }),
+    ).toEqual([100, 300, 700, 1500, 2300, 2400, 2600, 3000]);
   });
 });

@@ -266,6 +266,45 @@ describe('worker', () => {
     expect([state.failures, state.lastError, state.lastRows]).toEqual([0, null, 7]);
   });
 
+  it('an idle worker reads a job row not due when it falls due or the look cap (30 s) passes: 15 reads in 200 s, not 200; no period missed', async () => {
+    const sched = new Scheduler(seedOf(1), T0 * 1000);
+    const memory = new MemoryLeaseStore();
+    const reads: number[] = [];
+    const leases: LeaseStore = {
+      ...memory,
+      getLease: (n) => {
+        reads.push((ms(sched) - T0) / SEC);
+        return memory.getLease(n);
+      },
+      listLeases: (l) => memory.listLeases(l),
+      takeLease: (n, h, e, st) => memory.takeLease(n, h, e, st),
+      updateLease: (n, g, c) => memory.updateLease(n, g, c),
+    };
+    const { timers } = processTimers(sched, T0 + 200 * SEC);
+    const runs: number[] = [];
+    const job: ScheduledJob = {
+      name: 'idle',
+      async run() {
+        runs.push((ms(sched) - T0) / SEC);
+        return { rows: 0 };
+      },
+    };
+    const w = new Worker({
+      leases,
+      holder: 'a',
+      jobs: [{ job, everyMs: 60 * SEC }],
+      clockBoundMs: 2 * SEC,
+      tickMs: SEC,
+      timers,
+    });
+    sched.after(0, () => w.start());
+    await sched.run();
+    expect(runs).toEqual([0, 60, 120, 180]);
+    // At each run's tick twice (the look, then the lease's take), the tick after it (not due: the
+    // next look at the cap), the cap, then the due time.
+    expect(reads).toEqual([0, 0, 1, 31, 60, 60, 61, 91, 120, 120, 121, 151, 180, 180, 181]);
+  });
+
   it('each run in a root span `job <name>` with its generation, the job’s work inside it; a failed run’s span is marked failed', async () => {
     const sched = new Scheduler(seedOf(1), T0 * 1000);
     const leases = new MemoryLeaseStore();

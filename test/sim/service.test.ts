@@ -28,15 +28,18 @@ const only = env.SERVICE_SEED === undefined ? null : Number(env.SERVICE_SEED);
 const plantOnly = env.SERVICE_PLANT as FeedPlant | undefined;
 const without = env.SERVICE_WITHOUT ? env.SERVICE_WITHOUT.split(',') : [];
 const plantSchedules = knob('PLANT_SCHEDULES', 20_000, 2_000);
-/** The first seed of the random search that each plant broke (found by the search; tried first). */
+/**
+ * The first seed of the random search whose schedule each plant broke as it should (found by the
+ * search; tried first).
+ */
 const PLANT_SEEDS: Partial<Record<FeedPlant, number>> = {
-  'watermark-without-intents': 21,
-  'recovery-without-fence': 210,
+  'watermark-without-intents': 26,
+  'recovery-without-fence': 525,
   'orphan-intents-hold': 583,
   'reader-clock-unguarded': 323,
-  'put-writes-whole-row': 447,
-  'privacy-from-cache': 43,
-  'tail-hears-nothing': 186,
+  'put-writes-whole-row': 33,
+  'privacy-from-cache': 47,
+  'tail-hears-nothing': 223,
   'rename-skips-claim': 4,
   'user-cache-never-expires': 20,
 };
@@ -203,7 +206,8 @@ describe('whole-service simulation', () => {
       for (const seed of seeds) {
         searched++;
         const r = await runSchedule(seed, { service: true, plant });
-        if (r.violations.length > 0) {
+        // A schedule that breaks another invariant first (the plant's side effects) is not the catch.
+        if (r.violations.some((v) => broken(plant).some((b) => v.kind.startsWith(b)))) {
           caught = r;
           break;
         }
