@@ -56,12 +56,12 @@ describe('reconcileDirty', () => {
     const pass = await reconcileDirty(store);
     // Each follow marks the lists it may change: both follows lists and both requests lists (a
     // follow clears a pending request), so 1, 2 and 3 × follows and requests, one bucket each.
-    expect(pass).toEqual({ lists: 6, buckets: 6, rows: 4, absDrift: 4, deferred: 0 });
+    expect(pass).toEqual({ lists: 6, buckets: 6, rows: 4, absDrift: 4, deferred: 0, early: 0 });
     const counts = await graph.counts(2n);
     expect(counts).toEqual({ followers: 2, following: 0, exact: true, asOf: counts.asOf });
     expect(typeof counts.asOf).toBe('bigint');
     expect(await store.listDirty(0, 100)).toEqual([]);
-    expect(await reconcileDirty(store)).toEqual({ lists: 0, buckets: 0, rows: 0, absDrift: 0, deferred: 0 });
+    expect(await reconcileDirty(store)).toEqual({ lists: 0, buckets: 0, rows: 0, absDrift: 0, deferred: 0, early: 0 });
   });
 
   it('regression: a write racing the recount leaves its mark, so the next pass fixes the drift it caused', async () => {
