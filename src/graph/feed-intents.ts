@@ -21,8 +21,13 @@
  *    pair's history → the view and the feed rows rewritten from the intent's slot (the rewrite is
  *    the repair job's, idempotent); absent → *fenced*: its op row deleted at a write time after
  *    the append's (an op row is written at its slot), so the append, if it lands later, changes
- *    nothing — then the intent is deleted. The feed waits, never skips: while an intent stands the
- *    watermark stays below it (`flocklist_feed_oldest_intent_seconds` says for how long).
+ *    nothing — then the intent is deleted. Which of the two is *decided* before any write
+ *    (`decideIntent`, a lightweight transaction: the first decision stands), and every recovery
+ *    acts on the decision that stands: one that read the op absent, stalled past its lease while a
+ *    late append landed and another recovery found it present and delivered it, must not then
+ *    fence it (the simulation's paused holder found that). The feed waits, never skips: while an
+ *    intent stands the watermark stays below it (`flocklist_feed_oldest_intent_seconds` says for
+ *    how long).
  *
  * 6. *Orphans.* An intent's insert that times out can still land, late (a hint replay, a batchlog
  *    replay): its writer sent no append, so it stands for nothing — but a process whose frontier
@@ -46,7 +51,7 @@
 import { compareEventKeys, EVENT_SHARDS, type EventKey } from '../model/events.js';
 import type { Timers } from '../model/timers.js';
 import { type Position, USER_FIELDS } from '../model/types.js';
-import type { EventStore, FeedIntentStore } from '../ports/event-store.js';
+import type { EventStore, FeedIntentStore, IntentDecision } from '../ports/event-store.js';
 import type { LeaseStore } from '../ports/lease-store.js';
 import type { PairHistoryStore } from '../ports/pair-history-store.js';
 import type { UserStore } from '../ports/user-store.js';
@@ -161,7 +166,7 @@ export class IntentFrontier {
 
 export interface IntentRecoveryDeps extends PairRepairDeps {
   store: PairRepairDeps['store'] &
-    Pick<FeedIntentStore, 'readIntents' | 'deleteIntent' | 'saveIntentBound'> &
+    Pick<FeedIntentStore, 'readIntents' | 'deleteIntent' | 'saveIntentBound' | 'decideIntent'> &
     Pick<PairHistoryStore, 'fenceOp'> &
     Pick<EventStore, 'readEventRows'> &
     Pick<UserStore, 'getUserVersioned' | 'putUserFields'>;
@@ -231,24 +236,42 @@ export async function recoverIntents(
   );
   const intents = pages.flat();
   for (const k of intents) {
-    if (k.opKind === 'user') {
-      if (await recoverUserUpdate(d, k)) result.present++;
-      else result.fenced++;
-      await d.store.deleteIntent(k);
-      continue;
-    }
-    const op = intentOp(k);
-    const history = await d.store.readPairHistory(op.sourceId, op.targetId);
-    const present = history.ops.some(
-      (x) => x.position === op.position && x.sourceId === op.sourceId && x.kind === op.kind,
-    );
-    if (!present) await d.store.fenceOp(op, k.slot);
-    await rewritePair({ ...d, eventsFrom: () => k.slot }, op.sourceId, op.targetId);
+    const decision = k.opKind === 'user' ? await recoverUserUpdate(d, k) : await recoverOp(d, k);
     await d.store.deleteIntent(k);
-    if (present) result.present++;
-    else result.fenced++;
+    result[decision]++;
   }
   return result;
+}
+
+/**
+ * Resolves a pair op's intent: reads the pair, decides (`decideIntent`: the first decision
+ * stands), and acts on the decision that stands — `fenced`: the op row fenced, then the pair
+ * rewritten from the intent's slot; `present`: the pair rewritten (its rewrite reads the history
+ * afresh, which holds the op: a decision `present` was read so, and nothing fences it after).
+ */
+async function recoverOp(d: IntentRecoveryDeps, k: EventKey): Promise<IntentDecision> {
+  const op = intentOp(k);
+  const history = await d.store.readPairHistory(op.sourceId, op.targetId);
+  const found = history.ops.some(
+    (x) => x.position === op.position && x.sourceId === op.sourceId && x.kind === op.kind,
+  );
+  const decision = await d.store.decideIntent(k, found ? 'present' : 'fenced');
+  if (decision === 'fenced') await d.store.fenceOp(op, k.slot);
+  await rewritePair({ ...d, eventsFrom: () => k.slot }, op.sourceId, op.targetId);
+  return decision;
+}
+
+/** What the recovery reads of an account update: its feed row, and its cells that landed. */
+async function readUserUpdate(d: IntentRecoveryDeps, k: EventKey) {
+  const [rows, read] = await Promise.all([
+    d.store.readEventRows({ ...k, opKind: '' }, k.slot, 8),
+    d.store.getUserVersioned(k.low),
+  ]);
+  return {
+    row: rows.some((r) => compareEventKeys(r.key, k) === 0),
+    user: read.user,
+    landed: USER_FIELDS.filter((f) => read.versions[f] === k.slot),
+  };
 }
 
 /**
@@ -256,26 +279,26 @@ export async function recoverIntents(
  * stored (a cell written at the intent's slot: the update's version) → present, its row written
  * if missing; else → fenced: every field written again, as read, one above the slot, with an empty
  * feed row at the intent's key, so the update's batch, landing later at the slot, changes nothing
- * and its row stays hidden. Returns whether it was present.
+ * and its row stays hidden. Decided first like an op's (`recoverOp`); a decision other than this
+ * read's is acted on from a fresh read.
  */
-async function recoverUserUpdate(d: IntentRecoveryDeps, k: EventKey): Promise<boolean> {
-  const [rows, read] = await Promise.all([
-    d.store.readEventRows({ ...k, opKind: '' }, k.slot, 8),
-    d.store.getUserVersioned(k.low),
-  ]);
-  if (rows.some((r) => compareEventKeys(r.key, k) === 0)) return true;
-  const user = read.user;
-  if (!user) return false;
-  const landed = USER_FIELDS.filter((f) => read.versions[f] === k.slot);
-  if (landed.length > 0) {
-    const row = userUpdatedRow(k.low, k.slot, landed, k.opSource);
-    await d.store.putUserFields(k.low, {}, k.slot, { event: row });
-    d.onEvents?.([row]);
-    return true;
+async function recoverUserUpdate(d: IntentRecoveryDeps, k: EventKey): Promise<IntentDecision> {
+  const seen = await readUserUpdate(d, k);
+  const mine: IntentDecision = seen.row || (seen.user && seen.landed.length > 0) ? 'present' : 'fenced';
+  const decision = await d.store.decideIntent(k, mine);
+  const now = decision === mine ? seen : await readUserUpdate(d, k);
+  if (!now.user) return decision;
+  if (decision === 'present') {
+    if (!now.row && now.landed.length > 0) {
+      const row = userUpdatedRow(k.low, k.slot, now.landed, k.opSource);
+      await d.store.putUserFields(k.low, {}, k.slot, { event: row });
+      d.onEvents?.([row]);
+    }
+    return decision;
   }
-  const { id: _, ...fields } = user;
+  const { id: _, ...fields } = now.user;
   await d.store.putUserFields(k.low, fields, k.slot + 1n, { event: { key: k, transitions: [] } });
-  return false;
+  return decision;
 }
 
 /**

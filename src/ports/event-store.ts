@@ -36,4 +36,14 @@ export interface FeedIntentStore {
    */
   readIntentBound(): Promise<Position | null>;
   saveIntentBound(through: Position): Promise<void>;
+  /**
+   * Records how the recovery resolves the intent at `key` unless a decision is recorded already,
+   * atomically (a lightweight transaction: of two recoveries deciding at once, one wins), and
+   * returns the decision that stands — this one, or the earlier. Never retried by the driver; a
+   * timeout leaves it unknown, and deciding again returns what stood.
+   */
+  decideIntent(key: EventKey, decision: IntentDecision): Promise<IntentDecision>;
 }
+
+/** How the recovery resolved an intent: its op was in the pair's history, or it was fenced out. */
+export type IntentDecision = 'present' | 'fenced';

@@ -61,7 +61,14 @@ describe('reconcileDirty', () => {
     expect(counts).toEqual({ followers: 2, following: 0, exact: true, asOf: counts.asOf });
     expect(typeof counts.asOf).toBe('bigint');
     expect(await store.listDirty(0, 100)).toEqual([]);
-    expect(await reconcileDirty(store)).toEqual({ lists: 0, buckets: 0, rows: 0, absDrift: 0, deferred: 0, early: 0 });
+    expect(await reconcileDirty(store)).toEqual({
+      lists: 0,
+      buckets: 0,
+      rows: 0,
+      absDrift: 0,
+      deferred: 0,
+      early: 0,
+    });
   });
 
   it('regression: a write racing the recount leaves its mark, so the next pass fixes the drift it caused', async () => {

@@ -47,8 +47,10 @@ import {
   edgeEventType,
   type GraphEvent,
 } from '../../src/model/events.js';
+import type { Timers } from '../../src/model/timers.js';
 import type { Position, UserFields, UserId, UserRecord } from '../../src/model/types.js';
 import { edgeKey } from '../../src/model/types.js';
+import type { LeaseStore } from '../../src/ports/lease-store.js';
 import type { PairHistory } from '../../src/ports/records.js';
 import type { CqlClient } from '../../src/store/cassandra/client.js';
 import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';
@@ -85,7 +87,12 @@ export type FeedPlant =
    * The instances' user caches keep a row for good and ignore every invalidation (their own PUTs'
    * and the feed tail's): a user row read serves what was first read (`read-sim.ts`).
    */
-  | 'user-cache-never-expires';
+  | 'user-cache-never-expires'
+  /**
+   * The recovery acts on its read of the pair without deciding the intent first (`decideIntent`):
+   * a holder paused between that read and its fence fences an op the next holder found present.
+   */
+  | 'recovery-undecided';
 
 /** The feed knobs of a whole-service schedule. */
 export interface FeedKnobs {
@@ -134,7 +141,23 @@ export interface FeedKnobs {
   reads: boolean;
   /** Reader 0's wall clock steps ahead at true time `at` by `by` (µs), past S; null: no step. */
   readerStep: { at: number; by: number } | null;
+  /**
+   * Half the schedules: the recovery runs as production runs it, under the lease
+   * `feed:intent-recovery` (TTL `RECOVERY_LEASE_TTL_MS`) on the simulated node — the worker and
+   * every writer instance compete for it and only its holder resolves. In half of those the
+   * worker, holding it, stalls (a GC pause) for `pause.micros` from the first pass after true time
+   * `pause.at` that has an intent to resolve: its renewals stop, another instance takes over
+   * once the lease is past its expiry + S, and the worker then resumes where it stopped (its
+   * reads done before the pause, its writes after). Drawn from a stream of its own, so the other
+   * draws of a schedule are those it had before. Null: no lease (every pass resolves).
+   */
+  lease: { pause: { at: number; micros: number } | null } | null;
 }
+
+/** The recovery lease's TTL in the simulation (ms): production's. */
+export const RECOVERY_LEASE_TTL_MS = 10_000;
+/** The scheduler stream the lease knobs are drawn from (`Scheduler.stream`). */
+const LEASE_STREAM = 3;
 
 export function feedKnobsFor(
   sched: Scheduler,
@@ -163,6 +186,19 @@ export function feedKnobsFor(
     renameP: sched.pick([0, 0.3, 0.5]),
     nameRace: sched.chance(0.25),
     reads: true,
+    lease: leaseKnobs(sched, start),
+  };
+}
+
+function leaseKnobs(sched: Scheduler, start: number): FeedKnobs['lease'] {
+  const draws = sched.stream(LEASE_STREAM);
+  if (!draws.chance(0.5)) return null;
+  if (!draws.chance(0.5)) return { pause: null };
+  return {
+    pause: {
+      at: start + draws.uniform(0, 4e6),
+      micros: (RECOVERY_LEASE_TTL_MS + 2_000) * 1000 + draws.uniform(1e6, 30e6),
+    },
   };
 }
 
@@ -223,6 +259,12 @@ export function plantedStore(
   if (plant === 'orphan-intents-hold' && role === 'reader')
     return new Proxy(store, {
       get: (t, k, r) => (k === 'readIntentBound' ? async () => null : Reflect.get(t, k, r)),
+    });
+  // Every recovery acts on its own read: the decision it proposes is the one that stands.
+  if (plant === 'recovery-undecided')
+    return new Proxy(store, {
+      get: (t, k, r) =>
+        k === 'decideIntent' ? async (_key: unknown, decision: unknown) => decision : Reflect.get(t, k, r),
     });
   if (plant === 'recovery-without-fence')
     return new Proxy(store, {
@@ -299,6 +341,8 @@ export interface ReaderContext {
   tailMicros: number;
   /** Every reader's clock offset (µs), instead of a drawn one (named scenarios). */
   readerOffsetMicros?: number;
+  /** Told when the recovery worker's pause starts and ends (true time, µs): the trace. */
+  onPause?: (from: number, to: number) => void;
 }
 
 /**
@@ -380,26 +424,82 @@ export async function runReader(ctx: ReaderContext, id: number, k: FeedKnobs): P
  * The recovery as a worker runs it (`IntentRecovery`, every `recoveryEveryMs`) from the start of
  * the schedule until the readers stop, on a client without faults: the bound on delivery (D in
  * `checkFeed`) counts on a pass every R. The writer instances' own passes (with faults) run too.
+ * Leased (`FeedKnobs.lease`), worker `id` 0 is the one that may pause, and a worker 1 runs beside it.
  */
 export async function runRecoveryWorker(
   ctx: ReaderContext,
-  d: { store: CassandraGraphStore; lists: BucketedListService },
+  d: { store: CassandraGraphStore; lists: BucketedListService; leases: LeaseStore },
   k: FeedKnobs,
+  id = 0,
 ): Promise<void> {
   const { sched } = ctx;
   const clock = () => BigInt(Math.floor(sched.now));
-  const store = plantedStore(d.store, ctx.plant, 'recovery');
+  let stopped = false;
+  // The pause (`FeedKnobs.lease`): once, right after the first history read at or after its time
+  // (a pass holding the lease, with an intent to resolve, between its read and what it decides
+  // from it: the fence or the rewrite).
+  const pause = id === 0 ? (k.lease?.pause ?? null) : null;
+  let pausedUntil = Number.NEGATIVE_INFINITY;
+  const planted = plantedStore(d.store, ctx.plant, 'recovery');
+  const store =
+    pause === null
+      ? planted
+      : new Proxy(planted, {
+          get(target, prop, receiver) {
+            const v = Reflect.get(target, prop, receiver);
+            if (prop !== 'readPairHistory' || typeof v !== 'function') return v;
+            return async (...a: unknown[]) => {
+              const read = await v.apply(target, a);
+              if (pausedUntil === Number.NEGATIVE_INFINITY && sched.now >= pause.at) {
+                pausedUntil = sched.now + pause.micros;
+                ctx.onPause?.(sched.now, pausedUntil);
+                await sched.sleep(pause.micros);
+              }
+              return read;
+            };
+          },
+        });
+  // The worker's timers: a paused process runs no timer until the pause ends (its lease's
+  // renewals come late, and find the lease taken).
+  const base = sched.timers(() => !stopped);
+  const timers: Timers = {
+    ...base,
+    every: (ms, fn) =>
+      base.every(ms, () => {
+        if (sched.now < pausedUntil) void sched.sleep(pausedUntil - sched.now).then(() => !stopped && fn());
+        else fn();
+      }),
+  };
   const frontier = new IntentFrontier({
     store,
     lagMicros: ctx.lagMicros,
     retentionMicros: RETENTION_MICROS,
   });
-  const recovery = new IntentRecovery({ store, lists: d.lists, clock, lagMicros: ctx.lagMicros }, frontier);
-  for (;;) {
-    const done = ctx.writersDone();
-    if (done !== null && sched.now > done + ctx.tailMicros) return;
-    if (!recoveryIsDown(k, sched.now)) await recovery.runOnce();
-    await sched.sleep(k.recoveryEveryMs * 1_000);
+  const recovery = new IntentRecovery(
+    { store, lists: d.lists, clock, lagMicros: ctx.lagMicros },
+    frontier,
+    k.lease
+      ? {
+          lease: {
+            store: d.leases,
+            holder: `recovery-worker-${id}`,
+            clockBoundMs: Number(ctx.skewMicros) / 1000,
+            ttlMs: RECOVERY_LEASE_TTL_MS,
+            timers,
+          },
+        }
+      : {},
+  );
+  try {
+    for (;;) {
+      const done = ctx.writersDone();
+      if (done !== null && sched.now > done + ctx.tailMicros) return;
+      if (!recoveryIsDown(k, sched.now)) await recovery.runOnce();
+      await sched.sleep(k.recoveryEveryMs * 1_000);
+    }
+  } finally {
+    stopped = true;
+    recovery.stop();
   }
 }
 

@@ -53,7 +53,9 @@ import type { EdgeRecord, ListKey, OpKind, PairOp, Position, UserId } from '../.
 import { edgeKey, listIn } from '../../src/model/types.js';
 import type { PairHistory } from '../../src/ports/records.js';
 import type { CqlClient } from '../../src/store/cassandra/client.js';
+import { CqlExecutor } from '../../src/store/cassandra/executor.js';
 import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';
+import { CassandraLeaseStore } from '../../src/store/cassandra/lease-store.js';
 import {
   type AccountPut,
   type AccountReach,
@@ -85,6 +87,7 @@ import {
   feedKnobsFor,
   finalRecovery,
   plantedStore,
+  RECOVERY_LEASE_TTL_MS,
   type ReaderContext,
   readToEnd,
   recoveryIsDown,
@@ -424,6 +427,8 @@ export interface ScheduleResult {
     readers: { pages: number; failed: number; refused: number; events: number }[];
     events: number;
     recovered: { present: number; fenced: number };
+    /** The recovery worker's pauses holding the lease (`FeedKnobs.lease`): when, µs after the start, and how long. */
+    pauses: { atMs: number; forMs: number }[];
     /** How much of the accounts' checks the schedule exercised. */
     accounts: AccountReach;
     /** How much of the renames' checks, and of the cached reads' (`read-sim.ts`). */
@@ -472,6 +477,8 @@ export interface Script {
   recoveryDown?: { fromMs: number; toMs: number };
   /** With `service`: every reader's clock offset (ms). */
   readerSkewMs?: number;
+  /** With `service`: the recovery under its lease (`FeedKnobs.lease`), its pause in ms after the start. */
+  lease?: { pause: { atMs: number; forMs: number } | null };
 }
 
 /** Whether `r` is a PUT's write of the user row's cells (the hooks record when it is sent and applied). */
@@ -589,6 +596,12 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
       )
     : null;
   if (feedKnobs && o.feedKnobs) feedKnobs = o.feedKnobs(feedKnobs);
+  // Scripted scenarios replay as recorded: the recovery unleased, unless the script says.
+  if (feedKnobs && o.script) {
+    const l = o.script.lease;
+    const pause = l?.pause ? { at: START + l.pause.atMs * 1000, micros: l.pause.forMs * 1000 } : null;
+    feedKnobs = { ...feedKnobs, lease: l ? { pause } : null };
+  }
   const down = o.script?.recoveryDown;
   if (feedKnobs && down)
     feedKnobs = {
@@ -654,7 +667,8 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
       bucketThresholds: [1_000_000_000],
       layoutCacheTtlMs: 0,
     });
-    return { client, store, lists };
+    const leases = new CassandraLeaseStore(new CqlExecutor(client as unknown as CqlClient));
+    return { client, store, lists, leases };
   };
   {
     const { store } = direct(() => sched.now);
@@ -1141,9 +1155,14 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
       if (feedKnobs && sched.now - recoveredAt >= feedKnobs.recoveryEveryMs * 1000) {
         recoveredAt = sched.now;
         current.current = -1;
-        const pass = recoveryIsDown(feedKnobs, sched.now)
-          ? graph.feed.read(null, 1)
-          : graph.intentRecovery.runOnce();
+        // Leased schedules: the instances look only, and the two workers stand for their
+        // recoveries on timers of their own, competing for the lease (`runRecoveryWorker`): an
+        // instance's passes here come only between its calls, so as a holder it would starve the
+        // recovery through a long call while its lease renews.
+        const pass =
+          recoveryIsDown(feedKnobs, sched.now) || feedKnobs.lease
+            ? graph.feed.read(null, 1)
+            : graph.intentRecovery.runOnce();
         await pass.catch((e: unknown) => {
           if (!(e instanceof StoreUnavailableError))
             violations.push({
@@ -1256,6 +1275,7 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
   const skewMicros = BigInt(knobs.policy.clockSkewMs) * 1000n;
   const readers: FeedReader[] = [];
   let writersDoneAt: number | null = null;
+  const pauses: { atMs: number; forMs: number }[] = [];
   const readerContext = feedKnobs
     ? {
         sched,
@@ -1273,6 +1293,8 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
         skewMicros,
         skewHalfMicros: (knobs.skewMs / 2) * 1000,
         plant: o.plant,
+        onPause: (from: number, to: number) =>
+          pauses.push({ atMs: (from - START) / 1000, forMs: (to - from) / 1000 }),
         writersDone: () => {
           if (writersDoneAt === null && writerDone.every((d, w) => d || clients[w]?.crashed))
             writersDoneAt = sched.now;
@@ -1285,17 +1307,21 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
   const readersRunning = Array.from({ length: feedKnobs?.readers ?? 0 }, (_, r) =>
     runReader(readerContext as ReaderContext, r, feedKnobs as FeedKnobs).then((x) => readers.push(x)),
   );
+  // The recovery worker; leased, a second one beside it (as production runs several processes:
+  // the instances' own passes stop with their calls), which takes over when the first pauses.
   if (readerContext && feedKnobs)
-    void runRecoveryWorker(
-      readerContext,
-      direct(() => sched.now),
-      feedKnobs,
-    ).catch((e: unknown) =>
-      violations.push({
-        kind: 'error',
-        detail: `the recovery worker threw ${String(e)}`,
-      }),
-    );
+    for (let id = 0; id < (feedKnobs.lease ? 2 : 1); id++)
+      void runRecoveryWorker(
+        readerContext,
+        direct(() => sched.now),
+        feedKnobs,
+        id,
+      ).catch((e: unknown) =>
+        violations.push({
+          kind: 'error',
+          detail: `recovery worker ${id} threw ${String(e)}`,
+        }),
+      );
   await sched.run();
   void running;
   void readersRunning;
@@ -1393,8 +1419,19 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
     // D: an intent left standing is resolved by the worker's first pass after its slot + L (one
     // every R), and a reader's clock is within S of true time, as is the slot's writer's.
     const downFor = feedKnobs.recoveryDown ? feedKnobs.recoveryDown.to - feedKnobs.recoveryDown.from : 0;
+    // Leased: a holder that stops renewing (its instance ended or crashed, or the worker paused)
+    // holds the recovery back until its lease is past its expiry + S on the next taker's clock
+    // (the lease's TTL after its last renewal, and two S for the clocks), then that taker's next pass.
+    const leaseFor = feedKnobs.lease
+      ? RECOVERY_LEASE_TTL_MS * 1000 + 2 * Number(skewMicros) + feedKnobs.recoveryEveryMs * 1000
+      : 0;
     const bound =
-      Number(lagMicros) + feedKnobs.recoveryEveryMs * 1000 + 2 * Number(skewMicros) + 1_000_000 + downFor;
+      Number(lagMicros) +
+      feedKnobs.recoveryEveryMs * 1000 +
+      2 * Number(skewMicros) +
+      1_000_000 +
+      downFor +
+      leaseFor;
     const puts = calls
       .filter((c) => c.method === 'putUser')
       .map((c) => ({ account: c.actor, acked: c.outcome === 'ok', wrote: c.wroteFields !== undefined }));
@@ -1445,6 +1482,7 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
       })),
       events: reference.length,
       recovered,
+      pauses,
       accounts: accounts.reach,
       renames: renameReach(putRecords, { renamedRows: 0, unnamedRows: 0, lateRows: 0 }, claimReach),
       reads: cached.reach,

@@ -78,4 +78,18 @@ export const SERVICE_SCENARIOS: readonly ServiceScenario[] = [
       readerSkewMs: -1_800,
     },
   },
+  {
+    // L = 9 s. The append lands at 15 s; the recovery worker holding the lease reads the pair at
+    // its pass after 9 s (the op absent) and pauses 25 s before it fences; the other worker takes
+    // the lease after its expiry + S, finds the landed op present and rewrites the pair (the
+    // follow delivered); the paused one then wakes and acts on its old read.
+    name: "a follow's append lands 15 s late; the recovery's holder reads it absent, pauses 25 s past its lease, and wakes after the next holder found it present: the follow stays delivered and stored",
+    plant: 'recovery-undecided',
+    script: {
+      writers: [{ calls: [{ atMs: 0, method: 'follow', actor: A, other: B }] }],
+      delays: (w, call, statement) =>
+        w === 0 && call === 0 && statement === 'append' ? { reachMs: 15_000 } : undefined,
+      lease: { pause: { atMs: 9_000, forMs: 25_000 } },
+    },
+  },
 ];

@@ -91,6 +91,7 @@ describe('whole-service simulation', () => {
     };
     const cached = { checked: 0, afterChange: 0, local: 0 };
     const stepped = { steps: 0, backSteps: 0, afterBackStep: 0, crossed: 0 };
+    const leased = { schedules: 0, pauses: 0 };
     for (let seed = firstSeed; seed < firstSeed + schedules; seed++) {
       const r = await runSchedule(seed, { service: true });
       reached.events += r.feed?.events ?? 0;
@@ -108,6 +109,8 @@ describe('whole-service simulation', () => {
       cached.checked += r.feed?.reads.checked ?? 0;
       cached.afterChange += r.feed?.reads.afterChange ?? 0;
       cached.local += r.feed?.reads.local ?? 0;
+      if (r.feed?.knobs.lease) leased.schedules++;
+      leased.pauses += r.feed?.pauses.length ?? 0;
       for (const k of Object.keys(stepped) as (keyof typeof stepped)[]) stepped[k] += r.stats.clock[k];
       if (r.violations.length === 0) continue;
       failures.push(r);
@@ -134,6 +137,7 @@ describe('whole-service simulation', () => {
         `checked (${cached.afterChange} within a TTL of a write, ${cached.local} held to the instance's own change at once); ` +
         `${stepped.steps} writer clock steps (${stepped.backSteps} back), ${stepped.afterBackStep} calls after a backward ` +
         `step of their writer's clock (${stepped.crossed} reading it below an earlier call of that writer); ` +
+        `${leased.schedules} with the recovery under its lease, ${leased.pauses} of them with its holder paused past it; ` +
         `${failures.length} broke the invariant`,
     );
     expect(
@@ -145,6 +149,7 @@ describe('whole-service simulation', () => {
     // A search whose feeds stay empty, or with no recovery to do, would prove little.
     expect(reached.events).toBeGreaterThan(schedules);
     expect(reached.fenced + reached.present).toBeGreaterThan(0);
+    expect(leased.schedules).toBeGreaterThan(schedules / 4);
     // The rarer cases (a follow that had to be a request: a few in a hundred schedules) are held to
     // a search of the default size; the Node 20 smoke's 100 schedules may miss one.
     if (schedules < 1_000) return;

@@ -231,6 +231,31 @@ export function describeStoreContract(name: string, make: () => Promise<StoreFix
         expect(await store.readIntents(shard, base - 1n, base + 1000n, 1000)).toEqual([]);
     });
 
+    it('intent decisions: the first stands, whatever is proposed after it (of 10 proposed at once, one), per intent', async () => {
+      const [low, high] = ids(2) as [bigint, bigint];
+      const key = (slot: bigint) => ({
+        slot,
+        shard: 5,
+        low,
+        high,
+        opPosition: slot,
+        opSource: low,
+        opKind: 'follow',
+      });
+      const a = key(4_000_000_001n);
+      const b = key(4_000_000_002n);
+      expect(await store.decideIntent(a, 'fenced')).toBe('fenced');
+      expect(await store.decideIntent(a, 'present')).toBe('fenced');
+      expect(await store.decideIntent(b, 'present')).toBe('present');
+      expect(await store.decideIntent(b, 'fenced')).toBe('present');
+      const c = key(4_000_000_003n);
+      const raced = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => store.decideIntent(c, i % 2 === 0 ? 'present' : 'fenced')),
+      );
+      expect(new Set(raced).size).toBe(1);
+      expect(await store.decideIntent(c, raced[0] === 'present' ? 'fenced' : 'present')).toBe(raced[0]);
+    });
+
     it('feed rows: newer version wins cell by cell, an empty row hides, read in feed order across shards and minutes', async () => {
       const base = nowPosition() - 10_000_000n;
       const pairs = Array.from({ length: 6 }, () => ids(2) as [bigint, bigint]);

@@ -23,7 +23,7 @@ import {
 } from '../../model/events.js';
 import { boundedLru } from '../../model/lru.js';
 import type { Position } from '../../model/types.js';
-import type { EventStore, FeedIntentStore } from '../../ports/event-store.js';
+import type { EventStore, FeedIntentStore, IntentDecision } from '../../ports/event-store.js';
 import { decodeEvents, encodeEvents, hasEvents } from '../event-codec.js';
 import type { Bound, CqlExecutor } from './executor.js';
 import { intentParams } from './keys.js';
@@ -203,6 +203,13 @@ export class CassandraEventStore implements EventStore, FeedIntentStore {
   async readIntentBound(): Promise<Position | null> {
     const rs = await this.cql.exec('readIntentBound', S.readIntentBound, []);
     return (rs.rows[0]?.through as bigint | undefined) ?? null;
+  }
+
+  async decideIntent(key: EventKey, decision: IntentDecision): Promise<IntentDecision> {
+    const rs = await this.cql.exec('decideIntent', S.decideIntent, [...intentParams(key), decision]);
+    const row = rs.first();
+    if (!row || row['[applied]']) return decision;
+    return row.decision === 'present' ? 'present' : 'fenced';
   }
 
   async saveIntentBound(through: Position): Promise<void> {

@@ -157,6 +157,9 @@ export class CassandraGraphStore implements GraphStore {
   saveIntentBound(...a: Args<FeedIntentStore, 'saveIntentBound'>) {
     return this.events.saveIntentBound(...a);
   }
+  decideIntent(...a: Args<FeedIntentStore, 'decideIntent'>) {
+    return this.events.decideIntent(...a);
+  }
   fenceOp(...a: Args<PairHistoryStore, 'fenceOp'>) {
     return this.pairs.fenceOp(...a);
   }

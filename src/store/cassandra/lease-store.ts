@@ -32,7 +32,7 @@ export class CassandraLeaseStore implements LeaseStore {
           seen.generation,
         ])
       : await this.cql.exec('createLease', S.createLease, [name, holder, expires]);
-    const taken = Boolean(rs.first()?.get('[applied]'));
+    const taken = Boolean(rs.first()?.['[applied]']);
     return { taken, row: await this.getLease(name) };
   }
 
@@ -49,6 +49,6 @@ export class CassandraLeaseStore implements LeaseStore {
             generation,
           ])
         : await this.cql.exec('putLeaseState', S.putLeaseState, [change.state, name, generation]);
-    return Boolean(rs.first()?.get('[applied]'));
+    return Boolean(rs.first()?.['[applied]']);
   }
 }

@@ -220,12 +220,12 @@ export function toScannedKey(table: ScanTable, row: Row): ScannedKey {
 
 /** A `job_leases` row (null when absent). */
 export function toLeaseRow(r: Row | undefined | null): LeaseRow | null {
-  if (!r || r.get('generation') == null) return null;
+  if (!r || r.generation == null) return null;
   return {
-    name: r.get('name') as string,
-    holder: r.get('holder') as string,
-    generation: r.get('generation') as bigint,
-    expiresAtMs: Number(r.get('expires_at') as bigint),
-    state: (r.get('state') as string | null | undefined) ?? null,
+    name: r.name as string,
+    holder: r.holder as string,
+    generation: r.generation as bigint,
+    expiresAtMs: Number(r.expires_at as bigint),
+    state: (r.state as string | null | undefined) ?? null,
   };
 }

@@ -173,6 +173,10 @@ export const S = {
     'SELECT slot, low_id, high_id, op_position, op_source, op_kind FROM feed_intents WHERE shard = ? AND slot > ? AND slot <= ? LIMIT ?',
   ),
   readIntentBound: idempotent('SELECT through FROM feed_intent_bound WHERE id = 0'),
+  /** The first decision stands: a failed insert returns it. */
+  decideIntent: once(
+    'INSERT INTO feed_intent_decisions (shard, slot, low_id, high_id, op_position, op_source, op_kind, decision) VALUES (?, ?, ?, ?, ?, ?, ?, ?) IF NOT EXISTS',
+  ),
   /** Written at the bound as its write time: the larger bound wins. */
   saveIntentBound: idempotent('INSERT INTO feed_intent_bound (id, through) VALUES (0, ?) USING TIMESTAMP ?'),
   /** An op row's fence: a delete at a write time after its append's (`appendOp` writes at the slot). */

@@ -30,6 +30,7 @@ describe('statements', () => {
       .filter(([, s]) => !s.idempotent)
       .map(([name]) => name);
     expect(once).toEqual([
+      'S.decideIntent',
       'S.claimUsername',
       'S.releaseUsername',
       'S.insertLayoutIfAbsent',

@@ -1,6 +1,6 @@
 import { compareEventKeys, type EventKey, type EventRow } from '../../../src/model/events.js';
 import type { Position } from '../../../src/model/types.js';
-import type { EventStore, FeedIntentStore } from '../../../src/ports/event-store.js';
+import type { EventStore, FeedIntentStore, IntentDecision } from '../../../src/ports/event-store.js';
 import { decodeEvents, encodeEvents, hasEvents } from '../../../src/store/event-codec.js';
 import { MemorySearchStore } from './search-store.js';
 
@@ -53,6 +53,15 @@ export abstract class MemoryEventStore extends MemorySearchStore implements Even
 
   async saveIntentBound(through: Position): Promise<void> {
     if (this.intentBound === null || through > this.intentBound) this.intentBound = through;
+  }
+
+  private readonly decisions = new Map<string, IntentDecision>();
+
+  async decideIntent(key: EventKey, decision: IntentDecision): Promise<IntentDecision> {
+    const k = JSON.stringify(key, (_, v) => (typeof v === 'bigint' ? String(v) : v));
+    const stands = this.decisions.get(k) ?? decision;
+    this.decisions.set(k, stands);
+    return stands;
   }
 }
 
