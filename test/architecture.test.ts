@@ -38,25 +38,27 @@ const FLOORS: Record<string, number> = {
 /**
  * Floors inside a room that has rooms of its own (a folder or a file directly under it), checked
  * the same way: `graph/`'s facade on top, over the builder of its parts, then its reads, its
- * accounts, the pair protocol, and at the bottom the feed, the relays' lag and the caches (which
- * do not import each other) over the contracts. So the
- * pair protocol never reaches up into accounts, reads or the facade.
+ * accounts, the pair protocol, then the feed, the relays' lag and the caches (which do not import
+ * each other), over the feed's rows, and at the bottom the contracts, the cursors and the tail's
+ * reach. So the pair protocol never reaches up into accounts, reads or the facade.
  */
 const INNER_FLOORS: Record<string, Record<string, number>> = {
   graph: {
     'contracts.ts': 0,
     'feed-cursor.ts': 0,
+    'feed-tail.ts': 0,
     'lease.ts': 0,
-    'feed.ts': 1,
-    'relay-lag.ts': 1,
-    'traced-graph.ts': 1,
-    caches: 1,
-    pair: 2,
-    'feed-intents.ts': 3,
-    accounts: 3,
-    reads: 4,
-    'graph-parts.ts': 5,
-    'graph-service.ts': 6,
+    'feed-rows.ts': 1,
+    'feed.ts': 2,
+    'relay-lag.ts': 2,
+    'traced-graph.ts': 2,
+    caches: 2,
+    pair: 3,
+    'feed-intents.ts': 4,
+    accounts: 4,
+    reads: 5,
+    'graph-parts.ts': 6,
+    'graph-service.ts': 7,
   },
 };
 
@@ -229,16 +231,16 @@ describe('the floor plan: model ← ports ← store, lists ← graph ← http, j
         '../nowhere/x.js',
       ]),
     ).toEqual([
-      'src/graph/pair/write-path.ts → ../reads/edge-reads.js: graph/pair (floor 2) imports graph/reads (floor 4)',
-      'src/graph/pair/write-path.ts → ../accounts/accounts.js: graph/pair (floor 2) imports graph/accounts (floor 3)',
-      'src/graph/pair/write-path.ts → ../graph-service.js: graph/pair (floor 2) imports graph/graph-service.ts (floor 6)',
+      'src/graph/pair/write-path.ts → ../reads/edge-reads.js: graph/pair (floor 3) imports graph/reads (floor 5)',
+      'src/graph/pair/write-path.ts → ../accounts/accounts.js: graph/pair (floor 3) imports graph/accounts (floor 4)',
+      'src/graph/pair/write-path.ts → ../graph-service.js: graph/pair (floor 3) imports graph/graph-service.ts (floor 7)',
       'src/graph/pair/write-path.ts → ../nowhere/x.js: room graph/nowhere has no floor',
     ]);
     expect(violations('src/graph/caches/graph-caches.ts', ['../feed.js'])).toEqual([
-      'src/graph/caches/graph-caches.ts → ../feed.js: graph/caches (floor 1) imports graph/feed.ts (floor 1)',
+      'src/graph/caches/graph-caches.ts → ../feed.js: graph/caches (floor 2) imports graph/feed.ts (floor 2)',
     ]);
     expect(violations('src/graph/accounts/accounts.ts', ['../reads/reads.js'])).toEqual([
-      'src/graph/accounts/accounts.ts → ../reads/reads.js: graph/accounts (floor 3) imports graph/reads (floor 4)',
+      'src/graph/accounts/accounts.ts → ../reads/reads.js: graph/accounts (floor 4) imports graph/reads (floor 5)',
     ]);
     expect(violations('src/jobs/repair.ts', ['../http/auth.js', '../local-cassandra/node.js'])).toEqual([
       'src/jobs/repair.ts → ../http/auth.js: jobs (floor 4) imports http (floor 4)',

@@ -55,7 +55,7 @@ import type { EventStore, FeedIntentStore, IntentDecision } from '../ports/event
 import type { LeaseStore } from '../ports/lease-store.js';
 import type { PairHistoryStore } from '../ports/pair-history-store.js';
 import type { UserStore } from '../ports/user-store.js';
-import { userUpdatedRow } from './feed.js';
+import { userUpdatedRow } from './feed-rows.js';
 import { Lease } from './lease.js';
 import { type PairRepairDeps, rewritePair } from './pair/pair-repair.js';
 import type { ViewWriterDeps } from './pair/view-writer.js';

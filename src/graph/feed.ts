@@ -50,13 +50,11 @@ import {
   type EventKey,
   type EventPage,
   type EventRow,
-  edgeEventType,
-  eventShard,
   type GraphEvent,
 } from '../model/events.js';
 import { boundedLru } from '../model/lru.js';
 import { SYSTEM_TIMERS, type Timers } from '../model/timers.js';
-import type { Position, UserField, UserId } from '../model/types.js';
+import type { Position } from '../model/types.js';
 import type { EventStore } from '../ports/event-store.js';
 import type { EventFeed, WriteClock } from './contracts.js';
 import {
@@ -65,6 +63,16 @@ import {
   FeedCursorSeal,
   watermarkCursor,
 } from './feed-cursor.js';
+import { rowEvents } from './feed-rows.js';
+import {
+  Lateness,
+  SEEN_EVENTS,
+  TAIL_MAX_PAGES,
+  TAIL_MIN_OVERLAP_MICROS,
+  TAIL_PAGE,
+  TAIL_SWEEP_MICROS,
+  TAIL_SWEEP_STRIDE_MICROS,
+} from './feed-tail.js';
 
 export interface FeedOptions {
   store: Pick<EventStore, 'readEventRows'>;
@@ -105,59 +113,6 @@ export interface FeedOptions {
   onWritten?: (events: number) => void;
 }
 
-/** The events of a row, in order, with their sealed ids. */
-export function rowEvents(row: EventRow, seal: FeedCursorSeal): GraphEvent[] {
-  const k = row.key;
-  if (row.user)
-    return [
-      {
-        id: seal.seal(k, 0),
-        type: 'user.updated',
-        source: k.low,
-        target: k.low,
-        position: k.opPosition,
-        slot: k.slot,
-        ...(row.fields ? { fields: row.fields } : {}),
-      },
-    ];
-  return row.transitions.map((t, i) => ({
-    id: seal.seal(k, i),
-    type: edgeEventType(t.relation, t.on),
-    source: t.sourceId,
-    target: t.targetId,
-    position: k.opPosition,
-    slot: k.slot,
-  }));
-}
-
-/**
- * The feed row of an admin change of `account` naming `fields`, at `slot` (the cells' version).
- * `nonce` tells apart the rows of two updates at one version (two PUTs that read the same cells
- * at once, on clocks behind them, both take the version above): stored in the key's `opSource`,
- * it keeps each update's row and its fields. Rows written before it carry the account there.
- */
-export function userUpdatedRow(
-  account: UserId,
-  slot: Position,
-  fields: readonly UserField[],
-  nonce: bigint,
-): EventRow {
-  return {
-    key: {
-      slot,
-      shard: eventShard(account, account),
-      low: account,
-      high: account,
-      opPosition: slot,
-      opSource: nonce,
-      opKind: 'user',
-    },
-    transitions: [],
-    user: true,
-    ...(fields ? { fields } : {}),
-  };
-}
-
 /** A read waiting for the feed to settle past `seen` (a slot). */
 interface Waiter {
   seen: Position;
@@ -175,61 +130,6 @@ interface Tail {
   resume: EventKey | null;
   swept: EventKey | null;
   lateness: Lateness;
-}
-
-/** The least the fresh read reaches back before the previous one's start (µs). */
-export const TAIL_MIN_OVERLAP_MICROS = 100_000n;
-/** How far behind the clock the sweep reads, besides 2S (µs): rows that land later are not passed on. */
-const TAIL_SWEEP_MICROS = 2_000_000n;
-/** The sweep reads once at least this much (µs) is due: a read a second on an idle feed, not one a period. */
-const TAIL_SWEEP_STRIDE_MICROS = 1_000_000n;
-/** Rows per tail read, and reads per period at most for each of the two (one that needs more resumes at the next). */
-const TAIL_PAGE = 1000;
-const TAIL_MAX_PAGES = 20;
-/**
- * Event ids passed on lately, never passed on twice: from a fresh read to the sweep an event waits
- * 2 s + 2S + up to 1 s (7 s at S = 2 s), so this covers ~7,000 events/s across the cluster; past
- * that a sweep may pass an event on again (a cache drops an entry twice). ~10 MB at its fullest.
- */
-const SEEN_EVENTS = 50_000;
-
-/** The span (ms) the tail's lateness is kept over: the furthest of this one and the last counts. */
-const LATENESS_SPAN_MS = 30_000;
-
-/**
- * How far behind the start of the previous fresh read rows have landed lately (µs): the furthest
- * in this span of `LATENESS_SPAN_MS` and the last (of the poller's clock); null until a whole span
- * has been watched.
- */
-class Lateness {
-  private span = -1;
-  private current = 0n;
-  private previous: bigint | null = null;
-  private firstMs: number | null = null;
-
-  note(nowMs: number, behind: bigint): void {
-    this.roll(nowMs);
-    if (behind > this.current) this.current = behind;
-  }
-
-  /** The furthest of the last two spans, or null while less than a span has been watched. */
-  furthest(nowMs: number): bigint | null {
-    this.roll(nowMs);
-    if (this.firstMs === null || nowMs - this.firstMs < LATENESS_SPAN_MS) return null;
-    // Bigints: no Math.max.
-    let furthest = this.current;
-    if (this.previous !== null && this.previous > furthest) furthest = this.previous;
-    return furthest;
-  }
-
-  private roll(nowMs: number): void {
-    this.firstMs ??= nowMs;
-    const span = Math.floor(nowMs / LATENESS_SPAN_MS);
-    if (span === this.span) return;
-    if (this.span >= 0) this.previous = span === this.span + 1 ? this.current : 0n;
-    this.span = span;
-    this.current = 0n;
-  }
 }
 
 /** What the tail read and passed on since the feed was built (`tailStats`). */

@@ -86,7 +86,7 @@
  */
 
 import { registryFilter } from '../graph/accounts/account-state.js';
-import { foldedEdges, type StrayRow } from '../graph/pair/pair-repair.js';
+import { foldedEdges } from '../graph/pair/pair-repair.js';
 import type { MemberFilter } from '../lists/contracts.js';
 import { countBucket } from '../lists/list-walker.js';
 import { bucketCode, bucketCodeOf } from '../model/buckets.js';
@@ -105,7 +105,7 @@ import {
   projections,
   type UserId,
 } from '../model/types.js';
-import { MAX_TOKEN, MIN_TOKEN, type ScannedKey, type ScanTable, type TokenRange } from '../ports/records.js';
+import type { ScannedKey, ScanTable, TokenRange } from '../ports/records.js';
 import { type RepairDeps, repairPairFolded } from './repair.js';
 import {
   type DriftKind,
@@ -117,6 +117,7 @@ import {
   type SweepTable,
   type SweepTotals,
 } from './repair-sweep-report.js';
+import { edgeName, PageFixes, splitRing, throttle } from './sweep-page.js';
 import { openSweepRun } from './sweep-run.js';
 
 export {
@@ -129,57 +130,13 @@ export {
   type SweepReport,
   type SweepTotals,
 } from './repair-sweep-report.js';
+export { splitRing } from './sweep-page.js';
 
 /**
  * How old a username claim must be (µs) before the sweep releases it unused: a PUT claims before
  * it writes, and lands or fails within seconds.
  */
 export const CLAIM_SETTLE_MICROS = 60_000_000n;
-/** `n` equal slices of the ring, `(start, end]` each, covering every token. */
-export function splitRing(n: number): TokenRange[] {
-  const span = MAX_TOKEN - MIN_TOKEN;
-  const out: TokenRange[] = [];
-  for (let i = 0; i < n; i++) {
-    const start = MIN_TOKEN + (span * BigInt(i)) / BigInt(n);
-    const end = i === n - 1 ? MAX_TOKEN : MIN_TOKEN + (span * BigInt(i + 1)) / BigInt(n);
-    out.push({ start, end });
-  }
-  return out;
-}
-
-const edgeName = (e: { sourceId: UserId; relation: string; targetId: UserId }, createdAt: bigint) =>
-  `${e.sourceId} ${e.relation} ${e.targetId} @${createdAt}`;
-
-/**
- * The fixes a page needs: pairs to repair (with stray rows), lists to mark dirty, claims to release
- * and claims to make.
- */
-class PageFixes {
-  readonly claims: { username: string; userId: UserId }[] = [];
-  readonly missingClaims: { username: string; userId: UserId }[] = [];
-  readonly pairs = new Map<string, { a: UserId; b: UserId; strays: StrayRow[] }>();
-  /** Lists to mark dirty: the bucket of `otherId` in the read layout, or bucket `code` itself. */
-  readonly dirty = new Map<string, { list: ListKey; otherId?: UserId; code?: number }>();
-  pair(a: UserId, b: UserId, stray?: StrayRow) {
-    const [lo, hi] = a < b ? [a, b] : [b, a];
-    const k = `${lo}|${hi}`;
-    const p = this.pairs.get(k) ?? { a: lo, b: hi, strays: [] };
-    if (stray) p.strays.push(stray);
-    this.pairs.set(k, p);
-  }
-  mark(list: ListKey, otherId: UserId) {
-    this.dirty.set(`${listId(list)}|${otherId}`, { list, otherId });
-  }
-}
-
-/** Sleeps so that `rows` over the elapsed time stays at or under `rate` per second. */
-async function throttle(rate: number | undefined, rows: number, startedMs: number) {
-  if (!rate || rate <= 0) return;
-  const due = startedMs + (rows / rate) * 1000;
-  const wait = due - performance.now();
-  if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-}
-
 /**
  * Sweeps the whole graph (or continues the saved run with `resume`), repairing what it finds unless
  * `dryRun`. Returns the report of the whole run.

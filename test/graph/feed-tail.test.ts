@@ -7,7 +7,7 @@
  */
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { TAIL_MIN_OVERLAP_MICROS } from '../../src/graph/feed.js';
+import { TAIL_MIN_OVERLAP_MICROS } from '../../src/graph/feed-tail.js';
 import { GraphService } from '../../src/graph/graph-service.js';
 import { registerFeedTail } from '../../src/http/metrics.js';
 import type { Timers } from '../../src/model/timers.js';

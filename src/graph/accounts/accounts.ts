@@ -52,7 +52,7 @@ import {
 import type { CountStore } from '../../ports/count-store.js';
 import type { FeedIntentStore } from '../../ports/event-store.js';
 import type { UserStore, VersionedUser } from '../../ports/user-store.js';
-import { userUpdatedRow } from '../feed.js';
+import { userUpdatedRow } from '../feed-rows.js';
 import type { WriteClock } from '../pair/clock-guard.js';
 import { type AccountStateStore, newMarkTask, runMarkCounterparts } from './account-state.js';
 import { newRenameTask, type RenameFanoutStore, runRenameFanout } from './rename-fanout.js';
