@@ -72,9 +72,12 @@ beforeAll(async () => {
   for (const f of FOLLOWERS) await graph.follow(f, OWNER);
   for (const t of FOLLOWED) await graph.follow(OWNER, t);
   await reconcileDirty(store);
-  // Before the release: the account tables did not exist.
+  // Before the release: the account tables did not exist, nor the marker a new keyspace is made with.
   for (const t of ['user_counts', 'user_count_state'])
     await ks.client.execute(`TRUNCATE ${t}`, [], SCHEMA_CHANGE);
+  await ks.client.execute('DELETE FROM sweep_progress WHERE job = ?', [COUNTS_MIGRATION_JOB], {
+    prepare: true,
+  });
 });
 
 afterAll(async () => {
