@@ -10,8 +10,9 @@ import { IntentFrontier, IntentRecovery, RECOVERY_LEASE } from '../../src/graph/
 import { GraphService } from '../../src/graph/graph-service.js';
 import { feedLagMicros, type HistoryPolicy } from '../../src/graph/pair/pair-history.js';
 import { nowPosition } from '../../src/model/clock.js';
-import { type EventKey, eventShard } from '../../src/model/events.js';
+import type { EventKey } from '../../src/model/events.js';
 import type { Position } from '../../src/model/types.js';
+import { followKey } from '../support/event-keys.js';
 import { MemoryGraphStore } from '../support/memory/graph-store.js';
 import { MemoryLeaseStore } from '../support/memory/lease-store.js';
 import { FEED_TEST_POLICY } from './support/feed-suite.js';
@@ -194,18 +195,8 @@ describe('the intent frontier', () => {
 describe('the leased recovery', () => {
   const LAG_MS = Number(feedLagMicros(FEED_TEST_POLICY as HistoryPolicy) / 1000n);
   /** The intent of a follow of `low` → `high` whose writer died before its append, `agoMs` ago. */
-  const intentOf = (low: bigint, high: bigint, agoMs: number): EventKey => {
-    const slot = nowPosition() - BigInt(agoMs) * 1000n;
-    return {
-      slot,
-      shard: eventShard(low, high),
-      low,
-      high,
-      opPosition: slot,
-      opSource: low,
-      opKind: 'follow',
-    };
-  };
+  const intentOf = (low: bigint, high: bigint, agoMs: number): EventKey =>
+    followKey(low, high, nowPosition() - BigInt(agoMs) * 1000n);
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
   it('two instances on one feed: the holder resolves, the other looks and answers held: false; once the holder stops, the other takes over', async () => {

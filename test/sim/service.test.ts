@@ -33,15 +33,15 @@ const plantSchedules = knob('PLANT_SCHEDULES', 20_000, 2_000);
  * search; tried first).
  */
 const PLANT_SEEDS: Partial<Record<FeedPlant, number>> = {
-  'watermark-without-intents': 26,
-  'recovery-without-fence': 525,
+  'watermark-without-intents': 23,
+  'recovery-without-fence': 20,
   'orphan-intents-hold': 583,
   'reader-clock-unguarded': 323,
-  'put-writes-whole-row': 33,
+  'put-writes-whole-row': 107,
   'privacy-from-cache': 47,
-  'tail-hears-nothing': 223,
+  'tail-hears-nothing': 62,
   'rename-skips-claim': 4,
-  'user-cache-never-expires': 20,
+  'user-cache-never-expires': 13,
 };
 
 /**

@@ -160,6 +160,10 @@ export const S = {
   readEventsAfterSlot: idempotent(
     `SELECT ${EVENT_COLUMNS} FROM graph_events WHERE period = ? AND shard = ? AND slot > ? AND slot <= ? LIMIT ?`,
   ),
+  /** Every shard of a period at once (the shard is read back: the rows say which they are). */
+  readEventsShardsFromSlot: idempotent(
+    `SELECT shard, ${EVENT_COLUMNS} FROM graph_events WHERE period = ? AND shard IN ? AND slot >= ? AND slot <= ? LIMIT ?`,
+  ),
   readEventsFromSlot: idempotent(
     `SELECT ${EVENT_COLUMNS} FROM graph_events WHERE period = ? AND shard = ? AND slot >= ? AND slot <= ? LIMIT ?`,
   ),
