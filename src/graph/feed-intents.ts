@@ -315,8 +315,8 @@ async function recoverUserUpdate(d: IntentRecoveryDeps, k: EventKey): Promise<In
  */
 export class IntentRecovery {
   private timer: NodeJS.Timeout | null = null;
-  private started = false;
-  private chains = 0;
+  /** The chain of passes `start` began, until `stop` (a pass still running from before ends its own). */
+  private chain: object | null = null;
   private running: Promise<RecoveryResult> | null = null;
   private lease: Lease | null = null;
 
@@ -382,10 +382,9 @@ export class IntentRecovery {
    * (`intentsClear` is null).
    */
   start(everyMs: number, idleMaxMs = 4 * everyMs): void {
-    if (this.started || everyMs <= 0) return;
-    this.started = true;
-    // One chain of passes per start: a pass still running from before a stop ends its own.
-    const chain = ++this.chains;
+    if (this.chain || everyMs <= 0) return;
+    const chain = {};
+    this.chain = chain;
     let waitMs = everyMs;
     const pass = () => {
       this.timer = null;
@@ -402,7 +401,7 @@ export class IntentRecovery {
           },
         )
         .finally(() => {
-          if (!this.started || chain !== this.chains) return;
+          if (this.chain !== chain) return;
           this.timer = setTimeout(pass, waitMs);
           this.timer.unref();
         });
@@ -412,7 +411,7 @@ export class IntentRecovery {
 
   /** Stops the passes and gives the lease up (if held), so another process takes over at once. */
   stop(): void {
-    this.started = false;
+    this.chain = null;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     void this.lease?.release();

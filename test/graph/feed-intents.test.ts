@@ -40,6 +40,13 @@ class CountingStore extends MemoryGraphStore {
   }
 }
 
+/** An unleased recovery over `store` and a frontier of its own, on `clock`. */
+const recoveryOn = (store: CountingStore, clock: () => Position) =>
+  new IntentRecovery(
+    { store, lists: new SingleBucketLists(store), clock, lagMicros: L },
+    new IntentFrontier({ store, lagMicros: L, retentionMicros: RETENTION }),
+  );
+
 describe('the intent frontier', () => {
   it('stops below the oldest intent; its shard is then read from it, the others from their last look; it moves once the intent goes', async () => {
     const store = new CountingStore();
@@ -68,20 +75,7 @@ describe('the intent frontier', () => {
   it('a recovery pass reads only the shards its look found an intent in: an idle pass is the look alone (8 reads)', async () => {
     const store = new CountingStore();
     let now = 1_000_000_000_000n;
-    const frontier = new IntentFrontier({
-      store,
-      lagMicros: L,
-      retentionMicros: RETENTION,
-    });
-    const recovery = new IntentRecovery(
-      {
-        store,
-        lists: new SingleBucketLists(store),
-        clock: () => now,
-        lagMicros: L,
-      },
-      frontier,
-    );
+    const recovery = recoveryOn(store, () => now);
     expect(await recovery.runOnce()).toEqual({ present: 0, fenced: 0 });
     expect(store.reads.length).toBe(8);
     store.reads = [];
@@ -104,20 +98,7 @@ describe('the intent frontier', () => {
     try {
       const store = new CountingStore();
       let now = 1_000_000_000_000n;
-      const frontier = new IntentFrontier({
-        store,
-        lagMicros: L,
-        retentionMicros: RETENTION,
-      });
-      const recovery = new IntentRecovery(
-        {
-          store,
-          lists: new SingleBucketLists(store),
-          clock: () => now,
-          lagMicros: L,
-        },
-        frontier,
-      );
+      const recovery = recoveryOn(store, () => now);
       const looks: number[] = [];
       let t = 0;
       const original = store.readIntents.bind(store);

@@ -289,14 +289,7 @@ describe('worker', () => {
         return { rows: 0 };
       },
     };
-    const w = new Worker({
-      leases,
-      holder: 'a',
-      jobs: [{ job, everyMs: 60 * SEC }],
-      clockBoundMs: 2 * SEC,
-      tickMs: SEC,
-      timers,
-    });
+    const w = soleWorker(leases, job, timers, {});
     sched.after(0, () => w.start());
     await sched.run();
     expect(runs).toEqual([0, 60, 120, 180]);

@@ -58,9 +58,8 @@ export abstract class MemoryEventStore extends MemorySearchStore implements Even
   private readonly decisions = new Map<string, IntentDecision>();
 
   async decideIntent(key: EventKey, decision: IntentDecision): Promise<IntentDecision> {
-    const k = JSON.stringify(key, (_, v) => (typeof v === 'bigint' ? String(v) : v));
-    const stands = this.decisions.get(k) ?? decision;
-    this.decisions.set(k, stands);
+    const stands = this.decisions.get(intentId(key)) ?? decision;
+    this.decisions.set(intentId(key), stands);
     return stands;
   }
 }
