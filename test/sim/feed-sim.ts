@@ -143,12 +143,12 @@ export interface FeedKnobs {
   readerStep: { at: number; by: number } | null;
   /**
    * Half the schedules: the recovery runs as production runs it, under the lease
-   * `feed:intent-recovery` (TTL `RECOVERY_LEASE_TTL_MS`) on the simulated node — the worker and
-   * every writer instance compete for it and only its holder resolves. In half of those the
-   * worker, holding it, stalls (a GC pause) for `pause.micros` from the first pass after true time
-   * `pause.at` that has an intent to resolve: its renewals stop, another instance takes over
-   * once the lease is past its expiry + S, and the worker then resumes where it stopped (its
-   * reads done before the pause, its writes after). Drawn from a stream of its own, so the other
+   * `feed:intent-recovery` (TTL `RECOVERY_LEASE_TTL_MS`) on the simulated node — two recovery
+   * workers compete for it and only its holder resolves (the writer instances only look). In half
+   * of those worker 0, holding it, stalls (a GC pause) for `pause.micros` right after its first
+   * pair read at or after true time `pause.at`: its renewals stop, worker 1 takes over once the
+   * lease is past its expiry + S, and worker 0 then resumes where it stopped (its read done before
+   * the pause, its writes after). Drawn from a stream of its own, so the other
    * draws of a schedule are those it had before. Null: no lease (every pass resolves).
    */
   lease: { pause: { at: number; micros: number } | null } | null;

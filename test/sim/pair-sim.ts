@@ -1419,8 +1419,7 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
     // D: an intent left standing is resolved by the worker's first pass after its slot + L (one
     // every R), and a reader's clock is within S of true time, as is the slot's writer's.
     const downFor = feedKnobs.recoveryDown ? feedKnobs.recoveryDown.to - feedKnobs.recoveryDown.from : 0;
-    // Leased: a holder that stops renewing (its instance ended or crashed, or the worker paused)
-    // holds the recovery back until its lease is past its expiry + S on the next taker's clock
+    // Leased: a holder that stops renewing (worker 0 paused) holds the recovery back until its lease is past its expiry + S on the next taker's clock
     // (the lease's TTL after its last renewal, and two S for the clocks), then that taker's next pass.
     const leaseFor = feedKnobs.lease
       ? RECOVERY_LEASE_TTL_MS * 1000 + 2 * Number(skewMicros) + feedKnobs.recoveryEveryMs * 1000
