@@ -43,6 +43,15 @@ export interface FeedIntentStore {
    * timeout leaves it unknown, and deciding again returns what stood.
    */
   decideIntent(key: EventKey, decision: IntentDecision): Promise<IntentDecision>;
+  /**
+   * Claims `key.slot` as the feed slot of the op `key` names (its pair, position, source and kind)
+   * unless a slot is claimed for it already, atomically (a lightweight transaction: of two
+   * deliveries claiming at once, one wins), and returns the slot that stands — this one, or the
+   * earlier. Called only for ops delivered at an explicit position, after their intent is
+   * acknowledged. Never retried by the driver; a timeout leaves it unknown, and claiming again
+   * returns what stood.
+   */
+  claimOpSlot(key: EventKey): Promise<Position>;
 }
 
 /** How the recovery resolved an intent: its op was in the pair's history, or it was fenced out. */

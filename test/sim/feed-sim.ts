@@ -92,7 +92,13 @@ export type FeedPlant =
    * The recovery acts on its read of the pair without deciding the intent first (`decideIntent`):
    * a holder paused between that read and its fence fences an op the next holder found present.
    */
-  | 'recovery-undecided';
+  | 'recovery-undecided'
+  /**
+   * A delivery of an op with an explicit position takes its own slot without claiming it
+   * (`claimOpSlot`): two concurrent deliveries of one op (a client's retry on another instance)
+   * store two feed rows for it.
+   */
+  | 'op-slot-unclaimed';
 
 /** The feed knobs of a whole-service schedule. */
 export interface FeedKnobs {
@@ -265,6 +271,12 @@ export function plantedStore(
     return new Proxy(store, {
       get: (t, k, r) =>
         k === 'decideIntent' ? async (_key: unknown, decision: unknown) => decision : Reflect.get(t, k, r),
+    });
+  // Every delivery keeps the slot it took: the claim is never made.
+  if (plant === 'op-slot-unclaimed')
+    return new Proxy(store, {
+      get: (t, k, r) =>
+        k === 'claimOpSlot' ? async (key: { slot: Position }) => key.slot : Reflect.get(t, k, r),
     });
   if (plant === 'recovery-without-fence')
     return new Proxy(store, {

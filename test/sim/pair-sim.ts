@@ -77,6 +77,7 @@ import {
   writtenField,
 } from './account-sim.js';
 import { CqlEngine } from './cql/engine.js';
+import { ReplicaSet } from './cql/replicas.js';
 import { parseSchema, type Schema, type Term } from './cql/syntax.js';
 import {
   checkFeed,
@@ -108,7 +109,14 @@ import {
   windowStart,
 } from './read-sim.js';
 import { Scheduler } from './scheduler.js';
-import { type FaultKnobs, NO_FAULTS, SimClient, type StatementRecord } from './sim-client.js';
+import {
+  type FaultKnobs,
+  NO_FAULTS,
+  type ReplicaKnobs,
+  type ReplicaOptions,
+  SimClient,
+  type StatementRecord,
+} from './sim-client.js';
 import { type ClockReach, clockReach, WriterClock } from './writer-clock.js';
 
 // ---- knobs ----
@@ -143,11 +151,21 @@ export interface SimKnobs {
   laggyP: number;
   lagMs: number;
   policy: HistoryPolicy;
+  /**
+   * RF 3 replicas instead of one node (`cql/replicas.ts`), in about half of the whole-service
+   * schedules (null in the pair-only ones and the scripted scenarios), and their faults.
+   */
+  replicas: ReplicaKnobs | null;
 }
 
 /** The streams of draws (`Scheduler.stream`) of the writers' clock steps: the knob's, the steps'. */
 const CLOCK_KNOB_STREAM = 1;
 const CLOCK_STEP_STREAM = 2;
+/** The replicas' streams: whether a schedule has them and their knobs; each write's and read's fates. */
+const REPLICA_KNOB_STREAM = 4;
+const REPLICA_STREAM = 5;
+/** The stream of a client's second deliveries of its explicit-position calls (`runSchedule`). */
+const RETRY_STREAM = 5;
 
 /** The review's policy: compactions come fast, with the production budget and clock bound (settle B + 2S). */
 export const SIM_POLICY: HistoryPolicy = {
@@ -169,6 +187,19 @@ export function knobsFor(sched: Scheduler): SimKnobs {
   const s = sched;
   // From a stream of its own, so the other knobs' draws are those of a schedule without steps.
   const clockStepP = sched.stream(CLOCK_KNOB_STREAM).pick([0, 0, 0.5, 1]);
+  // Likewise the replicas' (used only by whole-service schedules).
+  const r = sched.stream(REPLICA_KNOB_STREAM);
+  const replicas: ReplicaKnobs | null = r.chance(0.5)
+    ? {
+        missP: r.pick([0.01, 0.03, 0.08]),
+        slowP: r.pick([0, 0.02, 0.1]),
+        slowMaxMs: r.pick([500, 3_000]),
+        hintMaxMs: 60_000,
+        hintLostP: r.pick([0, 0.1, 0.3]),
+        coordinatorDeathP: r.pick([0, 0.01, 0.03]),
+        batchlogMaxMs: 60_000,
+      }
+    : null;
   const size = s.random();
   const [writers, opsPerWriter] =
     size < 0.55
@@ -231,6 +262,7 @@ export function knobsFor(sched: Scheduler): SimKnobs {
     // The clock bound S each schedule's clocks keep (offsets lie within ±skewMs/2), at least 250 ms:
     // a tighter bound settles sooner (B + 2S), so calm schedules commit often.
     policy: { ...SIM_POLICY, clockSkewMs: Math.max(250, skewMs / 2) },
+    replicas,
   };
 }
 
@@ -357,6 +389,8 @@ export interface CallRecord {
   targetId: UserId;
   kind: OpKind;
   explicit?: Position;
+  /** The call this one delivers again (a client's hedge or retry through another instance). */
+  retryOf?: number;
   startAt: number;
   endAt: number;
   outcome: Outcome;
@@ -448,8 +482,24 @@ export interface ScheduleResult {
     unsafeCommits: Partial<Record<FindingTag, number>>;
     /** The writers' clock steps (`writer-clock.ts`). */
     clock: ClockReach;
+    /**
+     * Second deliveries of explicit-position calls (`retryOf`): how many, how many started while
+     * the first was at work, and how many appended beside a first that appended too.
+     */
+    again: { calls: number; overlapping: number; bothAppended: number };
   };
   trace: () => string;
+}
+
+/** What the second deliveries of a schedule reached (`stats.again`). */
+function againReach(calls: readonly CallRecord[]): ScheduleResult['stats']['again'] {
+  const again = calls.filter((c) => c.retryOf !== undefined);
+  const first = (c: CallRecord) => calls[c.retryOf as number] as CallRecord;
+  return {
+    calls: again.length,
+    overlapping: again.filter((c) => first(c).endAt < 0 || c.startAt < first(c).endAt).length,
+    bothAppended: again.filter((c) => c.appended !== undefined && first(c).appended !== undefined).length,
+  };
 }
 
 const START = 1_700_000_000_000_000;
@@ -569,6 +619,8 @@ export function reportSchedule(r: ScheduleResult, again: string): string {
 export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promise<ScheduleResult> {
   const sched = new Scheduler(seed, START);
   let knobs = knobsFor(sched);
+  // Replicas only in the whole-service schedules, never in a scripted scenario (it replays as recorded).
+  if (!o.service || o.script) knobs = { ...knobs, replicas: null };
   if (o.knobs) knobs = o.knobs(knobs);
   if (o.script)
     knobs = {
@@ -621,7 +673,13 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
         batchlogLateMs: feedKnobs.batchlogLateMs,
       },
     };
-  const engine = new CqlEngine(simSchema());
+  const replicaSet = knobs.replicas ? new ReplicaSet(simSchema()) : null;
+  const replicas: { replicas?: ReplicaOptions } =
+    replicaSet && knobs.replicas
+      ? { replicas: { set: replicaSet, knobs: knobs.replicas, draws: sched.stream(REPLICA_STREAM) } }
+      : {};
+  // With replicas, their view: every write that landed on one (what the end's checks read).
+  const engine = replicaSet ? replicaSet.view : new CqlEngine(simSchema());
   // The instances' cached reads of user rows, edge states and counts, checked against the node
   // (`read-sim.ts`): where the instances run their caches.
   const watch = feedKnobs?.registries && feedKnobs.reads && !o.script ? new PartitionWatch(engine) : null;
@@ -657,6 +715,7 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
       requestTimeoutMs: knobs.requestTimeoutMs,
       faults: NO_FAULTS,
       ids,
+      ...replicas,
     });
     const store = new CassandraGraphStore(client as unknown as CqlClient, {
       clock: () => BigInt(Math.floor(trueNow())),
@@ -1065,6 +1124,16 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
   const clocks: WriterClock[] = [];
   const clockDraws = sched.stream(CLOCK_STEP_STREAM);
   const acked: CallRecord[] = [];
+  // A client's second delivery of a call it made at an explicit position, through another
+  // instance: queued as the first is sent (a hedge: both at work at once) or once the first answered
+  // 503 (a retry, while the first may still land), and taken by the next writer that starts a call.
+  // Whole-service schedules only, drawn from a stream of their own: a schedule with none is the
+  // schedule it was.
+  const retryDraws = sched.stream(RETRY_STREAM);
+  const retries: { from: number; of: CallRecord }[] = [];
+  const retryLater = (w: number, call: CallRecord, p: number) => {
+    if (feedKnobs && call.explicit !== undefined && retryDraws.chance(p)) retries.push({ from: w, of: call });
+  };
   const runWriter = async (w: number) => {
     let offset = sched.uniform(-knobs.skewMs / 2, knobs.skewMs / 2) * 1000;
     const monoOffset = sched.uniform(1e6, 2e6);
@@ -1105,6 +1174,7 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
       hooks: hooks(current),
       log,
       ids,
+      ...replicas,
       ...(o.script?.delays
         ? { override: (r: StatementRecord) => scriptDelay(engine, r, calls, o.script as Script) }
         : {}),
@@ -1196,13 +1266,21 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
         await readBack(w, graph, current, await putCall(w, i, putId, graph, current));
         continue;
       }
-      const [a, b] = sched.pick(pairs);
-      let method = step?.method ?? sched.pick(feedKnobs ? SERVICE_BAG : METHOD_BAG);
-      let [actor, other] = step ? [step.actor, step.other] : sched.chance(0.5) ? [a, b] : [b, a];
+      const taken = step ? -1 : retries.findIndex((x) => x.from !== w);
+      const retry = taken < 0 ? null : (retries.splice(taken, 1)[0]?.of ?? null);
+      const [a, b] = retry ? [retry.actor, retry.other] : sched.pick(pairs);
+      let method =
+        (retry?.method as Method | undefined) ??
+        step?.method ??
+        sched.pick(feedKnobs ? SERVICE_BAG : METHOD_BAG);
+      let [actor, other] = retry || step ? [a, b] : sched.chance(0.5) ? [a, b] : [b, a];
+      if (step) [actor, other] = [step.actor, step.other];
       let explicit: Position | undefined =
-        step?.positionMs === undefined ? undefined : BigInt(START + step.positionMs * 1000);
-      let replayOf: CallRecord | undefined;
-      if (!step && sched.chance(knobs.replayP)) {
+        retry?.explicit ??
+        (step?.positionMs === undefined ? undefined : BigInt(START + step.positionMs * 1000));
+      let replayOf: CallRecord | undefined = retry ?? undefined;
+      let fresh = false;
+      if (!step && !retry && sched.chance(knobs.replayP)) {
         const earlier = acked.filter((c) => c.pair === pairKey(a, b));
         if (earlier.length > 0 && sched.chance(0.3)) {
           const e = sched.pick(earlier);
@@ -1211,7 +1289,10 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
           actor = e.actor;
           other = e.other;
           explicit = e.position;
-        } else explicit = BigInt(Math.floor(wall() - sched.uniform(0, knobs.replayAgeMs * 1000)));
+        } else {
+          explicit = BigInt(Math.floor(wall() - sched.uniform(0, knobs.replayAgeMs * 1000)));
+          fresh = true;
+        }
       }
       const m = METHODS[method];
       const [sourceId, targetId] = m.inbound ? [other, actor] : [actor, other];
@@ -1235,8 +1316,10 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
         nth: new Map(),
       };
       if (explicit !== undefined) call.explicit = explicit;
+      if (retry) call.retryOf = retry.id;
       calls.push(call);
       current.current = call.id;
+      if (fresh) retryLater(w, call, 0.3);
       try {
         const opts = explicit === undefined ? {} : { position: explicit };
         const r = await graph[method](actor, other, opts);
@@ -1251,6 +1334,7 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
         acked.push(call);
       } catch (e) {
         failed(call, e);
+        if (call.outcome === 'unavailable' && !retry) retryLater(w, call, 0.5);
       }
       call.endAt = sched.now;
       await readBack(w, graph, current, call);
@@ -1288,6 +1372,7 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
             requestTimeoutMs: knobs.requestTimeoutMs,
             faults: { ...knobs.faults, crashP: 0, twiceP: 0, lagMs: 0 },
             ids,
+            ...replicas,
           }),
         lagMicros,
         skewMicros,
@@ -1548,6 +1633,7 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
       reconciled: projections.reconciled,
       unsafeCommits,
       clock: stepped.reach,
+      again: againReach(calls),
     },
     trace: () =>
       renderTrace(
@@ -2013,7 +2099,7 @@ function renderTrace(
       c.explicit !== undefined ? `, position ${c.explicit}` : c.put ? `, ${JSON.stringify(c.put)}` : '';
     lines.push(
       `${t(c.startAt)} w${c.writer} #${c.id} ${c.method}(${c.actor}, ${c.other}${args}) → ${c.outcome}${c.error ? ` ${c.error}` : ''}` +
-        `${c.position !== undefined ? ` @${c.position}` : ''}${c.duplicate ? ' (duplicate)' : ''} at ${t(c.endAt).trim()}` +
+        `${c.position !== undefined ? ` @${c.position}` : ''}${c.duplicate ? ' (duplicate)' : ''}${c.retryOf !== undefined ? ` (again: #${c.retryOf})` : ''} at ${t(c.endAt).trim()}` +
         `${crossed === undefined ? '' : ` [its clock read ${(crossed / 1000).toFixed(3)}ms below w${c.writer}'s earlier calls]`}`,
     );
     for (const r of byCall.get(c.id) ?? []) {

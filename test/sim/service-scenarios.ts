@@ -92,4 +92,21 @@ export const SERVICE_SCENARIOS: readonly ServiceScenario[] = [
       lease: { pause: { atMs: 9_000, forMs: 25_000 } },
     },
   },
+  {
+    // A client's retry of a follow at an explicit position (its `Graph-Position`), sent to a second
+    // instance while the first is still at work: both read the pair before either append lands,
+    // and each takes a slot of its own clock (the position is older than both clocks); the second's
+    // append lands after the first wrote its feed row, at the second's own (later) slot.
+    name: 'one follow at an explicit position delivered twice at once by two instances: its event is delivered once',
+    plant: 'op-slot-unclaimed',
+    script: {
+      writers: [
+        { calls: [{ atMs: 0, method: 'follow', actor: A, other: B, positionMs: -500 }] },
+        { skewMs: 300, calls: [{ atMs: 5, method: 'follow', actor: A, other: B, positionMs: -500 }] },
+      ],
+      // The second's append reaches the node after the first has re-read and written its rows.
+      delays: (w, call, statement) =>
+        w === 1 && call === 0 && statement === 'append' ? { reachMs: 200 } : undefined,
+    },
+  },
 ];

@@ -42,6 +42,7 @@ const PLANT_SEEDS: Partial<Record<FeedPlant, number>> = {
   'tail-hears-nothing': 62,
   'rename-skips-claim': 4,
   'user-cache-never-expires': 13,
+  'op-slot-unclaimed': 97,
 };
 
 /**
@@ -92,6 +93,7 @@ describe('whole-service simulation', () => {
     const cached = { checked: 0, afterChange: 0, local: 0 };
     const stepped = { steps: 0, backSteps: 0, afterBackStep: 0, crossed: 0 };
     const leased = { schedules: 0, pauses: 0 };
+    const again = { calls: 0, overlapping: 0, bothAppended: 0 };
     for (let seed = firstSeed; seed < firstSeed + schedules; seed++) {
       const r = await runSchedule(seed, { service: true });
       reached.events += r.feed?.events ?? 0;
@@ -112,6 +114,7 @@ describe('whole-service simulation', () => {
       if (r.feed?.knobs.lease) leased.schedules++;
       leased.pauses += r.feed?.pauses.length ?? 0;
       for (const k of Object.keys(stepped) as (keyof typeof stepped)[]) stepped[k] += r.stats.clock[k];
+      for (const k of Object.keys(again) as (keyof typeof again)[]) again[k] += r.stats.again[k];
       if (r.violations.length === 0) continue;
       failures.push(r);
       if (failures.length === 1) {
@@ -138,6 +141,8 @@ describe('whole-service simulation', () => {
         `${stepped.steps} writer clock steps (${stepped.backSteps} back), ${stepped.afterBackStep} calls after a backward ` +
         `step of their writer's clock (${stepped.crossed} reading it below an earlier call of that writer); ` +
         `${leased.schedules} with the recovery under its lease, ${leased.pauses} of them with its holder paused past it; ` +
+        `${again.calls} second deliveries of an explicit-position call through another instance (${again.overlapping} ` +
+        `while the first was at work, ${again.bothAppended} appending beside it); ` +
         `${failures.length} broke the invariant`,
     );
     expect(
@@ -168,6 +173,7 @@ describe('whole-service simulation', () => {
         stepped.steps,
         stepped.afterBackStep,
         stepped.crossed,
+        again.bothAppended,
       ),
     ).toBeGreaterThan(0);
   });
@@ -187,6 +193,7 @@ describe('whole-service simulation', () => {
     'tail-hears-nothing',
     'rename-skips-claim',
     'user-cache-never-expires',
+    'op-slot-unclaimed',
   ];
   // What a plant breaks: the feed's invariant, the accounts' (`account-sim.ts`; a rename without
   // its claim: one name held twice, or not claimed) or the user rows' reads (`read-sim.ts`).

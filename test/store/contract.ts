@@ -256,6 +256,29 @@ export function describeStoreContract(name: string, make: () => Promise<StoreFix
       expect(await store.decideIntent(c, raced[0] === 'present' ? 'fenced' : 'present')).toBe(raced[0]);
     });
 
+    it('op slots: the first claim stands for the op (of 10 claimed at once, one), per op', async () => {
+      const [low, high] = ids(2) as [bigint, bigint];
+      const key = (slot: bigint, opKind = 'follow', opSource = low) => ({
+        slot,
+        shard: 3,
+        low,
+        high,
+        opPosition: 77n,
+        opSource,
+        opKind,
+      });
+      expect(await store.claimOpSlot(key(1_000n))).toBe(1_000n);
+      expect(await store.claimOpSlot(key(2_000n))).toBe(1_000n);
+      // Another kind, another source: other ops.
+      expect(await store.claimOpSlot(key(3_000n, 'block'))).toBe(3_000n);
+      expect(await store.claimOpSlot(key(4_000n, 'follow', high))).toBe(4_000n);
+      const raced = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => store.claimOpSlot(key(5_000n + BigInt(i), 'mute'))),
+      );
+      expect(new Set(raced).size).toBe(1);
+      expect(await store.claimOpSlot(key(9_000n, 'mute'))).toBe(raced[0]);
+    });
+
     it('feed rows: newer version wins cell by cell, an empty row hides, read in feed order across shards and minutes', async () => {
       const base = nowPosition() - 10_000_000n;
       const pairs = Array.from({ length: 6 }, () => ids(2) as [bigint, bigint]);

@@ -58,8 +58,16 @@ import {
   StoreUnavailableError,
   UserNotFoundError,
 } from '../../model/errors.js';
-import type { EventRow } from '../../model/events.js';
-import type { EdgeRecord, OpKind, PairOp, Relation, UserId, UserRecord } from '../../model/types.js';
+import type { EventKey, EventRow } from '../../model/events.js';
+import type {
+  EdgeRecord,
+  OpKind,
+  PairOp,
+  Position,
+  Relation,
+  UserId,
+  UserRecord,
+} from '../../model/types.js';
 import { edgeKey } from '../../model/types.js';
 import type { EdgeStore } from '../../ports/edge-store.js';
 import type { FeedIntentStore } from '../../ports/event-store.js';
@@ -88,13 +96,20 @@ import {
   type PairView,
   sameActive,
 } from './pair-fold.js';
-import { appendOp, choosePosition, type PairHistoryDeps, type PairRead, takeSlot } from './pair-history.js';
+import {
+  appendOp,
+  choosePosition,
+  type PairHistoryDeps,
+  type PairRead,
+  refusalHorizon,
+  takeSlot,
+} from './pair-history.js';
 import { type ViewWriterDeps, viewEvents, viewRows, writeViewRows } from './view-writer.js';
 
 /** What the write path touches: the pair's history and edges, the view writer's and the count step's stores. */
 export interface WritePathDeps extends PairHistoryDeps, Omit<ViewWriterDeps, 'store' | 'lists'> {
   store: Pick<PairHistoryStore, 'readPairHistory' | 'appendPair'> &
-    Pick<FeedIntentStore, 'deleteIntent'> &
+    Pick<FeedIntentStore, 'deleteIntent' | 'claimOpSlot'> &
     Pick<EdgeStore, 'getPairEdges'> &
     ViewWriterDeps['store'] &
     CountStepDeps['store'] &
@@ -142,7 +157,7 @@ export async function applyPairOp(d: WritePathDeps, m: Mutation, o: MutationOpti
   const op: PairOp = { sourceId: m.sourceId, targetId: m.targetId, kind, position };
   // mark, and the op's intent with the marks (`feed-intents.ts`): a new op takes its feed slot
   // now, and its intent is acknowledged before the append is sent, within the write budget.
-  const slot = containsOp(read.history.ops, op) ? undefined : takeSlot(d, op);
+  let slot = containsOp(read.history.ops, op) ? undefined : takeSlot(d, op);
   const intent =
     slot === undefined || d.eventsFrom() === null || d.intents === false ? null : opEventKey(op, slot);
   // The intent rides in the marks' batch: one request for both, bounded by what is left of the budget.
@@ -152,6 +167,11 @@ export async function applyPairOp(d: WritePathDeps, m: Mutation, o: MutationOpti
     intent: intent && { key: intent, timeoutMs: d.policy.writeBudgetMs - (d.monotonic() - read.startedMs) },
   });
   try {
+    // An op at an explicit position may be delivered twice at once (a client's retry on another
+    // instance): the first delivery whose intent is acknowledged claims the slot, any other takes
+    // that slot and drops its own intent, so the op has one feed row (see `claimOpSlot`).
+    const adopted = intent && o.position !== undefined ? await adoptClaimedSlot(d, intent) : null;
+    if (adopted !== null) slot = adopted;
     // append
     const { duplicate, folded } = await appendOp(d, read, op, slot);
     // re-read (and, for a duplicate, the stored edges: see `deriveOutcome`)
@@ -159,6 +179,10 @@ export async function applyPairOp(d: WritePathDeps, m: Mutation, o: MutationOpti
       d.store.readPairHistory(op.sourceId, op.targetId),
       duplicate ? d.store.getPairEdges(op.sourceId, op.targetId) : null,
     ]);
+    // An adopted slot whose first delivery the recovery fenced (its op row deleted past the slot):
+    // this append, at that slot, is shadowed too, and the op can never take effect here.
+    if (adopted !== null && !duplicate && !containsOp(view.ops, op) && op.position > refusalHorizon(view))
+      throw new PositionTooOldError(op.position, op.position);
     // outcome
     const out = deriveOutcome(read.history, view, op, before, stored, d.eventsFrom());
     // write: the rows carry the usernames read with the pair (a rename's fan-out waits out this
@@ -245,6 +269,19 @@ function deriveOutcome(
   return own
     ? { after, events, changed, counted: countDeltas(own.before, own.after), alsoDirty: seen }
     : { after, events, changed, counted: seen, alsoDirty: [] };
+}
+
+/**
+ * The slot another delivery of the op claimed first, with this delivery's intent deleted (awaited,
+ * so the recovery does not meet it: were it to, it would find the op present and rewrite from a
+ * slot the op does not have, which writes nothing); null when this delivery's slot stands.
+ */
+async function adoptClaimedSlot(d: WritePathDeps, intent: EventKey): Promise<Position | null> {
+  d.guard.assertWritable();
+  const stands = await d.store.claimOpSlot(intent);
+  if (stands === intent.slot) return null;
+  await d.store.deleteIntent(intent).catch(() => undefined);
+  return stands;
 }
 
 /**

@@ -259,6 +259,20 @@ export class CassandraEventStore implements EventStore, FeedIntentStore {
     return row.decision === 'present' ? 'present' : 'fenced';
   }
 
+  async claimOpSlot(key: EventKey): Promise<Position> {
+    const rs = await this.cql.exec('claimOpSlot', S.claimOpSlot, [
+      key.low,
+      key.high,
+      key.opPosition,
+      key.opSource,
+      key.opKind,
+      key.slot,
+    ]);
+    const row = rs.first();
+    if (!row || row['[applied]']) return key.slot;
+    return row.slot as bigint;
+  }
+
   async saveIntentBound(through: Position): Promise<void> {
     await this.cql.write('saveIntentBound', [{ statement: S.saveIntentBound, params: [through, through] }], {
       logged: false,

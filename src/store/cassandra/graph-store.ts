@@ -160,6 +160,9 @@ export class CassandraGraphStore implements GraphStore {
   decideIntent(...a: Args<FeedIntentStore, 'decideIntent'>) {
     return this.events.decideIntent(...a);
   }
+  claimOpSlot(...a: Args<FeedIntentStore, 'claimOpSlot'>) {
+    return this.events.claimOpSlot(...a);
+  }
   fenceOp(...a: Args<PairHistoryStore, 'fenceOp'>) {
     return this.pairs.fenceOp(...a);
   }

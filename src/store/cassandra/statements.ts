@@ -181,6 +181,10 @@ export const S = {
   decideIntent: once(
     'INSERT INTO feed_intent_decisions (shard, slot, low_id, high_id, op_position, op_source, op_kind, decision) VALUES (?, ?, ?, ?, ?, ?, ?, ?) IF NOT EXISTS',
   ),
+  /** The first claim of an op's slot stands: a failed insert returns it. */
+  claimOpSlot: once(
+    'INSERT INTO pair_op_slots (low_id, high_id, position, source_id, kind, slot) VALUES (?, ?, ?, ?, ?, ?) IF NOT EXISTS',
+  ),
   /** Written at the bound as its write time: the larger bound wins. */
   saveIntentBound: idempotent('INSERT INTO feed_intent_bound (id, through) VALUES (0, ?) USING TIMESTAMP ?'),
   /** An op row's fence: a delete at a write time after its append's (`appendOp` writes at the slot). */

@@ -31,6 +31,7 @@ describe('statements', () => {
       .map(([name]) => name);
     expect(once).toEqual([
       'S.decideIntent',
+      'S.claimOpSlot',
       'S.claimUsername',
       'S.releaseUsername',
       'S.insertLayoutIfAbsent',

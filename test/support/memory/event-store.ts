@@ -55,6 +55,15 @@ export abstract class MemoryEventStore extends MemorySearchStore implements Even
     if (this.intentBound === null || through > this.intentBound) this.intentBound = through;
   }
 
+  private readonly slots = new Map<string, Position>();
+
+  async claimOpSlot(key: EventKey): Promise<Position> {
+    const op = `${key.low}|${key.high}|${key.opPosition}|${key.opSource}|${key.opKind}`;
+    const stands = this.slots.get(op) ?? key.slot;
+    this.slots.set(op, stands);
+    return stands;
+  }
+
   private readonly decisions = new Map<string, IntentDecision>();
 
   async decideIntent(key: EventKey, decision: IntentDecision): Promise<IntentDecision> {
