@@ -171,7 +171,7 @@ export class Feed implements EventFeed {
     // of the database's: a cursor beyond now − L + 2S was not issued by this feed.
     if (cursor && cursor.key.slot > now - this.o.lagMicros + 2n * this.o.skewMicros)
       throw new InvalidCursorError('the feed cursor is later than the feed');
-    const deadline = Date.now() + (w.waitMs ?? 0);
+    const deadline = this.timers.nowMs() + (w.waitMs ?? 0);
     // A read that may wait holds one of the instance's waiting places from its first read to its
     // answer, so a burst beyond the cap is refused before it costs the database anything.
     const waiting = (w.waitMs ?? 0) > 0;
@@ -183,7 +183,7 @@ export class Feed implements EventFeed {
       let known: Position | null = null;
       for (;;) {
         const { page, until } = await this.readOnce(cursor, limit, known);
-        if (page.items.length > 0 || Date.now() >= deadline || w.signal?.aborted) {
+        if (page.items.length > 0 || this.timers.nowMs() >= deadline || w.signal?.aborted) {
           const newest = page.items.at(-1);
           this.o.onRead?.(page.items.length, newest ? Number(this.o.clock() - newest.slot) / 1e6 : null);
           return page;
@@ -215,14 +215,15 @@ export class Feed implements EventFeed {
   private settled(seen: Position, deadline: number, signal?: AbortSignal): Promise<Position | null> {
     return new Promise<Position | null>((resolve) => {
       const done = (until: Position | null) => {
-        clearTimeout(timer);
+        stop();
         signal?.removeEventListener('abort', aborted);
         this.waiters.delete(waiter);
         resolve(until);
       };
       const aborted = () => done(null);
       const waiter: Waiter = { seen, wake: done };
-      const timer = setTimeout(aborted, Math.max(1, deadline - Date.now()));
+      // The deadline on the feed's timers (a simulation's are virtual).
+      const stop = this.timers.after(Math.max(1, deadline - this.timers.nowMs()), aborted);
       signal?.addEventListener('abort', aborted, { once: true });
       this.waiters.add(waiter);
       this.startPoller();

@@ -10,6 +10,11 @@ export interface Timers {
   every(ms: number, fn: () => void): () => void;
   /** Resolves after `ms`; never keeps the process alive. */
   sleep(ms: number): Promise<void>;
+  /**
+   * Calls `fn` once after `ms` unless the returned cancel is called first (a waiting read's
+   * deadline). Unlike the others it keeps the process alive, as the request waiting on it does.
+   */
+  after(ms: number, fn: () => void): () => void;
 }
 
 /** The process's clock and timers. */
@@ -21,4 +26,8 @@ export const SYSTEM_TIMERS: Timers = {
     return () => clearInterval(timer);
   },
   sleep: (ms) => new Promise((r) => setTimeout(r, ms).unref()),
+  after: (ms, fn) => {
+    const timer = setTimeout(fn, ms);
+    return () => clearTimeout(timer);
+  },
 };

@@ -21,6 +21,7 @@ const PERIOD_MS = 200;
 function handClock() {
   let ms = 1_800_000_000_000;
   const due = new Set<() => void>();
+  const once = new Map<() => void, number>();
   const timers: Timers = {
     nowMs: () => ms,
     every: (_ms, fn) => {
@@ -28,6 +29,10 @@ function handClock() {
       return () => due.delete(fn);
     },
     sleep: async () => undefined,
+    after: (afterMs, fn) => {
+      once.set(fn, ms + afterMs);
+      return () => once.delete(fn);
+    },
   };
   const turn = () => new Promise((r) => setImmediate(r));
   return {
@@ -41,6 +46,7 @@ function handClock() {
     async step(byMs = PERIOD_MS) {
       ms += byMs;
       for (const fn of [...due]) fn();
+      for (const [fn, at] of [...once]) if (at <= ms && once.delete(fn)) fn();
       for (let i = 0; i < 20; i++) await turn();
     },
   };

@@ -16,6 +16,7 @@ function virtualClock(): Timers & { now: number } {
     now: 0,
     nowMs: () => t.now,
     every: () => () => {},
+    after: () => () => {},
     sleep: async (ms: number) => {
       t.now += ms;
     },

@@ -164,6 +164,8 @@ export interface FeedKnobs {
 export const RECOVERY_LEASE_TTL_MS = 10_000;
 /** The scheduler stream the lease knobs are drawn from (`Scheduler.stream`). */
 const LEASE_STREAM = 3;
+/** The first stream of the readers' long-poll draws (reader `id` draws from this + `id`). */
+const LONG_POLL_STREAM = 100;
 
 export function feedKnobsFor(
   sched: Scheduler,
@@ -307,6 +309,7 @@ export function simFeed(
   skewMicros: bigint,
   plant: FeedPlant | undefined,
   guard?: WriteClock,
+  timers?: Timers,
 ): Feed {
   const intents =
     plant === 'watermark-without-intents'
@@ -320,6 +323,7 @@ export function simFeed(
     retentionSeconds: DEFAULT_EVENT_RETENTION_SECONDS,
     ...(intents ? { intents } : {}),
     ...(guard ? { guard } : {}),
+    ...(timers ? { timers } : {}),
   });
 }
 
@@ -337,6 +341,8 @@ export interface FeedReader {
   caughtUp: { at: number; delivered: number }[];
   /** Reads the clock guard refused (its clock stepped past S). */
   refused: number;
+  /** Reads that could wait for events (long-polls). */
+  waited: number;
 }
 
 export interface ReaderContext {
@@ -392,7 +398,20 @@ export async function runReader(ctx: ReaderContext, id: number, k: FeedKnobs): P
     ctx.plant,
     'reader',
   );
-  const feed = simFeed(store, clock, ctx.lagMicros, ctx.skewMicros, ctx.plant, guard);
+  // Half the readers long-poll (a wait of 0.2–5 s when a read finds nothing: the feed's one poller
+  // per instance on the schedule's time), drawn from a stream of the reader's own.
+  let ended = false;
+  const waits = sched.stream(LONG_POLL_STREAM + id);
+  const longPolls = waits.chance(0.5);
+  const feed = simFeed(
+    store,
+    clock,
+    ctx.lagMicros,
+    ctx.skewMicros,
+    ctx.plant,
+    guard,
+    sched.timers(() => !ended),
+  );
   await sched.sleep(sched.uniform(0, 2_000_000));
   const r: FeedReader = {
     id,
@@ -404,6 +423,7 @@ export async function runReader(ctx: ReaderContext, id: number, k: FeedKnobs): P
     errors: [],
     caughtUp: [],
     refused: 0,
+    waited: 0,
   };
   for (;;) {
     const done = ctx.writersDone();
@@ -413,9 +433,11 @@ export async function runReader(ctx: ReaderContext, id: number, k: FeedKnobs): P
       await guard.check();
     }
     const limit = sched.pick([1, 2, 3, 7, 50, 1_000]);
+    const waitMs = longPolls ? waits.pick([0, 200, 1_000, 5_000]) : 0;
     const at = sched.now;
     try {
-      const page = await feed.read(r.cursor, limit);
+      const page = await feed.read(r.cursor, limit, waitMs > 0 ? { waitMs } : {});
+      if (waitMs > 0) r.waited++;
       r.events.push(...page.items);
       r.cursor = page.next;
       r.pages++;
@@ -429,6 +451,7 @@ export async function runReader(ctx: ReaderContext, id: number, k: FeedKnobs): P
       sched.uniform(0, (done === null ? k.readEveryMs : Math.max(k.readEveryMs, 1_000)) * 1_000),
     );
   }
+  ended = true;
   return r;
 }
 

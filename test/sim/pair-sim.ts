@@ -458,7 +458,7 @@ export interface ScheduleResult {
   /** A whole-service schedule's feed: its knobs, readers and what the final recovery resolved. */
   feed?: {
     knobs: FeedKnobs;
-    readers: { pages: number; failed: number; refused: number; events: number }[];
+    readers: { pages: number; failed: number; refused: number; events: number; waited: number }[];
     events: number;
     recovered: { present: number; fenced: number };
     /** The recovery worker's pauses holding the lease (`FeedKnobs.lease`): when, µs after the start, and how long. */
@@ -1563,6 +1563,7 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
         failed: r.failed,
         refused: r.refused,
         events: r.events.length,
+        waited: r.waited,
       })),
       events: reference.length,
       recovered,

@@ -153,6 +153,12 @@ export class Scheduler extends Draws {
         };
       },
       sleep: (ms) => (alive() ? this.sleep(ms * 1000) : new Promise<void>(() => undefined)),
+      after: (ms, fn) => {
+        const t = this.after(ms * 1000, () => {
+          if (alive()) fn();
+        });
+        return () => t.cancel();
+      },
     };
   }
 

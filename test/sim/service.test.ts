@@ -78,7 +78,16 @@ describe('whole-service simulation', () => {
   }, async () => {
     const started = performance.now();
     const failures: ScheduleResult[] = [];
-    const reached = { events: 0, pages: 0, refused: 0, late: 0, present: 0, fenced: 0, withCommit: 0 };
+    const reached = {
+      events: 0,
+      pages: 0,
+      refused: 0,
+      waited: 0,
+      late: 0,
+      present: 0,
+      fenced: 0,
+      withCommit: 0,
+    };
     const accounts = { overlapping: 0, requests: 0, refusals: 0, pages: 0 };
     const names = {
       renames: 0,
@@ -99,6 +108,7 @@ describe('whole-service simulation', () => {
       reached.events += r.feed?.events ?? 0;
       reached.pages += r.feed?.readers.reduce((n, x) => n + x.pages, 0) ?? 0;
       reached.refused += r.feed?.readers.reduce((n, x) => n + x.refused, 0) ?? 0;
+      reached.waited += r.feed?.readers.reduce((n, x) => n + x.waited, 0) ?? 0;
       reached.late += (r.feed?.knobs.lateP ?? 0) > 0 ? 1 : 0;
       reached.present += r.feed?.recovered.present ?? 0;
       reached.fenced += r.feed?.recovered.fenced ?? 0;
@@ -129,7 +139,7 @@ describe('whole-service simulation', () => {
     console.log(
       `${schedules} whole-service schedules (seeds ${firstSeed}–${firstSeed + schedules - 1}) in ` +
         `${((performance.now() - started) / 1000).toFixed(1)} s: ${reached.events} events in the feeds, ` +
-        `${reached.pages} reader pages (${reached.refused} refused by a stepped clock's guard), ${reached.late} schedules with late writes, the final recovery ` +
+        `${reached.pages} reader pages (${reached.waited} long-polls; ${reached.refused} refused by a stepped clock's guard), ${reached.late} schedules with late writes, the final recovery ` +
         `found ${reached.present} present and fenced ${reached.fenced}; ${reached.withCommit} with a compaction; ` +
         `${accounts.overlapping} PUTs overlapping another of their account, ${accounts.requests} follows that had to be ` +
         `requests, ${accounts.refusals} calls that had to be refused (deactivated), ${accounts.pages} followers pages ` +
@@ -153,6 +163,7 @@ describe('whole-service simulation', () => {
     ).toEqual([]);
     // A search whose feeds stay empty, or with no recovery to do, would prove little.
     expect(reached.events).toBeGreaterThan(schedules);
+    expect(reached.waited).toBeGreaterThan(schedules);
     expect(reached.fenced + reached.present).toBeGreaterThan(0);
     expect(leased.schedules).toBeGreaterThan(schedules / 4);
     // The rarer cases (a follow that had to be a request: a few in a hundred schedules) are held to

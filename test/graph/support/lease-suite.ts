@@ -16,6 +16,7 @@ export function manualClock(startMs: number): Timers & { set(ms: number): void }
   return {
     nowMs: () => now,
     every: () => () => {},
+    after: () => () => {},
     sleep: async (ms) => {
       now += ms;
     },
