@@ -98,7 +98,9 @@ export type FeedPlant =
    * (`claimOpSlot`): two concurrent deliveries of one op (a client's retry on another instance)
    * store two feed rows for it.
    */
-  | 'op-slot-unclaimed';
+  | 'op-slot-unclaimed'
+  /** An account update writes no intent before its user row and event (`accounts.ts`). */
+  | 'put-without-intent';
 
 /** The feed knobs of a whole-service schedule. */
 export interface FeedKnobs {
@@ -274,6 +276,11 @@ export function plantedStore(
       get: (t, k, r) =>
         k === 'decideIntent' ? async (_key: unknown, decision: unknown) => decision : Reflect.get(t, k, r),
     });
+  // An account update's intent is never written (an op's rides in its marks batch, not here).
+  if (plant === 'put-without-intent')
+    return new Proxy(store, {
+      get: (t, k, r) => (k === 'putIntent' ? async () => undefined : Reflect.get(t, k, r)),
+    });
   // Every delivery keeps the slot it took: the claim is never made.
   if (plant === 'op-slot-unclaimed')
     return new Proxy(store, {
@@ -359,6 +366,10 @@ export interface ReaderContext {
   tailMicros: number;
   /** Every reader's clock offset (µs), instead of a drawn one (named scenarios). */
   readerOffsetMicros?: number;
+  /** When every reader starts (µs after the start), instead of a drawn time (named scenarios). */
+  readerStartMicros?: number;
+  /** False: no reader long-polls (named scenarios; the draw is made all the same). */
+  readerWaits?: boolean;
   /** Told when the recovery worker's pause starts and ends (true time, µs): the trace. */
   onPause?: (from: number, to: number) => void;
 }
@@ -402,7 +413,7 @@ export async function runReader(ctx: ReaderContext, id: number, k: FeedKnobs): P
   // per instance on the schedule's time), drawn from a stream of the reader's own.
   let ended = false;
   const waits = sched.stream(LONG_POLL_STREAM + id);
-  const longPolls = waits.chance(0.5);
+  const longPolls = waits.chance(0.5) && ctx.readerWaits !== false;
   const feed = simFeed(
     store,
     clock,
@@ -412,7 +423,8 @@ export async function runReader(ctx: ReaderContext, id: number, k: FeedKnobs): P
     guard,
     sched.timers(() => !ended),
   );
-  await sched.sleep(sched.uniform(0, 2_000_000));
+  const startIn = sched.uniform(0, 2_000_000);
+  await sched.sleep(ctx.readerStartMicros ?? startIn);
   const r: FeedReader = {
     id,
     startedAt: sched.now,

@@ -165,7 +165,7 @@ const CLOCK_STEP_STREAM = 2;
 const REPLICA_KNOB_STREAM = 4;
 const REPLICA_STREAM = 5;
 /** The stream of a client's second deliveries of its explicit-position calls (`runSchedule`). */
-const RETRY_STREAM = 5;
+const RETRY_STREAM = 6;
 
 /** The review's policy: compactions come fast, with the production budget and clock bound (settle B + 2S). */
 export const SIM_POLICY: HistoryPolicy = {
@@ -527,6 +527,13 @@ export interface Script {
   recoveryDown?: { fromMs: number; toMs: number };
   /** With `service`: every reader's clock offset (ms). */
   readerSkewMs?: number;
+  /** With `service`: the first reader's clock steps by `byMs` at `atMs` after the start (and stays). */
+  readerStep?: { atMs: number; byMs: number };
+  /** With `service`: when the readers start (ms after the start). */
+  readerStartMs?: number;
+  /** With `service`: false, no reader long-polls. */
+  readerWaits?: boolean;
+
   /** With `service`: the recovery under its lease (`FeedKnobs.lease`), its pause in ms after the start. */
   lease?: { pause: { atMs: number; forMs: number } | null };
 }
@@ -654,6 +661,12 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
     const pause = l?.pause ? { at: START + l.pause.atMs * 1000, micros: l.pause.forMs * 1000 } : null;
     feedKnobs = { ...feedKnobs, lease: l ? { pause } : null };
   }
+  const readerStep = o.script?.readerStep;
+  if (feedKnobs && readerStep)
+    feedKnobs = {
+      ...feedKnobs,
+      readerStep: { at: START + readerStep.atMs * 1000, by: readerStep.byMs * 1000 },
+    };
   const down = o.script?.recoveryDown;
   if (feedKnobs && down)
     feedKnobs = {
@@ -1387,6 +1400,10 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
         },
         tailMicros: Number(lagMicros) + (feedKnobs.lateMaxMs + 2 * knobs.requestTimeoutMs) * 1000,
         ...(o.script?.readerSkewMs === undefined ? {} : { readerOffsetMicros: o.script.readerSkewMs * 1000 }),
+        ...(o.script?.readerStartMs === undefined
+          ? {}
+          : { readerStartMicros: o.script.readerStartMs * 1000 }),
+        ...(o.script?.readerWaits === false ? { readerWaits: false } : {}),
       }
     : null;
   const readersRunning = Array.from({ length: feedKnobs?.readers ?? 0 }, (_, r) =>

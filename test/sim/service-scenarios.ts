@@ -93,6 +93,40 @@ export const SERVICE_SCENARIOS: readonly ServiceScenario[] = [
     },
   },
   {
+    // L = 9 s, the event window 2L = 18 s. The next write on the pair, 25 s later, derives no
+    // event for a slot that old: only the recovery writes the follow's row (down until 20 s here),
+    // and only the intent keeps readers below its slot until it does.
+    name: "a writer dies between its follow's append and its view batch; the pair's next write comes 25 s later: the follow reaches every reader once",
+    plant: 'watermark-without-intents',
+    script: {
+      writers: [
+        { calls: [{ atMs: 0, method: 'follow', actor: A, other: B }] },
+        { calls: [{ atMs: 25_000, method: 'mute', actor: A, other: B }] },
+      ],
+      delays: (w, call, statement, nth) =>
+        w === 0 && call === 0 && statement === 'view' && nth === 0 ? { crash: true } : undefined,
+      recoveryDown: { fromMs: 0, toMs: 20_000 },
+    },
+  },
+  {
+    // The first reader's clock steps 20 s ahead as it starts, at 0.3 s; the follow's intent lands
+    // at ~0.95 s (within the write budget). Reading on that clock, its watermark is ~11 s ahead of
+    // true time: it passes the follow's slot before the intent is there to hold it. Its clock
+    // guard refuses it instead.
+    name: "a reader's clock steps 20 s ahead (past S) while a follow's intent is on its way: the reader is refused, never passes the follow",
+    plant: 'reader-clock-unguarded',
+    script: {
+      writers: [{ calls: [{ atMs: 0, method: 'follow', actor: A, other: B }] }],
+      delays: (w, call, statement) =>
+        w === 0 && call === 0 && statement === 'marks' ? { reachMs: 950 } : undefined,
+      readerStep: { atMs: 0, byMs: 20_000 },
+      readerStartMs: 300,
+      // A long-poll that found nothing reads again from its cursor when its wait ends, which
+      // would find the follow landed by then: the readers here page without waiting.
+      readerWaits: false,
+    },
+  },
+  {
     // A client's retry of a follow at an explicit position (its `Graph-Position`), sent to a second
     // instance while the first is still at work: both read the pair before either append lands,
     // and each takes a slot of its own clock (the position is older than both clocks); the second's

@@ -33,16 +33,17 @@ const plantSchedules = knob('PLANT_SCHEDULES', 20_000, 2_000);
  * search; tried first).
  */
 const PLANT_SEEDS: Partial<Record<FeedPlant, number>> = {
-  'watermark-without-intents': 23,
-  'recovery-without-fence': 20,
-  'orphan-intents-hold': 583,
-  'reader-clock-unguarded': 323,
-  'put-writes-whole-row': 107,
+  'watermark-without-intents': 11,
+  'recovery-without-fence': 18,
+  'orphan-intents-hold': 310,
+  'reader-clock-unguarded': 111,
+  'put-writes-whole-row': 283,
   'privacy-from-cache': 47,
-  'tail-hears-nothing': 62,
-  'rename-skips-claim': 4,
+  'tail-hears-nothing': 120,
+  'rename-skips-claim': 13,
   'user-cache-never-expires': 13,
-  'op-slot-unclaimed': 97,
+  'op-slot-unclaimed': 17,
+  'put-without-intent': 4,
 };
 
 /**
@@ -205,6 +206,7 @@ describe('whole-service simulation', () => {
     'rename-skips-claim',
     'user-cache-never-expires',
     'op-slot-unclaimed',
+    'put-without-intent',
   ];
   // What a plant breaks: the feed's invariant, the accounts' (`account-sim.ts`; a rename without
   // its claim: one name held twice, or not claimed) or the user rows' reads (`read-sim.ts`).

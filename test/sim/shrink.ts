@@ -41,6 +41,7 @@ export const SHRINK_STEPS: Record<string, Step> = {
   stall: fault('stallP'),
   sluggish: { knobs: (k) => ({ ...k, sluggishP: 0 }) },
   laggy: { knobs: (k) => ({ ...k, laggyP: 0 }) },
+  replicas: { knobs: (k) => ({ ...k, replicas: null }) },
 };
 
 const knobsOf = (r: ScheduleResult) =>

@@ -17,10 +17,17 @@
  *
  * A direct client (no scheduler) applies each statement at once at the given time, with no fault:
  * what the end-of-schedule check, the repair and the set-up use.
+ *
+ * With `replicas` (RF 3, `cql/replicas.ts`) the same fates are drawn from the schedule, and each
+ * statement's replica-level ones from the replicas' own draws: each share of a write lands on each
+ * replica after its own delay, or by hint replay, or never (`replicaWrite`); a read merges the
+ * replicas its consistency level contacts, with blocking read repair (`replicaRead`); the direct
+ * client writes to every replica at once and reads their merge.
  */
 import cassandra from 'cassandra-driver';
 import type { CqlEngine, PageState, PartitionWrite, ReadResult, ResultRow } from './cql/engine.js';
-import type { Scheduler, Timer } from './scheduler.js';
+import { Mutation, type ReplicaSet } from './cql/replicas.js';
+import type { Draws, Scheduler, Timer } from './scheduler.js';
 
 export interface FaultKnobs {
   /** Chance a statement waits before it is sent (the writer stalls), and the longest wait (ms). */
@@ -50,6 +57,41 @@ export interface FaultKnobs {
   lateMaxMs?: number;
   /** How late past its timeout a dropped logged batch's batchlog replays it, at most (ms; default 0). */
   batchlogLateMs?: number;
+}
+
+/**
+ * The replicas' faults (`ReplicaSet`, RF 3): how each replica takes a write and serves a read. The
+ * store's writes and reads are LOCAL_QUORUM: 2 of 3.
+ */
+export interface ReplicaKnobs {
+  /** Chance a replica misses a write (down, overloaded, a message lost): it gets it by hint replay. */
+  missP: number;
+  /** Chance a replica takes long to apply a write or serve a read, and how long at most (ms). */
+  slowP: number;
+  slowMaxMs: number;
+  /** How long past the timeout a hint replays at most (ms), and the chance it never does. */
+  hintMaxMs: number;
+  hintLostP: number;
+  /** Chance a write's coordinator dies while sending it to the replicas. */
+  coordinatorDeathP: number;
+  /** How long past the timeout the batchlog replays a logged batch its coordinator left, at most (ms). */
+  batchlogMaxMs: number;
+}
+
+/** A client's replicas: the set, its knobs, and the draws of its per-replica fates (not the schedule's). */
+export interface ReplicaOptions {
+  set: ReplicaSet;
+  knobs: ReplicaKnobs;
+  draws: Draws;
+}
+
+/** How many replicas a consistency level waits for (RF 3); the driver's default here is LOCAL_QUORUM. */
+function required(consistency: unknown): number {
+  const c = cassandra.types.consistencies;
+  if (consistency === c.one || consistency === c.localOne || consistency === c.any) return 1;
+  if (consistency === c.three || consistency === c.all) return 3;
+  if (consistency === c.two) return 2;
+  return 2;
 }
 
 export const NO_FAULTS: FaultKnobs = {
@@ -99,7 +141,13 @@ export interface SimClientHooks {
 }
 
 export interface SimClientOptions {
+  /** The node; with `replicas`, their view (`ReplicaSet.view`), which binds and parses. */
   engine: CqlEngine;
+  /**
+   * RF 3 replicas instead of one node: each write lands replica by replica, a read merges the
+   * replicas it contacts (`cql/replicas.ts`). Absent: the single node (every seed as before).
+   */
+  replicas?: ReplicaOptions;
   /** Null: a direct client (apply at once at `trueNow()`, no faults). */
   scheduler: Scheduler | null;
   /** True time (µs) for a direct client. */
@@ -185,6 +233,195 @@ export class SimClient {
 
   async shutdown(): Promise<void> {}
 
+  /** `n` distinct replicas, drawn. */
+  private static contact(d: Draws, rf: number, n: number): number[] {
+    const all = Array.from({ length: rf }, (_, i) => i);
+    for (let i = all.length - 1; i > 0; i--) {
+      const j = d.int(0, i);
+      [all[i], all[j]] = [all[j] as number, all[i] as number];
+    }
+    return all.slice(0, n);
+  }
+
+  /** A replica's delay to apply or serve (µs): fast, or with `slowP` up to `slowMaxMs`. */
+  private static replicaDelay(rs: ReplicaOptions): number {
+    return rs.draws.chance(rs.knobs.slowP)
+      ? rs.draws.uniform(0, rs.knobs.slowMaxMs * 1000)
+      : rs.draws.uniform(50, 2_000);
+  }
+
+  /**
+   * A read on replicas: at `reach` its coordinator contacts as many replicas as its consistency
+   * level needs (drawn), each serves its share after a delay of its own, and when the last has
+   * the merge answers with blocking read repair (`ReplicaRead`). `done` once it answered.
+   */
+  private replicaRead(
+    rs: ReplicaOptions,
+    rec: StatementRecord,
+    options: Record<string, unknown>,
+    o: { fetchSize: number; page: PageState | null; meta: boolean },
+    reach: number,
+    done: () => void,
+  ): void {
+    const sched = this.o.scheduler as Scheduler;
+    const q = rec.queries[0] as { query: string; params: readonly unknown[] };
+    sched.after(
+      reach,
+      () => {
+        const contacted = SimClient.contact(rs.draws, rs.set.rf, required(options.consistency));
+        const read = rs.set.beginRead(q.query, q.params);
+        let left = contacted.length;
+        for (const r of contacted)
+          sched.after(
+            SimClient.replicaDelay(rs),
+            () => {
+              read.take(r);
+              if (--left > 0) return;
+              rec.result = read.finish(sched.now, o);
+              rec.applied.push(sched.now);
+              this.o.hooks?.onApply?.(rec, sched.now);
+              done();
+            },
+            false,
+          );
+      },
+      false,
+    );
+  }
+
+  /**
+   * A write on replicas. Each kept share (`delays`: when it reaches its coordinator, null: never)
+   * lands on each replica after a delay of its own, or — a replica that missed it — by hint replay
+   * up to `hintMaxMs` past the timeout, or never (`hintLostP`: then only a read's repair or the
+   * end's merge brings it). The client is answered once every share is on as many replicas as its
+   * consistency level needs. A late write (`late`) reaches one replica in time at most, the
+   * others when it lands; a batchlog replay (`batchlog`) lands everywhere late; a counter update
+   * lands on every replica at once; an LWT is a Paxos round on a drawn quorum at its instant
+   * (`ReplicaSet.paxos`), the commit reaching the third replica later. A coordinator that dies
+   * (`coordinatorDeathP`) leaves what reached a replica before it died; the rest lands by the
+   * batchlog's replay for a logged batch of several partitions, never otherwise, and the client
+   * times out.
+   */
+  private replicaWrite(
+    rs: ReplicaOptions,
+    rec: StatementRecord,
+    options: Record<string, unknown>,
+    groups: PartitionWrite[][],
+    delays: (number | null)[],
+    o: {
+      reach: number;
+      timeoutMicros: number;
+      late: boolean;
+      batchlog: boolean;
+      logged: boolean;
+      again: number | null;
+      onAck: ((verdict: ResultRow | undefined) => void) | null;
+    },
+  ): void {
+    const sched = this.o.scheduler as Scheduler;
+    const { set, knobs: k, draws: d } = rs;
+    const need = required(options.consistency);
+    const sentAt = sched.now;
+    const hint = (): number | null =>
+      d.chance(k.hintLostP) ? null : o.timeoutMicros + d.uniform(0, k.hintMaxMs * 1000);
+    const isLwt = groups.some((g) => g.some((w) => w.lwt));
+    const dies = !o.late && !o.batchlog && !isLwt && o.onAck !== null && d.chance(k.coordinatorDeathP);
+    let verdict: ResultRow | undefined;
+    const landedOn = (m: Mutation, r: number) => () => {
+      if (!set.deliver(r, m, sched.now)) return;
+      rec.applied.push(sched.now);
+      this.o.hooks?.onApply?.(rec, sched.now);
+    };
+    // When each share's consistency level is met (µs after sending; null: not in time or never).
+    const acks: (number | null)[] = [];
+    const plans: { m: Mutation; landings: (number | null)[] }[] = [];
+    groups.forEach((g, i) => {
+      const delay = delays[i];
+      if (delay === null || delay === undefined) return;
+      const counter = g.some((w) => w.counter);
+      if (isLwt) {
+        sched.after(
+          delay,
+          () => {
+            const m = new Mutation(g, sched.now);
+            const quorum = SimClient.contact(d, set.rf, Math.max(need, Math.floor(set.rf / 2) + 1));
+            verdict = set.paxos(quorum, m, sched.now);
+            rec.lwtApplied = verdict['[applied]'] === true;
+            rec.applied.push(sched.now);
+            this.o.hooks?.onApply?.(rec, sched.now);
+            if (!rec.lwtApplied) return;
+            for (let r = 0; r < set.rf; r++) {
+              if (quorum.includes(r)) continue;
+              const at = d.chance(k.missP) ? hint() : SimClient.replicaDelay(rs);
+              if (at !== null) sched.after(at, landedOn(m, r), false);
+            }
+          },
+          false,
+        );
+        acks.push(delay);
+        return;
+      }
+      const m = new Mutation(g, sentAt + o.reach);
+      let landings: (number | null)[];
+      if (counter) landings = set.engines.map(() => delay);
+      else if (o.late) {
+        // One replica may have taken it in time; the others get it when it lands, or never.
+        const inTime = d.int(0, set.rf - 1);
+        landings = set.engines.map((_, r) =>
+          r === inTime
+            ? d.chance(0.5)
+              ? o.reach + SimClient.replicaDelay(rs)
+              : delay
+            : d.chance(k.hintLostP)
+              ? null
+              : delay + d.uniform(0, 2_000),
+        );
+      } else if (o.batchlog) landings = set.engines.map(() => delay + SimClient.replicaDelay(rs));
+      else
+        landings = set.engines.map(() => (d.chance(k.missP) ? hint() : delay + SimClient.replicaDelay(rs)));
+      const sorted = landings.filter((x): x is number => x !== null).sort((a, b) => a - b);
+      acks.push(sorted.length >= need ? (sorted[need - 1] as number) : null);
+      plans.push({ m, landings });
+    });
+    if (dies) {
+      // It dies after sending to some replicas: a cut among the landings before any hint.
+      const all = plans.flatMap((p) =>
+        p.landings.filter((x): x is number => x !== null && x < o.timeoutMicros),
+      );
+      const last = all.length > 0 ? Math.max(...all) : o.reach;
+      const cut = o.reach + d.uniform(0, Math.max(1, last - o.reach));
+      const replay = o.logged ? o.timeoutMicros + d.uniform(0, k.batchlogMaxMs * 1000) : null;
+      for (const p of plans)
+        p.landings = p.landings.map((x) =>
+          x !== null && x < cut ? x : replay === null ? null : replay + d.uniform(50, 2_000),
+        );
+      rec.fate = [rec.fate, 'coordinator died'].filter(Boolean).join(',');
+    }
+    for (const p of plans)
+      p.landings.forEach((at, r) => {
+        if (at !== null) sched.after(at, landedOn(p.m, r), false);
+        if (at !== null && o.again !== null) sched.after(at + o.again, landedOn(p.m, r), false);
+      });
+    const again = o.again;
+    if (isLwt && again !== null)
+      groups.forEach((g, i) => {
+        const delay = delays[i];
+        if (delay === null || delay === undefined) return;
+        sched.after(
+          delay + again,
+          () => {
+            set.paxos(SimClient.contact(d, set.rf, need), new Mutation(g, sched.now), sched.now);
+          },
+          false,
+        );
+      });
+    if (dies || !o.onAck || acks.some((a) => a === null)) return;
+    const onAck = o.onAck;
+    const ackAt = Math.max(...(acks as number[]));
+    // The answer leaves the coordinator once the last share's level is met (the timer may fire first).
+    sched.after(ackAt, () => onAck(verdict), false);
+  }
+
   private run(
     queries: { query: string; params: readonly unknown[] }[],
     options: Record<string, unknown>,
@@ -219,9 +456,12 @@ export class SimClient {
     const meta = select && (this.o.hooks?.wantMeta?.(queries[0]?.query ?? '') ?? false);
     const idempotent = options.isIdempotent !== false;
     const logged = isBatch && options.logged !== false;
+    const rs = this.o.replicas;
     const read = (at: number): ReadResult => {
       const q = queries[0] as { query: string; params: readonly unknown[] };
-      return engine.select(q.query, q.params, at, { fetchSize, page: page ?? null, meta });
+      const o = { fetchSize, page: page ?? null, meta };
+      // A direct client reads what a repair of every replica would leave (`readAll`).
+      return rs ? rs.set.readAll(q.query, q.params, at, o) : engine.select(q.query, q.params, at, o);
     };
     const answer = (r: ReadResult | null): SimResultSet => {
       if (!r) return resultSet([], null);
@@ -267,7 +507,9 @@ export class SimClient {
       const groups = bind();
       this.o.hooks?.onSend?.(rec);
       let verdict: ResultRow | undefined;
-      for (const g of groups) verdict = engine.applyWrites(g, at) ?? verdict;
+      for (const g of groups)
+        verdict =
+          (rs ? rs.set.applyEverywhere(new Mutation(g, at), at) : engine.applyWrites(g, at)) ?? verdict;
       if (verdict) rec.lwtApplied = verdict['[applied]'] === true;
       this.o.hooks?.onApply?.(rec, at);
       return Promise.resolve(resultSet(verdict ? [verdict] : [], null));
@@ -355,6 +597,13 @@ export class SimClient {
             ),
           ),
         );
+        if (select && rs) {
+          if (!drop)
+            this.replicaRead(rs, rec, options, { fetchSize, page: page ?? null, meta }, reach, () => {
+              if (!lostAck) sched.after(back, () => settle('ok', () => resolve(answer(rec.result ?? null))));
+            });
+          return;
+        }
         if (select) {
           if (drop) return;
           sched.after(
@@ -381,6 +630,32 @@ export class SimClient {
         } else if (drop && multi && !logged) kept = groups.map(() => sched.chance(0.5));
         let pending = kept.filter(Boolean).length;
         let verdict: ResultRow | undefined;
+        if (rs) {
+          // When each kept share reaches its coordinator: as the single node applied it (the same
+          // draws), then replica by replica (`replicaWrite`).
+          const delays = groups.map((_, i) =>
+            !kept[i]
+              ? null
+              : lateBy !== null
+                ? timeoutMs * ms + lateBy + (multi ? sched.uniform(0, 2_000) : 0)
+                : reach +
+                  (multi ? sched.uniform(0, slow ? f.slowMaxMs * ms : 2_000) : 0) +
+                  (late ? timeoutMs * ms + batchlogBy : 0),
+          );
+          const acked = !drop && !lostAck && lateBy === null && !late;
+          this.replicaWrite(rs, rec, options, groups, delays, {
+            reach,
+            timeoutMicros: timeoutMs * ms,
+            late: lateBy !== null,
+            batchlog: late,
+            logged: logged && multi,
+            again: twice ? again : null,
+            onAck: acked
+              ? (v) => sched.after(back, () => settle('ok', () => resolve(resultSet(v ? [v] : [], null))))
+              : null,
+          });
+          return;
+        }
         groups.forEach((g, i) => {
           if (!kept[i]) return;
           const delay =

@@ -33,7 +33,8 @@
  * client applies one statement, or one partition's share of a batch, per call. Nothing gives a
  * snapshot across calls: two SELECTs of one partition sent in parallel may read different states.
  *
- * Not modelled, and why that is enough for the pair protocol. Replicas: a write here becomes
+ * Not modelled here, and why that is enough for the pair protocol. Replicas (`replicas.ts` models
+ * them over several engines, for the whole-service simulation): a write here becomes
  * visible to every later read at one instant (its apply event). With QUORUM writes and QUORUM
  * reads and Cassandra's blocking read repair, a write is unseen until the first quorum read that
  * sees it and seen by every quorum read after, which is one visibility instant too; the protocol
@@ -68,6 +69,14 @@ import { CqlBindError, coerceNative, compareNative, compareSerialized, keyPart, 
 
 const NO_DEL = -(1n << 90n);
 const NEVER = Number.POSITIVE_INFINITY;
+
+/**
+ * The true time a write is landing at, while `applyWrites` applies one with a landing time of its
+ * own (a replica that gets a statement after its coordinator took it: `replicas.ts`); null
+ * otherwise. Only the cells' `at` (diagnosis) reads it: a statement's TTL, `now()` and LWT write
+ * time are its coordinator's, the same on every replica, as Cassandra fixes them there.
+ */
+let landing: number | null = null;
 
 interface Cell {
   v: unknown;
@@ -114,6 +123,9 @@ interface Partition {
   ranges: RangeDel[];
 }
 
+/** A partition's raw cells and tombstones (`CqlEngine.rawPartition`, `mergePartition`). */
+export type RawPartition = Partition;
+
 /** Where a paged read resumes: after this row (`ck` null: the partition's static row). */
 export interface PageState {
   token: bigint;
@@ -142,8 +154,12 @@ export interface PartitionWrite {
   table: string;
   key: string;
   pk: unknown[];
-  /** Applies to the partition at true time `now`; an LWT returns its `[applied]` row. */
-  apply(part: Partition, now: number): ResultRow | undefined;
+  /**
+   * Applies to the partition at true time `now`; an LWT returns its `[applied]` row.
+   * `unconditional`: an LWT's write without its condition (a Paxos commit reaching a replica that
+   * was not in the round's quorum: the decision was taken there).
+   */
+  apply(part: Partition, now: number, unconditional?: boolean): ResultRow | undefined;
   lwt: boolean;
   counter: boolean;
 }
@@ -576,7 +592,7 @@ export class CqlEngine {
         const exp = ttl > 0 ? now + ttl * 1e6 : NEVER;
         if (cks) {
           const r = row();
-          const marker: Cell = { v: null, ts: t, dead: false, exp, at: now, by: stmtId };
+          const marker: Cell = { v: null, ts: t, dead: false, exp, at: landing ?? now, by: stmtId };
           if (
             !r.marker ||
             marker.ts > r.marker.ts ||
@@ -672,9 +688,9 @@ export class CqlEngine {
         pk,
         lwt,
         counter: table.counter,
-        apply: (part, now) => {
+        apply: (part, now, unconditional = false) => {
           const t = ts ?? BigInt(Math.floor(now));
-          if (lwt) {
+          if (lwt && !unconditional) {
             const ck = rowsToWrite[0] ?? null;
             const verdict = this.checkConditions(p, part, ck, conds as Condition[], now);
             if (!verdict['[applied]']) return verdict;
@@ -735,7 +751,7 @@ export class CqlEngine {
             ts: 0n,
             dead: false,
             exp: NEVER,
-            at: now,
+            at: landing ?? now,
             by,
           });
         };
@@ -784,7 +800,7 @@ export class CqlEngine {
           : { kind: 'native', name: 'boolean' };
     for (const [k, v] of entries) {
       const ek = keyPart(k);
-      const cell: Cell = { v, ts: t, dead: false, exp, at: now, by };
+      const cell: Cell = { v, ts: t, dead: false, exp, at: landing ?? now, by };
       const old = coll.elems.get(ek);
       if (!old || this.wins(cell, old.cell, valueType)) coll.elems.set(ek, { key: k, cell });
     }
@@ -804,7 +820,7 @@ export class CqlEngine {
       slots.set(col.name, coll);
     }
     const ek = keyPart(key);
-    const cell: Cell = { v: null, ts: t, dead: true, exp: NEVER, at: now, by };
+    const cell: Cell = { v: null, ts: t, dead: true, exp: NEVER, at: landing ?? now, by };
     const old = coll.elems.get(ek);
     if (!old || this.wins(cell, old.cell, col.type)) coll.elems.set(ek, { key, cell });
   }
@@ -835,7 +851,7 @@ export class CqlEngine {
       this.addElements(slots, col, this.entriesOf(col, v, t), t, exp, now, by);
       return;
     }
-    const cell: Cell = { v, ts: t, dead: v === null, exp, at: now, by };
+    const cell: Cell = { v, ts: t, dead: v === null, exp, at: landing ?? now, by };
     const old = slots.get(col.name) as Cell | undefined;
     if (!old || this.wins(cell, old, col.type)) slots.set(col.name, cell);
   }
@@ -935,15 +951,201 @@ export class CqlEngine {
     return r;
   }
 
-  /** Applies writes atomically at true time `now`; returns the LWT verdict when there is one. */
-  applyWrites(writes: readonly PartitionWrite[], now: number): ResultRow | undefined {
+  /**
+   * Applies writes atomically at true time `now`; returns the LWT verdict when there is one. With
+   * `o.landed`, the writes are the statement's as its coordinator took them at `now` (its TTLs,
+   * `now()`, an LWT's write time) landing here at `o.landed` (the cells' `at`, the watch's time);
+   * with `o.unconditional`, an LWT's write without its condition.
+   */
+  applyWrites(
+    writes: readonly PartitionWrite[],
+    now: number,
+    o: { landed?: number; unconditional?: boolean } = {},
+  ): ResultRow | undefined {
     let verdict: ResultRow | undefined;
-    for (const w of writes) {
-      const r = w.apply(this.partition(w.table, w.key, w.pk), now);
-      if (r) verdict = r;
-      this.watch?.write(`${w.table}|${w.key}`, now);
+    landing = o.landed ?? null;
+    try {
+      for (const w of writes) {
+        const r = w.apply(this.partition(w.table, w.key, w.pk), now, o.unconditional ?? false);
+        if (r) verdict = r;
+        this.watch?.write(`${w.table}|${w.key}`, o.landed ?? now);
+      }
+    } finally {
+      landing = null;
     }
     return verdict;
+  }
+
+  // ---- replicas (`replicas.ts`): a partition's raw cells and tombstones, merged ----
+
+  /** The partitions a SELECT reads: its keys (`=` / `IN` on the partition key), or null for a scan. */
+  readScope(query: string, params: readonly unknown[]): { table: string; keys: string[] | null } {
+    const p = this.prepare(query);
+    const { s, table } = p;
+    if (s.kind !== 'select') throw new Error('readScope of a write');
+    if (params.length !== s.binds)
+      throw new CqlBindError(`${s.binds} bind markers, ${params.length} values: ${s.text}`);
+    if ((p.plan as ReadPlan).partitions === 'scan') return { table: table.name, keys: null };
+    const keys = this.keyValues(p, table.partitionKey, params).map((pk) =>
+      pk.length === 1 ? keyPart(pk[0]) : pk.map(keyPart).join('|'),
+    );
+    return { table: table.name, keys };
+  }
+
+  /** The keys of the partitions of `table` this node holds (data or tombstones). */
+  partitionKeys(table: string): string[] {
+    return [...(this.data.get(table)?.keys() ?? [])];
+  }
+
+  /** A partition's raw cells and tombstones, or null; read only (`mergePartition` copies what it takes). */
+  rawPartition(table: string, key: string): RawPartition | null {
+    return this.data.get(table)?.get(key) ?? null;
+  }
+
+  /**
+   * Merges another node's raw partition into this one's as Cassandra reconciles two versions of
+   * it: partition, row, range and cell tombstones kept at the newer time, each cell and collection
+   * element last-writer-wins (`wins`, the rule one node applies to two writes of a cell), row
+   * markers by write time; then what the merged tombstones shadow is dropped, as a write of them
+   * would. Counter cells are taken only where this node has none (replicas never differ on a
+   * counter: `replicas.ts`). Returns whether anything here changed.
+   */
+  mergePartition(src: RawPartition): boolean {
+    const part = this.partition(src.table.name, src.key, src.pk);
+    const table = part.table;
+    let changed = false;
+    if (src.del > part.del) {
+      part.del = src.del;
+      changed = true;
+    }
+    const mergeSlots = (into: Map<string, Slot>, from: Map<string, Slot>) => {
+      for (const [name, slot] of from) {
+        const col = table.columns.get(name) as Column;
+        const cur = into.get(name);
+        if ('coll' in slot) {
+          let c = cur as CollCell | undefined;
+          if (!c) {
+            c = { coll: true, del: NO_DEL, elems: new Map() };
+            into.set(name, c);
+            changed = true;
+          }
+          if (slot.del > c.del) {
+            c.del = slot.del;
+            changed = true;
+          }
+          const valueType: CqlType =
+            col.type.kind === 'map'
+              ? col.type.value
+              : col.type.kind === 'list'
+                ? col.type.element
+                : { kind: 'native', name: 'boolean' };
+          for (const [ek, e] of slot.elems) {
+            const old = c.elems.get(ek);
+            if (!old || this.wins(e.cell, old.cell, valueType)) {
+              c.elems.set(ek, { key: e.key, cell: { ...e.cell } });
+              changed = true;
+            }
+          }
+          continue;
+        }
+        if (!cur) {
+          into.set(name, { ...slot });
+          changed = true;
+        } else if (
+          !(col.type.kind === 'native' && col.type.name === 'counter') &&
+          this.wins(slot, cur as Cell, col.type)
+        ) {
+          into.set(name, { ...slot });
+          changed = true;
+        }
+      }
+    };
+    mergeSlots(part.statics, src.statics);
+    for (const [k, r] of src.rows) {
+      let row = part.rows.get(k);
+      if (!row) {
+        row = { ck: r.ck, marker: null, del: NO_DEL, cells: new Map() };
+        part.rows.set(k, row);
+        part.sorted = null;
+        changed = true;
+      }
+      const m = r.marker;
+      if (m && (!row.marker || m.ts > row.marker.ts || (m.ts === row.marker.ts && m.exp > row.marker.exp))) {
+        row.marker = { ...m };
+        changed = true;
+      }
+      if (r.del > row.del) {
+        row.del = r.del;
+        changed = true;
+      }
+      mergeSlots(row.cells, r.cells);
+    }
+    for (const rt of src.ranges) {
+      if (part.ranges.some((old) => this.covers(table, old, rt))) continue;
+      part.ranges = part.ranges.filter((old) => !this.covers(table, rt, old));
+      part.ranges.push({ ...rt });
+      changed = true;
+    }
+    if (changed) {
+      if (part.del > NO_DEL) this.purge(part, null, part.del);
+      for (const rt of part.ranges) this.purge(part, rt, rt.ts);
+    }
+    return changed;
+  }
+
+  /**
+   * A partition's cells and tombstones as a canonical string ('' when absent), without the cells'
+   * diagnosis fields: two nodes hold the same version of it exactly when their strings are equal.
+   */
+  partitionState(table: string, key: string): string {
+    const part = this.data.get(table)?.get(key);
+    if (!part) return '';
+    // What a tombstone shadows is left out: a node that took the tombstone first keeps the shadowed
+    // cell (a write below a tombstone is stored), one that took it last dropped it (`purge`).
+    const cell = (c: Cell) => [c.v, c.ts, c.dead, c.exp];
+    const byName = <T>([a]: [string, T], [b]: [string, T]) => (a < b ? -1 : a > b ? 1 : 0);
+    const slots = (m: Map<string, Slot>, del: bigint) =>
+      [...m.entries()]
+        .sort(byName)
+        .map(([name, slot]) => {
+          if (!('coll' in slot)) return slot.ts > del || slot.ts === 0n ? [name, cell(slot)] : null;
+          const d = slot.del > del ? slot.del : del;
+          const elems = [...slot.elems.entries()]
+            .sort(byName)
+            .filter(([, e]) => e.cell.ts > d)
+            .map(([ek, e]) => [ek, cell(e.cell)]);
+          return elems.length > 0 || slot.del > del ? [name, slot.del > del ? slot.del : null, elems] : null;
+        })
+        .filter((x) => x !== null);
+    const rows = [...part.rows.entries()]
+      .sort(byName)
+      .map(([k, r]) => {
+        const d = this.rowDeletion(part, r);
+        const marker = r.marker && r.marker.ts > d ? cell(r.marker) : null;
+        const cells = slots(r.cells, d);
+        const own = r.del > part.del ? r.del : null;
+        return marker || cells.length > 0 || own !== null ? [k, marker, own, cells] : null;
+      })
+      .filter((x) => x !== null);
+    const ranges = part.ranges.filter((rt) => rt.ts > part.del).map((rt) => [rt.eq, rt.slice ?? null, rt.ts]);
+    // Ranges in a canonical order: two nodes may have received them in different orders.
+    const canonicalRanges = ranges
+      .map((r) => JSON.stringify(r, (_, v) => (typeof v === 'bigint' ? `${v}n` : v)))
+      .sort();
+    const statics = slots(part.statics, part.del);
+    if (part.del === NO_DEL && statics.length === 0 && rows.length === 0 && canonicalRanges.length === 0)
+      return '';
+    return JSON.stringify([part.del, statics, rows, canonicalRanges], (_, v) =>
+      typeof v === 'bigint'
+        ? `${v}n`
+        : v instanceof Map
+          ? [...v.entries()]
+          : v instanceof Date
+            ? `d${v.getTime()}`
+            : v === Number.POSITIVE_INFINITY
+              ? 'inf'
+              : v,
+    );
   }
 
   private compareCk(table: TableSchema, a: unknown[], b: unknown[]): number {
