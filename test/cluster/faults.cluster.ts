@@ -6,13 +6,15 @@
  * failure too (and the launcher's supervisors stop the JVMs if this process dies).
  *
  * The service runs in-process on the cluster with the driver settings of `src/config.ts`; the
- * tests use only the HTTP API and the repair job's command, so they survive schema changes.
+ * tests use only the HTTP API and the repair job's command, so they survive schema changes (test
+ * 4 also holds the simulation's replica model to the cluster, with raw CQL on a table of its own:
+ * `support/replica-parity.ts`).
  * Each test prints its figures; the summary at the end repeats them. Seed: `CLUSTER_SEED`.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { clusterAddresses, type LocalCluster, startLocalCluster } from '../../src/local-cassandra/cluster.js';
 import { type ClusterApp, clusterApp, clusterEnv } from './support/cluster-app.js';
 import {
@@ -37,6 +39,7 @@ import {
   type PairState,
   startLoad,
 } from './support/load.js';
+import { createParityTable, ReplicaParity } from './support/replica-parity.js';
 
 const BASE = process.env.CLUSTER_BASE_ADDRESS ?? '127.0.0.21';
 const HEAP = process.env.CLUSTER_HEAP ?? '512M';
@@ -92,6 +95,8 @@ beforeAll(async () => {
   const t1 = Date.now();
   env = clusterEnv(cluster.contactPoints);
   app = await clusterApp(env, { create: true });
+  // Test 4's replica parity table, made before the schema is flushed: test 2 kills every node.
+  await createParityTable(app.client);
   const t2 = Date.now();
   await flushSchemaByDrop(
     app.client,
@@ -230,6 +235,13 @@ describe.sequential('3-node cluster, RF 3, LOCAL_QUORUM', () => {
         expect((await app.call('PUT', `/v1/users/${s0}/following/${t}`, { as: s0 })).status).toBe(200);
         before.set(`${s0}>${t}`, 'following');
       }
+    // The simulation's replica rules are held to the cluster at this test's outages, on a table of
+    // their own (`support/replica-parity.ts`): the same statements on a model `ReplicaSet`.
+    let parityMs = Date.now();
+    const parity = await ReplicaParity.open(c);
+    onTestFinished(() => parity.close());
+    await parity.allUp();
+    parityMs = Date.now() - parityMs;
     const stale = 2;
     await c.node(stale).stop();
     const after = new Map(before);
@@ -243,6 +255,9 @@ describe.sequential('3-node cluster, RF 3, LOCAL_QUORUM', () => {
         after.set(`${s0}>${t}`, 'following');
       }
     }
+    const parityDown2 = Date.now();
+    await parity.node2Down();
+    parityMs += Date.now() - parityDown2;
     const since = await logLength(c.options(0).nodeDir);
     await c.start(stale);
     await whenUp(c.options(0).nodeDir, c.addresses[stale] as string, since);
@@ -267,6 +282,14 @@ describe.sequential('3-node cluster, RF 3, LOCAL_QUORUM', () => {
       note(
         '4 stale node',
         `${after.size} pairs, ${old.length} edges before the outage, ${want.length} after; LOCAL_ONE read rounds that saw stale state ${staleAtOne}/${rounds} (shows the replica was stale); LOCAL_QUORUM rounds stale 0/${rounds}`,
+      );
+      const parityDown1 = Date.now();
+      await parity.node1Down();
+      parityMs += Date.now() - parityDown1;
+      const pf = parity.figures;
+      note(
+        '4 replica parity',
+        `R1–R3 against the model's ReplicaSet: ${pf.writes} writes, ${pf.reads} reads (whole partitions) equal on both sides; ${s(parityMs)} in all, of which node 0 frozen until node 2 convicted it and back UP (twice) ${s(pf.isolatedMs)}`,
       );
     } finally {
       await oneApp.close();

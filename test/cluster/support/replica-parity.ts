@@ -1,0 +1,340 @@
+/**
+ * The simulation's replica rules (`test/sim/cql/replicas.ts`) held to the real 3-node cluster: the
+ * same statements, with the same write times, go to a `ReplicaSet` and to the cluster, each write
+ * on the model's replicas that were up for it on the cluster, each read from the model's replicas
+ * that served it on the cluster; every read's whole row list must be the same on both sides, and
+ * the one written here (so a read the cluster did not serve as intended fails too).
+ *
+ * Design note — which replicas serve a read, made certain rather than likely. Which replicas a
+ * coordinator asks is the snitch's choice (the dynamic snitch, which the launcher leaves on, ranks
+ * them by latency), so nothing here depends on it: each read asks for as many replicas as its
+ * coordinator holds alive (ONE with one, QUORUM with two), and is served by exactly those. A frozen
+ * node's own failure detector does not convict its peers when it thaws (Cassandra skips conviction
+ * after a local pause). Node `i` of the cluster is replica `i` of the model (RF 3 on three nodes:
+ * every node holds every partition). The outages are test 4's — node 2 stopped while writes go to
+ * nodes 0 and 1, then node 1 stopped while node 2 is back — plus node 0 frozen (SIGSTOP) until node
+ * 2 convicts it, twice, while node 1 is still down: then node 2 is the only live replica it knows,
+ * so a read at ONE it coordinates (the driver's `host`) is served by node 2 alone, and a write at
+ * ONE lands on node 2 alone (hinted handoff is off on this cluster, so node 0 never gets it). With
+ * node 1 down and node 0 back, a QUORUM read needs both live replicas: served by {0, 2}, and
+ * repaired (blocking read repair, `read_repair` left at its default). Each window costs a
+ * conviction (~11 s at phi 5) and a rejoin; a node restart costs more.
+ *
+ * The rules, and the reads that hold the model to them:
+ * - R1, a replica that missed writes: node 2 missed what was written while it was stopped, node 0
+ *   what was written while it was convicted; node 2 read alone returns its old state.
+ * - R2, the quorum merge: nodes 0 and 2 then disagree both ways, and a QUORUM read returns the
+ *   last-writer-wins merge cell by cell: a row whose columns come from different replicas, a row
+ *   deletion newer than a value and older than one, a range deletion over an older and under a
+ *   newer row, equal write times (value against value: the larger wins; tombstone against value:
+ *   the tombstone wins, from either side), a static cell.
+ * - R3, blocking read repair: node 2 read alone after that QUORUM read returns what it returned.
+ *
+ * Not held here: node 0 alone (it would need node 2 away too, one more window), reads over
+ * several partitions (each read here is one partition), TTLs, hints (off on this cluster).
+ */
+import cassandra from 'cassandra-driver';
+import { expect } from 'vitest';
+import type { LocalCluster } from '../../../src/local-cassandra/cluster.js';
+import { type CqlClient, createCqlClient, SCHEMA_CHANGE } from '../../../src/store/cassandra/client.js';
+import type { ResultRow } from '../../sim/cql/engine.js';
+import { ReplicaSet } from '../../sim/cql/replicas.js';
+import { parseSchema } from '../../sim/cql/syntax.js';
+import { KEYSPACE } from './cluster-app.js';
+import { logLength, until, whenConvicted, whenUp } from './cluster-control.js';
+
+/** The table the parity runs on, made in the suite's keyspace with the rest of its schema. */
+export const PARITY_TABLE =
+  'CREATE TABLE IF NOT EXISTS replica_parity (k bigint, c int, s text static, a text, b text, PRIMARY KEY (k, c))';
+
+/** Made before the suite makes its schema durable (`flushSchemaByDrop`): test 2 kills every node. */
+export async function createParityTable(client: CqlClient): Promise<void> {
+  await client.execute(PARITY_TABLE, [], SCHEMA_CHANGE);
+}
+
+const INS = 'INSERT INTO replica_parity (k, c, a, b) VALUES (?, ?, ?, ?) USING TIMESTAMP ?';
+const SET_A = 'UPDATE replica_parity USING TIMESTAMP ? SET a = ? WHERE k = ? AND c = ?';
+const SET_B = 'UPDATE replica_parity USING TIMESTAMP ? SET b = ? WHERE k = ? AND c = ?';
+const SET_S = 'UPDATE replica_parity USING TIMESTAMP ? SET s = ? WHERE k = ?';
+const DEL_ROW = 'DELETE FROM replica_parity USING TIMESTAMP ? WHERE k = ? AND c = ?';
+const DEL_A = 'DELETE a FROM replica_parity USING TIMESTAMP ? WHERE k = ? AND c = ?';
+const DEL_B = 'DELETE b FROM replica_parity USING TIMESTAMP ? WHERE k = ? AND c = ?';
+const DEL_FROM = 'DELETE FROM replica_parity USING TIMESTAMP ? WHERE k = ? AND c >= ?';
+const READ = 'SELECT k, c, s, a, b, writetime(a) AS wa FROM replica_parity WHERE k = ?';
+
+interface Stmt {
+  q: string;
+  p: unknown[];
+  /** The statement's `USING TIMESTAMP`, passed to the model as its client timestamp too. */
+  ts: bigint;
+}
+const ins = (k: bigint, c: number, a: string, b: string, ts: bigint): Stmt => ({
+  q: INS,
+  p: [k, c, a, b, ts],
+  ts,
+});
+const setA = (k: bigint, c: number, v: string, ts: bigint): Stmt => ({ q: SET_A, p: [ts, v, k, c], ts });
+const setB = (k: bigint, c: number, v: string, ts: bigint): Stmt => ({ q: SET_B, p: [ts, v, k, c], ts });
+const setS = (k: bigint, v: string, ts: bigint): Stmt => ({ q: SET_S, p: [ts, v, k], ts });
+const delRow = (k: bigint, c: number, ts: bigint): Stmt => ({ q: DEL_ROW, p: [ts, k, c], ts });
+const delA = (k: bigint, c: number, ts: bigint): Stmt => ({ q: DEL_A, p: [ts, k, c], ts });
+const delB = (k: bigint, c: number, ts: bigint): Stmt => ({ q: DEL_B, p: [ts, k, c], ts });
+const delFrom = (k: bigint, c: number, ts: bigint): Stmt => ({ q: DEL_FROM, p: [ts, k, c], ts });
+
+/** Partition A: node 2 misses writes, nothing else (R1, R3). B: nodes 0 and 2 miss writes each (R2). */
+const A = 1n;
+const B = 2n;
+/** Every statement once, so each is prepared while every node answers (see `warm`). */
+const W = 3n;
+
+const { consistencies } = cassandra.types;
+/** A statement's consistency level and, for a read or write one node must coordinate, that node. */
+interface At {
+  consistency: number;
+  host?: cassandra.Host;
+}
+const ALL: At = { consistency: consistencies.all };
+const QUORUM: At = { consistency: consistencies.quorum };
+type Row = Record<string, unknown>;
+const row = (
+  k: bigint,
+  c: number,
+  s: string | null,
+  a: string | null,
+  b: string | null,
+  wa: bigint | null,
+): Row => ({
+  k,
+  c,
+  s,
+  a,
+  b,
+  wa,
+});
+
+/** Partition A as every node but node 2 has it after test 4's first outage. */
+const A_MERGED = [
+  row(A, 1, null, 'a1new', 'b1', 200n),
+  row(A, 3, null, 'a3', 'b3new', 100n),
+  row(A, 4, null, 'a4', 'b4', 200n),
+];
+/** Partition B merged from node 0 (writes made while node 2 was down) and node 2 (while node 0 was). */
+const B_MERGED = [
+  // a from node 0 (200 > 100), b from node 2 (300 > 100).
+  row(B, 1, 's2', 'p0', 'q2', 200n),
+  // Row 2: node 0's row deletion at 300 shadows node 2's a at 200 — gone. Row 3: node 0's row
+  // deletion at 200 shadows the row's marker and b (100) but not node 2's a at 300.
+  row(B, 3, 's2', 'm2', null, 300n),
+  // Equal write times, value against value: the larger value wins, node 0's a and node 2's b.
+  row(B, 4, 's2', 'zz', 'zz', 400n),
+  // Equal write times, tombstone against value: the tombstone wins (a from node 0, b from node 2).
+  row(B, 5, 's2', null, null, null),
+  // Row 6: node 0's row deletion at 400 ties node 2's insert at 400 — gone. Row 7: node 0's range
+  // deletion (c >= 7 at 250) shadows it; row 8 (node 2, 300) outlives that deletion.
+  row(B, 8, 's2', 'late', 'late', 300n),
+];
+
+/**
+ * The parity run, a phase at each of test 4's moments. Each check asserts the cluster's rows
+ * against the rows written here, then the model's against the cluster's; the label names the step.
+ */
+export class ReplicaParity {
+  private readonly model = new ReplicaSet(parseSchema([PARITY_TABLE]));
+  private now = 0;
+  /** Reads compared, and the time spent with node 0 frozen (for the summary). */
+  readonly figures = { reads: 0, writes: 0, isolatedMs: 0 };
+
+  private constructor(
+    private readonly c: LocalCluster,
+    private readonly client: CqlClient,
+  ) {}
+
+  static async open(c: LocalCluster): Promise<ReplicaParity> {
+    const client = createCqlClient({
+      contactPoints: c.contactPoints,
+      localDataCenter: 'datacenter1',
+      keyspace: KEYSPACE,
+      consistency: 'quorum',
+      requestTimeoutMs: 10_000,
+    });
+    await client.connect();
+    return new ReplicaParity(c, client);
+  }
+
+  async close(): Promise<void> {
+    await this.client.shutdown();
+  }
+
+  /** Every node up: the rows everyone starts from, written and read at ALL. */
+  async allUp(): Promise<void> {
+    await this.warm();
+    await this.write(
+      [0, 1, 2],
+      ALL,
+      ins(A, 1, 'a1', 'b1', 100n),
+      ins(A, 2, 'a2', 'b2', 100n),
+      ins(A, 3, 'a3', 'b3', 100n),
+      ins(B, 1, 'p', 'q', 100n),
+      ins(B, 2, 'x', 'y', 100n),
+      ins(B, 3, 'm', 'n', 100n),
+      ins(B, 4, 'r', 'r', 100n),
+      ins(B, 5, 'u', 'w0', 100n),
+      ins(B, 7, 'g', 'h', 100n),
+      setS(B, 's1', 100n),
+    );
+    await this.read('all up, read at ALL', [0, 1, 2], ALL, A, [
+      row(A, 1, null, 'a1', 'b1', 100n),
+      row(A, 2, null, 'a2', 'b2', 100n),
+      row(A, 3, null, 'a3', 'b3', 100n),
+    ]);
+  }
+
+  /** Node 2 stopped: these land on nodes 0 and 1 only (QUORUM waits for both). */
+  async node2Down(): Promise<void> {
+    await this.write(
+      [0, 1],
+      QUORUM,
+      setA(A, 1, 'a1new', 200n),
+      delRow(A, 2, 200n),
+      ins(A, 4, 'a4', 'b4', 200n),
+      setA(B, 1, 'p0', 200n),
+      delRow(B, 2, 300n),
+      delRow(B, 3, 200n),
+      setA(B, 4, 'zz', 400n),
+      setB(B, 4, 'aa', 400n),
+      delA(B, 5, 400n),
+      setB(B, 5, 'w', 400n),
+      delRow(B, 6, 400n),
+      delFrom(B, 7, 250n),
+      setS(B, 's0', 200n),
+    );
+  }
+
+  /**
+   * Node 1 stopped, node 2 back and stale: a write to both live nodes; node 2 alone (R1) and
+   * written alone; the QUORUM merge of nodes 0 and 2 (R2), which repairs both; node 2 alone again
+   * (R3). Node 0 is frozen for the two windows and answers again after each.
+   */
+  async node1Down(): Promise<void> {
+    await this.write([0, 2], QUORUM, setB(A, 3, 'b3new', 300n));
+    // Node 2 coordinates every read from here on: it is the node that knows node 0 convicted.
+    const host = await this.host(2);
+    const one2: At = { consistency: consistencies.one, host };
+    const quorum2: At = { ...QUORUM, host };
+    await this.alone(2, 0, async () => {
+      await this.read('R1 node 2 alone: missed what was written while it was stopped', [2], one2, A, [
+        row(A, 1, null, 'a1', 'b1', 100n),
+        row(A, 2, null, 'a2', 'b2', 100n),
+        row(A, 3, null, 'a3', 'b3new', 100n),
+      ]);
+      await this.read('R1 node 2 alone, partition B', [2], one2, B, [
+        row(B, 1, 's1', 'p', 'q', 100n),
+        row(B, 2, 's1', 'x', 'y', 100n),
+        row(B, 3, 's1', 'm', 'n', 100n),
+        row(B, 4, 's1', 'r', 'r', 100n),
+        row(B, 5, 's1', 'u', 'w0', 100n),
+        row(B, 7, 's1', 'g', 'h', 100n),
+      ]);
+      await this.write(
+        [2],
+        one2,
+        setB(B, 1, 'q2', 300n),
+        setA(B, 2, 'x2', 200n),
+        setA(B, 3, 'm2', 300n),
+        setA(B, 4, 'aa', 400n),
+        setB(B, 4, 'zz', 400n),
+        setA(B, 5, 'v', 400n),
+        delB(B, 5, 400n),
+        ins(B, 6, 'e', 'f', 400n),
+        ins(B, 8, 'late', 'late', 300n),
+        setS(B, 's2', 300n),
+      );
+      await this.read('node 2 alone holds what it took while node 0 was convicted', [2], one2, B, [
+        row(B, 1, 's2', 'p', 'q2', 100n),
+        row(B, 2, 's2', 'x2', 'y', 200n),
+        row(B, 3, 's2', 'm2', 'n', 300n),
+        row(B, 4, 's2', 'aa', 'zz', 400n),
+        row(B, 5, 's2', 'v', null, 400n),
+        row(B, 6, 's2', 'e', 'f', 400n),
+        row(B, 7, 's2', 'g', 'h', 100n),
+        row(B, 8, 's2', 'late', 'late', 300n),
+      ]);
+    });
+    await this.read('R2 QUORUM {0, 2}, node 2 stale', [0, 2], quorum2, A, A_MERGED);
+    await this.read('R2 QUORUM {0, 2}, each missed writes', [0, 2], quorum2, B, B_MERGED);
+    await this.alone(2, 0, async () => {
+      await this.read('R3 node 2 alone after the QUORUM read', [2], one2, A, A_MERGED);
+      await this.read('R3 node 2 alone after the QUORUM read, partition B', [2], one2, B, B_MERGED);
+    });
+  }
+
+  /**
+   * Each statement once on a partition of its own, at ALL: the driver prepares a statement on a
+   * host of its plan and then on every other host, and a host frozen later would stall that. A
+   * statement prepared already is re-prepared on the one connection that reports it unknown.
+   */
+  private async warm(): Promise<void> {
+    await this.write(
+      [0, 1, 2],
+      ALL,
+      ins(W, 1, 'w', 'w', 10n),
+      setA(W, 1, 'w', 10n),
+      setB(W, 1, 'w', 10n),
+      setS(W, 'w', 10n),
+      delA(W, 1, 10n),
+      delB(W, 1, 10n),
+      delRow(W, 2, 10n),
+      delFrom(W, 3, 10n),
+    );
+    await this.read('warm-up, read at ALL', [0, 1, 2], ALL, W, [row(W, 1, 'w', null, null, null)]);
+  }
+
+  /** Node `away` frozen until node `keep` convicts it; `during` runs then; it is thawed and seen UP. */
+  private async alone(keep: number, away: number, during: () => Promise<void>): Promise<void> {
+    const witness = this.c.options(keep).nodeDir;
+    const peer = this.c.addresses[away] as string;
+    const t0 = Date.now();
+    const convicted = whenConvicted(witness, peer, 40_000);
+    this.c.node(away).pause();
+    try {
+      await convicted;
+      await during();
+    } finally {
+      const since = await logLength(witness);
+      this.c.node(away).resume();
+      await whenUp(witness, peer, since);
+      this.figures.isolatedMs += Date.now() - t0;
+    }
+  }
+
+  /** The driver's handle of node `i`, once the driver holds it up (a node restarted comes back later). */
+  private async host(i: number): Promise<cassandra.Host> {
+    const address = this.c.contactPoints[i] as string;
+    const host = await until(
+      `the driver holds ${address} up`,
+      30_000,
+      async () => this.client.hosts.get(address),
+      (h) => h?.isUp() === true,
+    );
+    return host as cassandra.Host;
+  }
+
+  private async write(on: number[], at: At, ...stmts: Stmt[]): Promise<void> {
+    for (const s of stmts) {
+      await this.client.execute(s.q, s.p, { prepare: true, ...at });
+      this.model.write(on, s.q, s.p, s.ts, ++this.now);
+      this.figures.writes++;
+    }
+  }
+
+  private async read(step: string, from: number[], at: At, k: bigint, want: Row[]): Promise<void> {
+    const real = (await this.client.execute(READ, [k], { prepare: true, ...at })).rows.map((r) => ({ ...r }));
+    // A read at ONE is never repaired; at QUORUM or ALL Cassandra repairs what it merged.
+    const sim: ResultRow[] = this.model.read(from, READ, [k], ++this.now, {
+      repair: at.consistency !== consistencies.one,
+    });
+    this.figures.reads++;
+    expect({ step, served: from, rows: real }).toEqual({ step, served: from, rows: want });
+    expect({ step, served: from, rows: sim }).toEqual({ step, served: from, rows: real });
+  }
+}
