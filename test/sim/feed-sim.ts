@@ -100,7 +100,13 @@ export type FeedPlant =
    */
   | 'op-slot-unclaimed'
   /** An account update writes no intent before its user row and event (`accounts.ts`). */
-  | 'put-without-intent';
+  | 'put-without-intent'
+  /**
+   * A feed read stops after its first read of rows (`limit + 1` from just before its cursor's row):
+   * rows that differ from the cursor's only in op kind, skipped, shorten the page into a jump to
+   * the watermark (the readers' store answers nothing to a read that goes on from a row).
+   */
+  | 'kind-rows-shorten-page';
 
 /** The feed knobs of a whole-service schedule. */
 export interface FeedKnobs {
@@ -276,6 +282,17 @@ export function plantedStore(
       get: (t, k, r) =>
         k === 'decideIntent' ? async (_key: unknown, decision: unknown) => decision : Reflect.get(t, k, r),
     });
+  // A read that goes on from a row it was handed (its `from` names an op kind) gets nothing.
+  if (plant === 'kind-rows-shorten-page' && role === 'reader')
+    return new Proxy(store, {
+      get: (t, k, r) =>
+        k === 'readEventRows'
+          ? (from: { opKind: string } | null, until: Position, limit: number) =>
+              from !== null && from.opKind !== ''
+                ? Promise.resolve([])
+                : t.readEventRows(from as never, until, limit)
+          : Reflect.get(t, k, r),
+    });
   // An account update's intent is never written (an op's rides in its marks batch, not here).
   if (plant === 'put-without-intent')
     return new Proxy(store, {
@@ -370,6 +387,8 @@ export interface ReaderContext {
   readerStartMicros?: number;
   /** False: no reader long-polls (named scenarios; the draw is made all the same). */
   readerWaits?: boolean;
+  /** Every reader's page size, instead of a drawn one (named scenarios; drawn all the same). */
+  readerLimit?: number;
   /** Told when the recovery worker's pause starts and ends (true time, µs): the trace. */
   onPause?: (from: number, to: number) => void;
 }
@@ -444,7 +463,8 @@ export async function runReader(ctx: ReaderContext, id: number, k: FeedKnobs): P
       checkedAt = sched.now;
       await guard.check();
     }
-    const limit = sched.pick([1, 2, 3, 7, 50, 1_000]);
+    const drawnLimit = sched.pick([1, 2, 3, 7, 50, 1_000]);
+    const limit = ctx.readerLimit ?? drawnLimit;
     const waitMs = longPolls ? waits.pick([0, 200, 1_000, 5_000]) : 0;
     const at = sched.now;
     try {

@@ -533,6 +533,8 @@ export interface Script {
   readerStartMs?: number;
   /** With `service`: false, no reader long-polls. */
   readerWaits?: boolean;
+  /** With `service`: every reader's page size. */
+  readerLimit?: number;
 
   /** With `service`: the recovery under its lease (`FeedKnobs.lease`), its pause in ms after the start. */
   lease?: { pause: { atMs: number; forMs: number } | null };
@@ -1404,6 +1406,7 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
           ? {}
           : { readerStartMicros: o.script.readerStartMs * 1000 }),
         ...(o.script?.readerWaits === false ? { readerWaits: false } : {}),
+        ...(o.script?.readerLimit === undefined ? {} : { readerLimit: o.script.readerLimit }),
       }
     : null;
   const readersRunning = Array.from({ length: feedKnobs?.readers ?? 0 }, (_, r) =>

@@ -127,6 +127,27 @@ export const SERVICE_SCENARIOS: readonly ServiceScenario[] = [
     },
   },
   {
+    // Two replays of A → B at one explicit position ahead of the clock (the slot is the position):
+    // two feed rows whose keys differ only in the op's kind, then a follow of B → A. A reader
+    // taking one event at a time, its cursor on the second row, reads from just before that row:
+    // both rows come back first and are skipped, and the page must go on to the follow.
+    name: 'two rows that differ only in op kind, then a follow: a reader taking one event at a time gets every event',
+    plant: 'kind-rows-shorten-page',
+    script: {
+      writers: [
+        {
+          calls: [
+            { atMs: 0, method: 'mute', actor: A, other: B, positionMs: 500 },
+            { atMs: 100, method: 'follow', actor: A, other: B, positionMs: 500 },
+            { atMs: 700, method: 'follow', actor: B, other: A },
+          ],
+        },
+      ],
+      readerLimit: 1,
+      readerWaits: false,
+    },
+  },
+  {
     // A client's retry of a follow at an explicit position (its `Graph-Position`), sent to a second
     // instance while the first is still at work: both read the pair before either append lands,
     // and each takes a slot of its own clock (the position is older than both clocks); the second's
