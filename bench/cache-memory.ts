@@ -48,6 +48,7 @@ const caches = new GraphCaches({
           { sourceId: source, targetId: t, relation, state: 'active', position: 1n, createdAt: 1n },
         ]),
       ),
+    getEdgesOutOf: async () => [],
     getEdgesIn: async () => new Map(),
     getPairEdges: async () => [],
   },

@@ -296,6 +296,7 @@ export function buildGraphParts(o: GraphServiceOptions): GraphParts {
     {
       getUsers: reader.getUsers,
       getEdgesOut: reader.getEdgesOut,
+      getEdgesOutOf: reader.getEdgesOutOf,
       getPairEdges: reader.getPairEdges,
       getCountSync: (list) => o.store.getCountSync(list),
       hasDirty: (list) => o.store.hasDirty(list),

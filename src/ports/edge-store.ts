@@ -26,6 +26,15 @@ export interface EdgeStore {
     targetIds: readonly UserId[],
   ): Promise<Map<UserId, EdgeRecord>>;
   /**
+   * Edge states `sourceId → t` of each of `relations` for each t in `targetIds` (absent: no edge
+   * ever), in one read of the one partition: what a follow status asks (follows and requests).
+   */
+  getEdgesOutOf(
+    sourceId: UserId,
+    relations: readonly Relation[],
+    targetIds: readonly UserId[],
+  ): Promise<EdgeRecord[]>;
+  /**
    * Edge states `s → targetId` for each s in `sourceIds` (absent: no edge ever). The inverse state
    * is bucketed like the target's `in` list of `relation`: pass that list's layout (its `buckets`,
    * the read layout, is used). One single-partition `IN` read per distinct bucket code among

@@ -570,6 +570,28 @@ export function describeStoreContract(name: string, make: () => Promise<StoreFix
       expect(await store.getPairEdges(b, a)).toEqual([expected]);
     });
 
+    it("an out read of several relations returns each relation's edges to the targets, in one partition", async () => {
+      const [a, b, c] = ids(3) as [bigint, bigint, bigint];
+      const written = [
+        edge(a, b, 'active', 10n),
+        { ...edge(a, b, 'removed', 20n, 10n), relation: 'requests' as const },
+        { ...edge(a, c, 'active', 30n), relation: 'requests' as const },
+        { ...edge(a, b, 'active', 40n), relation: 'blocks' as const },
+      ];
+      await store.writeEdges(
+        written.map((e) => ({ edge: e, inBucketCodes: [1] })),
+        [],
+        1000n,
+      );
+      const key = (e: EdgeRecord) => `${e.relation}|${e.targetId}`;
+      const sorted = (es: EdgeRecord[]) => [...es].sort((x, y) => (key(x) < key(y) ? -1 : 1));
+      expect(sorted(await store.getEdgesOutOf(a, ['follows', 'requests'], [b, c, 99n]))).toEqual(
+        sorted(written.slice(0, 3)),
+      );
+      expect(await store.getEdgesOutOf(a, ['follows'], [c])).toEqual([]);
+      expect(await store.getEdgesOutOf(a, [], [b])).toEqual([]);
+    });
+
     it('a pair read returns the edges of every relation, restricts included, both ways', async () => {
       const [a, b] = ids(2) as [bigint, bigint];
       const all = RELATIONS.flatMap((relation) => [

@@ -128,7 +128,7 @@ export type CacheName = (typeof CACHE_NAMES)[number];
 
 /** The read methods a read path takes from the store, through the caches. */
 export type CachedReads = Pick<UserStore, 'getUser' | 'getUsers'> &
-  Pick<EdgeStore, 'getEdgesOut' | 'getEdgesIn' | 'getPairEdges'>;
+  Pick<EdgeStore, 'getEdgesOut' | 'getEdgesOutOf' | 'getEdgesIn' | 'getPairEdges'>;
 
 /** An edge's cache key as the forward table (`edges_out`) gave it. */
 const forwardKey = (edge: string) => `o|${edge}`;
@@ -436,6 +436,17 @@ export class GraphCaches {
           // A forward state may answer an inverse probe (the forward table is the truth), never the reverse.
           (s) => forwardKey(edgeKey(s, relation, target)),
         ),
+      // Every state cached answers; else one read of them all (one partition), each state stored.
+      getEdgesOutOf: async (source: UserId, relations: readonly Relation[], targets: readonly UserId[]) => {
+        const keys = relations.flatMap((r) => targets.map((t) => forwardKey(edgeKey(source, r, t))));
+        const cached = keys.map((k) => edges.get(k));
+        if (cached.every((e) => e !== undefined)) return cached.filter((e): e is EdgeRecord => e !== null);
+        const ticket = edges.begin();
+        const read = await store.getEdgesOutOf(source, relations, targets);
+        const found = new Map(read.map((e) => [forwardKey(edgeKey(e.sourceId, e.relation, e.targetId)), e]));
+        for (const k of keys) edges.store(k, found.get(k) ?? null, ticket);
+        return read;
+      },
       getPairEdges: async (a: UserId, b: UserId) => {
         const keys = RELATIONS.flatMap((r) => [edgeKey(a, r, b), edgeKey(b, r, a)]).map(forwardKey);
         const cached = keys.map((k) => edges.get(k));

@@ -21,7 +21,7 @@ import type { Counts, FollowStatus, Relationship, RelationshipFlags } from '../c
 import type { EdgeReads } from './edge-reads.js';
 
 export type ReadStore = Pick<UserStore, 'getUsers'> &
-  Pick<EdgeStore, 'getEdgesOut' | 'getPairEdges'> &
+  Pick<EdgeStore, 'getEdgesOut' | 'getEdgesOutOf' | 'getPairEdges'> &
   Pick<CountStore, 'getCountSync' | 'hasDirty' | 'getUserCounts'>;
 
 /** One list's served count and freshness. */
@@ -42,15 +42,15 @@ export class GraphReads {
   ) {}
 
   async getFollowStatus(source: UserId, target: UserId): Promise<FollowStatus> {
-    const [users, follows, requests] = await Promise.all([
+    // One read of the source's partition for both relations (a cold status: it and the user rows).
+    const [users, edges] = await Promise.all([
       this.store.getUsers([source, target]),
-      this.store.getEdgesOut(source, 'follows', [target]),
-      this.store.getEdgesOut(source, 'requests', [target]),
+      this.store.getEdgesOutOf(source, ['follows', 'requests'], [target]),
     ]);
     for (const id of [source, target]) if (users.get(id)?.state !== 'active') throw new UserNotFoundError(id);
-    const f = follows.get(target);
+    const f = edges.find((e) => e.relation === 'follows');
     if (f?.state === 'active') return { state: 'following', since: f.createdAt };
-    const r = requests.get(target);
+    const r = edges.find((e) => e.relation === 'requests');
     if (r?.state === 'active') return { state: 'requested', since: r.createdAt };
     return { state: 'none' };
   }

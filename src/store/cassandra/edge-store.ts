@@ -108,6 +108,21 @@ export class CassandraEdgeStore implements EdgeStore {
     return out;
   }
 
+  async getEdgesOutOf(
+    sourceId: UserId,
+    relations: readonly Relation[],
+    targetIds: readonly UserId[],
+  ): Promise<EdgeRecord[]> {
+    if (relations.length === 0 || targetIds.length === 0) return [];
+    const rs = await this.cql.exec(
+      'getEdgesOutOf',
+      S.getOutOf,
+      [sourceId, [...new Set(relations)], [...new Set(targetIds)]],
+      { fetchSize: 5000 },
+    );
+    return rs.rows.map((row) => toEdge(sourceId, row.target_id as bigint, row.relation as Relation, row));
+  }
+
   async getEdgesIn(
     targetId: UserId,
     relation: Relation,

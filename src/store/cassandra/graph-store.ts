@@ -196,6 +196,9 @@ export class CassandraGraphStore implements GraphStore {
   getEdgesOut(...a: Args<EdgeStore, 'getEdgesOut'>) {
     return this.edges.getEdgesOut(...a);
   }
+  getEdgesOutOf(...a: Args<EdgeStore, 'getEdgesOutOf'>) {
+    return this.edges.getEdgesOutOf(...a);
+  }
   getEdgesIn(...a: Args<EdgeStore, 'getEdgesIn'>) {
     return this.edges.getEdgesIn(...a);
   }

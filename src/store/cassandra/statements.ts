@@ -259,6 +259,9 @@ export const S = {
   getOut: idempotent(
     'SELECT target_id, state, position, created_at FROM edges_out WHERE source_id = ? AND relation = ? AND target_id IN ?',
   ),
+  getOutOf: idempotent(
+    'SELECT relation, target_id, state, position, created_at FROM edges_out WHERE source_id = ? AND relation IN ? AND target_id IN ?',
+  ),
   getIn: idempotent(
     'SELECT source_id, state, position, created_at FROM edges_in WHERE target_id = ? AND relation = ? AND bucket = ? AND source_id IN ?',
   ),

@@ -47,7 +47,9 @@ describe('read caches through the service', () => {
     h.calls.clear();
     expect(await graph.relationship(2n, 1n)).toMatchObject({ followedBy: true });
     expect(await graph.contains(2n, 'follows', 'in', [1n])).toEqual([1n]);
-    expect(h.reads('getPairEdges') + h.reads('getEdgesIn') + h.reads('getEdgesOut')).toBe(0);
+    expect(
+      h.reads('getPairEdges') + h.reads('getEdgesIn') + h.reads('getEdgesOut') + h.reads('getEdgesOutOf'),
+    ).toBe(0);
     await graph.putUser({ id: 2n, private: true });
     expect((await graph.getUser(2n)).private).toBe(true);
     graph.feed.close();
@@ -58,7 +60,7 @@ describe('read caches through the service', () => {
     const h = heldStore(memory);
     const graph = await service(h.store);
     for (const id of [1n, 2n]) await graph.putUser({ id, username: `u${id}` });
-    const held = h.park('getEdgesOut');
+    const held = h.park('getEdgesOutOf');
     const reader = graph.getFollowStatus(1n, 2n);
     await held.atRead; // the reader has the old edge state (none) in hand …
     await graph.follow(1n, 2n); // … the writer changes it and invalidates …

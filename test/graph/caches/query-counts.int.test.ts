@@ -145,6 +145,28 @@ describe('Q2: DB queries per request, warm', () => {
     });
 });
 
+describe('a cold edge check', () => {
+  it("is one read of the edges (follows and requests at once) beside the two accounts' user rows, none warm", async () => {
+    const fresh = await build(true);
+    const statements = async () => {
+      const before = await queries(fresh.registry);
+      const r = await call(fresh.app, 'GET', `/v1/users/${VIEWER}/following/${OWNER}`, {
+        auth: bearer(VIEWER),
+      });
+      expect([r.status, r.json.state]).toEqual([200, 'following']);
+      const out: string[] = [];
+      for (const [op, n] of await queries(fresh.registry))
+        if (!BACKGROUND.has(op)) for (let i = 0; i < n - (before.get(op) ?? 0); i++) out.push(op);
+      return out.sort();
+    };
+    const cold = await statements();
+    const warm = await statements();
+    console.log(`[edge check] cold ${cold}; warm ${warm.length}`);
+    expect(cold).toEqual(['getEdgesOutOf', 'getUser', 'getUser']);
+    expect(warm).toEqual([]);
+  });
+});
+
 describe('Q1: a cold counts read', () => {
   it('is two single-partition reads from the account tables on a new keyspace (made with the migration marker set: no migrate-counts run), none warm', async () => {
     // A new process: cold caches; its first counts read also reads the migration marker, once.

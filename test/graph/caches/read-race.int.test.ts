@@ -38,7 +38,7 @@ describe('the read-through race on the real node', () => {
   it('a follow status read parked while the follow lands stores nothing', async () => {
     const { h, graph } = service();
     for (const id of [1n, 2n]) await graph.putUser({ id, username: `r${id}` });
-    const held = h.park('getEdgesOut');
+    const held = h.park('getEdgesOutOf');
     const reader = graph.getFollowStatus(1n, 2n);
     await held.atRead;
     const { position } = await graph.follow(1n, 2n);

@@ -47,6 +47,20 @@ export abstract class MemoryEdgeStore extends MemoryAccountTaskStore implements 
     return out;
   }
 
+  async getEdgesOutOf(
+    sourceId: UserId,
+    relations: readonly Relation[],
+    targetIds: readonly UserId[],
+  ): Promise<EdgeRecord[]> {
+    const out: EdgeRecord[] = [];
+    for (const r of new Set(relations))
+      for (const t of new Set(targetIds)) {
+        const e = this.edges.get(edgeKey(sourceId, r, t));
+        if (e) out.push({ ...e.edge });
+      }
+    return out;
+  }
+
   async getEdgesIn(
     targetId: UserId,
     relation: Relation,
