@@ -1624,7 +1624,13 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
           owner: r.user_id as bigint,
           member: r.other_id as bigint,
           cell: (r.username as string | null) ?? null,
-          late: cell !== undefined && by !== undefined && cell.at - by.calledAt > Number(lagMicros),
+          late:
+            cell !== undefined &&
+            by !== undefined &&
+            // With replicas a cell's time is its first landing on any replica; a write whose other
+            // shares landed late (a coordinator that died, the batchlog replaying the rest) was
+            // not readable at a quorum until then: its last landing counts.
+            (knobs.replicas ? Math.max(cell.at, ...by.applied) : cell.at) - by.calledAt > Number(lagMicros),
         });
       });
     }

@@ -36,10 +36,10 @@ const PLANT_SEEDS: Partial<Record<FeedPlant, number>> = {
   'watermark-without-intents': 11,
   'recovery-without-fence': 18,
   'orphan-intents-hold': 310,
-  'reader-clock-unguarded': 111,
+  'reader-clock-unguarded': 236,
   'put-writes-whole-row': 283,
   'privacy-from-cache': 47,
-  'tail-hears-nothing': 120,
+  'tail-hears-nothing': 130,
   'rename-skips-claim': 13,
   'user-cache-never-expires': 13,
   'op-slot-unclaimed': 17,
@@ -53,6 +53,9 @@ const PLANT_SEEDS: Partial<Record<FeedPlant, number>> = {
  */
 const BROKE_ONCE: Record<number, string> = {
   3545: 'two PUTs of one account at one version kept one user.updated row between them',
+  53430:
+    'a delivery at an explicit position claimed its slot, was refused (busy) and deleted its intent; a retry took the claimed slot and its late append reached no reader',
+  1340: "a follow's view batch, its coordinator dead, landed on one replica at once and by the batchlog 40 s later, after a rename's fan-out (a late landing: counted, not held)",
 };
 
 const FILE = 'npx vitest run --config test/vitest.config.ts --project unit test/sim/service.test.ts';

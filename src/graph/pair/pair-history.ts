@@ -224,6 +224,12 @@ export async function appendOp(
   read: PairRead,
   op: PairOp,
   taken?: Position,
+  /**
+   * Called with the op's slot once nothing can refuse the append any more, right before it is
+   * sent; the slot it returns is the one stored (an explicit-position op's claimed slot:
+   * `write-path.ts`). After it, only the append's own failure can end the call.
+   */
+  claim?: (slot: Position) => Promise<Position>,
 ): Promise<{ duplicate: boolean; folded: PairOp[] }> {
   const { store, policy } = deps;
   const { history } = read;
@@ -255,7 +261,7 @@ export async function appendOp(
     folded = history.ops.filter((o) => o.position <= at);
   }
   if (remaining() <= 0) throw new PairBusyError(1);
-  const stored: StoredPairOp = { ...op, base: step.base, slot };
+  const stored: StoredPairOp = { ...op, base: step.base, slot: claim ? await claim(slot) : slot };
   await store.appendPair(
     {
       pair: [op.sourceId, op.targetId],

@@ -157,7 +157,7 @@ export async function applyPairOp(d: WritePathDeps, m: Mutation, o: MutationOpti
   const op: PairOp = { sourceId: m.sourceId, targetId: m.targetId, kind, position };
   // mark, and the op's intent with the marks (`feed-intents.ts`): a new op takes its feed slot
   // now, and its intent is acknowledged before the append is sent, within the write budget.
-  let slot = containsOp(read.history.ops, op) ? undefined : takeSlot(d, op);
+  const slot = containsOp(read.history.ops, op) ? undefined : takeSlot(d, op);
   const intent =
     slot === undefined || d.eventsFrom() === null || d.intents === false ? null : opEventKey(op, slot);
   // The intent rides in the marks' batch: one request for both, bounded by what is left of the budget.
@@ -169,11 +169,20 @@ export async function applyPairOp(d: WritePathDeps, m: Mutation, o: MutationOpti
   try {
     // An op at an explicit position may be delivered twice at once (a client's retry on another
     // instance): the first delivery whose intent is acknowledged claims the slot, any other takes
-    // that slot and drops its own intent, so the op has one feed row (see `claimOpSlot`).
-    const adopted = intent && o.position !== undefined ? await adoptClaimedSlot(d, intent) : null;
-    if (adopted !== null) slot = adopted;
+    // that slot and drops its own intent, so the op has one feed row (see `claimOpSlot`). The
+    // claim is made once nothing can refuse the append: a claimer keeps its intent from then on
+    // (a refusal deletes it below), so a slot another delivery takes is held for readers until
+    // the claimer's view batch or the recovery writes its rows.
+    let adopted: Position | null = null;
+    const claim =
+      intent && o.position !== undefined
+        ? async (own: Position) => {
+            adopted = await adoptClaimedSlot(d, intent);
+            return adopted ?? own;
+          }
+        : undefined;
     // append
-    const { duplicate, folded } = await appendOp(d, read, op, slot);
+    const { duplicate, folded } = await appendOp(d, read, op, slot, claim);
     // re-read (and, for a duplicate, the stored edges: see `deriveOutcome`)
     const [view, stored] = await Promise.all([
       d.store.readPairHistory(op.sourceId, op.targetId),
@@ -207,7 +216,8 @@ export async function applyPairOp(d: WritePathDeps, m: Mutation, o: MutationOpti
     }
     return { op, duplicate, changed: !duplicate && out.changed, after: out.after };
   } catch (e) {
-    // Refused before its append: nothing of it can land later, and its intent can go.
+    // Refused before its append (before any claim), or a second delivery refused after it (its
+    // own intent already gone): nothing of it can land later, and its intent can go.
     if (e instanceof PositionTooOldError || e instanceof PairBusyError) {
       if (intent) await d.store.deleteIntent(intent).catch(() => undefined);
     } else await markAfterFailure(d, lease).catch(() => undefined);
