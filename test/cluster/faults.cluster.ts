@@ -2,7 +2,8 @@
  * A 3-node cluster (RF 3, LOCAL_QUORUM) under faults, with nothing acknowledged
  * lost. The suite starts its own cluster on loopback addresses from `CLUSTER_BASE_ADDRESS`
  * (default 127.0.0.21–23, so a developer's node on 127.0.0.1 is never touched), with hinted
- * handoff off so a node that was down really comes back stale, and stops it at the end — on
+ * handoff off so a node that was down really comes back stale (test 4's parity turns it on at one
+ * node while it makes three writes of its own table, and off again), and stops it at the end — on
  * failure too (and the launcher's supervisors stop the JVMs if this process dies).
  *
  * The service runs in-process on the cluster with the driver settings of `src/config.ts`; the
@@ -261,6 +262,8 @@ describe.sequential('3-node cluster, RF 3, LOCAL_QUORUM', () => {
     const since = await logLength(c.options(0).nodeDir);
     await c.start(stale);
     await whenUp(c.options(0).nodeDir, c.addresses[stale] as string, since);
+    // Node 0 holds hints for node 2 (the parity's H1); its dispatcher sends them from now on.
+    parity.node2Back();
     // With node 1 down, every quorum is {node 0, the stale node}: the stale replica takes part
     // in every read.
     await c.node(1).stop();
@@ -289,7 +292,11 @@ describe.sequential('3-node cluster, RF 3, LOCAL_QUORUM', () => {
       const pf = parity.figures;
       note(
         '4 replica parity',
-        `R1–R3 against the model's ReplicaSet: ${pf.writes} writes, ${pf.reads} reads (whole partitions) equal on both sides; ${s(parityMs)} in all, of which node 0 frozen until node 2 convicted it and back UP (twice) ${s(pf.isolatedMs)}`,
+        `R1–R3 and H1 against the model's ReplicaSet: ${pf.writes} writes, ${pf.reads} reads (whole partitions) equal on both sides; ${s(parityMs)} in all, of which node 0 frozen until node 2 convicted it and back UP (twice) ${s(pf.isolatedMs)}`,
+      );
+      note(
+        '4 replica parity',
+        `H1 hint replay: handoff on at node 0 for ${pf.hinted} writes (${s(pf.handoffMs)} with the two nodetool runs); node 0 had sent node 2 its hints ${s(pf.hintReplayMs)} after it saw node 2 UP (${s(pf.hintWaitMs)} of it waited out here); node 2 alone then held them`,
       );
     } finally {
       await oneApp.close();

@@ -29,19 +29,35 @@
  *   newer row, equal write times (value against value: the larger wins; tombstone against value:
  *   the tombstone wins, from either side), a static cell.
  * - R3, blocking read repair: node 2 read alone after that QUORUM read returns what it returned.
+ * - H1, hint replay (the simulation lands a write on a replica that missed it later, `deliver`):
+ *   while node 2 is stopped, hinted handoff is turned on at node 0 alone (`nodetool
+ *   enablehandoff`, off again right after, in a `finally`), and writes node 0 coordinates — a cell,
+ *   a new row, a row deletion — store hints for node 2 there. Once node 2 is back, node 0's log
+ *   says the hints went (waited for, at most 60 s, before node 0 is frozen: the dispatcher looks
+ *   every 10 s), the model delivers the same mutations to replica 2, and node 2 read alone holds
+ *   them — and not a write to the same row made with handoff off, so the read shows which replica
+ *   served it. A stored hint is replayed with handoff off again: the switch governs only whether a
+ *   coordinator stores hints, not whether stored ones are sent.
+ * - H2, handoff off (the suite's default): the write never reaches the replica. That is R1, and
+ *   the unhinted write of H1's partition.
  *
  * Not held here: node 0 alone (it would need node 2 away too, one more window), reads over
- * several partitions (each read here is one partition), TTLs, hints (off on this cluster).
+ * several partitions (each read here is one partition), TTLs, a hint never replayed (the
+ * simulation's `hintLostP`: past the hint window, or the coordinator's disk lost), a hint's delay
+ * (Cassandra's depends on its dispatcher's 10 s period, not on the write's timeout).
  */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import cassandra from 'cassandra-driver';
 import { expect } from 'vitest';
 import type { LocalCluster } from '../../../src/local-cassandra/cluster.js';
 import { type CqlClient, createCqlClient, SCHEMA_CHANGE } from '../../../src/store/cassandra/client.js';
 import type { ResultRow } from '../../sim/cql/engine.js';
-import { ReplicaSet } from '../../sim/cql/replicas.js';
+import { Mutation, ReplicaSet } from '../../sim/cql/replicas.js';
 import { parseSchema } from '../../sim/cql/syntax.js';
 import { KEYSPACE } from './cluster-app.js';
-import { logLength, until, whenConvicted, whenUp } from './cluster-control.js';
+import { logLength, sleep, until, whenConvicted, whenUp } from './cluster-control.js';
+import { nodetool } from './nodetool.js';
 
 /** The table the parity runs on, made in the suite's keyspace with the rest of its schema. */
 export const PARITY_TABLE =
@@ -86,6 +102,8 @@ const A = 1n;
 const B = 2n;
 /** Every statement once, so each is prepared while every node answers (see `warm`). */
 const W = 3n;
+/** H: writes node 2 gets by hint replay (H1), and one it never gets (handoff off). */
+const H = 4n;
 
 const { consistencies } = cassandra.types;
 /** A statement's consistency level and, for a read or write one node must coordinate, that node. */
@@ -141,8 +159,25 @@ const B_MERGED = [
 export class ReplicaParity {
   private readonly model = new ReplicaSet(parseSchema([PARITY_TABLE]));
   private now = 0;
-  /** Reads compared, and the time spent with node 0 frozen (for the summary). */
-  readonly figures = { reads: 0, writes: 0, isolatedMs: 0 };
+  /**
+   * Reads compared, the time spent with node 0 frozen, hinted writes, the time handoff was on at
+   * node 0 (two nodetool runs), how long after node 0 saw node 2 UP its hints had gone, and how
+   * much of that `node1Down` waited out (the rest overlapped test 4's own reads).
+   */
+  readonly figures = {
+    reads: 0,
+    writes: 0,
+    isolatedMs: 0,
+    hinted: 0,
+    handoffMs: 0,
+    hintReplayMs: 0,
+    hintWaitMs: 0,
+  };
+  /** The hinted writes, delivered to node 2 on the model once the cluster has replayed them. */
+  private readonly hinted: Mutation[] = [];
+  /** Node 0's log length when it stored the hints; node 2 seen UP again (`node2Back`) and the wait. */
+  private hintLogFrom = 0;
+  private hintReplay: Promise<number> | undefined;
 
   private constructor(
     private readonly c: LocalCluster,
@@ -181,6 +216,8 @@ export class ReplicaParity {
       ins(B, 5, 'u', 'w0', 100n),
       ins(B, 7, 'g', 'h', 100n),
       setS(B, 's1', 100n),
+      ins(H, 1, 'h', 'h', 100n),
+      ins(H, 3, 'h', 'h', 100n),
     );
     await this.read('all up, read at ALL', [0, 1, 2], ALL, A, [
       row(A, 1, null, 'a1', 'b1', 100n),
@@ -207,7 +244,54 @@ export class ReplicaParity {
       delRow(B, 6, 400n),
       delFrom(B, 7, 250n),
       setS(B, 's0', 200n),
+      // H2: handoff is off on every node; node 2 never gets this.
+      setA(H, 1, 'unhinted', 200n),
     );
+    // H1: node 0 coordinates with handoff on, so it stores hints for node 2 (down: known at once,
+    // a stopped node announces its shutdown).
+    const node0 = await this.host(0);
+    this.hintLogFrom = await logLength(this.c.options(0).nodeDir);
+    const t0 = Date.now();
+    try {
+      await this.handoff(0, true);
+      for (const s of [setB(H, 1, 'hinted', 300n), ins(H, 2, 'hinted', 'hinted', 300n), delRow(H, 3, 300n)]) {
+        await this.client.execute(s.q, s.p, { prepare: true, ...QUORUM, host: node0 });
+        // The mutation as the coordinator bound it, landed on nodes 0 and 1 now, on node 2 later.
+        const m = new Mutation(this.model.view.bindWrite(s.q, s.p, s.ts, 0), ++this.now);
+        for (const r of [0, 1]) this.model.deliver(r, m, this.now);
+        this.hinted.push(m);
+        this.figures.writes++;
+        this.figures.hinted++;
+      }
+    } finally {
+      await this.handoff(0, false);
+      this.figures.handoffMs = Date.now() - t0;
+    }
+  }
+
+  /**
+   * Node 2 back and seen UP by node 0: from now, wait (in the background, at most 60 s) for node
+   * 0's log to say it has sent node 2 its hints; `node1Down` waits for that before freezing node 0.
+   */
+  node2Back(): void {
+    const upAt = Date.now();
+    const log = join(this.c.options(0).nodeDir, 'logs', 'system.log');
+    const needle = `to endpoint /${this.c.addresses[2]}:7000`;
+    const from = this.hintLogFrom;
+    this.hintReplay = (async () => {
+      for (;;) {
+        const text = (await readFile(log, 'utf8').catch(() => '')).slice(from);
+        if (text.split('\n').some((l) => l.includes('Finished hinted handoff of file') && l.includes(needle)))
+          return Date.now() - upAt;
+        if (Date.now() - upAt > 60_000)
+          throw new Error(
+            `node 0's log: no "Finished hinted handoff of file … ${needle}" within 60 s of node 2 UP`,
+          );
+        await sleep(200);
+      }
+    })();
+    // Awaited in `node1Down`; a rejection before then is not unhandled.
+    this.hintReplay.catch(() => {});
   }
 
   /**
@@ -216,6 +300,12 @@ export class ReplicaParity {
    * (R3). Node 0 is frozen for the two windows and answers again after each.
    */
   async node1Down(): Promise<void> {
+    if (!this.hintReplay) throw new Error('node2Back() was not called after node 2 came back');
+    const waitFrom = Date.now();
+    this.figures.hintReplayMs = await this.hintReplay;
+    this.figures.hintWaitMs = Date.now() - waitFrom;
+    // The hint rule on the model: the same mutations land on replica 2 now.
+    for (const m of this.hinted) this.model.deliver(2, m, ++this.now);
     await this.write([0, 2], QUORUM, setB(A, 3, 'b3new', 300n));
     // Node 2 coordinates every read from here on: it is the node that knows node 0 convicted.
     const host = await this.host(2);
@@ -235,6 +325,13 @@ export class ReplicaParity {
         row(B, 5, 's1', 'u', 'w0', 100n),
         row(B, 7, 's1', 'g', 'h', 100n),
       ]);
+      await this.read(
+        'H1 node 2 alone: what node 0 hinted replayed to it, the unhinted write not',
+        [2],
+        one2,
+        H,
+        [row(H, 1, null, 'h', 'hinted', 100n), row(H, 2, null, 'hinted', 'hinted', 300n)],
+      );
       await this.write(
         [2],
         one2,
@@ -305,6 +402,24 @@ export class ReplicaParity {
       await whenUp(witness, peer, since);
       this.figures.isolatedMs += Date.now() - t0;
     }
+  }
+
+  /**
+   * Hinted handoff on or off at node `i` (`nodetool enablehandoff` / `disablehandoff`), checked
+   * through the node's own `system_views.settings`.
+   */
+  private async handoff(i: number, on: boolean): Promise<void> {
+    const address = this.c.addresses[i] as string;
+    await nodetool(this.c.options(i).nodeDir, address, [on ? 'enablehandoff' : 'disablehandoff']);
+    const rs = await this.client.execute(
+      "SELECT value FROM system_views.settings WHERE name = 'hinted_handoff_enabled'",
+      [],
+      { consistency: consistencies.one, host: await this.host(i) },
+    );
+    expect({ node: i, hinted_handoff_enabled: rs.rows[0]?.value }).toEqual({
+      node: i,
+      hinted_handoff_enabled: String(on),
+    });
   }
 
   /** The driver's handle of node `i`, once the driver holds it up (a node restarted comes back later). */
