@@ -515,7 +515,15 @@ const pairKey = (a: UserId, b: UserId) => (a < b ? `${a}|${b}` : `${b}|${a}`);
 export interface Script {
   writers: {
     skewMs?: number;
-    calls: { atMs: number; method: Method; actor: UserId; other: UserId; positionMs?: number }[];
+    calls: {
+      atMs: number;
+      method: Method;
+      actor: UserId;
+      other: UserId;
+      positionMs?: number;
+      /** With `service`: instead of `method`, a PUT of `actor`'s account naming these fields. */
+      put?: AccountPut;
+    }[];
   }[];
   delays?: (
     writer: number,
@@ -1259,6 +1267,10 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
       const think = sched.uniform(0, knobs.thinkMaxMs * 1000);
       const step = script?.calls[i];
       await sched.sleep(step ? Math.max(0, START + step.atMs * 1000 - sched.now) : think);
+      if (step?.put && feedKnobs) {
+        await readBack(w, graph, current, await putCall(w, i, step.actor, graph, current, step.put));
+        continue;
+      }
       // A race for one free name: every writer's first call renames an account of its own to it.
       if (i === 0 && !step && feedKnobs?.nameRace && feedKnobs.putP > 0 && feedKnobs.renameP > 0) {
         const id = users[w % users.length] as UserId;

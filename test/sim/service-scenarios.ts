@@ -127,6 +127,25 @@ export const SERVICE_SCENARIOS: readonly ServiceScenario[] = [
     },
   },
   {
+    // L = 9 s. An account update's logged batch (its cells and its user.updated row) times out
+    // and lands 12 s later: its intent holds readers below its slot until it lands (or the
+    // recovery resolves it), else they pass the slot and never see the update.
+    name: "an account update's batch lands 12 s late (503): readers must not pass its slot before it lands",
+    plant: 'put-without-intent',
+    script: {
+      writers: [
+        {
+          calls: [
+            { atMs: 0, method: 'follow', actor: A, other: B, put: { hideLists: true } },
+            { atMs: 500, method: 'follow', actor: B, other: A },
+          ],
+        },
+      ],
+      delays: (w, call, statement, nth) =>
+        w === 0 && call === 0 && statement === 'view' && nth === 0 ? { reachMs: 12_000 } : undefined,
+    },
+  },
+  {
     // Two replays of A → B at one explicit position ahead of the clock (the slot is the position):
     // two feed rows whose keys differ only in the op's kind, then a follow of B → A. A reader
     // taking one event at a time, its cursor on the second row, reads from just before that row:
