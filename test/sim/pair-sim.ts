@@ -1353,9 +1353,10 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
         call.position = r.position;
         settleOwn(call);
         // A follow is a request toward a private account: the service decides, its append says
-        // (a replay found stored is the op it replays).
+        // (a replay found stored is the op it replays: as that one's append stored it, for a
+        // second delivery of a call that failed, whose own kind was only what the sim believed).
         if (call.appended) call.kind = call.appended.kind;
-        else if (r.duplicate && replayOf) call.kind = replayOf.kind;
+        else if (r.duplicate && replayOf) call.kind = replayOf.appended?.kind ?? replayOf.kind;
         call.outcome = 'ok';
         call.duplicate = r.duplicate;
         acked.push(call);
