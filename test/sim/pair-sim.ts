@@ -1353,10 +1353,17 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
         call.position = r.position;
         settleOwn(call);
         // A follow is a request toward a private account: the service decides, its append says
-        // (a replay found stored is the op it replays: as that one's append stored it, for a
-        // second delivery of a call that failed, whose own kind was only what the sim believed).
+        // (a replay found stored is the op it replays: as that one's append stored it, or as
+        // another delivery of the same call stored it — a second delivery of a call that failed
+        // before its append knows only what the sim believed).
         if (call.appended) call.kind = call.appended.kind;
-        else if (r.duplicate && replayOf) call.kind = replayOf.appended?.kind ?? replayOf.kind;
+        else if (r.duplicate && replayOf)
+          call.kind =
+            replayOf.appended?.kind ??
+            calls.find(
+              (c) => c.appended?.position === call.explicit && c.appended?.sourceId === call.sourceId,
+            )?.appended?.kind ??
+            replayOf.kind;
         call.outcome = 'ok';
         call.duplicate = r.duplicate;
         acked.push(call);

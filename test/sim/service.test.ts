@@ -56,6 +56,8 @@ const BROKE_ONCE: Record<number, string> = {
   53430:
     'a delivery at an explicit position claimed its slot, was refused (busy) and deleted its intent; a retry took the claimed slot and its late append reached no reader',
   1883: "the simulation's own bookkeeping: a retry found its first delivery's op stored and took the kind the sim believed, not the stored one",
+  62999:
+    "the simulation's own bookkeeping: a third delivery found the op a second had stored (a request: the account had turned private) and took the first's believed kind",
   1340: "a follow's view batch, its coordinator dead, landed on one replica at once and by the batchlog 40 s later, after a rename's fan-out (a late landing: counted, not held)",
 };
 
