@@ -67,6 +67,14 @@ import {
 } from './syntax.js';
 import { CqlBindError, coerceNative, compareNative, compareSerialized, keyPart, tokenOf } from './values.js';
 
+/** The type of a non-frozen collection's element cells: a map's values, a list's elements, a set's (none: `true`). */
+const elementValueType = (col: Column): CqlType =>
+  col.type.kind === 'map'
+    ? col.type.value
+    : col.type.kind === 'list'
+      ? col.type.element
+      : { kind: 'native', name: 'boolean' };
+
 const NO_DEL = -(1n << 90n);
 const NEVER = Number.POSITIVE_INFINITY;
 
@@ -792,12 +800,7 @@ export class CqlEngine {
       coll = { coll: true, del: NO_DEL, elems: new Map() };
       slots.set(col.name, coll);
     }
-    const valueType: CqlType =
-      col.type.kind === 'map'
-        ? col.type.value
-        : col.type.kind === 'list'
-          ? col.type.element
-          : { kind: 'native', name: 'boolean' };
+    const valueType = elementValueType(col);
     for (const [k, v] of entries) {
       const ek = keyPart(k);
       const cell: Cell = { v, ts: t, dead: false, exp, at: landing ?? now, by };
@@ -1033,12 +1036,7 @@ export class CqlEngine {
             c.del = slot.del;
             changed = true;
           }
-          const valueType: CqlType =
-            col.type.kind === 'map'
-              ? col.type.value
-              : col.type.kind === 'list'
-                ? col.type.element
-                : { kind: 'native', name: 'boolean' };
+          const valueType = elementValueType(col);
           for (const [ek, e] of slot.elems) {
             const old = c.elems.get(ek);
             if (!old || this.wins(e.cell, old.cell, valueType)) {
