@@ -2162,7 +2162,8 @@ function renderTrace(
       }
       if (step.startsWith('read') && step !== 'read ops' && r.result?.rows[0]) {
         const row = r.result.rows[0];
-        extra = ` cp ${row.cp_horizon ?? '-'} to ${row.compact_to ?? '-'} seen ${row.compact_seen ?? '-'}`;
+        const seen = r.result.rows.flatMap((x) => (x.position == null ? [] : [String(x.position).slice(-7)]));
+        extra = ` cp ${row.cp_horizon ?? '-'} to ${row.compact_to ?? '-'} seen ${row.compact_seen ?? '-'} ops [${seen.join(' ')}]`;
       }
       const applied = r.applied.map((x) => t(x).trim()).join(',') || 'never';
       lines.push(

@@ -58,6 +58,7 @@ const BROKE_ONCE: Record<number, string> = {
   1883: "the simulation's own bookkeeping: a retry found its first delivery's op stored and took the kind the sim believed, not the stored one",
   62999:
     "the simulation's own bookkeeping: a third delivery found the op a second had stored (a request: the account had turned private) and took the first's believed kind",
+  7608: "the simulation's own replicas: the recovery worker's direct read answered the merge of all three without repairing them, saw a 503'd op one replica alone held and delivered it; a quorum of the other two then read it absent and fenced it",
   1340: "a follow's view batch, its coordinator dead, landed on one replica at once and by the batchlog 40 s later, after a rename's fan-out (a late landing: counted, not held)",
 };
 

@@ -460,7 +460,7 @@ export class SimClient {
     const read = (at: number): ReadResult => {
       const q = queries[0] as { query: string; params: readonly unknown[] };
       const o = { fetchSize, page: page ?? null, meta };
-      // A direct client reads what a repair of every replica would leave (`readAll`).
+      // A direct client reads at ALL, repairing every replica (`readAll`).
       return rs ? rs.set.readAll(q.query, q.params, at, o) : engine.select(q.query, q.params, at, o);
     };
     const answer = (r: ReadResult | null): SimResultSet => {

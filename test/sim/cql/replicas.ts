@@ -42,9 +42,8 @@
  * replica: it is the merge of all replicas (what a full repair would leave; the end-of-schedule
  * checks and the set-up read it), and its cells' `at` is when each write first landed somewhere.
  * Its `watch` (`CqlEngine.watch`, the staleness check's) is told every landing on every replica,
- * every repair that changed a replica, and — when a direct read (`readAll`) names a partition the
- * replicas do not all hold alike — a change at that instant: what "the" database held is then not
- * one value, so a cached read over it is not asserted.
+ * and every repair that changed a replica (a direct read, `readAll`, repairs every replica: a
+ * read at ALL).
  *
  * Not modelled: replicas of more than one data centre, token ownership (every partition is on
  * every replica: RF 3 in a 3-node cluster), Merkle-tree repair (the end's merged read stands for
@@ -252,18 +251,21 @@ export class ReplicaSet {
   }
 
   /**
-   * A read of the merge of every replica (the view), without repair: what a full repair would
-   * leave. A partition the replicas do not all hold alike is told to the view's watch as changed
-   * now (the database did not hold one value of it).
+   * A read at ALL with blocking read repair: the merge of every replica (the view) answers, and
+   * each replica takes the merge of what the read touched first — so no later read, of any quorum,
+   * can miss what this one returned (a read of the view without the repair could: it answered a
+   * write that one replica alone held, and a quorum of the other two then read it absent — the
+   * simulation's own fault, found by seed 7608). A partition a replica held otherwise is told to
+   * the view's watch as changed now.
    */
   readAll(query: string, params: readonly unknown[], now: number, o: ReplicaReadOptions): ReadResult {
-    const watch = this.view.watch;
-    if (watch) {
-      const { table, keys } = this.view.readScope(query, params);
-      for (const k of keys ?? this.view.partitionKeys(table)) {
-        const want = this.view.partitionState(table, k);
-        if (this.engines.some((e) => e.partitionState(table, k) !== want)) watch.write(`${table}|${k}`, now);
-      }
+    const { table, keys } = this.view.readScope(query, params);
+    for (const k of keys ?? this.view.partitionKeys(table)) {
+      const raw = this.view.rawPartition(table, k);
+      if (!raw) continue;
+      let changed = false;
+      for (const e of this.engines) changed = e.mergePartition(raw) || changed;
+      if (changed) this.view.watch?.write(`${table}|${k}`, now);
     }
     return this.view.select(query, params, now, o);
   }
