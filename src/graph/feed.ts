@@ -92,6 +92,12 @@ export interface FeedOptions {
   maxWaiters?: number;
   /** False: listeners get this instance's rows only (no tail reads). Default true. */
   tail?: boolean;
+  /**
+   * Rows per tail read (`TAIL_PAGE`, 1,000, by default); a poll reads up to `TAIL_MAX_PAGES` of them
+   * for each of its two reads and resumes where it stopped. Smaller only where a test needs a burst
+   * to span pages (the whole-service simulation).
+   */
+  tailPage?: number;
   /** The poller's timer and clock (`tailPolledAtMs`); default the process's. */
   timers?: Timers;
   /**
@@ -440,9 +446,10 @@ export class Feed implements EventFeed {
     let from = tail.resume ?? watermarkCursor(back).key;
     tail.swept ??= watermarkCursor(oldest).key;
     const ahead = now + clocksApart;
+    const pageRows = this.o.tailPage ?? TAIL_PAGE;
     let caughtUp = false;
     for (let page = 0; page < TAIL_MAX_PAGES && !caughtUp; page++) {
-      const rows = await this.o.store.readEventRows(from, ahead, TAIL_PAGE);
+      const rows = await this.o.store.readEventRows(from, ahead, pageRows);
       this.stats.rowsRead += rows.length;
       for (const row of rows) {
         const passed = this.emitRow(row);
@@ -451,7 +458,7 @@ export class Feed implements EventFeed {
           tail.lateness.note(startedMs, previous - row.key.slot);
       }
       const last = rows.at(-1);
-      if (rows.length < TAIL_PAGE || !last) caughtUp = true;
+      if (rows.length < pageRows || !last) caughtUp = true;
       else from = last.key;
     }
     if (caughtUp) {
@@ -463,7 +470,7 @@ export class Feed implements EventFeed {
     const sweepTo = now - reach;
     for (let page = 0; page < TAIL_MAX_PAGES; page++) {
       if (tail.swept.slot > sweepTo - TAIL_SWEEP_STRIDE_MICROS) break;
-      const rows = await this.o.store.readEventRows(tail.swept, sweepTo, TAIL_PAGE);
+      const rows = await this.o.store.readEventRows(tail.swept, sweepTo, pageRows);
       this.stats.rowsRead += rows.length;
       for (const row of rows) {
         const passed = this.emitRow(row);
@@ -473,7 +480,7 @@ export class Feed implements EventFeed {
         }
       }
       const last = rows.at(-1);
-      if (rows.length < TAIL_PAGE || !last) {
+      if (rows.length < pageRows || !last) {
         // Every row up to `sweepTo` landed within the reach has been read.
         tail.swept = watermarkCursor(sweepTo).key;
         break;

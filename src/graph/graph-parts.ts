@@ -108,6 +108,8 @@ export interface GraphServiceOptions {
   feedPollMs?: number;
   /** False: the feed's listeners (caches, registry) hear this instance's writes only; default true. */
   feedTail?: boolean;
+  /** Rows per read of the feed's tail (`FeedOptions.tailPage`); default 1,000. */
+  feedTailPage?: number;
   /** Feed reads that may wait at once on this instance (`Feed`'s `maxWaiters`); default 1,000. */
   feedMaxWaiters?: number;
   /** Told the number of events each feed read returns, and how old (s) the newest of them is. */
@@ -197,6 +199,7 @@ export function buildGraphParts(o: GraphServiceOptions): GraphParts {
     retentionSeconds,
     ...(o.feedPollMs !== undefined ? { pollMs: o.feedPollMs } : {}),
     ...(o.feedTail === false ? { tail: false } : {}),
+    ...(o.feedTailPage !== undefined ? { tailPage: o.feedTailPage } : {}),
     ...(o.timers ? { timers: o.timers } : {}),
     ...(o.feedMaxWaiters ? { maxWaiters: o.feedMaxWaiters } : {}),
     onRead: o.onFeedRead,

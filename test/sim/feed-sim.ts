@@ -35,6 +35,7 @@
 import type { WriteClock } from '../../src/graph/contracts.js';
 import { Feed } from '../../src/graph/feed.js';
 import { IntentFrontier, IntentRecovery, recoverIntents } from '../../src/graph/feed-intents.js';
+import { TAIL_PAGE, TAIL_SWEEP_MICROS } from '../../src/graph/feed-tail.js';
 import { ClockGuard } from '../../src/graph/pair/clock-guard.js';
 import { pairEventRows } from '../../src/graph/pair/pair-events.js';
 import { foldPair } from '../../src/graph/pair/pair-fold.js';
@@ -81,6 +82,12 @@ export type FeedPlant =
    * registries trust a tail that never tells them of another instance's deactivation.
    */
   | 'tail-hears-nothing'
+  /**
+   * The tail takes a full page for the end of what landed (the defect before a poll resumed where
+   * a page stopped): a tail read that fills its page answers one row short, so the poll moves past
+   * the rest of the burst and no listener hears it.
+   */
+  | 'tail-skips-past-page'
   /** A rename writes the new name without claiming it first (two accounts can end with one name). */
   | 'rename-skips-claim'
   /**
@@ -166,6 +173,13 @@ export interface FeedKnobs {
    * draws of a schedule are those it had before. Null: no lease (every pass resolves).
    */
   lease: { pause: { at: number; micros: number } | null } | null;
+  /**
+   * Rows per read of the instances' feed tails (with `registries`): production's 1,000 in half the
+   * schedules, 3–7 in the other half, so a burst of rows within one poll (a view batch writes a row
+   * per op of its pair) spans pages and the poll must resume where a page stopped. Drawn from a
+   * stream of its own.
+   */
+  tailPage: number;
 }
 
 /** The recovery lease's TTL in the simulation (ms): production's. */
@@ -174,6 +188,8 @@ export const RECOVERY_LEASE_TTL_MS = 10_000;
 const LEASE_STREAM = 3;
 /** The first stream of the readers' long-poll draws (reader `id` draws from this + `id`). */
 const LONG_POLL_STREAM = 100;
+/** The scheduler stream the tail's page size is drawn from. */
+const TAIL_PAGE_STREAM = 7;
 
 export function feedKnobsFor(
   sched: Scheduler,
@@ -203,7 +219,13 @@ export function feedKnobsFor(
     nameRace: sched.chance(0.25),
     reads: true,
     lease: leaseKnobs(sched, start),
+    tailPage: tailPageKnob(sched),
   };
+}
+
+function tailPageKnob(sched: Scheduler): number {
+  const draws = sched.stream(TAIL_PAGE_STREAM);
+  return draws.chance(0.5) ? draws.int(3, 7) : TAIL_PAGE;
 }
 
 function leaseKnobs(sched: Scheduler, start: number): FeedKnobs['lease'] {
@@ -227,6 +249,7 @@ export function plantedStore(
   plant: FeedPlant | undefined,
   role: 'writer' | 'recovery' | 'reader',
   nowMicros?: () => number,
+  tailPage: number = TAIL_PAGE,
 ): CassandraGraphStore {
   if (plant === 'put-writes-whole-row' && role === 'writer')
     return new Proxy(store, {
@@ -243,13 +266,24 @@ export function plantedStore(
     return new Proxy(store, {
       get: (t, k, r) => (k === 'claimUsername' ? async () => undefined : Reflect.get(t, k, r)),
     });
-  // The tail's polls are the writer instances' only reads of 1,000 feed rows (`Feed.pollTail`).
+  // The tail's polls are the writer instances' only reads of `tailPage` feed rows (`Feed.pollTail`;
+  // their other reads take 1, 2 or 8, and a small page is 3–7).
   if (plant === 'tail-hears-nothing' && role === 'writer')
     return new Proxy(store, {
       get: (t, k, r) =>
         k === 'readEventRows'
           ? (from: unknown, to: Position, limit: number) =>
-              limit === 1000 ? Promise.resolve([]) : t.readEventRows(from as never, to, limit)
+              limit === tailPage ? Promise.resolve([]) : t.readEventRows(from as never, to, limit)
+          : Reflect.get(t, k, r),
+    });
+  if (plant === 'tail-skips-past-page' && role === 'writer')
+    return new Proxy(store, {
+      get: (t, k, r) =>
+        k === 'readEventRows'
+          ? async (from: unknown, to: Position, limit: number) => {
+              const rows = await t.readEventRows(from as never, to, limit);
+              return limit === tailPage && rows.length === limit ? rows.slice(0, -1) : rows;
+            }
           : Reflect.get(t, k, r),
     });
   if (plant === 'privacy-from-cache' && role === 'writer' && nowMicros) {
@@ -618,9 +652,65 @@ export interface FeedViolation {
     | 'feed-alternation'
     | 'feed-state'
     | 'feed-phantom'
+    | 'feed-tail'
     | 'feed-error';
   pair?: string;
   detail: string;
+}
+
+/** What one instance's feed tail passed on to its listeners, and while it ran (true µs). */
+export interface TailWitness {
+  instance: number;
+  /** When it subscribed (its tail's first poll). */
+  from: number;
+  /** When its poller stopped (the instance finished); null: it crashed (not checked). */
+  until: number | null;
+  /** `tailKey` of every event passed on. */
+  heard: Set<string>;
+}
+
+/** A feed row's (or event's) slot and pair: what the tail check matches an event by. */
+export const tailKey = (slot: Position, a: UserId, b: UserId) => `${slot}|${pairOf(a, b)}`;
+
+/**
+ * The tail's promise (`Feed.subscribe`): every row landed within 2 s + 2S of its slot reaches the
+ * listeners. Held here for every event of the final feed whose row first landed within 2 s of its
+ * slot (`landedAt`, true µs, by `tailKey`), on every instance whose tail ran from before the slot
+ * until its sweep had passed it by a margin (the slot + 2 s + 2S, its clock within S, the sweep's
+ * second, a poll, and a second for paging). What the instance's caches and registry hear is then
+ * whole, so a tail that skips rows (past a page, `tail-skips-past-page`) is caught here, not only
+ * when a skipped row was a deactivation a read then met.
+ */
+export function checkTails(
+  reference: readonly GraphEvent[],
+  landedAt: ReadonlyMap<string, number>,
+  tails: readonly TailWitness[],
+  skewMicros: bigint,
+): { violations: FeedViolation[]; checked: number } {
+  const out: FeedViolation[] = [];
+  const S = Number(skewMicros);
+  const reach = Number(TAIL_SWEEP_MICROS) + 2 * S;
+  let checked = 0;
+  for (const t of tails) {
+    if (t.until === null) continue;
+    const missed: string[] = [];
+    for (const e of reference) {
+      const slot = Number(e.slot);
+      const key = tailKey(e.slot, e.source, e.target);
+      const at = landedAt.get(key);
+      if (at === undefined || at > slot + Number(TAIL_SWEEP_MICROS)) continue;
+      if (slot < t.from || slot + reach + S + 2_200_000 > t.until) continue;
+      checked++;
+      if (!t.heard.has(key))
+        missed.push(`${show(e)} (landed ${((at - slot) / 1000).toFixed(0)} ms after its slot)`);
+    }
+    if (missed.length > 0)
+      out.push({
+        kind: 'feed-tail',
+        detail: `instance ${t.instance}'s tail (${t.from}–${t.until}) passed on none of ${missed.length} events: ${missed.slice(0, 3).join('; ')}`,
+      });
+  }
+  return { violations: out, checked };
 }
 
 const show = (e: GraphEvent) => `${e.type} ${e.source}→${e.target} @${e.slot}`;

@@ -81,6 +81,7 @@ import { ReplicaSet } from './cql/replicas.js';
 import { parseSchema, type Schema, type Term } from './cql/syntax.js';
 import {
   checkFeed,
+  checkTails,
   type FeedKnobs,
   type FeedPlant,
   type FeedReader,
@@ -95,6 +96,8 @@ import {
   runReader,
   runRecoveryWorker,
   simFeed,
+  type TailWitness,
+  tailKey,
 } from './feed-sim.js';
 import {
   checkReads,
@@ -468,6 +471,8 @@ export interface ScheduleResult {
     /** How much of the renames' checks, and of the cached reads' (`read-sim.ts`). */
     renames: RenameReach;
     reads: ReadReach;
+    /** Events of the final feed held to an instance's tail (`checkTails`), summed over instances. */
+    tailEvents: number;
   };
   stats: {
     calls: number;
@@ -1143,6 +1148,8 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
 
   // Writers.
   const writerDone: boolean[] = [];
+  const tails: TailWitness[] = [];
+  let tailChecked = 0;
   const clients: SimClient[] = [];
   const clocks: WriterClock[] = [];
   const clockDraws = sched.stream(CLOCK_STEP_STREAM);
@@ -1208,6 +1215,7 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
       o.plant,
       'writer',
       () => sched.now,
+      feedKnobs?.tailPage,
     );
     const store = feedKnobs ? hideRenameTasks(planted) : planted;
     const lists = new BucketedListService({
@@ -1229,7 +1237,10 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
       // instance finishes or crashes). Pair-only and scripted schedules: off (they replay as
       // recorded).
       ...(feedKnobs?.registries && !o.script
-        ? { timers: sched.timers(() => !writerDone[w] && clients[w]?.crashed !== true) }
+        ? {
+            timers: sched.timers(() => !writerDone[w] && clients[w]?.crashed !== true),
+            feedTailPage: feedKnobs.tailPage,
+          }
         : { registry: false }),
       // Replayable: a count shared by the instances, not random bits.
       updateNonce: () => {
@@ -1238,6 +1249,12 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
       },
     });
     if (o.plant === 'user-cache-never-expires') plantNeverExpiringUsers(graph.caches);
+    // What this instance's tail passes on (its caches and registry listen beside; no read more).
+    if (feedKnobs?.registries && !o.script) {
+      const witness: TailWitness = { instance: w, from: sched.now, until: null, heard: new Set() };
+      tails[w] = witness;
+      graph.feed.subscribe((e) => witness.heard.add(tailKey(e.slot, e.source, e.target)));
+    }
     const calls_ = script?.calls.length ?? knobs.opsPerWriter;
     let recoveredAt = Number.NEGATIVE_INFINITY;
     for (let i = 0; i < calls_; i++) {
@@ -1384,6 +1401,8 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
       }
     }
     writerDone[w] = true;
+    const witness = tails[w];
+    if (witness && clients[w]?.crashed !== true) witness.until = sched.now;
   };
   const running = Array.from({ length: knobs.writers }, (_, w) => {
     writerDone[w] = false;
@@ -1560,6 +1579,20 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
       .filter((c) => c.method === 'putUser')
       .map((c) => ({ account: c.actor, acked: c.outcome === 'ok', wrote: c.wroteFields !== undefined }));
     violations.push(...checkFeed(reference, readers, histories, bound, puts));
+    // The instances' tails (`checkTails`): each feed row's first landing anywhere (true µs).
+    const landed = new Map<string, number>();
+    const rows = engine.select('SELECT slot, low_id, high_id, events FROM graph_events', [], at, {
+      fetchSize: 1_000_000,
+      meta: true,
+    });
+    rows.rows.forEach((r, i) => {
+      const cell = rows.meta?.[i]?.events;
+      const key = tailKey(r.slot as bigint, r.low_id as bigint, r.high_id as bigint);
+      if (cell && !(cell.at >= (landed.get(key) ?? Number.POSITIVE_INFINITY))) landed.set(key, cell.at);
+    });
+    const tailCheck = checkTails(reference, landed, tails.filter(Boolean), skewMicros);
+    violations.push(...tailCheck.violations);
+    tailChecked = tailCheck.checked;
     // The accounts' promises (`account-sim.ts`) on the final rows and every call.
     const initial = new Map<UserId, AccountRow>(
       users.map((id) => [
@@ -1611,6 +1644,7 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
       accounts: accounts.reach,
       renames: renameReach(putRecords, { renamedRows: 0, unnamedRows: 0, lateRows: 0 }, claimReach),
       reads: cached.reach,
+      tailEvents: tailChecked,
     };
   }
   if (repaired) {

@@ -40,6 +40,7 @@ const PLANT_SEEDS: Partial<Record<FeedPlant, number>> = {
   'put-writes-whole-row': 283,
   'privacy-from-cache': 47,
   'tail-hears-nothing': 130,
+  'tail-skips-past-page': 584,
   'rename-skips-claim': 13,
   'user-cache-never-expires': 13,
   'op-slot-unclaimed': 17,
@@ -95,6 +96,7 @@ describe('whole-service simulation', () => {
       present: 0,
       fenced: 0,
       withCommit: 0,
+      tailEvents: 0,
     };
     const accounts = { overlapping: 0, requests: 0, refusals: 0, pages: 0 };
     const names = {
@@ -120,6 +122,7 @@ describe('whole-service simulation', () => {
       reached.late += (r.feed?.knobs.lateP ?? 0) > 0 ? 1 : 0;
       reached.present += r.feed?.recovered.present ?? 0;
       reached.fenced += r.feed?.recovered.fenced ?? 0;
+      reached.tailEvents += r.feed?.tailEvents ?? 0;
       if (r.stats.commits > 0) reached.withCommit++;
       accounts.overlapping += r.feed?.accounts.overlapping ?? 0;
       accounts.requests += r.feed?.accounts.requests ?? 0;
@@ -156,6 +159,7 @@ describe('whole-service simulation', () => {
         `without a name, ${names.lateRows} with an old name landed late, ${names.orphans} orphan claims, ` +
         `${names.lostClaims} names whose claim the release race took; ${cached.checked} cached reads ` +
         `checked (${cached.afterChange} within a TTL of a write, ${cached.local} held to the instance's own change at once); ` +
+        `${reached.tailEvents} events held to an instance's tail; ` +
         `${stepped.steps} writer clock steps (${stepped.backSteps} back), ${stepped.afterBackStep} calls after a backward ` +
         `step of their writer's clock (${stepped.crossed} reading it below an earlier call of that writer); ` +
         `${leased.schedules} with the recovery under its lease, ${leased.pauses} of them with its holder paused past it; ` +
@@ -173,6 +177,7 @@ describe('whole-service simulation', () => {
     expect(reached.events).toBeGreaterThan(schedules);
     expect(reached.waited).toBeGreaterThan(schedules);
     expect(reached.fenced + reached.present).toBeGreaterThan(0);
+    expect(reached.tailEvents).toBeGreaterThan(schedules / 2);
     expect(leased.schedules).toBeGreaterThan(schedules / 4);
     // The rarer cases (a follow that had to be a request: a few in a hundred schedules) are held to
     // a search of the default size; the Node 20 smoke's 100 schedules may miss one.
@@ -210,6 +215,7 @@ describe('whole-service simulation', () => {
     'put-writes-whole-row',
     'privacy-from-cache',
     'tail-hears-nothing',
+    'tail-skips-past-page',
     'rename-skips-claim',
     'user-cache-never-expires',
     'op-slot-unclaimed',
@@ -218,13 +224,15 @@ describe('whole-service simulation', () => {
   // What a plant breaks: the feed's invariant, the accounts' (`account-sim.ts`; a rename without
   // its claim: one name held twice, or not claimed) or the user rows' reads (`read-sim.ts`).
   const broken = (plant: FeedPlant): string[] =>
-    plant === 'put-writes-whole-row' || plant === 'privacy-from-cache' || plant === 'tail-hears-nothing'
-      ? ['account-']
-      : plant === 'rename-skips-claim'
-        ? ['account-username-unique', 'account-claim']
-        : plant === 'user-cache-never-expires'
-          ? ['stale-user']
-          : ['feed-'];
+    plant === 'tail-hears-nothing' || plant === 'tail-skips-past-page'
+      ? ['feed-tail', 'account-', 'stale-']
+      : plant === 'put-writes-whole-row' || plant === 'privacy-from-cache'
+        ? ['account-']
+        : plant === 'rename-skips-claim'
+          ? ['account-username-unique', 'account-claim']
+          : plant === 'user-cache-never-expires'
+            ? ['stale-user']
+            : ['feed-'];
   for (const plant of searched) {
     it(`catches a planted fault: ${plant}`, { timeout: 600_000 }, async () => {
       // The seed that broke last time first (a search stops there), then the search from the start.

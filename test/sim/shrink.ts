@@ -6,6 +6,7 @@
  * same seed (the knobs change the draws; turning the clock steps off changes no other draw),
  * replayed with `SERVICE_SEED=n SERVICE_WITHOUT=step,step`.
  */
+import { TAIL_PAGE } from '../../src/graph/feed-tail.js';
 import type { FeedKnobs } from './feed-sim.js';
 import { runSchedule, type ScheduleOptions, type ScheduleResult, type SimKnobs } from './pair-sim.js';
 
@@ -26,6 +27,7 @@ export const SHRINK_STEPS: Record<string, Step> = {
   renames: { feed: (k) => ({ ...k, renameP: 0 }) },
   reads: { feed: (k) => ({ ...k, reads: false }) },
   registries: { feed: (k) => ({ ...k, registries: false }) },
+  tailPage: { feed: (k) => ({ ...k, tailPage: TAIL_PAGE }) },
   late: { feed: (k) => ({ ...k, lateP: 0 }) },
   down: { feed: (k) => ({ ...k, recoveryDown: null }) },
   replays: { knobs: (k) => ({ ...k, replayP: 0 }) },
