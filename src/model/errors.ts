@@ -121,8 +121,14 @@ export class PositionTooOldError extends Error {
   constructor(
     readonly position: bigint,
     readonly horizon: bigint,
+    /** The op's slot was fenced (an earlier delivery of it found absent): its position is closed though above the horizon. */
+    readonly fenced = false,
   ) {
-    super(`position ${position} is at or below this pair's history horizon ${horizon}`);
+    super(
+      fenced
+        ? `position ${position} is closed: an earlier delivery of this op was found absent and fenced, so it can never take effect`
+        : `position ${position} is at or below this pair's history horizon ${horizon}`,
+    );
   }
 }
 

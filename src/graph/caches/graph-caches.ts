@@ -419,6 +419,23 @@ export class GraphCaches {
       }
       return out;
     };
+    /**
+     * The forward states of `wanted`: every one cached answers (the present ones); else one read of
+     * them all (`fetch`, one statement), each wanted state stored, found or absent.
+     */
+    const readAllOrNone = async (
+      wanted: readonly string[],
+      fetch: () => Promise<EdgeRecord[]>,
+    ): Promise<EdgeRecord[]> => {
+      const keys = wanted.map(forwardKey);
+      const cached = keys.map((k) => edges.get(k));
+      if (cached.every((e) => e !== undefined)) return cached.filter((e): e is EdgeRecord => e !== null);
+      const ticket = edges.begin();
+      const read = await fetch();
+      const found = new Map(read.map((e) => [forwardKey(edgeKey(e.sourceId, e.relation, e.targetId)), e]));
+      for (const k of keys) edges.store(k, found.get(k) ?? null, ticket);
+      return read;
+    };
     return {
       getUser: async (id) => (await readUsers([id], true)).get(id) ?? null,
       getUsers: (ids) => readUsers(ids),
@@ -436,27 +453,16 @@ export class GraphCaches {
           // A forward state may answer an inverse probe (the forward table is the truth), never the reverse.
           (s) => forwardKey(edgeKey(s, relation, target)),
         ),
-      // Every state cached answers; else one read of them all (one partition), each state stored.
-      getEdgesOutOf: async (source: UserId, relations: readonly Relation[], targets: readonly UserId[]) => {
-        const keys = relations.flatMap((r) => targets.map((t) => forwardKey(edgeKey(source, r, t))));
-        const cached = keys.map((k) => edges.get(k));
-        if (cached.every((e) => e !== undefined)) return cached.filter((e): e is EdgeRecord => e !== null);
-        const ticket = edges.begin();
-        const read = await store.getEdgesOutOf(source, relations, targets);
-        const found = new Map(read.map((e) => [forwardKey(edgeKey(e.sourceId, e.relation, e.targetId)), e]));
-        for (const k of keys) edges.store(k, found.get(k) ?? null, ticket);
-        return read;
-      },
-      getPairEdges: async (a: UserId, b: UserId) => {
-        const keys = RELATIONS.flatMap((r) => [edgeKey(a, r, b), edgeKey(b, r, a)]).map(forwardKey);
-        const cached = keys.map((k) => edges.get(k));
-        if (cached.every((e) => e !== undefined)) return cached.filter((e): e is EdgeRecord => e !== null);
-        const ticket = edges.begin();
-        const read = await store.getPairEdges(a, b);
-        const found = new Map(read.map((e) => [forwardKey(edgeKey(e.sourceId, e.relation, e.targetId)), e]));
-        for (const k of keys) edges.store(k, found.get(k) ?? null, ticket);
-        return read;
-      },
+      getEdgesOutOf: (source: UserId, relations: readonly Relation[], targets: readonly UserId[]) =>
+        readAllOrNone(
+          relations.flatMap((r) => targets.map((t) => edgeKey(source, r, t))),
+          () => store.getEdgesOutOf(source, relations, targets),
+        ),
+      getPairEdges: (a: UserId, b: UserId) =>
+        readAllOrNone(
+          RELATIONS.flatMap((r) => [edgeKey(a, r, b), edgeKey(b, r, a)]),
+          () => store.getPairEdges(a, b),
+        ),
     };
   }
 }

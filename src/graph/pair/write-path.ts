@@ -190,8 +190,10 @@ export async function applyPairOp(d: WritePathDeps, m: Mutation, o: MutationOpti
     ]);
     // An adopted slot whose first delivery the recovery fenced (its op row deleted past the slot):
     // this append, at that slot, is shadowed too, and the op can never take effect here.
-    if (adopted !== null && !duplicate && !containsOp(view.ops, op) && op.position > refusalHorizon(view))
-      throw new PositionTooOldError(op.position, op.position);
+    if (adopted !== null && !duplicate && !containsOp(view.ops, op)) {
+      const horizon = refusalHorizon(view);
+      if (op.position > horizon) throw new PositionTooOldError(op.position, horizon, true);
+    }
     // outcome
     const out = deriveOutcome(read.history, view, op, before, stored, d.eventsFrom());
     // write: the rows carry the usernames read with the pair (a rename's fan-out waits out this

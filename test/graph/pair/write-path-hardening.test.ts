@@ -5,6 +5,7 @@
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { GraphService, type GraphServiceOptions } from '../../../src/graph/graph-service.js';
+import { opEventKey } from '../../../src/graph/pair/pair-events.js';
 import { FollowingCapError, PairBusyError, PositionTooOldError } from '../../../src/model/errors.js';
 import type { ListKey } from '../../../src/model/types.js';
 import { MemoryGraphStore } from '../../support/memory/graph-store.js';
@@ -274,5 +275,28 @@ describe('going public accepts pending requests durably', () => {
     }
     expect(await store.getAccountTask(owner, 'accept_requests')).toBeNull();
     expect(await followerIds()).toEqual([...real].sort());
+  });
+});
+
+describe('a second delivery of an op whose first delivery the recovery fenced', () => {
+  it('takes the claimed slot, finds its append shadowed by the fence, answers position_too_old saying so, and changes nothing', async () => {
+    const g = service();
+    const position = now + 1_000n;
+    const op = { sourceId: ada, targetId: bo, kind: 'follow' as const, position };
+    // The first delivery claimed slot `first` for the op; the recovery then found it absent and fenced it.
+    const first = position + 7n;
+    await store.claimOpSlot(opEventKey(op, first));
+    await store.fenceOp(op, first);
+    const again = await g.follow(ada, bo, { position }).catch((e: unknown) => e);
+    expect(again).toBeInstanceOf(PositionTooOldError);
+    expect(again).toMatchObject({
+      position,
+      fenced: true,
+      message: `position ${position} is closed: an earlier delivery of this op was found absent and fenced, so it can never take effect`,
+    });
+    expect(await g.getFollowStatus(ada, bo)).toEqual({ state: 'none' });
+    expect(await rows(followers(bo))).toEqual([]);
+    // A delivery at a fresh position is a new op: it takes effect.
+    expect(await g.follow(ada, bo)).toMatchObject({ state: 'following' });
   });
 });
