@@ -20,7 +20,7 @@ import type { EventKey } from '../../model/events.js';
 import type { EdgeRecord, ListKey, PairOp, Position, Relation, UserId } from '../../model/types.js';
 import { edgeKey, listId, projections } from '../../model/types.js';
 import type { CountStore } from '../../ports/count-store.js';
-import { type ActiveEdges, OP_RELATION, type PairView } from './pair-fold.js';
+import { type ActiveEdges, OP_RELATION, type PairFold, type PairView } from './pair-fold.js';
 
 /** What the count step touches: counters, dirty marks, list layouts and sizes. */
 export interface CountStepDeps {
@@ -108,15 +108,26 @@ const GUARDING: readonly Relation[] = ['follows', 'requests', 'blocks'];
  * The list projections `op` may change: its own edge and the edges it clears; when it lands
  * below other ops of the pair (`below`: a replay, or a retry of an op already recorded) and acts
  * on a relation a guard reads, also the follow and request edges of both directions (the edges of
- * the later ops whose guards it may flip).
+ * the later ops whose guards it may flip). An op at the top of the history (`!below`) clears only
+ * what is active when it is applied: with `active` (the first read's fold), a cleared edge that is
+ * not active there is left out — it can be active at the op only through a racer ordered before
+ * it, which the op then counts, and the write marks that list before its view write
+ * (`markBeforeView`). A follow thus marks its two follow lists, not the two request lists too.
  */
-export function listsOpMayChange(op: PairOp, below: boolean): { list: ListKey; otherId: UserId }[] {
+export function listsOpMayChange(
+  op: PairOp,
+  below: boolean,
+  active?: (edge: string) => boolean,
+): { list: ListKey; otherId: UserId }[] {
   const { relation, transition } = OP_RELATION[op.kind];
   const edge = (side: 'fwd' | 'rev', r: Relation) =>
     side === 'fwd'
       ? { sourceId: op.sourceId, relation: r, targetId: op.targetId }
       : { sourceId: op.targetId, relation: r, targetId: op.sourceId };
-  const edges = [edge('fwd', relation), ...(transition.clears ?? []).map((c) => edge(c.side, c.relation))];
+  const cleared = (transition.clears ?? [])
+    .map((c) => edge(c.side, c.relation))
+    .filter((e) => below || !active || active(edgeKey(e.sourceId, e.relation, e.targetId)));
+  const edges = [edge('fwd', relation), ...cleared];
   if (below && GUARDING.includes(relation))
     for (const r of ['follows', 'requests'] as const) edges.push(edge('fwd', r), edge('rev', r));
   const distinct = new Map(edges.map((e) => [edgeKey(e.sourceId, e.relation, e.targetId), e]));
@@ -149,15 +160,46 @@ export async function markBeforeWrite(
   deps: CountStepDeps,
   op: PairOp,
   history: PairView,
-  o: { clock: () => Position; micros?: bigint; intent?: { key: EventKey; timeoutMs: number } | null },
+  o: {
+    clock: () => Position;
+    micros?: bigint;
+    intent?: { key: EventKey; timeoutMs: number } | null;
+    /** The fold of `history` (the first read): edges it shows inactive are not cleared by a top op. */
+    before?: PairFold;
+  },
 ): Promise<CountLease> {
   const micros = o.micros ?? COUNT_LEASE_MICROS;
   const newest = history.ops.at(-1)?.position ?? 0n;
   const below = op.position <= newest;
-  const marks = await bucketsOf(deps, listsOpMayChange(op, below));
+  const before = o.before;
+  const active = before ? (k: string) => before.edges.get(k)?.state === 'active' : undefined;
+  const marks = await bucketsOf(deps, listsOpMayChange(op, below, active));
   const until = o.clock() + micros;
   await markAll(deps, marks, until, o.intent ?? undefined);
   return { until, marks, clock: o.clock, micros };
+}
+
+/**
+ * Marks, before the view write, the buckets of the op's own deltas (`counted`) that the lease does
+ * not cover yet, dated the lease's `until`, and adds them to the lease: an edge the op clears that
+ * its first read showed inactive, made active by a racer ordered before it (`listsOpMayChange`).
+ * One request then, none in the usual case. So every list a write's view changes by its own
+ * transition is marked before the change is written, as `markBeforeWrite` promises.
+ */
+export async function markBeforeView(
+  deps: CountStepDeps,
+  lease: CountLease,
+  counted: readonly CountDelta[],
+): Promise<void> {
+  const covered = new Set(lease.marks.map(markKey));
+  const fresh = (await bucketsOf(deps, counted)).filter((m) => {
+    if (covered.has(markKey(m))) return false;
+    covered.add(markKey(m));
+    return true;
+  });
+  if (fresh.length === 0) return;
+  await markAll(deps, fresh, lease.until);
+  lease.marks.push(...fresh);
 }
 
 /**

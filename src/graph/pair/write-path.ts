@@ -79,6 +79,7 @@ import {
   type CountStepDeps,
   countDeltas,
   markAfterFailure,
+  markBeforeView,
   markBeforeWrite,
 } from './count-step.js';
 import type { FollowCap } from './follow-cap.js';
@@ -162,6 +163,7 @@ export async function applyPairOp(d: WritePathDeps, m: Mutation, o: MutationOpti
     slot === undefined || d.eventsFrom() === null || d.intents === false ? null : opEventKey(op, slot);
   // The intent rides in the marks' batch: one request for both, bounded by what is left of the budget.
   const lease = await markBeforeWrite(d, op, read.history, {
+    before,
     clock: d.clock,
     micros: d.countLeaseMicros,
     intent: intent && { key: intent, timeoutMs: d.policy.writeBudgetMs - (d.monotonic() - read.startedMs) },
@@ -199,6 +201,7 @@ export async function applyPairOp(d: WritePathDeps, m: Mutation, o: MutationOpti
     // write: the rows carry the usernames read with the pair (a rename's fan-out waits out this
     // write: `rename-fanout.ts`).
     const usernames = new Map([...users].map(([id, u]) => [id, u.username]));
+    await markBeforeView(d, lease, out.counted);
     await writeViewRows(d, await viewRows(d, view, out.after, out.events, folded, usernames));
     // Done: the op's feed rows are acknowledged; the intent goes by its own statement, off the
     // latency path (one left behind holds readers only until the recovery finds it present).

@@ -28,7 +28,15 @@ class RecordingStore extends MemoryGraphStore {
     this.calls.push(`markDirtyBuckets ${marks.map((m) => name(m.list)).join(' ')} @${version > 0n}`);
     return super.markDirtyBuckets(marks, version);
   }
+  /** Runs once, right before the next append of an op of this kind is sent (a racer's whole write). */
+  beforeAppend: { kind: string; run: (position: bigint) => Promise<unknown> } | null = null;
   override async appendPair(...a: Parameters<MemoryGraphStore['appendPair']>) {
+    const racer = this.beforeAppend;
+    const op = a[0].op;
+    if (racer && op && op.kind === racer.kind) {
+      this.beforeAppend = null;
+      await racer.run(op.position);
+    }
     this.calls.push('appendPair');
     return super.appendPair(...a);
   }
@@ -71,11 +79,59 @@ describe('the follow path batches its marks and its increments', () => {
     expect(
       store.calls.filter((c) => !c.startsWith('incrementCount ') && !c.startsWith('markDirty ')),
     ).toEqual([
-      'markDirtyBuckets 1/follows/out 2/follows/in 1/requests/out 2/requests/in @true',
+      'markDirtyBuckets 1/follows/out 2/follows/in @true',
       'appendPair',
       'writeEdges',
       'incrementCounts 1/follows/out+1 2/follows/in+1',
     ]);
+  });
+
+  it("an op that clears an edge its first read shows active marks that edge's lists too", async () => {
+    const { store, graph } = await setUp();
+    await graph.putUser({ id: 2n, username: 'u2', private: true });
+    expect(await graph.follow(1n, 2n)).toMatchObject({ state: 'requested' });
+    store.calls.length = 0;
+    // Withdrawing the request: an unfollow clears it.
+    await graph.unfollow(1n, 2n);
+    expect(
+      store.calls.filter((c) => c.startsWith('markDirtyBuckets') || c.startsWith('incrementCounts')),
+    ).toEqual([
+      'markDirtyBuckets 1/follows/out 2/follows/in 1/requests/out 2/requests/in @true',
+      'incrementCounts 1/requests/out-1 2/requests/in-1',
+    ]);
+  });
+
+  it("an op whose first read showed no request clears a racer's: it marks the request lists before its view write", async () => {
+    const { store, graph } = await setUp();
+    await graph.putUser({ id: 2n, username: 'u2', private: true });
+    // The unfollow reads the pair (nothing), then a follow of the private account — a request —
+    // lands just below it (a replay at an explicit position, whole, before the unfollow's append).
+    store.beforeAppend = {
+      kind: 'unfollow',
+      run: (position) => graph.follow(1n, 2n, { position: position - 10n }),
+    };
+    store.calls.length = 0;
+    expect(await graph.unfollow(1n, 2n)).toMatchObject({ state: 'none' });
+    expect(
+      store.calls.filter((c) => !c.startsWith('incrementCount ') && !c.startsWith('markDirty ')),
+    ).toEqual([
+      // the unfollow's marks: its own edge's lists only
+      'markDirtyBuckets 1/follows/out 2/follows/in @true',
+      // the racer: a request, whole
+      'markDirtyBuckets 1/requests/out 2/requests/in @true',
+      'appendPair',
+      'writeEdges',
+      'incrementCounts 1/requests/out+1 2/requests/in+1',
+      // the unfollow: its re-read shows the request below it, which it clears and counts, so it
+      // marks the request lists before its view write
+      'appendPair',
+      'markDirtyBuckets 1/requests/out 2/requests/in @true',
+      'writeEdges',
+      'incrementCounts 1/requests/out-1 2/requests/in-1',
+    ]);
+    const [a, b] = [await graph.counts(1n), await graph.counts(2n)];
+    expect([a.following, b.followers]).toEqual([0, 0]);
+    expect(await graph.getFollowStatus(1n, 2n)).toEqual({ state: 'none' });
   });
 
   it('an unfollow counts down in one call', async () => {
