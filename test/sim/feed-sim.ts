@@ -46,6 +46,7 @@ import {
   EVENT_SHARDS,
   type EventRow,
   edgeEventType,
+  eventPeriod,
   type GraphEvent,
 } from '../../src/model/events.js';
 import type { Timers } from '../../src/model/timers.js';
@@ -55,6 +56,7 @@ import type { LeaseStore } from '../../src/ports/lease-store.js';
 import type { PairHistory } from '../../src/ports/records.js';
 import type { CqlClient } from '../../src/store/cassandra/client.js';
 import { CassandraGraphStore } from '../../src/store/cassandra/graph-store.js';
+import type { CqlEngine, PartitionWrite } from './cql/engine.js';
 import type { Scheduler } from './scheduler.js';
 import type { SimClient } from './sim-client.js';
 
@@ -663,7 +665,10 @@ export interface TailWitness {
   instance: number;
   /** When it subscribed (its tail's first poll). */
   from: number;
-  /** When its poller stopped (the instance finished); null: it crashed (not checked). */
+  /**
+   * When the last fresh read of its tail that caught up began, as the instance finished; null: it
+   * crashed, or no read caught up (not checked).
+   */
   until: number | null;
   /** `tailKey` of every event passed on. */
   heard: Set<string>;
@@ -673,17 +678,97 @@ export interface TailWitness {
 export const tailKey = (slot: Position, a: UserId, b: UserId) => `${slot}|${pairOf(a, b)}`;
 
 /**
+ * When each feed row and each period's index entry reached each replica (true µs; a single node is
+ * one replica): every write applied to an engine is noted, and what it left in the feed's
+ * partitions read there. Repairs are not noted (a row a repair brought counts from its next
+ * delivery there, or never), so a row is never taken as readable sooner than it was.
+ */
+export class FeedLandings {
+  private readonly rows = new Map<string, number[]>();
+  private readonly periods = new Map<bigint, number[]>();
+
+  constructor(private readonly engines: readonly CqlEngine[]) {
+    engines.forEach((e, r) => {
+      const apply = e.applyWrites.bind(e);
+      e.applyWrites = (writes, now, o) => {
+        const verdict = apply(writes, now, o);
+        this.note(r, writes, o?.landed ?? now);
+        return verdict;
+      };
+    });
+  }
+
+  private note(r: number, writes: readonly PartitionWrite[], at: number): void {
+    const engine = this.engines[r] as CqlEngine;
+    // Its reads are bookkeeping: not reads a staleness check should see (`PartitionWatch`).
+    const watch = engine.watch;
+    engine.watch = null;
+    try {
+      this.noteOn(engine, r, writes, at);
+    } finally {
+      engine.watch = watch;
+    }
+  }
+
+  private noteOn(engine: CqlEngine, r: number, writes: readonly PartitionWrite[], at: number): void {
+    for (const w of writes) {
+      if (w.table === 'graph_events') {
+        const read = engine.select(
+          'SELECT slot, low_id, high_id FROM graph_events WHERE period = ? AND shard = ?',
+          w.pk,
+          at,
+          { fetchSize: 1_000_000 },
+        );
+        for (const row of read.rows)
+          this.first(
+            this.rows,
+            tailKey(row.slot as bigint, row.low_id as bigint, row.high_id as bigint),
+            r,
+            at,
+          );
+      } else if (w.table === 'graph_event_periods') {
+        const read = engine.select('SELECT period FROM graph_event_periods WHERE day = ?', w.pk, at, {
+          fetchSize: 1_000_000,
+        });
+        for (const row of read.rows) this.first(this.periods, row.period as bigint, r, at);
+      }
+    }
+  }
+
+  private first<K>(into: Map<K, number[]>, key: K, r: number, at: number): void {
+    let times = into.get(key);
+    if (!times) {
+      times = this.engines.map(() => Number.POSITIVE_INFINITY);
+      into.set(key, times);
+    }
+    if (times[r] === Number.POSITIVE_INFINITY) times[r] = at;
+  }
+
+  /** When a quorum held the row and its period's index entry (every read then finds it), or undefined. */
+  readableAt(key: string, slot: Position): number | undefined {
+    const quorum = Math.floor(this.engines.length / 2) + 1;
+    const at = (times: number[] | undefined) =>
+      times ? ([...times].sort((a, b) => a - b)[quorum - 1] as number) : Number.POSITIVE_INFINITY;
+    const t = Math.max(at(this.rows.get(key)), at(this.periods.get(eventPeriod(slot))));
+    return Number.isFinite(t) ? t : undefined;
+  }
+}
+
+/**
  * The tail's promise (`Feed.subscribe`): every row landed within 2 s + 2S of its slot reaches the
- * listeners. Held here for every event of the final feed whose row first landed within 2 s of its
- * slot (`landedAt`, true µs, by `tailKey`), on every instance whose tail ran from before the slot
- * until its sweep had passed it by a margin (the slot + 2 s + 2S, its clock within S, the sweep's
- * second, a poll, and a second for paging). What the instance's caches and registry hear is then
+ * listeners — landed meaning readable: on a quorum, with its period's index entry (a logged batch
+ * that times out can land its row and the minute's index entry seconds apart). Held here for every
+ * event of the final feed whose row was readable within 2 s of its slot (`FeedLandings`), on every
+ * instance whose tail ran from before the slot until a fresh read that caught up began past it by a
+ * margin (the slot + 2 s + 2S, its clock within S, the sweep's second, a poll, and a second for
+ * paging): a tail whose reads fail is stale (what the caches check), and owes the rows from its
+ * next read that catches up, which reaches back past the last. What the instance's caches and registry hear is then
  * whole, so a tail that skips rows (past a page, `tail-skips-past-page`) is caught here, not only
  * when a skipped row was a deactivation a read then met.
  */
 export function checkTails(
   reference: readonly GraphEvent[],
-  landedAt: ReadonlyMap<string, number>,
+  landings: FeedLandings,
   tails: readonly TailWitness[],
   skewMicros: bigint,
 ): { violations: FeedViolation[]; checked: number } {
@@ -697,7 +782,7 @@ export function checkTails(
     for (const e of reference) {
       const slot = Number(e.slot);
       const key = tailKey(e.slot, e.source, e.target);
-      const at = landedAt.get(key);
+      const at = landings.readableAt(key, e.slot);
       if (at === undefined || at > slot + Number(TAIL_SWEEP_MICROS)) continue;
       if (slot < t.from || slot + reach + S + 2_200_000 > t.until) continue;
       checked++;

@@ -83,6 +83,7 @@ import {
   checkFeed,
   checkTails,
   type FeedKnobs,
+  FeedLandings,
   type FeedPlant,
   type FeedReader,
   type FeedViolation,
@@ -708,6 +709,8 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
       : {};
   // With replicas, their view: every write that landed on one (what the end's checks read).
   const engine = replicaSet ? replicaSet.view : new CqlEngine(simSchema());
+  // When each feed row and each period's index entry reached each replica (the tail check's).
+  const feedLandings = new FeedLandings(replicaSet ? replicaSet.engines : [engine]);
   // The instances' cached reads of user rows, edge states and counts, checked against the node
   // (`read-sim.ts`): where the instances run their caches.
   const watch = feedKnobs?.registries && feedKnobs.reads && !o.script ? new PartitionWatch(engine) : null;
@@ -1401,8 +1404,12 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
       }
     }
     writerDone[w] = true;
+    // Held until the last fresh read of its tail that caught up began (the instance's timers run
+    // on true time): a tail whose reads fail is stale, and what it owes it owes from its next one.
     const witness = tails[w];
-    if (witness && clients[w]?.crashed !== true) witness.until = sched.now;
+    const caughtUp = graph.feed.tailPolledAtMs();
+    if (witness && clients[w]?.crashed !== true && caughtUp !== null)
+      witness.until = Math.min(sched.now, caughtUp * 1000);
   };
   const running = Array.from({ length: knobs.writers }, (_, w) => {
     writerDone[w] = false;
@@ -1579,18 +1586,7 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
       .filter((c) => c.method === 'putUser')
       .map((c) => ({ account: c.actor, acked: c.outcome === 'ok', wrote: c.wroteFields !== undefined }));
     violations.push(...checkFeed(reference, readers, histories, bound, puts));
-    // The instances' tails (`checkTails`): each feed row's first landing anywhere (true µs).
-    const landed = new Map<string, number>();
-    const rows = engine.select('SELECT slot, low_id, high_id, events FROM graph_events', [], at, {
-      fetchSize: 1_000_000,
-      meta: true,
-    });
-    rows.rows.forEach((r, i) => {
-      const cell = rows.meta?.[i]?.events;
-      const key = tailKey(r.slot as bigint, r.low_id as bigint, r.high_id as bigint);
-      if (cell && !(cell.at >= (landed.get(key) ?? Number.POSITIVE_INFINITY))) landed.set(key, cell.at);
-    });
-    const tailCheck = checkTails(reference, landed, tails.filter(Boolean), skewMicros);
+    const tailCheck = checkTails(reference, feedLandings, tails.filter(Boolean), skewMicros);
     violations.push(...tailCheck.violations);
     tailChecked = tailCheck.checked;
     // The accounts' promises (`account-sim.ts`) on the final rows and every call.

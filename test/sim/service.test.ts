@@ -33,10 +33,10 @@ const plantSchedules = knob('PLANT_SCHEDULES', 20_000, 2_000);
  * search; tried first).
  */
 const PLANT_SEEDS: Partial<Record<FeedPlant, number>> = {
-  'watermark-without-intents': 11,
+  'watermark-without-intents': 41,
   'recovery-without-fence': 18,
-  'orphan-intents-hold': 310,
-  'reader-clock-unguarded': 236,
+  'orphan-intents-hold': 420,
+  'reader-clock-unguarded': 392,
   'put-writes-whole-row': 283,
   'privacy-from-cache': 47,
   'tail-hears-nothing': 130,
@@ -44,7 +44,7 @@ const PLANT_SEEDS: Partial<Record<FeedPlant, number>> = {
   'rename-skips-claim': 13,
   'user-cache-never-expires': 13,
   'op-slot-unclaimed': 17,
-  'put-without-intent': 4,
+  'put-without-intent': 31,
 };
 
 /**
