@@ -60,6 +60,9 @@ const BROKE_ONCE: Record<number, string> = {
   62999:
     "the simulation's own bookkeeping: a third delivery found the op a second had stored (a request: the account had turned private) and took the first's believed kind",
   7608: "the simulation's own replicas: the recovery worker's direct read answered the merge of all three without repairing them, saw a 503'd op one replica alone held and delivered it; a quorum of the other two then read it absent and fenced it",
+  11669:
+    "the tail check's own fault: a user update's logged batch timed out and landed its feed row 1.2 s after its slot, the minute's index entry later still; the tails could not read the row before the index",
+  1111: "the tail check's own fault: an instance whose tail reads all failed for its last 7 s was held to rows its stale tail never read",
   1340: "a follow's view batch, its coordinator dead, landed on one replica at once and by the batchlog 40 s later, after a rename's fan-out (a late landing: counted, not held)",
 };
 
