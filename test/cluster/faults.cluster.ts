@@ -292,7 +292,7 @@ describe.sequential('3-node cluster, RF 3, LOCAL_QUORUM', () => {
       const pf = parity.figures;
       note(
         '4 replica parity',
-        `R1–R3 and H1 against the model's ReplicaSet: ${pf.writes} writes, ${pf.reads} reads (whole partitions) equal on both sides; ${s(parityMs)} in all, of which node 0 frozen until node 2 convicted it and back UP (twice) ${s(pf.isolatedMs)}`,
+        `R1–R3, H1 and L1 against the model's ReplicaSet: ${pf.writes} writes (${pf.lwts} lightweight transactions, each decided alike), ${pf.reads} reads (whole partitions) equal on both sides; ${s(parityMs)} in all, of which node 0 frozen until node 2 convicted it and back UP (twice) ${s(pf.isolatedMs)}`,
       );
       note(
         '4 replica parity',

@@ -76,7 +76,7 @@ const FOLLOW_TREE = [
   '    cql getCount ×4',
   '    cql getCountSync ×4',
   '    cql getDirectory',
-  '    cql getLayout ×4',
+  '    cql getLayout ×2',
   '    cql getUser',
   '    cql incrementCounts',
   '    cql markDirty',

@@ -40,9 +40,15 @@
  *   coordinator stores hints, not whether stored ones are sent.
  * - H2, handoff off (the suite's default): the write never reaches the replica. That is R1, and
  *   the unhinted write of H1's partition.
+ * - L1, a lightweight transaction as one linearizable Paxos round (`ReplicaSet.paxos`): a row
+ *   written while node 2 was stopped; then, with node 1 stopped, an `IF NOT EXISTS` insert of it
+ *   and an `IF a = …` update, each coordinated by node 2, whose round has {0, 2} for its quorum:
+ *   the insert is refused and the update applied, on both sides; node 2 read alone then holds the
+ *   row (the round's read repaired it there) with the update's cell.
  *
  * Not held here: node 0 alone (it would need node 2 away too, one more window), reads over
- * several partitions (each read here is one partition), TTLs, a hint never replayed (the
+ * several partitions (each read here is one partition), TTLs, Paxos contention (two rounds at
+ * once), a coordinator that dies mid-batch and the batchlog's replay of it, a hint never replayed (the
  * simulation's `hintLostP`: past the hint window, or the coordinator's disk lost), a hint's delay
  * (Cassandra's depends on its dispatcher's 10 s period, not on the write's timeout).
  */
@@ -77,6 +83,9 @@ const DEL_A = 'DELETE a FROM replica_parity USING TIMESTAMP ? WHERE k = ? AND c 
 const DEL_B = 'DELETE b FROM replica_parity USING TIMESTAMP ? WHERE k = ? AND c = ?';
 const DEL_FROM = 'DELETE FROM replica_parity USING TIMESTAMP ? WHERE k = ? AND c >= ?';
 const READ = 'SELECT k, c, s, a, b, writetime(a) AS wa FROM replica_parity WHERE k = ?';
+/** Lightweight transactions (no `USING TIMESTAMP`: Paxos picks the write time). */
+const LWT_INSERT = 'INSERT INTO replica_parity (k, c, a, b) VALUES (?, ?, ?, ?) IF NOT EXISTS';
+const LWT_SET_B = 'UPDATE replica_parity SET b = ? WHERE k = ? AND c = ? IF a = ?';
 
 interface Stmt {
   q: string;
@@ -104,6 +113,10 @@ const B = 2n;
 const W = 3n;
 /** H: writes node 2 gets by hint replay (H1), and one it never gets (handoff off). */
 const H = 4n;
+/** L: a row node 2 missed, then lightweight transactions on it with nodes 0 and 2 live (L1). */
+const L = 5n;
+/** Each lightweight transaction once while every node answers (see `warm`). */
+const WL = 6n;
 
 const { consistencies } = cassandra.types;
 /** A statement's consistency level and, for a read or write one node must coordinate, that node. */
@@ -172,6 +185,7 @@ export class ReplicaParity {
     handoffMs: 0,
     hintReplayMs: 0,
     hintWaitMs: 0,
+    lwts: 0,
   };
   /** The hinted writes, delivered to node 2 on the model once the cluster has replayed them. */
   private readonly hinted: Mutation[] = [];
@@ -246,6 +260,8 @@ export class ReplicaParity {
       setS(B, 's0', 200n),
       // H2: handoff is off on every node; node 2 never gets this.
       setA(H, 1, 'unhinted', 200n),
+      // L1: a row node 2 misses.
+      ins(L, 1, 'l1', 'l1', 200n),
     );
     // H1: node 0 coordinates with handoff on, so it stores hints for node 2 (down: known at once,
     // a stopped node announces its shutdown).
@@ -311,7 +327,26 @@ export class ReplicaParity {
     const host = await this.host(2);
     const one2: At = { consistency: consistencies.one, host };
     const quorum2: At = { ...QUORUM, host };
+    // L1, a lightweight transaction as a linearizable Paxos round on a quorum (the model's
+    // `ReplicaSet.paxos`): with node 1 down the round's quorum is {0, 2}; its read merges and repairs
+    // them, so an insert of the row node 2 missed is refused, and a conditional update on it holds.
+    await this.lwt(
+      'L1 IF NOT EXISTS on a row node 2 missed: refused',
+      [0, 2],
+      host,
+      LWT_INSERT,
+      [L, 1, 'x', 'x'],
+      false,
+    );
+    await this.lwt('L1 IF a = on that row: applied', [0, 2], host, LWT_SET_B, ['lwt', L, 1, 'l1'], true);
     await this.alone(2, 0, async () => {
+      await this.read(
+        'L1 node 2 alone: the round repaired the row onto it and committed there',
+        [2],
+        one2,
+        L,
+        [row(L, 1, null, 'l1', 'lwt', 200n)],
+      );
       await this.read('R1 node 2 alone: missed what was written while it was stopped', [2], one2, A, [
         row(A, 1, null, 'a1', 'b1', 100n),
         row(A, 2, null, 'a2', 'b2', 100n),
@@ -384,6 +419,35 @@ export class ReplicaParity {
       delFrom(W, 3, 10n),
     );
     await this.read('warm-up, read at ALL', [0, 1, 2], ALL, W, [row(W, 1, 'w', null, null, null)]);
+    await this.lwt('warm-up, IF NOT EXISTS', [0, 1, 2], undefined, LWT_INSERT, [WL, 1, 'w', 'w'], true);
+    await this.lwt('warm-up, IF a =', [0, 1, 2], undefined, LWT_SET_B, ['w', WL, 1, 'w'], true);
+  }
+
+  /**
+   * A lightweight transaction (commit at QUORUM, its round at SERIAL) coordinated by `host`, and
+   * the same Paxos round on the model's replicas `quorum`: both must decide `applied`.
+   */
+  private async lwt(
+    step: string,
+    quorum: number[],
+    host: cassandra.Host | undefined,
+    q: string,
+    p: unknown[],
+    applied: boolean,
+  ): Promise<void> {
+    const rs = await this.client.execute(q, p, {
+      prepare: true,
+      consistency: consistencies.quorum,
+      serialConsistency: consistencies.serial,
+      ...(host ? { host } : {}),
+    });
+    const real = rs.rows[0]?.['[applied]'];
+    // The round's write time is its coordinator's clock (µs), as Paxos's ballot is.
+    const sim = this.model.write(quorum, q, p, 0n, Date.now() * 1000)?.['[applied]'];
+    this.figures.writes++;
+    this.figures.lwts++;
+    expect({ step, applied: real }).toEqual({ step, applied });
+    expect({ step, applied: sim }).toEqual({ step, applied: real });
   }
 
   /** Node `away` frozen until node `keep` convicts it; `during` runs then; it is thawed and seen UP. */
