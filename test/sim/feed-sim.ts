@@ -35,7 +35,7 @@
 import type { WriteClock } from '../../src/graph/contracts.js';
 import { Feed } from '../../src/graph/feed.js';
 import { IntentFrontier, IntentRecovery, recoverIntents } from '../../src/graph/feed-intents.js';
-import { TAIL_PAGE, TAIL_SWEEP_MICROS } from '../../src/graph/feed-tail.js';
+import { TAIL_PAGE } from '../../src/graph/feed-tail.js';
 import { ClockGuard } from '../../src/graph/pair/clock-guard.js';
 import { pairEventRows } from '../../src/graph/pair/pair-events.js';
 import { foldPair } from '../../src/graph/pair/pair-fold.js';
@@ -44,6 +44,7 @@ import { ClockSkewError, StoreUnavailableError } from '../../src/model/errors.js
 import {
   DEFAULT_EVENT_RETENTION_SECONDS,
   EVENT_SHARDS,
+  type EventKey,
   type EventRow,
   edgeEventType,
   eventPeriod,
@@ -660,18 +661,44 @@ export interface FeedViolation {
   detail: string;
 }
 
-/** What one instance's feed tail passed on to its listeners, and while it ran (true µs). */
+/** What one instance's feed tail read and passed on to its listeners. */
 export interface TailWitness {
   instance: number;
-  /** When it subscribed (its tail's first poll). */
-  from: number;
   /**
-   * When the last fresh read of its tail that caught up began, as the instance finished; null: it
-   * crashed, or no read caught up (not checked).
+   * Each read of its tail that answered (fresh read or sweep): when it was sent (true µs) and the
+   * slots it covered, `(after, through]` (a full page: to its last row's slot, exclusive).
    */
-  until: number | null;
+  reads: { at: number; after: Position; through: Position }[];
   /** `tailKey` of every event passed on. */
   heard: Set<string>;
+}
+
+/**
+ * `store` with the instance's tail reads recorded into `witness`: its reads of `tailPage` rows
+ * (its other reads of the feed take 1, 2 or 8). Outside a plant, so it records what the tail was
+ * answered.
+ */
+export function recordTailReads(
+  store: CassandraGraphStore,
+  tailPage: number,
+  now: () => number,
+  witness: TailWitness,
+): CassandraGraphStore {
+  return new Proxy(store, {
+    get: (t, k, r) =>
+      k === 'readEventRows'
+        ? async (from: EventKey | null, to: Position, limit: number) => {
+            const at = now();
+            const rows = await t.readEventRows(from, to, limit);
+            if (limit === tailPage) {
+              const last = rows.at(-1);
+              const through = rows.length >= limit && last ? last.key.slot - 1n : to;
+              witness.reads.push({ at, after: from?.slot ?? 0n, through });
+            }
+            return rows;
+          }
+        : Reflect.get(t, k, r),
+  });
 }
 
 /** A feed row's (or event's) slot and pair: what the tail check matches an event by. */
@@ -755,44 +782,41 @@ export class FeedLandings {
 }
 
 /**
- * The tail's promise (`Feed.subscribe`): every row landed within 2 s + 2S of its slot reaches the
- * listeners — landed meaning readable: on a quorum, with its period's index entry (a logged batch
- * that times out can land its row and the minute's index entry seconds apart). Held here for every
- * event of the final feed whose row was readable within 2 s of its slot (`FeedLandings`), on every
- * instance whose tail ran from before the slot until a fresh read that caught up began past it by a
- * margin (the slot + 2 s + 2S, its clock within S, the sweep's second, a poll, and a second for
- * paging): a tail whose reads fail is stale (what the caches check), and owes the rows from its
- * next read that catches up, which reaches back past the last. What the instance's caches and registry hear is then
- * whole, so a tail that skips rows (past a page, `tail-skips-past-page`) is caught here, not only
- * when a skipped row was a deactivation a read then met.
+ * The tail's promise (`Feed.subscribe`), read by read: a row that a read of the tail could see
+ * reaches the listeners. A read sent after the row was readable — on a quorum, with its minute's
+ * index entry (`FeedLandings`: a logged batch that times out can land the row and the index entry
+ * seconds apart) — whose range covers its slot must have answered it, and the tail must have passed
+ * its events on. (Reads that failed promise nothing: the tail is stale meanwhile, which the caches
+ * check, and a fresh read never reaches back past the settled feed's edge, L.) What the instance's
+ * caches and registry hear is then whole, so a tail that skips rows (past a page,
+ * `tail-skips-past-page`) or hears nothing is caught here, not only when a skipped row was a
+ * deactivation a read then met.
  */
 export function checkTails(
   reference: readonly GraphEvent[],
   landings: FeedLandings,
   tails: readonly TailWitness[],
-  skewMicros: bigint,
 ): { violations: FeedViolation[]; checked: number } {
   const out: FeedViolation[] = [];
-  const S = Number(skewMicros);
-  const reach = Number(TAIL_SWEEP_MICROS) + 2 * S;
   let checked = 0;
   for (const t of tails) {
-    if (t.until === null) continue;
     const missed: string[] = [];
     for (const e of reference) {
-      const slot = Number(e.slot);
       const key = tailKey(e.slot, e.source, e.target);
       const at = landings.readableAt(key, e.slot);
-      if (at === undefined || at > slot + Number(TAIL_SWEEP_MICROS)) continue;
-      if (slot < t.from || slot + reach + S + 2_200_000 > t.until) continue;
+      if (at === undefined) continue;
+      const read = t.reads.find((r) => r.at >= at && r.after < e.slot && e.slot <= r.through);
+      if (!read) continue;
       checked++;
       if (!t.heard.has(key))
-        missed.push(`${show(e)} (landed ${((at - slot) / 1000).toFixed(0)} ms after its slot)`);
+        missed.push(
+          `${show(e)} (readable ${((at - Number(e.slot)) / 1000).toFixed(0)} ms after its slot, covered by a read sent at ${read.at})`,
+        );
     }
     if (missed.length > 0)
       out.push({
         kind: 'feed-tail',
-        detail: `instance ${t.instance}'s tail (${t.from}–${t.until}) passed on none of ${missed.length} events: ${missed.slice(0, 3).join('; ')}`,
+        detail: `instance ${t.instance}'s tail passed on none of ${missed.length} events its reads covered: ${missed.slice(0, 3).join('; ')}`,
       });
   }
   return { violations: out, checked };

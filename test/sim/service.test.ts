@@ -63,6 +63,8 @@ const BROKE_ONCE: Record<number, string> = {
   11669:
     "the tail check's own fault: a user update's logged batch timed out and landed its feed row 1.2 s after its slot, the minute's index entry later still; the tails could not read the row before the index",
   1111: "the tail check's own fault: an instance whose tail reads all failed for its last 7 s was held to rows its stale tail never read",
+  51452:
+    "the tail check's own fault: an instance whose tail reads failed for 9 s was held to a row older than L when a read next answered (a fresh read never reaches back past the settled edge)",
   1340: "a follow's view batch, its coordinator dead, landed on one replica at once and by the batchlog 40 s later, after a rename's fan-out (a late landing: counted, not held)",
 };
 
