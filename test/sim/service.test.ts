@@ -35,16 +35,16 @@ const plantSchedules = knob('PLANT_SCHEDULES', 20_000, 2_000);
 const PLANT_SEEDS: Partial<Record<FeedPlant, number>> = {
   'watermark-without-intents': 41,
   'recovery-without-fence': 18,
-  'orphan-intents-hold': 420,
-  'reader-clock-unguarded': 392,
-  'put-writes-whole-row': 283,
+  'orphan-intents-hold': 583,
+  'reader-clock-unguarded': 111,
+  'put-writes-whole-row': 157,
   'privacy-from-cache': 47,
   'tail-hears-nothing': 130,
   'tail-skips-past-page': 584,
   'rename-skips-claim': 13,
   'user-cache-never-expires': 13,
   'op-slot-unclaimed': 17,
-  'put-without-intent': 31,
+  'put-without-intent': 45,
 };
 
 /**

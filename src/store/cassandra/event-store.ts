@@ -5,7 +5,8 @@
  * Design note. Writers add rows only through `eventStatements`, which the edge and user stores put
  * into the logged batch of the change itself; the index row of a period rides in the first batch
  * this instance writes into that period (remembered in a small bounded set; another instance
- * writes its own, the write is idempotent). A read merges the shards of each indexed period in
+ * writes its own, the write is idempotent). A read lists the index only for a range reaching a
+ * period not in that set, and adds what it lists. A read merges the shards of each indexed period in
  * feed order: each shard is read from the cursor with a limit, and only rows up to the smallest
  * last row of a shard that filled its limit are taken before reading on from there, so no row of
  * a slower shard is skipped. Empty rows (ops without events) are read and dropped.
@@ -179,12 +180,23 @@ export class CassandraEventStore implements EventStore, FeedIntentStore {
       .sort((a, b) => compareEventKeys(a.key, b.key));
   }
 
-  /** The indexed periods in `[from, to]`, ascending. */
+  /**
+   * The indexed periods in `[from, to]`, ascending. A range whose every period this instance knows
+   * indexed (written here, or read from the index before) needs no read of the index: an index row
+   * is never deleted while its period's rows live (its TTL is theirs plus a day). So the feed's tail
+   * after activity reads the minute it knows, one statement a poll, as an idle one reads the index.
+   */
   private async periods(from: bigint, to: bigint): Promise<bigint[]> {
+    const known: bigint[] = [];
+    for (let p = from; p <= to && this.indexed.has(p); p++) known.push(p);
+    if (known.length === Number(to - from + 1n)) return known;
     const out: bigint[] = [];
     for (let day = from / PERIODS_PER_DAY; day <= to / PERIODS_PER_DAY; day++) {
       const rows = await this.cql.allRows('listEventPeriods', S.listEventPeriods, [day, from, to]);
-      for (const r of rows) out.push(r.period as bigint);
+      for (const r of rows) {
+        out.push(r.period as bigint);
+        this.indexed.set(r.period as bigint, true);
+      }
     }
     return out;
   }

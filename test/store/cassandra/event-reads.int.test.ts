@@ -2,7 +2,8 @@
  * The feed's minute reads on the real node (`CassandraEventStore.readEventRows`): a minute's 8
  * shards in one statement when that read comes back short, shard by shard when it comes back full —
  * the same rows in key order either way, from any cursor and at any page size, pages of a minute
- * of 2,000 rows (10× a busy tail's poll) included. Statements counted by the store's `onQuery`.
+ * of 2,000 rows (10× a busy tail's poll) included; the index of minutes read only for minutes the
+ * process does not know indexed yet. Statements counted by the store's `onQuery`.
  * Seeded: the rows' pairs and the cursors are drawn, and the seed printed.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -95,5 +96,28 @@ describe('a minute of the feed read from the real node', () => {
       after = page.rows.at(-1) as EventRow;
     }
     expect(all).toEqual(reference);
+  });
+
+  it('a range within minutes the process knows indexed reads no index; one reaching past them reads it', async () => {
+    // A process that has written nothing: it learns the minute from the index once.
+    const fresh = new CassandraGraphStore(ks.client, { onQuery: (name) => statements.push(name) });
+    const first = reference[0] as EventRow;
+    const readFrom = async (to: bigint) => {
+      statements.length = 0;
+      const rows = await fresh.readEventRows(first.key, to, 5_000);
+      return {
+        rows: rows.length,
+        index: statements.filter((s) => s === 'listEventPeriods').length,
+        reads: statements.filter((s) => s === 'readEvents').length,
+      };
+    };
+    expect(await readFrom(until)).toEqual({ rows: reference.length - 1, index: 1, reads: 1 });
+    expect(await readFrom(until)).toEqual({ rows: reference.length - 1, index: 0, reads: 1 });
+    // The next minute holds no rows, so it is not indexed: the index is read again.
+    expect(await readFrom(until + EVENT_PERIOD_MICROS)).toEqual({
+      rows: reference.length - 1,
+      index: 1,
+      reads: 1,
+    });
   });
 });
