@@ -711,8 +711,11 @@ export const tailKey = (slot: Position, a: UserId, b: UserId) => `${slot}|${pair
  * delivery there, or never), so a row is never taken as readable sooner than it was.
  */
 export class FeedLandings {
-  private readonly rows = new Map<string, number[]>();
+  /** Per row key (`tailKey`), per replica: its rows' content there and since when (true µs). */
+  private readonly rows = new Map<string, ({ value: string; since: number } | null)[]>();
   private readonly periods = new Map<bigint, number[]>();
+  /** The rows' final content (the merge of every replica), once `finish` has read it. */
+  private finals = new Map<string, string>();
 
   constructor(private readonly engines: readonly CqlEngine[]) {
     engines.forEach((e, r) => {
@@ -723,6 +726,33 @@ export class FeedLandings {
         return verdict;
       };
     });
+  }
+
+  /** The final content of every row, from `view` (the merge of all replicas) at true time `at`. */
+  finish(view: CqlEngine, at: number): void {
+    this.finals = FeedLandings.contents(
+      view,
+      'SELECT slot, low_id, high_id, op_position, op_source, op_kind, events FROM graph_events',
+      [],
+      at,
+    );
+  }
+
+  /** The rows a read returns, grouped by `tailKey`: each key's rows' op keys and events, in one string. */
+  private static contents(
+    engine: CqlEngine,
+    q: string,
+    params: readonly unknown[],
+    at: number,
+  ): Map<string, string> {
+    const parts = new Map<string, string[]>();
+    for (const row of engine.select(q, params, at, { fetchSize: 1_000_000 }).rows) {
+      const key = tailKey(row.slot as bigint, row.low_id as bigint, row.high_id as bigint);
+      const list = parts.get(key) ?? [];
+      list.push(`${row.op_position}|${row.op_source}|${row.op_kind}|${row.events}`);
+      parts.set(key, list);
+    }
+    return new Map([...parts].map(([k, v]) => [k, v.sort().join(';')]));
   }
 
   private note(r: number, writes: readonly PartitionWrite[], at: number): void {
@@ -740,43 +770,53 @@ export class FeedLandings {
   private noteOn(engine: CqlEngine, r: number, writes: readonly PartitionWrite[], at: number): void {
     for (const w of writes) {
       if (w.table === 'graph_events') {
-        const read = engine.select(
-          'SELECT slot, low_id, high_id FROM graph_events WHERE period = ? AND shard = ?',
+        const now = FeedLandings.contents(
+          engine,
+          'SELECT slot, low_id, high_id, op_position, op_source, op_kind, events FROM graph_events WHERE period = ? AND shard = ?',
           w.pk,
           at,
-          { fetchSize: 1_000_000 },
         );
-        for (const row of read.rows)
-          this.first(
-            this.rows,
-            tailKey(row.slot as bigint, row.low_id as bigint, row.high_id as bigint),
-            r,
-            at,
-          );
+        for (const [key, value] of now) {
+          let per = this.rows.get(key);
+          if (!per) {
+            per = this.engines.map(() => null);
+            this.rows.set(key, per);
+          }
+          if (per[r]?.value !== value) per[r] = { value, since: at };
+        }
       } else if (w.table === 'graph_event_periods') {
         const read = engine.select('SELECT period FROM graph_event_periods WHERE day = ?', w.pk, at, {
           fetchSize: 1_000_000,
         });
-        for (const row of read.rows) this.first(this.periods, row.period as bigint, r, at);
+        for (const row of read.rows) {
+          const period = row.period as bigint;
+          let times = this.periods.get(period);
+          if (!times) {
+            times = this.engines.map(() => Number.POSITIVE_INFINITY);
+            this.periods.set(period, times);
+          }
+          if (times[r] === Number.POSITIVE_INFINITY) times[r] = at;
+        }
       }
     }
   }
 
-  private first<K>(into: Map<K, number[]>, key: K, r: number, at: number): void {
-    let times = into.get(key);
-    if (!times) {
-      times = this.engines.map(() => Number.POSITIVE_INFINITY);
-      into.set(key, times);
-    }
-    if (times[r] === Number.POSITIVE_INFINITY) times[r] = at;
-  }
-
-  /** When a quorum held the row and its period's index entry (every read then finds it), or undefined. */
+  /**
+   * When a quorum held the row's final content (`finish`) and its period's index entry (every read
+   * then returns the row as it ends), or undefined. A row rewritten later (a view that saw more)
+   * counts from its rewrite: the tail passes a row's events as it reads them.
+   */
   readableAt(key: string, slot: Position): number | undefined {
     const quorum = Math.floor(this.engines.length / 2) + 1;
-    const at = (times: number[] | undefined) =>
-      times ? ([...times].sort((a, b) => a - b)[quorum - 1] as number) : Number.POSITIVE_INFINITY;
-    const t = Math.max(at(this.rows.get(key)), at(this.periods.get(eventPeriod(slot))));
+    const nth = (times: number[]) => [...times].sort((a, b) => a - b)[quorum - 1] as number;
+    const final = this.finals.get(key);
+    const per = this.rows.get(key);
+    const rowAt =
+      final === undefined || !per
+        ? Number.POSITIVE_INFINITY
+        : nth(per.map((x) => (x?.value === final ? x.since : Number.POSITIVE_INFINITY)));
+    const periodTimes = this.periods.get(eventPeriod(slot));
+    const t = Math.max(rowAt, periodTimes ? nth(periodTimes) : Number.POSITIVE_INFINITY);
     return Number.isFinite(t) ? t : undefined;
   }
 }

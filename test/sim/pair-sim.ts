@@ -1586,6 +1586,7 @@ export async function runSchedule(seed: number, o: ScheduleOptions = {}): Promis
       .filter((c) => c.method === 'putUser')
       .map((c) => ({ account: c.actor, acked: c.outcome === 'ok', wrote: c.wroteFields !== undefined }));
     violations.push(...checkFeed(reference, readers, histories, bound, puts));
+    feedLandings.finish(engine, at);
     const tailCheck = checkTails(reference, feedLandings, tails.filter(Boolean));
     violations.push(...tailCheck.violations);
     tailChecked = tailCheck.checked;
