@@ -272,22 +272,11 @@ export function plantedStore(
   // The tail's polls are the writer instances' only reads of `tailPage` feed rows (`Feed.pollTail`;
   // their other reads take 1, 2 or 8, and a small page is 3–7).
   if (plant === 'tail-hears-nothing' && role === 'writer')
-    return new Proxy(store, {
-      get: (t, k, r) =>
-        k === 'readEventRows'
-          ? (from: unknown, to: Position, limit: number) =>
-              limit === tailPage ? Promise.resolve([]) : t.readEventRows(from as never, to, limit)
-          : Reflect.get(t, k, r),
-    });
+    return withTailReads(store, tailPage, async () => []);
   if (plant === 'tail-skips-past-page' && role === 'writer')
-    return new Proxy(store, {
-      get: (t, k, r) =>
-        k === 'readEventRows'
-          ? async (from: unknown, to: Position, limit: number) => {
-              const rows = await t.readEventRows(from as never, to, limit);
-              return limit === tailPage && rows.length === limit ? rows.slice(0, -1) : rows;
-            }
-          : Reflect.get(t, k, r),
+    return withTailReads(store, tailPage, async (read) => {
+      const rows = await read();
+      return rows.length === tailPage ? rows.slice(0, -1) : rows;
     });
   if (plant === 'privacy-from-cache' && role === 'writer' && nowMicros) {
     const cached = new Map<UserId, { at: number; row: UserRecord | undefined }>();
@@ -684,19 +673,32 @@ export function recordTailReads(
   now: () => number,
   witness: TailWitness,
 ): CassandraGraphStore {
+  return withTailReads(store, tailPage, async (read, from, to) => {
+    const at = now();
+    const rows = await read();
+    const last = rows.at(-1);
+    const through = rows.length >= tailPage && last ? last.key.slot - 1n : to;
+    witness.reads.push({ at, after: from?.slot ?? 0n, through });
+    return rows;
+  });
+}
+
+/**
+ * `store` with its tail reads (`readEventRows` of `tailPage` rows) answered by `f`, which may make
+ * the read (`read`); every other read as it is.
+ */
+function withTailReads(
+  store: CassandraGraphStore,
+  tailPage: number,
+  f: (read: () => Promise<EventRow[]>, from: EventKey | null, to: Position) => Promise<EventRow[]>,
+): CassandraGraphStore {
   return new Proxy(store, {
     get: (t, k, r) =>
       k === 'readEventRows'
-        ? async (from: EventKey | null, to: Position, limit: number) => {
-            const at = now();
-            const rows = await t.readEventRows(from, to, limit);
-            if (limit === tailPage) {
-              const last = rows.at(-1);
-              const through = rows.length >= limit && last ? last.key.slot - 1n : to;
-              witness.reads.push({ at, after: from?.slot ?? 0n, through });
-            }
-            return rows;
-          }
+        ? (from: EventKey | null, to: Position, limit: number) =>
+            limit === tailPage
+              ? f(() => t.readEventRows(from, to, limit), from, to)
+              : t.readEventRows(from, to, limit)
         : Reflect.get(t, k, r),
   });
 }
@@ -710,6 +712,9 @@ export const tailKey = (slot: Position, a: UserId, b: UserId) => `${slot}|${pair
  * partitions read there. Repairs are not noted (a row a repair brought counts from its next
  * delivery there, or never), so a row is never taken as readable sooner than it was.
  */
+/** What `FeedLandings` compares of a feed row: its key and its events. */
+const FEED_ROWS = 'SELECT slot, low_id, high_id, op_position, op_source, op_kind, events FROM graph_events';
+
 export class FeedLandings {
   /** Per row key (`tailKey`), per replica: its rows' content there and since when (true µs). */
   private readonly rows = new Map<string, ({ value: string; since: number } | null)[]>();
@@ -730,12 +735,7 @@ export class FeedLandings {
 
   /** The final content of every row, from `view` (the merge of all replicas) at true time `at`. */
   finish(view: CqlEngine, at: number): void {
-    this.finals = FeedLandings.contents(
-      view,
-      'SELECT slot, low_id, high_id, op_position, op_source, op_kind, events FROM graph_events',
-      [],
-      at,
-    );
+    this.finals = FeedLandings.contents(view, FEED_ROWS, [], at);
   }
 
   /** The rows a read returns, grouped by `tailKey`: each key's rows' op keys and events, in one string. */
@@ -770,12 +770,7 @@ export class FeedLandings {
   private noteOn(engine: CqlEngine, r: number, writes: readonly PartitionWrite[], at: number): void {
     for (const w of writes) {
       if (w.table === 'graph_events') {
-        const now = FeedLandings.contents(
-          engine,
-          'SELECT slot, low_id, high_id, op_position, op_source, op_kind, events FROM graph_events WHERE period = ? AND shard = ?',
-          w.pk,
-          at,
-        );
+        const now = FeedLandings.contents(engine, `${FEED_ROWS} WHERE period = ? AND shard = ?`, w.pk, at);
         for (const [key, value] of now) {
           let per = this.rows.get(key);
           if (!per) {
@@ -839,12 +834,14 @@ export function checkTails(
 ): { violations: FeedViolation[]; checked: number } {
   const out: FeedViolation[] = [];
   let checked = 0;
+  const readable = reference.flatMap((e) => {
+    const key = tailKey(e.slot, e.source, e.target);
+    const at = landings.readableAt(key, e.slot);
+    return at === undefined ? [] : [{ e, key, at }];
+  });
   for (const t of tails) {
     const missed: string[] = [];
-    for (const e of reference) {
-      const key = tailKey(e.slot, e.source, e.target);
-      const at = landings.readableAt(key, e.slot);
-      if (at === undefined) continue;
+    for (const { e, key, at } of readable) {
       const read = t.reads.find((r) => r.at >= at && r.after < e.slot && e.slot <= r.through);
       if (!read) continue;
       checked++;

@@ -191,15 +191,26 @@ export async function markBeforeView(
   lease: CountLease,
   counted: readonly CountDelta[],
 ): Promise<void> {
+  lease.marks.push(...(await markUncovered(deps, lease, counted)));
+}
+
+/**
+ * Marks the buckets of `targets` that the lease's marks do not cover, dated the lease's `until`
+ * (one request, none when all are covered); returns the marks it wrote.
+ */
+async function markUncovered(
+  deps: CountStepDeps,
+  lease: CountLease,
+  targets: readonly { list: ListKey; otherId: UserId }[],
+): Promise<MarkedBucket[]> {
   const covered = new Set(lease.marks.map(markKey));
-  const fresh = (await bucketsOf(deps, counted)).filter((m) => {
+  const fresh = (await bucketsOf(deps, targets)).filter((m) => {
     if (covered.has(markKey(m))) return false;
     covered.add(markKey(m));
     return true;
   });
-  if (fresh.length === 0) return;
   await markAll(deps, fresh, lease.until);
-  lease.marks.push(...fresh);
+  return fresh;
 }
 
 /**
@@ -229,15 +240,7 @@ export async function applyCountDeltas(
   alsoDirty: readonly CountDelta[],
   lease: CountLease,
 ): Promise<void> {
-  const covered = new Set(lease.marks.map(markKey));
-  const touched = await bucketsOf(deps, [...deltas, ...alsoDirty]);
-  const extra: MarkedBucket[] = [];
-  for (const m of touched) {
-    if (covered.has(markKey(m))) continue;
-    covered.add(markKey(m));
-    extra.push(m);
-  }
-  await markAll(deps, extra, lease.until);
+  const extra = await markUncovered(deps, lease, [...deltas, ...alsoDirty]);
   // Every increment in one counter batch (one request; it may land in part, which the marks
   // cover). The size is advisory (it only triggers growth), so read it alongside the increments
   // rather than after them (it may or may not include this delta yet), and only when the list
